@@ -1,0 +1,95 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Waybill",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "WaybillCore", targets: ["WaybillCore"]),
+        .library(name: "WaybillClient", targets: ["WaybillClient"]),
+        .executable(name: "waybill", targets: ["waybill"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.12.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.8.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.1.0"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.10.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/swift-openapi-vapor.git", from: "1.0.1"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", "5.0.0"..<"7.0.0"),
+    ],
+    targets: [
+        // Pure domain: value types, validation, rules. No Vapor, no Fluent.
+        .target(
+            name: "WaybillCore",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Types, server protocol and client generated from openapi.yaml.
+        .target(
+            name: "WaybillAPI",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .target(
+            name: "WaybillServer",
+            dependencies: [
+                "WaybillCore",
+                "WaybillAPI",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIVapor", package: "swift-openapi-vapor"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "waybill",
+            dependencies: ["WaybillServer", .product(name: "Vapor", package: "vapor")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The Swift SDK for apps: generated client plus a small facade.
+        .target(
+            name: "WaybillClient",
+            dependencies: [
+                "WaybillCore",
+                "WaybillAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WaybillCoreTests",
+            dependencies: ["WaybillCore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WaybillServerTests",
+            dependencies: [
+                "WaybillServer",
+                "WaybillClient",
+                .product(name: "VaporTesting", package: "vapor"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,212 @@
+import Foundation
+import Vapor
+import WaybillAPI
+import WaybillCore
+
+/// Implements the operations of `openapi.yaml`. Each handler only translates between the generated
+/// types and the domain services; the rules live in the services and in WaybillCore.
+struct APIHandler: APIProtocol {
+    typealias S = Components.Schemas
+
+    private var request: Request { get throws { try RequestContext.request } }
+    private var accounts: Accounts { get throws { Accounts(request: try request) } }
+
+    private func principal() async throws -> Principal {
+        let req = try request
+        return try await Accounts(request: req).authenticate(bearer: req.headers.bearerAuthorization?.token)
+    }
+
+    private static let success = S.StatusResponse(status: .success)
+
+    // MARK: auth
+
+    func register(_ input: Operations.Register.Input) async throws -> Operations.Register.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.register(Registration(
+            firstName: body.firstName, lastName: body.lastName, address: body.address, postalCode: body.postalCode,
+            city: body.city, email: body.email, password: body.password, isCompany: body.isCompany,
+            companyName: body.companyName))
+        return .created(.init(body: .json(Self.success)))
+    }
+
+    func verifyEmail(_ input: Operations.VerifyEmail.Input) async throws -> Operations.VerifyEmail.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.verifyEmail(email: body.email, code: body.code)
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    func resendVerification(_ input: Operations.ResendVerification.Input) async throws -> Operations.ResendVerification.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.resendVerification(email: body.email)
+        return .accepted(.init(body: .json(Self.success)))
+    }
+
+    func login(_ input: Operations.Login.Input) async throws -> Operations.Login.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let device = body.device.map { (DevicePlatform($0.platform), $0.pushToken) }
+        let issued = try await accounts.login(email: body.email, password: body.password, device: device)
+        return .ok(.init(body: .json(Self.auth(issued))))
+    }
+
+    func refreshSession(_ input: Operations.RefreshSession.Input) async throws -> Operations.RefreshSession.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let issued = try await accounts.refresh(token: body.refreshToken)
+        return .ok(.init(body: .json(Self.auth(issued))))
+    }
+
+    func logout(_ input: Operations.Logout.Input) async throws -> Operations.Logout.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.logout(token: body.refreshToken)
+        return .noContent(.init())
+    }
+
+    func requestPasswordReset(_ input: Operations.RequestPasswordReset.Input) async throws -> Operations.RequestPasswordReset.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.requestPasswordReset(email: body.email)
+        return .accepted(.init(body: .json(Self.success)))
+    }
+
+    func verifyPasswordResetCode(_ input: Operations.VerifyPasswordResetCode.Input) async throws -> Operations.VerifyPasswordResetCode.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.verifyPasswordReset(email: body.email, code: body.code)
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    func completePasswordReset(_ input: Operations.CompletePasswordReset.Input) async throws -> Operations.CompletePasswordReset.Output {
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.completePasswordReset(email: body.email, code: body.code, newPassword: body.newPassword)
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    // MARK: me
+
+    func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(Self.user(me.user))))
+    }
+
+    func updateMe(_ input: Operations.UpdateMe.Input) async throws -> Operations.UpdateMe.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let user = try await accounts.updateProfile(me, changes: ProfileChanges(
+            firstName: body.firstName, lastName: body.lastName, address: body.address,
+            postalCode: body.postalCode, city: body.city, companyName: body.companyName))
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
+    func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await accounts.changePassword(me, current: body.currentPassword, new: body.newPassword)
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let device = try await accounts.registerDevice(me, platform: DevicePlatform(body.platform), pushToken: body.pushToken)
+        return .created(.init(body: .json(S.Device(
+            id: device.id!.uuidString, platform: body.platform, createdAt: device.createdAt ?? Date()))))
+    }
+
+    // MARK: users
+
+    func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        let limit = input.query.limit ?? 50
+        guard (1...100).contains(limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        let page = try await accounts.listUsers(role: input.query.role.map(Role.init), query: input.query.q,
+                                                cursor: input.query.cursor, limit: limit)
+        return .ok(.init(body: .json(S.UserPage(items: page.users.map(Self.user), nextCursor: page.nextCursor))))
+    }
+
+    func createUser(_ input: Operations.CreateUser.Input) async throws -> Operations.CreateUser.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let role: Role = body.role == .manager ? .manager : .driver
+        let user = try await accounts.createStaff(role: role, firstName: body.firstName, lastName: body.lastName, email: body.email)
+        return .created(.init(body: .json(Self.user(user))))
+    }
+
+    func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        let id = try Self.uuid(input.path.userId)
+        guard let user = try await User.find(id, on: try request.db) else { throw WaybillError.notFound }
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
+    func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        let id = try Self.uuid(input.path.userId)
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let user = try await accounts.updateUser(actor: me, id: id, role: body.role.map(Role.init), disabled: body.disabled)
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
+    func resetUser(_ input: Operations.ResetUser.Input) async throws -> Operations.ResetUser.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        try await accounts.resetUser(id: try Self.uuid(input.path.userId))
+        return .accepted(.init(body: .json(Self.success)))
+    }
+
+    // MARK: mapping
+
+    /// An id that is not a UUID names nothing: 404, like any other unknown id.
+    static func uuid(_ raw: String) throws -> UUID {
+        guard let id = UUID(uuidString: raw) else { throw WaybillError.notFound }
+        return id
+    }
+
+    static func user(_ user: User) -> S.User {
+        S.User(
+            id: user.id!.uuidString, role: S.Role(user.role), email: user.email, firstName: user.firstName,
+            lastName: user.lastName, address: user.address, postalCode: user.postalCode, city: user.city,
+            isCompany: user.isCompany, companyName: user.companyName, emailVerified: user.emailVerifiedAt != nil,
+            disabled: user.isDisabled, createdAt: user.createdAt ?? Date())
+    }
+
+    static func auth(_ issued: IssuedTokens) -> S.AuthResponse {
+        S.AuthResponse(
+            accessToken: issued.accessToken, refreshToken: issued.refreshToken, tokenType: .bearer,
+            expiresIn: Int(TokenService.accessLifetime), role: S.Role(issued.user.role), user: user(issued.user))
+    }
+}
+
+extension WaybillError {
+    static let unsupportedBody = WaybillError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+}
+
+extension Role {
+    init(_ role: Components.Schemas.Role) {
+        switch role {
+        case .customer: self = .customer
+        case .driver: self = .driver
+        case .manager: self = .manager
+        }
+    }
+}
+
+extension Components.Schemas.Role {
+    init(_ role: Role) {
+        switch role {
+        case .customer: self = .customer
+        case .driver: self = .driver
+        case .manager: self = .manager
+        }
+    }
+}
+
+extension DevicePlatform {
+    init(_ platform: Components.Schemas.DevicePlatform) {
+        switch platform {
+        case .ios: self = .ios
+        case .android: self = .android
+        case .web: self = .web
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Vapor
+import OpenAPIRuntime
+import FluentKit
+import WaybillCore
+
+/// Turns every error into the one JSON error shape with the right status. Nothing escapes as an
+/// HTML page or a bare 500: client mistakes become 4xx with a stable code, and only genuine server
+/// faults become 500 (logged, with no detail sent to the client).
+struct APIErrorMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let apiError = Self.map(error, logger: request.logger)
+            return Self.response(for: apiError)
+        }
+    }
+
+    static func response(for error: WaybillError) -> Response {
+        var headers = HTTPHeaders()
+        headers.contentType = .json
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        if let retryAfter = error.retryAfter { headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
+        let body = ErrorBody(error: .init(code: error.code, message: error.message, fields: error.fields))
+        let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
+        return Response(status: error.status, headers: headers, body: .init(data: data))
+    }
+
+    static func map(_ error: any Error, logger: Logger) -> WaybillError {
+        switch error {
+        case let error as WaybillError:
+            return error
+        case let error as FieldErrorsError:
+            return error.apiError
+        case let error as ServerError:
+            // Errors a handler threw come wrapped; unwrap them.
+            if error.underlyingError is WaybillError || error.underlyingError is FieldErrorsError {
+                return map(error.underlyingError, logger: logger)
+            }
+            if error.operationInput == nil {
+                // The request could not be turned into the operation's input: the client's fault.
+                if let decoding = error.underlyingError as? DecodingError {
+                    return decodingError(decoding)
+                }
+                let status = error.httpStatus.code
+                if (400..<500).contains(status) {
+                    return WaybillError(HTTPResponseStatus(statusCode: status), "bad_request", "The request is malformed: \(error.causeDescription).")
+                }
+                return WaybillError(.badRequest, "bad_request", "The request is malformed: \(error.causeDescription).")
+            }
+            return map(error.underlyingError, logger: logger)
+        case let error as DecodingError:
+            return decodingError(error)
+        case let error as any AbortError:
+            return abortError(error)
+        case let error as any DatabaseError where error.isConstraintFailure:
+            logger.warning("Constraint failure reached the error middleware: \(String(reflecting: error))")
+            return WaybillError(.conflict, "conflict", "The change conflicts with existing data.")
+        default:
+            logger.error("Unhandled error: \(String(reflecting: error))")
+            return WaybillError(.internalServerError, "internal_error", "Something went wrong on our side. Please try again.")
+        }
+    }
+
+    static func decodingError(_ error: DecodingError) -> WaybillError {
+        func path(_ codingPath: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
+            let keys = codingPath + (key.map { [$0] } ?? [])
+            let names = keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.filter { !$0.isEmpty }
+            return names.isEmpty ? "body" : names.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .validation(path(context.codingPath, key), "required")
+        case .valueNotFound(_, let context):
+            return .validation(path(context.codingPath), "required")
+        case .typeMismatch(_, let context):
+            return .validation(path(context.codingPath), "invalid_type")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return WaybillError(.badRequest, "invalid_json", "The body is not valid JSON.")
+            }
+            return .validation(path(context.codingPath), "invalid")
+        @unknown default:
+            return WaybillError(.badRequest, "bad_request", "The request is malformed.")
+        }
+    }
+
+    static func abortError(_ error: any AbortError) -> WaybillError {
+        let status = error.status
+        let code: String
+        switch status {
+        case .notFound: code = "not_found"
+        case .methodNotAllowed: code = "method_not_allowed"
+        case .payloadTooLarge: code = "payload_too_large"
+        case .unsupportedMediaType: code = "unsupported_media_type"
+        case .unauthorized: code = "unauthenticated"
+        case .forbidden: code = "forbidden"
+        case .tooManyRequests: code = "rate_limited"
+        default: code = status.code >= 500 ? "internal_error" : "bad_request"
+        }
+        let message = status.code >= 500 ? "Something went wrong on our side. Please try again." : error.reason
+        return WaybillError(status, code, message)
+    }
+
+    struct ErrorBody: Encodable {
+        struct Detail: Encodable {
+            var code: String
+            var message: String
+            var fields: [String: String]?
+        }
+        var error: Detail
+    }
+}

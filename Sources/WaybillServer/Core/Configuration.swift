@@ -1,0 +1,132 @@
+import Foundation
+import Vapor
+import Crypto
+
+/// Everything Waybill reads from its environment, read here and nowhere else.
+///
+/// | variable | meaning |
+/// |---|---|
+/// | `DATABASE_URL` | `sqlite:///path/file.sqlite` (default `waybill.sqlite`) or `postgres://user:pass@host:port/db` |
+/// | `PUBLIC_URL` | the address people reach Waybill at, for links in mail (default `http://localhost:8080`) |
+/// | `JWT_SECRET` | signing key for access tokens, at least 32 bytes; generated once into `STORAGE_PATH` in development |
+/// | `SMTP_URL` | `smtp://host:port`, `smtp+starttls://user:pass@host:port`, `smtps://user:pass@host:port`; unset = mail to the log |
+/// | `MAIL_FROM` | sender of every mail (default `Waybill <no-reply@localhost>`) |
+/// | `STORAGE_PATH` | data folder for generated keys and uploads (default `./data`) |
+/// | `BCRYPT_COST` | bcrypt work factor, 10…16 (default 12) |
+/// | `LOG_LEVEL` | read by Vapor's logging bootstrap: trace, debug, info, notice, warning, error, critical |
+public struct WaybillConfig: Sendable {
+    public enum DatabaseTarget: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String)
+    }
+
+    public var database: DatabaseTarget
+    public var publicURL: String
+    public var jwtSecret: [UInt8]
+    public var smtp: SMTPSettings?
+    public var mailFrom: MailAddress
+    public var storagePath: String
+    public var bcryptCost: Int
+
+    public init(
+        database: DatabaseTarget, publicURL: String, jwtSecret: [UInt8], smtp: SMTPSettings?,
+        mailFrom: MailAddress, storagePath: String, bcryptCost: Int
+    ) {
+        self.database = database
+        self.publicURL = publicURL
+        self.jwtSecret = jwtSecret
+        self.smtp = smtp
+        self.mailFrom = mailFrom
+        self.storagePath = storagePath
+        self.bcryptCost = bcryptCost
+    }
+
+    /// Reads the configuration. In production a missing `JWT_SECRET` is an error; in development a
+    /// random key is made once and kept in the data folder, so tokens survive restarts.
+    public static func fromEnvironment(
+        _ env: [String: String] = ProcessInfo.processInfo.environment,
+        isProduction: Bool,
+        logger: Logger
+    ) throws -> WaybillConfig {
+        func value(_ name: String) -> String? {
+            guard let v = env[name]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        let storagePath = value("STORAGE_PATH") ?? "data"
+        let database = try parseDatabaseURL(value("DATABASE_URL") ?? "sqlite:///waybill.sqlite", relativeDefault: "waybill.sqlite")
+
+        let secret: [UInt8]
+        if let provided = value("JWT_SECRET") {
+            guard provided.utf8.count >= 32 else {
+                throw ConfigurationError("JWT_SECRET must be at least 32 bytes (256 bits) of random data, e.g. `openssl rand -base64 48`.")
+            }
+            secret = Array(provided.utf8)
+        } else if isProduction {
+            throw ConfigurationError("JWT_SECRET is required in production (at least 32 random bytes, e.g. `openssl rand -base64 48`).")
+        } else {
+            secret = try loadOrCreateDevelopmentSecret(storagePath: storagePath, logger: logger)
+        }
+
+        let smtp = try value("SMTP_URL").map(SMTPSettings.init(url:))
+        let mailFrom = try MailAddress(parsing: value("MAIL_FROM") ?? "Waybill <no-reply@localhost>")
+            .orThrow(ConfigurationError("MAIL_FROM must be an address such as `Waybill <no-reply@example.com>`."))
+
+        var cost = 12
+        if let raw = value("BCRYPT_COST") {
+            guard let parsed = Int(raw), (10...16).contains(parsed) else {
+                throw ConfigurationError("BCRYPT_COST must be a number from 10 to 16.")
+            }
+            cost = parsed
+        }
+        let publicURL = value("PUBLIC_URL").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? "http://localhost:8080"
+        guard let url = URL(string: publicURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ConfigurationError("PUBLIC_URL must be an absolute http(s) URL, such as https://waybill.example.com.")
+        }
+        return WaybillConfig(
+            database: database, publicURL: publicURL, jwtSecret: secret, smtp: smtp,
+            mailFrom: mailFrom, storagePath: storagePath, bcryptCost: cost
+        )
+    }
+
+    static func parseDatabaseURL(_ raw: String, relativeDefault: String) throws -> DatabaseTarget {
+        if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") || raw.hasPrefix("postgres+") {
+            return .postgres(url: raw.replacingOccurrences(of: "postgresql://", with: "postgres://"))
+        }
+        if raw.hasPrefix("sqlite://") {
+            // sqlite:///absolute/path.sqlite → /absolute/path.sqlite; sqlite:///waybill.sqlite (the
+            // default) and sqlite://relative.sqlite → relative to the working directory.
+            var path = String(raw.dropFirst("sqlite://".count))
+            if path == "/" + relativeDefault { path = relativeDefault }
+            guard !path.isEmpty, path != "/" else { throw ConfigurationError("DATABASE_URL names no SQLite file.") }
+            return .sqlite(path: path)
+        }
+        throw ConfigurationError("DATABASE_URL must start with sqlite:// or postgres://.")
+    }
+
+    private static func loadOrCreateDevelopmentSecret(storagePath: String, logger: Logger) throws -> [UInt8] {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: storagePath, withIntermediateDirectories: true)
+        let path = storagePath + "/jwt-secret"
+        if let data = fm.contents(atPath: path), data.count >= 32 {
+            return Array(data)
+        }
+        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+        guard fm.createFile(atPath: path, contents: Data(key), attributes: [.posixPermissions: 0o600]) else {
+            throw ConfigurationError("Could not write the development signing key to \(path).")
+        }
+        logger.notice("Generated a development JWT signing key in \(path). Set JWT_SECRET in production.")
+        return key
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension Optional {
+    func orThrow(_ error: @autoclosure () -> some Error) throws -> Wrapped {
+        guard let self else { throw error() }
+        return self
+    }
+}

@@ -1,0 +1,62 @@
+import Vapor
+import WaybillCore
+
+/// Every error a client sees: a status, a stable code, a message for people and, where input
+/// fields are at fault, a reason for each. Rendered by `APIErrorMiddleware` as
+/// `{"error": {"code": …, "message": …, "fields": {…}}}`.
+public struct WaybillError: Error, Sendable {
+    public var status: HTTPResponseStatus
+    public var code: String
+    public var message: String
+    public var fields: [String: String]?
+    public var retryAfter: Int?
+
+    public init(_ status: HTTPResponseStatus, _ code: String, _ message: String,
+                fields: [String: String]? = nil, retryAfter: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.fields = fields
+        self.retryAfter = retryAfter
+    }
+
+    public static func validation(_ errors: FieldErrors) -> WaybillError {
+        WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: errors.fields)
+    }
+
+    public static func validation(_ field: String, _ reason: String) -> WaybillError {
+        validation(FieldErrors([field: reason]))
+    }
+
+    public static let unauthenticated = WaybillError(.unauthorized, "unauthenticated", "Sign in to continue.")
+    public static let invalidToken = WaybillError(.unauthorized, "invalid_token", "The access token is not valid.")
+    public static let tokenExpired = WaybillError(.unauthorized, "token_expired", "The access token has expired; refresh it.")
+    public static let sessionRevoked = WaybillError(.unauthorized, "session_revoked", "This session has ended; sign in again.")
+    public static let invalidCredentials = WaybillError(.unauthorized, "invalid_credentials", "The email or password is wrong.")
+    public static let invalidRefreshToken = WaybillError(.unauthorized, "invalid_refresh_token", "The refresh token is not valid; sign in again.")
+    public static let emailNotVerified = WaybillError(.forbidden, "email_not_verified", "Confirm your email address with the code we sent before signing in.")
+    public static let accountDisabled = WaybillError(.forbidden, "account_disabled", "This account has been disabled.")
+    public static let forbidden = WaybillError(.forbidden, "forbidden", "Your role does not allow this.")
+    public static let notFound = WaybillError(.notFound, "not_found", "Not found.")
+    public static let emailInUse = WaybillError(.conflict, "email_in_use", "An account already uses this email address.", fields: ["email": "in_use"])
+    public static let invalidCode = WaybillError(.badRequest, "invalid_code", "The code is wrong or has expired. Ask for a new one.")
+    public static let codeLocked = WaybillError(.badRequest, "code_locked", "Too many wrong tries. Ask for a new code.")
+
+    public static func tooManyRequests(retryAfter seconds: Int, _ message: String = "Too many attempts. Try again later.") -> WaybillError {
+        WaybillError(.tooManyRequests, "rate_limited", message, retryAfter: max(1, seconds))
+    }
+}
+
+extension FieldErrorsError {
+    var apiError: WaybillError { .validation(errors) }
+}
+
+extension Result where Failure == FieldErrorsError {
+    /// The value, or a 422 listing each field at fault.
+    func orValidationError() throws -> Success {
+        switch self {
+        case .success(let value): return value
+        case .failure(let error): throw error.apiError
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Fluent
+import Foundation
+import WaybillCore
+
+/// A person who signs in: a customer, a driver or a manager.
+final class User: Model, @unchecked Sendable {
+    static let schema = "users"
+
+    @ID(key: .id) var id: UUID?
+
+    // data
+    @Field(key: "role") var role: Role
+    @Field(key: "email") var email: String
+    /// nil until the person sets a password (invited staff).
+    @OptionalField(key: "password_hash") var passwordHash: String?
+    @Field(key: "first_name") var firstName: String
+    @Field(key: "last_name") var lastName: String
+    @OptionalField(key: "address") var address: String?
+    @OptionalField(key: "postal_code") var postalCode: String?
+    @OptionalField(key: "city") var city: String?
+    @Field(key: "is_company") var isCompany: Bool
+    @OptionalField(key: "company_name") var companyName: String?
+    @OptionalField(key: "email_verified_at") var emailVerifiedAt: Date?
+    @OptionalField(key: "disabled_at") var disabledAt: Date?
+
+    // managed
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    @Timestamp(key: "updated_at", on: .update) var updatedAt: Date?
+
+    init() {}
+
+    init(id: UUID? = nil, role: Role, email: String, passwordHash: String?, firstName: String, lastName: String,
+         address: String? = nil, postalCode: String? = nil, city: String? = nil,
+         isCompany: Bool = false, companyName: String? = nil, emailVerifiedAt: Date? = nil) {
+        self.id = id
+        self.role = role
+        self.email = email
+        self.passwordHash = passwordHash
+        self.firstName = firstName
+        self.lastName = lastName
+        self.address = address
+        self.postalCode = postalCode
+        self.city = city
+        self.isCompany = isCompany
+        self.companyName = companyName
+        self.emailVerifiedAt = emailVerifiedAt
+    }
+
+    var isDisabled: Bool { disabledAt != nil }
+    var displayName: String { "\(firstName) \(lastName)" }
+}
+
+/// One sign-in: the family of refresh tokens descended from it. Revoking it ends the session.
+final class Session: Model, @unchecked Sendable {
+    static let schema = "sessions"
+
+    @ID(key: .id) var id: UUID?
+    @Parent(key: "user_id") var user: User
+    @OptionalField(key: "revoked_at") var revokedAt: Date?
+    @OptionalField(key: "revoke_reason") var revokeReason: String?
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    init() {}
+    init(id: UUID? = nil, userID: UUID) {
+        self.id = id
+        self.$user.id = userID
+    }
+}
+
+/// A refresh token, stored only as its SHA-256. Each is used once, then retired.
+final class RefreshToken: Model, @unchecked Sendable {
+    static let schema = "refresh_tokens"
+
+    @ID(key: .id) var id: UUID?
+    @Parent(key: "session_id") var session: Session
+    @Field(key: "token_hash") var tokenHash: String
+    @Field(key: "expires_at") var expiresAt: Date
+    @OptionalField(key: "retired_at") var retiredAt: Date?
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    init() {}
+    init(sessionID: UUID, tokenHash: String, expiresAt: Date) {
+        self.$session.id = sessionID
+        self.tokenHash = tokenHash
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A mailed 6-digit code, stored as an HMAC. Single use, short-lived, dead after five wrong tries.
+final class OneTimeCode: Model, @unchecked Sendable {
+    static let schema = "one_time_codes"
+
+    enum Purpose: String, Codable, Sendable {
+        case verifyEmail = "verify_email"
+        case passwordReset = "password_reset"
+    }
+
+    @ID(key: .id) var id: UUID?
+    @Parent(key: "user_id") var user: User
+    @Field(key: "purpose") var purpose: Purpose
+    @Field(key: "code_hash") var codeHash: String
+    @Field(key: "attempts") var attempts: Int
+    @Field(key: "expires_at") var expiresAt: Date
+    @OptionalField(key: "consumed_at") var consumedAt: Date?
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    init() {}
+    init(userID: UUID, purpose: Purpose, codeHash: String, expiresAt: Date) {
+        self.$user.id = userID
+        self.purpose = purpose
+        self.codeHash = codeHash
+        self.attempts = 0
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A phone or browser that receives push notifications for an account.
+final class Device: Model, @unchecked Sendable {
+    static let schema = "devices"
+
+    @ID(key: .id) var id: UUID?
+    @Parent(key: "user_id") var user: User
+    @Field(key: "platform") var platform: DevicePlatform
+    @Field(key: "push_token") var pushToken: String
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    @Timestamp(key: "updated_at", on: .update) var updatedAt: Date?
+
+    init() {}
+    init(userID: UUID, platform: DevicePlatform, pushToken: String) {
+        self.$user.id = userID
+        self.platform = platform
+        self.pushToken = pushToken
+    }
+}
+
+/// A message waiting to leave the system (mail now; push later). Written in the same transaction
+/// as the change that caused it, sent by `OutboxWorker` with retries.
+final class OutboxMessage: Model, @unchecked Sendable {
+    static let schema = "outbox"
+
+    enum Status: String, Codable, Sendable { case pending, sent, dead }
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "kind") var kind: String
+    /// JSON. Cleared once sent, so delivered codes do not linger in the database.
+    @OptionalField(key: "payload") var payload: String?
+    @Field(key: "status") var status: Status
+    @Field(key: "attempts") var attempts: Int
+    /// Unix milliseconds; also the lease while a worker is sending.
+    @Field(key: "next_attempt_at") var nextAttemptAt: Int64
+    @OptionalField(key: "last_error") var lastError: String?
+    @OptionalField(key: "sent_at") var sentAt: Date?
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    init() {}
+    init(kind: String, payload: String, nextAttemptAt: Int64) {
+        self.kind = kind
+        self.payload = payload
+        self.status = .pending
+        self.attempts = 0
+        self.nextAttemptAt = nextAttemptAt
+    }
+}

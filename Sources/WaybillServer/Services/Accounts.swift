@@ -1,0 +1,445 @@
+import Fluent
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// A signed-in caller: their account as it is now in the database and the session they use.
+struct Principal: Sendable {
+    let user: User
+    let sessionID: UUID
+
+    var userID: UUID { user.id! }
+
+    func require(_ roles: Role...) throws {
+        guard roles.contains(user.role) else { throw WaybillError.forbidden }
+    }
+}
+
+struct IssuedTokens: Sendable {
+    let accessToken: String
+    let refreshToken: String
+    let user: User
+}
+
+/// Everything about accounts: registration, sign-in, sessions, codes, profiles and user management.
+/// The API and (later) the web app both call this; neither holds a rule of its own.
+struct Accounts {
+    let app: Application
+    let db: any Database
+    let logger: Logger
+    let clientAddress: String
+
+    init(app: Application, db: any Database, logger: Logger, clientAddress: String) {
+        self.app = app
+        self.db = db
+        self.logger = logger
+        self.clientAddress = clientAddress
+    }
+
+    init(request: Request) {
+        self.init(app: request.application, db: request.db, logger: request.logger, clientAddress: request.clientAddress)
+    }
+
+    var services: WaybillServices { app.waybill }
+
+    private func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        let result = try await db.writeTransaction(app, body)
+        services.outbox.poke()
+        return result
+    }
+
+    private func throttle<T: Sendable>(_ body: @Sendable (Throttle) async throws -> T) async throws -> T {
+        let throttle = try Throttle(db)
+        return try await app.writeLock.withLock { try await body(throttle) }
+    }
+
+    func findUser(email: String) async throws -> User? {
+        try await User.query(on: db).filter(\.$email == Validation.normalizeEmail(email)).first()
+    }
+
+    // MARK: Registration and email verification
+
+    func register(_ form: Registration) async throws {
+        let form = try form.validated().orValidationError()
+        try await checkCodeBudgetForClient()
+        if try await findUser(email: form.email) != nil { throw WaybillError.emailInUse }
+        let hash = try await services.passwords.hash(form.password)
+        let codes = services.codes
+        do {
+            try await transaction { db in
+                let user = User(role: .customer, email: form.email, passwordHash: hash, firstName: form.firstName,
+                                lastName: form.lastName, address: form.address, postalCode: form.postalCode,
+                                city: form.city, isCompany: form.isCompany, companyName: form.companyName)
+                try await user.create(on: db)
+                let code = try await codes.issue(userID: user.id!, purpose: .verifyEmail, on: db)
+                try await Outbox.enqueue(MailTemplates.verifyEmail(to: user, code: code), on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError.emailInUse  // a parallel registration won the race
+        }
+        logger.info("Customer account registered")
+    }
+
+    func verifyEmail(email: String, code: String) async throws {
+        let user = try await findUser(email: email)
+        let row = try await app.writeLock.withLock {
+            try await services.codes.check(code, userID: user?.id, purpose: .verifyEmail, on: db)
+        }
+        try await transaction { db in
+            try await OneTimeCodes.consume(row, on: db)
+            try await User.query(on: db).filter(\.$id == row.$user.id).filter(\.$emailVerifiedAt == nil)
+                .set(\.$emailVerifiedAt, to: Date()).update()
+        }
+    }
+
+    /// Answers the same whether or not such an account exists; sends only to unverified accounts,
+    /// within the per-account budget.
+    func resendVerification(email: String) async throws {
+        try await checkCodeBudgetForClient()
+        guard let user = try await findUser(email: email), user.emailVerifiedAt == nil, !user.isDisabled,
+              let id = user.id else { return }
+        guard try await OneTimeCodes.sendBlocked(userID: id, purpose: .verifyEmail, on: db) == nil else {
+            logger.info("Verification code not resent: per-account budget used")
+            return
+        }
+        let codes = services.codes
+        try await transaction { db in
+            let code = try await codes.issue(userID: id, purpose: .verifyEmail, on: db)
+            try await Outbox.enqueue(MailTemplates.verifyEmail(to: user, code: code), on: db)
+        }
+    }
+
+    /// Per client address: at most 30 requests that mail a code per hour.
+    private func checkCodeBudgetForClient() async throws {
+        let key = Throttle.key("codes:ip", clientAddress)
+        try await throttle { throttle in
+            if let wait = try await throttle.budgetExceeded(key, limit: 30, window: 3600) {
+                throw WaybillError.tooManyRequests(retryAfter: Int(wait))
+            }
+            try await throttle.record(key, window: 3600)
+        }
+    }
+
+    // MARK: Sign-in and sessions
+
+    func login(email rawEmail: String, password: String, device: (DevicePlatform, String)?) async throws -> IssuedTokens {
+        let email = Validation.normalizeEmail(rawEmail)
+        let accountKey = Throttle.key("login:acct", email)
+        let clientKey = Throttle.key("login:ip", clientAddress)
+        let wait = try await throttle { throttle in
+            max(try await throttle.retryAfter(accountKey, policy: .perAccount) ?? 0,
+                try await throttle.retryAfter(clientKey, policy: .perClient) ?? 0)
+        }
+        if wait > 0 {
+            throw WaybillError.tooManyRequests(retryAfter: Int(wait), "Too many failed sign-ins. Wait a moment and try again.")
+        }
+        let user = try await findUser(email: email)
+        // Too long for bcrypt: checked against the decoy so it takes as long, then refused.
+        let verified = try await services.passwords.verify(String(password.utf8.prefix(PasswordPolicy.maxBytes)) ?? "", against: user?.passwordHash)
+        let ok = verified && password.utf8.count <= PasswordPolicy.maxBytes
+        guard ok, let user, let userID = user.id else {
+            try await throttle { throttle in
+                try await throttle.record(accountKey, window: LoginThrottlePolicy.perAccount.window)
+                try await throttle.record(clientKey, window: LoginThrottlePolicy.perClient.window)
+            }
+            logger.info("Sign-in refused: invalid credentials")
+            throw WaybillError.invalidCredentials
+        }
+        try await throttle { throttle in try await throttle.reset(accountKey) }
+        if user.isDisabled { throw WaybillError.accountDisabled }
+        if user.emailVerifiedAt == nil { throw WaybillError.emailNotVerified }
+
+        let refresh = TokenService.newRefreshToken()
+        let sessionID = try await transaction { db in
+            let session = Session(userID: userID)
+            try await session.create(on: db)
+            try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
+                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
+            if let (platform, token) = device {
+                try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
+            }
+            return session.id!
+        }
+        let access = try await services.tokens.accessToken(userID: userID, role: user.role, sessionID: sessionID)
+        return IssuedTokens(accessToken: access, refreshToken: refresh, user: user)
+    }
+
+    func refresh(token: String) async throws -> IssuedTokens {
+        guard let stored = try await RefreshToken.query(on: db).filter(\.$tokenHash == TokenService.hash(token))
+            .with(\.$session).first(), let tokenID = stored.id
+        else { throw WaybillError.invalidRefreshToken }
+        let session = stored.session
+        guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
+        if stored.retiredAt != nil {
+            try await revokeSession(session.id!, reason: "refresh_token_reuse")
+            logger.warning("Retired refresh token presented again: session revoked")
+            throw WaybillError.sessionRevoked
+        }
+        guard stored.expiresAt > Date() else { throw WaybillError.invalidRefreshToken }
+        guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.invalidRefreshToken }
+        if user.isDisabled { throw WaybillError.accountDisabled }
+
+        let next = TokenService.newRefreshToken()
+        let sessionID = session.id!
+        let rotated = try await transaction { db -> Bool in
+            guard let sql = db as? any SQLDatabase else { return false }
+            let retired = try await sql.update(RefreshToken.schema)
+                .set("retired_at", to: SQLBind(Date()))
+                .where("id", .equal, SQLBind(tokenID))
+                .where("retired_at", .is, SQLLiteral.null)
+                .returning("id")
+                .all()
+            guard !retired.isEmpty else { return false }
+            try await RefreshToken(sessionID: sessionID, tokenHash: TokenService.hash(next),
+                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
+            return true
+        }
+        guard rotated else {
+            // Someone used the same token a moment ago: treat it as reuse.
+            try await revokeSession(sessionID, reason: "refresh_token_reuse")
+            throw WaybillError.sessionRevoked
+        }
+        let access = try await services.tokens.accessToken(userID: user.id!, role: user.role, sessionID: sessionID)
+        return IssuedTokens(accessToken: access, refreshToken: next, user: user)
+    }
+
+    func logout(token: String) async throws {
+        guard let stored = try await RefreshToken.query(on: db).filter(\.$tokenHash == TokenService.hash(token)).first()
+        else { return }
+        try await revokeSession(stored.$session.id, reason: "logout")
+    }
+
+    private func revokeSession(_ id: UUID, reason: String) async throws {
+        try await transaction { db in
+            try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
+                .set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+        }
+    }
+
+    /// Ends every session of an account, or every other one when `except` is given.
+    static func revokeSessions(userID: UUID, except: UUID? = nil, reason: String, on db: any Database) async throws {
+        var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
+        if let except { query = query.filter(\.$id != except) }
+        try await query.set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+    }
+
+    /// Checks an access token and loads who is calling. A disabled account or an ended session is
+    /// refused at once, whatever the token's expiry says.
+    func authenticate(bearer: String?) async throws -> Principal {
+        guard let bearer, !bearer.isEmpty else { throw WaybillError.unauthenticated }
+        let claims = try await services.tokens.verifyAccessToken(bearer)
+        guard let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sid) else {
+            throw WaybillError.invalidToken
+        }
+        async let userLookup = User.find(userID, on: db)
+        async let sessionLookup = Session.find(sessionID, on: db)
+        guard let user = try await userLookup, let session = try await sessionLookup, session.$user.id == userID else {
+            throw WaybillError.invalidToken
+        }
+        if user.isDisabled { throw WaybillError.accountDisabled }
+        guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
+        return Principal(user: user, sessionID: sessionID)
+    }
+
+    // MARK: Password reset
+
+    /// Answers the same whether or not such an account exists.
+    func requestPasswordReset(email: String) async throws {
+        try await checkCodeBudgetForClient()
+        guard let user = try await findUser(email: email), !user.isDisabled, let id = user.id else { return }
+        guard try await OneTimeCodes.sendBlocked(userID: id, purpose: .passwordReset, on: db) == nil else {
+            logger.info("Password reset code not sent: per-account budget used")
+            return
+        }
+        let codes = services.codes
+        try await transaction { db in
+            let code = try await codes.issue(userID: id, purpose: .passwordReset, on: db)
+            try await Outbox.enqueue(MailTemplates.passwordReset(to: user, code: code), on: db)
+        }
+    }
+
+    func verifyPasswordReset(email: String, code: String) async throws {
+        let user = try await findUser(email: email)
+        _ = try await app.writeLock.withLock {
+            try await services.codes.check(code, userID: user?.id, purpose: .passwordReset, on: db)
+        }
+    }
+
+    func completePasswordReset(email: String, code: String, newPassword: String) async throws {
+        let user = try await findUser(email: email)
+        var errors = FieldErrors()
+        PasswordPolicy.validate(newPassword, field: "newPassword", email: user?.email ?? email, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        let row = try await app.writeLock.withLock {
+            try await services.codes.check(code, userID: user?.id, purpose: .passwordReset, on: db)
+        }
+        let hash = try await services.passwords.hash(newPassword)
+        let userID = row.$user.id
+        try await transaction { db in
+            try await OneTimeCodes.consume(row, on: db)
+            guard let user = try await User.find(userID, on: db) else { throw WaybillError.invalidCode }
+            user.passwordHash = hash
+            // The code arrived by mail, so the address works.
+            if user.emailVerifiedAt == nil { user.emailVerifiedAt = Date() }
+            try await user.save(on: db)
+            try await Self.revokeSessions(userID: userID, reason: "password_reset", on: db)
+        }
+        try await throttle { throttle in try await throttle.reset(Throttle.key("login:acct", Validation.normalizeEmail(email))) }
+    }
+
+    // MARK: One's own account
+
+    func updateProfile(_ principal: Principal, changes: ProfileChanges) async throws -> User {
+        let clean = try changes.validated(isCompany: principal.user.isCompany).orValidationError()
+        let userID = principal.userID
+        return try await transaction { db in
+            guard let user = try await User.find(userID, on: db) else { throw WaybillError.notFound }
+            if let v = clean.firstName { user.firstName = v }
+            if let v = clean.lastName { user.lastName = v }
+            if let v = clean.address { user.address = v }
+            if let v = clean.postalCode { user.postalCode = v }
+            if let v = clean.city { user.city = v }
+            if let v = clean.companyName { user.companyName = v }
+            try await user.save(on: db)
+            return user
+        }
+    }
+
+    func changePassword(_ principal: Principal, current: String, new: String) async throws {
+        let accountKey = Throttle.key("login:acct", principal.user.email)
+        if let wait = try await throttle({ try await $0.retryAfter(accountKey, policy: .perAccount) }) {
+            throw WaybillError.tooManyRequests(retryAfter: Int(wait))
+        }
+        let verified = current.utf8.count <= PasswordPolicy.maxBytes
+            ? try await services.passwords.verify(current, against: principal.user.passwordHash) : false
+        guard verified else {
+            try await throttle { try await $0.record(accountKey, window: LoginThrottlePolicy.perAccount.window) }
+            throw WaybillError(.unprocessableEntity, "validation_failed", "The current password is wrong.",
+                               fields: ["currentPassword": "incorrect"])
+        }
+        var errors = FieldErrors()
+        PasswordPolicy.validate(new, field: "newPassword", email: principal.user.email, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        let hash = try await services.passwords.hash(new)
+        let userID = principal.userID, sessionID = principal.sessionID
+        try await transaction { db in
+            try await User.query(on: db).filter(\.$id == userID).set(\.$passwordHash, to: hash).update()
+            try await Self.revokeSessions(userID: userID, except: sessionID, reason: "password_changed", on: db)
+        }
+    }
+
+    func registerDevice(_ principal: Principal, platform: DevicePlatform, pushToken: String) async throws -> Device {
+        let token = pushToken.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw WaybillError.validation("pushToken", "required") }
+        let userID = principal.userID
+        return try await transaction { db in
+            try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
+        }
+    }
+
+    @discardableResult
+    static func upsertDevice(userID: UUID, platform: DevicePlatform, pushToken: String, on db: any Database) async throws -> Device {
+        if let existing = try await Device.query(on: db).filter(\.$pushToken == pushToken).first() {
+            existing.$user.id = userID
+            existing.platform = platform
+            try await existing.save(on: db)
+            return existing
+        }
+        let device = Device(userID: userID, platform: platform, pushToken: pushToken)
+        try await device.create(on: db)
+        return device
+    }
+
+    // MARK: User management (managers)
+
+    func createStaff(role: Role, firstName: String, lastName: String, email: String) async throws -> User {
+        guard Role.staff.contains(role) else { throw WaybillError.validation("role", "invalid") }
+        var errors = FieldErrors()
+        let first = Validation.text(firstName, field: "firstName", maxLength: Validation.maxNameLength, into: &errors)
+        let last = Validation.text(lastName, field: "lastName", maxLength: Validation.maxNameLength, into: &errors)
+        let email = Validation.email(email, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        if try await findUser(email: email) != nil { throw WaybillError.emailInUse }
+        let codes = services.codes, publicURL = services.config.publicURL
+        do {
+            return try await transaction { db in
+                let user = User(role: role, email: email, passwordHash: nil, firstName: first, lastName: last)
+                try await user.create(on: db)
+                let code = try await codes.issue(userID: user.id!, purpose: .passwordReset, on: db)
+                try await Outbox.enqueue(MailTemplates.invitation(to: user, code: code, publicURL: publicURL), on: db)
+                return user
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError.emailInUse
+        }
+    }
+
+    func updateUser(actor: Principal, id: UUID, role: Role?, disabled: Bool?) async throws -> User {
+        guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
+        if id == actor.userID, (role != nil && role != target.role) || disabled == true {
+            throw WaybillError(.conflict, "cannot_modify_self", "You cannot change your own role or disable your own account.")
+        }
+        return try await transaction { db in
+            guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+            if let role { user.role = role }
+            if let disabled {
+                if disabled, user.disabledAt == nil {
+                    user.disabledAt = Date()
+                    try await Self.revokeSessions(userID: id, reason: "disabled", on: db)
+                } else if !disabled {
+                    user.disabledAt = nil
+                }
+            }
+            try await user.save(on: db)
+            return user
+        }
+    }
+
+    func resetUser(id: UUID) async throws {
+        guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+        if let wait = try await OneTimeCodes.sendBlocked(userID: id, purpose: .passwordReset, on: db) {
+            throw WaybillError.tooManyRequests(retryAfter: Int(wait), "A code was mailed to this account moments ago.")
+        }
+        let codes = services.codes
+        try await transaction { db in
+            try await Self.revokeSessions(userID: id, reason: "reset_by_manager", on: db)
+            let code = try await codes.issue(userID: id, purpose: .passwordReset, on: db)
+            try await Outbox.enqueue(MailTemplates.passwordReset(to: user, code: code), on: db)
+        }
+    }
+
+    struct UserPage {
+        var users: [User]
+        var nextCursor: String?
+    }
+
+    /// Accounts ordered by email; `q` matches email, names and company name, ignoring case.
+    func listUsers(role: Role?, query: String?, cursor: String?, limit: Int) async throws -> UserPage {
+        var builder = User.query(on: db).sort(\.$email).limit(limit + 1)
+        if let role { builder = builder.filter(\.$role == role) }
+        if let cursor {
+            guard let data = Data(base64URLEncoded: cursor), let after = String(data: data, encoding: .utf8) else {
+                throw WaybillError(.badRequest, "invalid_cursor", "The cursor is not one this server gave out.")
+            }
+            builder = builder.filter(\.$email > after)
+        }
+        if let q = query?.trimmingCharacters(in: .whitespaces).lowercased(), !q.isEmpty {
+            let escaped = q.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            let pattern = "%\(escaped)%"
+            builder = builder.group(.or) { or in
+                for column in ["email", "first_name", "last_name", "company_name"] {
+                    let condition: SQLQueryString = "lower(\(ident: column)) LIKE \(bind: pattern) ESCAPE '\\'"
+                    or.filter(.sql(condition))
+                }
+            }
+        }
+        var users = try await builder.all()
+        var next: String?
+        if users.count > limit {
+            users.removeLast()
+            next = users.last.map { Data($0.email.utf8).base64URLEncodedString() }
+        }
+        return UserPage(users: users, nextCursor: next)
+    }
+}

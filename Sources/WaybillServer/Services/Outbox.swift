@@ -1,0 +1,133 @@
+import Fluent
+import SQLKit
+import Vapor
+
+/// Messages leave through the outbox: written in the transaction that caused them, sent afterwards
+/// by a worker that retries with growing delays. A crash or an SMTP outage delays mail; it never
+/// loses it.
+public struct Outbox: Sendable {
+    static let mailKind = "mail"
+    /// How long a worker owns a message it is sending before another may try.
+    static let leaseMillis: Int64 = 5 * 60 * 1000
+    static let maxAttempts = 12
+
+    /// Queues a mail on `db` (pass the transaction's database so both commit together).
+    static func enqueue(_ message: MailMessage, on db: any Database) async throws {
+        let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+        try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: Clock.nowMillis).create(on: db)
+    }
+
+    /// Seconds before attempt `n + 1` after `n` failures: 5 s, 10 s, 20 s … capped at one hour.
+    static func backoffSeconds(afterAttempts attempts: Int) -> Int64 {
+        min(Int64(5) << Int64(min(max(attempts - 1, 0), 20)), 3600)
+    }
+}
+
+enum Clock {
+    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    static var nowSeconds: Int64 { Int64(Date().timeIntervalSince1970) }
+}
+
+/// Sends what the outbox holds. One runs in each `waybill serve` process; several processes on one
+/// PostgreSQL share the work safely, because each message is claimed with a conditional update.
+public final class OutboxWorker: Sendable {
+    let db: @Sendable () -> any Database
+    let mailer: any Mailer
+    let from: MailAddress
+    let logger: Logger
+    let interval: Duration
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+
+    init(db: @escaping @Sendable () -> any Database, mailer: any Mailer, from: MailAddress, logger: Logger,
+         interval: Duration = .seconds(1)) {
+        self.db = db
+        self.mailer = mailer
+        self.from = from
+        self.logger = logger
+        self.interval = interval
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks the worker to look now rather than at its next tick.
+    public func poke() { wakeup.yield() }
+
+    /// Runs until the task is cancelled.
+    public func run() async {
+        logger.debug("Outbox worker started")
+        while !Task.isCancelled {
+            do {
+                _ = try await runOnce()
+            } catch {
+                logger.warning("Outbox pass failed: \(String(describing: error))")
+            }
+            // Wait for a poke or the next tick, whichever comes first.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [wakeups] in for await _ in wakeups { return } }
+                group.addTask { [interval] in try? await Task.sleep(for: interval) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// One pass: sends every message that is due. Returns how many were delivered.
+    @discardableResult
+    public func runOnce(limit: Int = 50) async throws -> Int {
+        let db = self.db()
+        guard let sql = db as? any SQLDatabase else { return 0 }
+        let now = Clock.nowMillis
+        let due = try await OutboxMessage.query(on: db)
+            .filter(\.$status == .pending)
+            .filter(\.$nextAttemptAt <= now)
+            .sort(\.$nextAttemptAt)
+            .limit(limit)
+            .all()
+        var delivered = 0
+        for message in due {
+            guard let id = message.id else { continue }
+            // Claim it: only one worker wins the conditional update.
+            let claimed = try await sql.update(OutboxMessage.schema)
+                .set("next_attempt_at", to: SQLBind(now + Outbox.leaseMillis))
+                .where("id", .equal, SQLBind(id))
+                .where("status", .equal, SQLBind(OutboxMessage.Status.pending.rawValue))
+                .where("next_attempt_at", .equal, SQLBind(message.nextAttemptAt))
+                .returning("id")
+                .all()
+            guard !claimed.isEmpty else { continue }
+            do {
+                try await deliver(message)
+                message.status = .sent
+                message.sentAt = Date()
+                message.payload = nil
+                message.lastError = nil
+                message.attempts += 1
+                try await message.save(on: db)
+                delivered += 1
+            } catch {
+                message.attempts += 1
+                message.lastError = String(String(describing: error).prefix(500))
+                if message.attempts >= Outbox.maxAttempts {
+                    message.status = .dead
+                    logger.error("Outbox message \(id) given up after \(message.attempts) attempts: \(message.lastError ?? "")")
+                } else {
+                    message.nextAttemptAt = Clock.nowMillis + Outbox.backoffSeconds(afterAttempts: message.attempts) * 1000
+                    logger.warning("Outbox message \(id) failed (attempt \(message.attempts)), retrying: \(message.lastError ?? "")")
+                }
+                try await message.save(on: db)
+            }
+        }
+        return delivered
+    }
+
+    private func deliver(_ message: OutboxMessage) async throws {
+        switch message.kind {
+        case Outbox.mailKind:
+            guard let payload = message.payload else { return }
+            let mail = try JSONDecoder().decode(MailMessage.self, from: Data(payload.utf8))
+            try await mailer.send(mail, from: from)
+        default:
+            throw Abort(.internalServerError, reason: "Unknown outbox kind \(message.kind)")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Fluent
+import SQLKit
+import Vapor
+import Crypto
+import WaybillCore
+
+/// Counters in the database for rate limits, so every server process sees the same numbers.
+/// Each key counts events in a fixed window; recording is one atomic upsert.
+struct Throttle {
+    let sql: any SQLDatabase
+
+    init(_ db: any Database) throws {
+        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError, reason: "SQL database required") }
+        self.sql = sql
+    }
+
+    struct Entry: Decodable {
+        var count: Int
+        var window_start: Int64
+        var last_at: Int64
+    }
+
+    /// A key that names no person in the database: "login:acct:" + SHA-256 of the email.
+    static func key(_ kind: String, _ subject: String) -> String {
+        let digest = SHA256.hash(data: Data(subject.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "\(kind):\(digest)"
+    }
+
+    func current(_ key: String, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Entry? {
+        let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
+            .where("key", .equal, SQLBind(key)).first(decoding: Entry.self)
+        guard let entry, entry.window_start > now - window else { return nil }
+        return entry
+    }
+
+    /// Counts one event and returns the state after it.
+    @discardableResult
+    func record(_ key: String, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Entry {
+        let expired = now - window
+        let rows = try await sql.raw("""
+            INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
+            ON CONFLICT (key) DO UPDATE SET
+              count = CASE WHEN throttles.window_start <= \(bind: expired) THEN 1 ELSE throttles.count + 1 END,
+              window_start = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: now) ELSE throttles.window_start END,
+              last_at = \(bind: now)
+            RETURNING count, window_start, last_at
+            """).all(decoding: Entry.self)
+        guard let entry = rows.first else { throw Abort(.internalServerError, reason: "throttle upsert returned nothing") }
+        return entry
+    }
+
+    func reset(_ key: String) async throws {
+        try await sql.delete(from: "throttles").where("key", .equal, SQLBind(key)).run()
+    }
+
+    /// Seconds to wait before `key` may try again under `policy`, or nil.
+    func retryAfter(_ key: String, policy: LoginThrottlePolicy, now: Int64 = Clock.nowSeconds) async throws -> Int64? {
+        guard let entry = try await current(key, window: policy.window, now: now) else { return nil }
+        return policy.nextAttemptAllowed(failures: entry.count, windowStart: entry.window_start, lastFailure: entry.last_at, now: now)
+            .map { $0 - now }
+    }
+
+    /// For simple budgets ("at most `limit` per window"): nil when allowed, else seconds to wait.
+    func budgetExceeded(_ key: String, limit: Int, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Int64? {
+        guard let entry = try await current(key, window: window, now: now), entry.count >= limit else { return nil }
+        return max(1, entry.window_start + window - now)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import JWTKit
+import Crypto
+import Vapor
+import WaybillCore
+
+/// Claims of an access token. Checked in full on every request: signature, type, audience, expiry.
+struct AccessClaims: JWTPayload {
+    static let audience = "waybill-api"
+    static let type = "access"
+
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var typ: String
+    /// The session (refresh-token family) the token was issued in; revoking it revokes the token.
+    var sid: String
+    var role: String
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        try aud.verifyIntendedAudience(includes: Self.audience)
+        guard typ == Self.type else { throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token") }
+    }
+}
+
+/// Issues and checks access tokens (JWT, HS256) and refresh tokens (random, stored hashed).
+struct TokenService: Sendable {
+    static let accessLifetime: TimeInterval = 15 * 60
+    static let refreshLifetime: TimeInterval = 60 * 24 * 3600
+
+    let keys: JWTKeyCollection
+
+    static func make(secret: [UInt8]) async -> TokenService {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+        return TokenService(keys: keys)
+    }
+
+    func accessToken(userID: UUID, role: Role, sessionID: UUID, now: Date = Date()) async throws -> String {
+        let claims = AccessClaims(
+            sub: .init(value: userID.uuidString),
+            aud: .init(value: [AccessClaims.audience]),
+            exp: .init(value: now.addingTimeInterval(Self.accessLifetime)),
+            iat: .init(value: now),
+            typ: AccessClaims.type,
+            sid: sessionID.uuidString,
+            role: role.rawValue
+        )
+        return try await keys.sign(claims)
+    }
+
+    func verifyAccessToken(_ token: String) async throws -> AccessClaims {
+        do {
+            return try await keys.verify(token, as: AccessClaims.self)
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure && error.failedClaim is ExpirationClaim {
+            throw WaybillError.tokenExpired
+        } catch {
+            throw WaybillError.invalidToken
+        }
+    }
+
+    /// 256 random bits, base64url.
+    static func newRefreshToken() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64URLEncodedString()
+    }
+
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension Data {
+    func base64URLEncodedString() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    init?(base64URLEncoded string: String) {
+        var s = string.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        self.init(base64Encoded: s)
+    }
+}
+
+/// bcrypt, always on the thread pool so the event loops keep serving other requests.
+struct PasswordHasher: Sendable {
+    let cost: Int
+    let threadPool: NIOThreadPool
+    /// A real hash to compare against when the account does not exist, so a wrong email takes as
+    /// long as a wrong password.
+    let decoy: String
+
+    static func make(cost: Int, threadPool: NIOThreadPool) async throws -> PasswordHasher {
+        let decoy = try await threadPool.runIfActive { try Bcrypt.hash(UUID().uuidString, cost: cost) }
+        return PasswordHasher(cost: cost, threadPool: threadPool, decoy: decoy)
+    }
+
+    func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await threadPool.runIfActive { try Bcrypt.hash(password, cost: cost) }
+    }
+
+    func verify(_ password: String, against hash: String?) async throws -> Bool {
+        let target = hash ?? decoy
+        let ok = try await threadPool.runIfActive { (try? Bcrypt.verify(password, created: target)) ?? false }
+        return ok && hash != nil
+    }
+}

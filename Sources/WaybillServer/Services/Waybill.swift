@@ -1,0 +1,88 @@
+import Fluent
+import Vapor
+import NIOConcurrencyHelpers
+
+/// The services one Waybill process runs with, built once at start-up.
+public final class WaybillServices: Sendable {
+    public let config: WaybillConfig
+    let tokens: TokenService
+    let passwords: PasswordHasher
+    let codes: OneTimeCodes
+    public let outbox: OutboxWorker
+    let spec: String
+
+    init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
+         outbox: OutboxWorker, spec: String) {
+        self.config = config
+        self.tokens = tokens
+        self.passwords = passwords
+        self.codes = codes
+        self.outbox = outbox
+        self.spec = spec
+    }
+}
+
+extension Application {
+    private struct ServicesKey: StorageKey { typealias Value = WaybillServices }
+
+    /// Waybill's services. Set by `configure`.
+    public var waybill: WaybillServices {
+        get {
+            guard let services = storage[ServicesKey.self] else { fatalError("configure(_:) has not run") }
+            return services
+        }
+        set { storage[ServicesKey.self] = newValue }
+    }
+
+    /// SQLite allows one writer at a time, and two transactions that both start reading and then
+    /// both write would fail with SQLITE_BUSY. Waybill serialises its write transactions in the
+    /// process on SQLite (one process owns an SQLite file); PostgreSQL needs no such lock.
+    var writeLock: WriteLock {
+        get { storage[WriteLockKey.self] ?? WriteLock(enabled: false) }
+        set { storage[WriteLockKey.self] = newValue }
+    }
+    private struct WriteLockKey: StorageKey { typealias Value = WriteLock }
+}
+
+/// An async mutex (FIFO) around write transactions.
+final class WriteLock: Sendable {
+    let enabled: Bool
+    private let state = NIOLockedValueBox<(locked: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard enabled else { return try await body() }
+        await acquire()
+        defer { release() }
+        return try await body()
+    }
+
+    private func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLockedValue { state -> Bool in
+                if !state.locked { state.locked = true; return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func release() {
+        let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty { state.locked = false; return nil }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}
+
+extension Database {
+    /// A transaction that is safe on both SQLite and PostgreSQL (see `Application.writeLock`).
+    func writeTransaction<T: Sendable>(_ app: Application, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try await app.writeLock.withLock {
+            try await self.transaction { db in try await body(db) }
+        }
+    }
+}

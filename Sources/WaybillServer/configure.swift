@@ -1,0 +1,125 @@
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import OpenAPIVapor
+import SQLKit
+import Vapor
+import NIOConcurrencyHelpers
+import WaybillAPI
+
+/// Sets up storage, services, middleware and routes. The executable and the tests both call this.
+///
+/// - Parameter mailer: overrides the mailer chosen from the configuration (tests pass one that
+///   records, or one that fails).
+public func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)? = nil) async throws {
+    // storage
+    switch config.database {
+    case .sqlite(let path):
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        app.writeLock = WriteLock(enabled: true)
+    case .postgres(let url):
+        app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url)), as: .psql)
+    }
+    // Registered in order; never edit one that has shipped.
+    app.migrations.add(CreateAccounts())             // users, sessions, refresh tokens
+    app.migrations.add(CreateCodesDevicesOutbox())   // mailed codes, push devices, outbox, throttles
+
+    // services
+    guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+          let spec = try? String(contentsOf: specURL, encoding: .utf8) else {
+        throw ConfigurationError("openapi.yaml is missing from the server's resources.")
+    }
+    let chosenMailer: any Mailer = mailer
+        ?? config.smtp.map { SMTPMailer(settings: $0, group: app.eventLoopGroup) }
+        ?? LogMailer(logger: app.logger)
+    let outbox = OutboxWorker(db: { app.db }, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
+    app.waybill = WaybillServices(
+        config: config,
+        tokens: await TokenService.make(secret: config.jwtSecret),
+        passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: app.threadPool),
+        codes: OneTimeCodes(secret: config.jwtSecret),
+        outbox: outbox,
+        spec: spec
+    )
+
+    // middleware: every error, including unknown routes, leaves as the JSON error shape
+    app.middleware = .init()
+    app.middleware.use(APIErrorMiddleware())
+    app.middleware.use(SecurityHeadersMiddleware())
+
+    try routes(app, spec: spec)
+}
+
+func routes(_ app: Application, spec: String) throws {
+    // health: no authentication, no database; the baseline for load figures
+    app.get("health") { _ in HealthStatus(status: "ok") }
+
+    app.get("api", "v1", "openapi.yaml") { _ -> Response in
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "application/yaml; charset=utf-8")
+        return Response(status: .ok, headers: headers, body: .init(string: spec))
+    }
+
+    // the spec-first API
+    let api = app
+        .grouped(SpecValidationMiddleware(validator: try SpecValidator(yaml: spec), pathPrefix: ["api", "v1"], maxBodySize: 64 * 1024))
+        .grouped(RequestContextMiddleware())
+    let transport = VaporTransport(routesBuilder: api)
+    try APIHandler().registerHandlers(on: transport, serverURL: URL(string: "/api/v1")!)
+}
+
+struct HealthStatus: Content {
+    var status: String
+}
+
+struct SecurityHeadersMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let response = try await next.respond(to: request)
+        response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
+        if request.url.path.hasPrefix("/api/"), response.headers[.cacheControl].isEmpty {
+            response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        }
+        return response
+    }
+}
+
+/// Brings the schema up to date and, for `serve`, starts the background workers.
+public func prepareToServe(_ app: Application, demo: Bool) async throws {
+    try await migrate(app)
+    if demo { try await DemoData.seed(app) }
+    app.lifecycle.use(BackgroundWorkers(outbox: app.waybill.outbox))
+}
+
+/// Applies pending migrations. On SQLite also switches the file to write-ahead logging, so readers
+/// never wait for a writer.
+public func migrate(_ app: Application) async throws {
+    if case .sqlite = app.waybill.config.database, let sql = app.db as? any SQLDatabase {
+        try await sql.raw("PRAGMA journal_mode=WAL").run()
+    }
+    try await app.autoMigrate()
+}
+
+final class BackgroundWorkers: LifecycleHandler, Sendable {
+    let outbox: OutboxWorker
+    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+
+    init(outbox: OutboxWorker) { self.outbox = outbox }
+
+    func didBootAsync(_ application: Application) async throws {
+        let outbox = self.outbox
+        task.withLockedValue { $0 = Task { await outbox.run() } }
+    }
+
+    func shutdownAsync(_ application: Application) async {
+        let running = task.withLockedValue { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        running?.cancel()
+        await running?.value
+    }
+}
