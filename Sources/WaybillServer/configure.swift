@@ -20,8 +20,10 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
         if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         app.databases.use(.sqlite(.file(path)), as: .sqlite)
         app.writeLock = WriteLock(enabled: true)
-    case .postgres(let url):
-        app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url)), as: .psql)
+    case .postgres(let url, let searchPath):
+        var postgres = try SQLPostgresConfiguration(url: url)
+        if let searchPath { postgres.searchPath = [searchPath] }
+        app.databases.use(.postgres(configuration: postgres), as: .psql)
     }
     // Registered in order; never edit one that has shipped.
     app.migrations.add(CreateAccounts())             // users, sessions, refresh tokens

@@ -22,9 +22,16 @@ struct APIErrorMiddleware: AsyncMiddleware {
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         if let retryAfter = error.retryAfter { headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
         let body = ErrorBody(error: .init(code: error.code, message: error.message, fields: error.fields))
-        let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
+        let data = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
         return Response(status: error.status, headers: headers, body: .init(data: data))
     }
+
+    /// Sorted keys: the same error is the same bytes, so responses reveal nothing by their shape.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
 
     static func map(_ error: any Error, logger: Logger) -> WaybillError {
         switch error {

@@ -17,7 +17,8 @@ import Crypto
 public struct WaybillConfig: Sendable {
     public enum DatabaseTarget: Sendable, Equatable {
         case sqlite(path: String)
-        case postgres(url: String)
+        /// `searchPath` puts Waybill's tables in one PostgreSQL schema (tests use one per test).
+        case postgres(url: String, searchPath: String? = nil)
     }
 
     public var database: DatabaseTarget

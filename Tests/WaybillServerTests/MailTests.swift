@@ -1,0 +1,156 @@
+import Fluent
+import Foundation
+import NIOPosix
+import NIOSSL
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+/// The SMTP sink started by scripts/test (scripts/smtp-sink.py, built on aiosmtpd): plain SMTP,
+/// STARTTLS with AUTH, and implicit TLS with AUTH, each on its own port, saving every message it
+/// accepts as a file. Without it these tests are skipped.
+enum SMTPSink {
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+    static var available: Bool { environment["WAYBILL_TEST_SMTP_DIR"] != nil }
+    static var directory: String { environment["WAYBILL_TEST_SMTP_DIR"]! }
+    static func port(_ name: String) -> Int { Int(environment[name] ?? "") ?? 0 }
+    static var caFile: String { environment["WAYBILL_TEST_SMTP_CA"]! }
+
+    static func settings(_ security: SMTPSettings.Security) throws -> SMTPSettings {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caFile)
+        switch security {
+        case .none:
+            return SMTPSettings(host: "localhost", port: port("WAYBILL_TEST_SMTP_PORT"), security: .none, tls: tls)
+        case .startTLS:
+            return SMTPSettings(host: "localhost", port: port("WAYBILL_TEST_SMTP_STARTTLS_PORT"), security: .startTLS,
+                                username: "waybill", password: "sink-password", tls: tls)
+        case .implicitTLS:
+            return SMTPSettings(host: "localhost", port: port("WAYBILL_TEST_SMTP_TLS_PORT"), security: .implicitTLS,
+                                username: "waybill", password: "sink-password", tls: tls)
+        }
+    }
+
+    /// Waits until the sink has saved a message containing `marker`, and returns it.
+    static func waitForMessage(containing marker: String) async throws -> String {
+        for _ in 0..<100 {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            for file in files {
+                if let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8), text.contains(marker) {
+                    return text
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw SinkTimeout(marker: marker)
+    }
+
+    struct SinkTimeout: Error { let marker: String }
+}
+
+@Suite("Mail: outbox and SMTP")
+struct MailTests {
+    @Test("A failed delivery stays in the outbox and goes out once the mail server is back", arguments: TestDatabase.available)
+    func outboxSurvivesSMTPFailure(db: TestDatabase) async throws {
+        // A real SMTP client pointed at a port where nothing listens: every delivery fails.
+        let closedPort = SMTPSettings(host: "127.0.0.1", port: 1, security: .none)
+        let failing = SMTPMailer(settings: closedPort, group: MultiThreadedEventLoopGroup.singleton, timeout: .seconds(2))
+        try await TestServer.run(db, mailer: failing) { server in
+            let registered = try await server.send(.POST, "/auth/register", json: [
+                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
+                "email": "patient@example.com", "password": TestServer.password, "isCompany": false,
+            ])
+            #expect(registered.status == .created)
+            #expect(try await server.deliverMail() == 0)
+
+            let queued = try #require(try await OutboxMessage.query(on: server.db).first())
+            #expect(queued.status == .pending)
+            #expect(queued.attempts == 1)
+            #expect(queued.lastError != nil)
+            #expect(queued.nextAttemptAt > Clock.nowMillis, "the retry waits")
+            #expect(queued.payload != nil)
+
+            // The mail server recovers; when the retry is due, a worker delivers the message.
+            let recovered = RecordingMailer()
+            let worker = OutboxWorker(db: { server.app.db }, mailer: recovered, from: MailAddress(address: "no-reply@waybill.example"), logger: server.app.logger)
+            #expect(try await worker.runOnce() == 0, "not before the retry is due")
+            queued.nextAttemptAt = Clock.nowMillis
+            try await queued.save(on: server.db)
+            #expect(try await worker.runOnce() == 1)
+            #expect(try await worker.runOnce() == 0, "delivered once")
+            #expect(recovered.messages.count == 1)
+            let code = try #require(recovered.lastCode(to: "patient@example.com"))
+            #expect(try await server.send(.POST, "/auth/verify-email", json: ["email": "patient@example.com", "code": code]).status == .ok)
+
+            let sent = try #require(try await OutboxMessage.find(queued.id, on: server.db))
+            #expect(sent.status == .sent)
+            #expect(sent.payload == nil, "delivered codes do not linger in the database")
+        }
+    }
+
+    @Test("Retries back off: 5 s, 10 s, 20 s … up to an hour")
+    func backoff() {
+        #expect(Outbox.backoffSeconds(afterAttempts: 1) == 5)
+        #expect(Outbox.backoffSeconds(afterAttempts: 2) == 10)
+        #expect(Outbox.backoffSeconds(afterAttempts: 3) == 20)
+        #expect(Outbox.backoffSeconds(afterAttempts: 30) == 3600)
+    }
+
+    @Test("The mail, queued in the same transaction as the account, is not sent when the account is not created", arguments: TestDatabase.available)
+    func noMailForFailedRegistration(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("once@example.com")
+            let before = try await OutboxMessage.query(on: server.db).count()
+            _ = try await server.send(.POST, "/auth/register", json: [
+                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
+                "email": "once@example.com", "password": TestServer.password, "isCompany": false,
+            ])
+            #expect(try await OutboxMessage.query(on: server.db).count() == before)
+        }
+    }
+
+    @Test("SMTP delivery to a real server: plain, STARTTLS with AUTH, implicit TLS with AUTH",
+          .enabled(if: SMTPSink.available), arguments: [SMTPSettings.Security.none, .startTLS, .implicitTLS])
+    func smtpDelivery(security: SMTPSettings.Security) async throws {
+        let mailer = SMTPMailer(settings: try SMTPSink.settings(security), group: MultiThreadedEventLoopGroup.singleton)
+        let marker = "marker-\(UUID().uuidString)"
+        try await mailer.send(
+            MailMessage(to: MailAddress(name: "Zoë Müller", address: "zoe@example.com"), subject: "Grüezi \(marker)",
+                        text: "Ligne 1 — été\n.\nA line with a lone dot above.\n\(marker)"),
+            from: MailAddress(name: "Waybill", address: "no-reply@waybill.example"))
+        let received = try await SMTPSink.waitForMessage(containing: "X-Waybill-Sink-Marker: \(marker)")
+        #expect(received.contains("X-Waybill-Sink-Security: \(security.rawValue)"))
+        #expect(received.contains("Ligne 1 — été\n.\nA line with a lone dot above."))
+        #expect(received.contains("Grüezi"))
+    }
+
+    @Test("Registration mails its code through SMTP", .enabled(if: SMTPSink.available))
+    func registrationThroughSMTP() async throws {
+        let mailer = SMTPMailer(settings: try SMTPSink.settings(.startTLS), group: MultiThreadedEventLoopGroup.singleton)
+        try await TestServer.run(.sqlite, mailer: mailer) { server in
+            let email = "smtp-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            _ = try await server.send(.POST, "/auth/register", json: [
+                "firstName": "Sam", "lastName": "Tp", "address": "a 1", "postalCode": "1000", "city": "Bern",
+                "email": email, "password": TestServer.password, "isCompany": false,
+            ])
+            #expect(try await server.deliverMail() == 1)
+            let received = try await SMTPSink.waitForMessage(containing: "To: \(email)")
+            let code = try #require(RecordingMailer.code(in: received))
+            #expect(try await server.send(.POST, "/auth/verify-email", json: ["email": email, "code": code]).status == .ok)
+        }
+    }
+
+    @Test("Credentials are refused over plain SMTP; bad SMTP_URLs fail at start-up")
+    func smtpURLParsing() throws {
+        let starttls = try SMTPSettings(url: "smtp+starttls://user%40x:p%3Ass@mail.example:2525")
+        #expect(starttls.security == .startTLS)
+        #expect(starttls.username == "user@x")
+        #expect(starttls.password == "p:ss")
+        #expect(starttls.port == 2525)
+        #expect(try SMTPSettings(url: "smtps://u:p@mail.example").port == 465)
+        #expect(try SMTPSettings(url: "smtp://relay.local").port == 25)
+        #expect(throws: ConfigurationError.self) { try SMTPSettings(url: "smtp://u:p@relay.local") }
+        #expect(throws: ConfigurationError.self) { try SMTPSettings(url: "http://relay.local") }
+    }
+}

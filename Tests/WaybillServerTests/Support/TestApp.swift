@@ -1,0 +1,216 @@
+import Foundation
+import Fluent
+import NIOConcurrencyHelpers
+import SQLKit
+import Testing
+import Vapor
+import VaporTesting
+@testable import WaybillServer
+import WaybillCore
+
+/// Which database the server tests run against: SQLite always; PostgreSQL when
+/// `WAYBILL_TEST_POSTGRES_URL` is set (scripts/test sets it).
+enum TestDatabase: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["WAYBILL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The databases available in this run.
+    static var available: [TestDatabase] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    var testDescription: String { rawValue }
+}
+
+/// Records mail instead of sending it, so tests can read the codes a person would receive.
+final class RecordingMailer: Mailer, Sendable {
+    private let box = NIOLockedValueBox<[MailMessage]>([])
+
+    func send(_ message: MailMessage, from: MailAddress) async throws {
+        box.withLockedValue { $0.append(message) }
+    }
+
+    var messages: [MailMessage] { box.withLockedValue { $0 } }
+
+    /// The 6-digit code in the newest mail to `address`.
+    func lastCode(to address: String) -> String? {
+        guard let message = messages.last(where: { $0.to.address == address }) else { return nil }
+        return Self.code(in: message.text)
+    }
+
+    static func code(in text: String) -> String? {
+        var digits = ""
+        for character in text {
+            if character.isASCII, character.isNumber { digits.append(character) } else {
+                if digits.count == 6 { return digits }
+                digits = ""
+            }
+        }
+        return digits.count == 6 ? digits : nil
+    }
+}
+
+/// A Waybill server in memory on a fresh database, with helpers to talk to it as a client would.
+struct TestServer: Sendable {
+    let app: Application
+    let mailer: RecordingMailer
+    let database: TestDatabase
+
+    /// Runs `body` against a fresh, migrated Waybill. Each test gets its own SQLite file or its own
+    /// PostgreSQL schema, so tests can run in parallel.
+    static func run(
+        _ database: TestDatabase,
+        mailer: (any Mailer)? = nil,
+        _ body: (TestServer) async throws -> Void
+    ) async throws {
+        let recording = RecordingMailer()
+        let app = try await Application.make(.testing)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-test-\(UUID().uuidString)")
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        do {
+            let target: WaybillConfig.DatabaseTarget
+            switch database {
+            case .sqlite: target = .sqlite(path: scratch.appendingPathComponent("waybill.sqlite").path)
+            case .postgres:
+                guard let url = TestDatabase.postgresURL else { throw TestSkipped() }
+                target = .postgres(url: url, searchPath: String(schema))
+            }
+            let config = WaybillConfig(
+                database: target, publicURL: "http://localhost:8080",
+                jwtSecret: Array("test-secret-that-is-long-enough-for-hs256-0123456789".utf8),
+                smtp: nil, mailFrom: MailAddress(name: "Waybill", address: "no-reply@waybill.example"),
+                storagePath: scratch.path,
+                bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
+            )
+            try await configure(app, config: config, mailer: mailer ?? recording)
+            if case .postgres = database, let sql = app.db as? any SQLDatabase {
+                try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
+            }
+            try await migrate(app)
+            try await body(TestServer(app: app, mailer: recording, database: database))
+        } catch {
+            await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
+            throw error
+        }
+        await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
+    }
+
+    private static func cleanUp(app: Application, database: TestDatabase, schema: String, scratch: URL) async {
+        if case .postgres = database, let sql = app.db as? any SQLDatabase {
+            try? await sql.raw("DROP SCHEMA IF EXISTS \(ident: schema) CASCADE").run()
+        }
+        try? await app.asyncShutdown()
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    var db: any Database { app.db }
+    var sql: any SQLDatabase { app.db as! any SQLDatabase }
+
+    /// Delivers what the outbox holds, as the background worker would.
+    @discardableResult
+    func deliverMail() async throws -> Int { try await app.waybill.outbox.runOnce() }
+
+    /// Delivers pending mail and returns the newest code sent to `email`.
+    func code(for email: String) async throws -> String {
+        try await deliverMail()
+        return try #require(mailer.lastCode(to: email), "no code was mailed to \(email)")
+    }
+
+    // MARK: HTTP
+
+    @discardableResult
+    func send(_ method: HTTPMethod, _ path: String, json: [String: any Sendable]? = nil, rawBody: String? = nil,
+              token: String? = nil, headers extra: [(String, String)] = []) async throws -> Reply {
+        var headers = HTTPHeaders()
+        var body: ByteBuffer?
+        if let json {
+            headers.contentType = .json
+            body = ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
+        } else if let rawBody {
+            headers.contentType = .json
+            body = ByteBuffer(string: rawBody)
+        }
+        if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
+        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
+        let response = try await app.testing().sendRequest(method, "/api/v1" + path, headers: headers, body: body)
+        return Reply(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    // MARK: People
+
+    static let password = "correct-horse-battery"
+
+    /// Registers a customer and confirms their email, as the app's sign-up would.
+    @discardableResult
+    func registerCustomer(_ email: String, isCompany: Bool = false, password: String = TestServer.password) async throws -> Reply {
+        var form: [String: any Sendable] = [
+            "firstName": "Ada", "lastName": "Muster", "address": "Bahnhofstrasse 1", "postalCode": "8001",
+            "city": "Zürich", "email": email, "password": password, "isCompany": isCompany,
+        ]
+        if isCompany { form["companyName"] = "Acme SA" }
+        let registered = try await send(.POST, "/auth/register", json: form)
+        try #require(registered.status == .created, "register: \(registered)")
+        let verified = try await send(.POST, "/auth/verify-email", json: ["email": email, "code": try await code(for: email)])
+        try #require(verified.status == .ok, "verify: \(verified)")
+        return registered
+    }
+
+    /// Signs in and returns the token pair.
+    func login(_ email: String, password: String = TestServer.password) async throws -> Tokens {
+        let reply = try await send(.POST, "/auth/login", json: ["email": email, "password": password])
+        try #require(reply.status == .ok, "login \(email): \(reply)")
+        return Tokens(access: try #require(reply.json["accessToken"].string),
+                      refresh: try #require(reply.json["refreshToken"].string),
+                      userID: try #require(reply.json["user"]["id"].string))
+    }
+
+    /// Creates a verified account of any role directly, as `waybill user create` does.
+    @discardableResult
+    func createAccount(_ email: String, role: Role, password: String = TestServer.password) async throws -> Tokens {
+        let hash = try await app.waybill.passwords.hash(password)
+        try await User(role: role, email: email, passwordHash: hash, firstName: "Test", lastName: role.rawValue.capitalized,
+                       emailVerifiedAt: Date()).create(on: db)
+        return try await login(email, password: password)
+    }
+}
+
+
+struct TestSkipped: Error {}
+
+struct Tokens: Sendable {
+    var access: String
+    var refresh: String
+    var userID: String
+}
+
+struct Reply: Sendable, CustomStringConvertible {
+    let status: HTTPResponseStatus
+    let headers: HTTPHeaders
+    let body: ByteBuffer
+
+    var json: JSON { JSON(data: Data(buffer: body)) }
+    var errorCode: String? { json["error"]["code"].string }
+    var text: String { String(buffer: body) }
+    var description: String { "\(status.code) \(text)" }
+}
+
+/// Read-only access into a JSON document for assertions.
+struct JSON: @unchecked Sendable {
+    let value: Any?
+
+    init(value: Any?) { self.value = value }
+    init(data: Data) { value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) }
+
+    subscript(key: String) -> JSON { JSON(value: (value as? [String: Any])?[key]) }
+    subscript(index: Int) -> JSON {
+        guard let array = value as? [Any], array.indices.contains(index) else { return JSON(value: nil) }
+        return JSON(value: array[index])
+    }
+    var string: String? { value as? String }
+    var int: Int? { (value as? NSNumber)?.intValue }
+    var bool: Bool? { (value as? NSNumber).map { $0.boolValue } }
+    var array: [JSON] { (value as? [Any] ?? []).map { JSON(value: $0) } }
+    var keys: Set<String> { Set((value as? [String: Any])?.keys.map { $0 } ?? []) }
+    var exists: Bool { value != nil && !(value is NSNull) }
+}
