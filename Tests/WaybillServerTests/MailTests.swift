@@ -135,7 +135,7 @@ struct MailTests {
                 "email": email, "password": TestServer.password, "isCompany": false,
             ])
             #expect(try await server.deliverMail() == 1)
-            let received = try await SMTPSink.waitForMessage(containing: "To: \(email)")
+            let received = try await SMTPSink.waitForMessage(containing: "X-Waybill-Sink-Rcpt: \(email)")
             let code = try #require(RecordingMailer.code(in: received))
             #expect(try await server.send(.POST, "/auth/verify-email", json: ["email": email, "code": code]).status == .ok)
         }
