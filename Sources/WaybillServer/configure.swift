@@ -37,7 +37,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
     let chosenMailer: any Mailer = mailer
         ?? config.smtp.map { SMTPMailer(settings: $0, group: app.eventLoopGroup) }
         ?? LogMailer(logger: app.logger)
-    let outbox = OutboxWorker(db: { app.db }, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
+    let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
     app.waybill = WaybillServices(
         config: config,
         tokens: await TokenService.make(secret: config.jwtSecret),

@@ -73,7 +73,7 @@ struct MailTests {
 
             // The mail server recovers; when the retry is due, a worker delivers the message.
             let recovered = RecordingMailer()
-            let worker = OutboxWorker(db: { server.app.db }, mailer: recovered, from: MailAddress(address: "no-reply@waybill.example"), logger: server.app.logger)
+            let worker = OutboxWorker(db: { server.app.db }, writeLock: server.app.writeLock, mailer: recovered, from: MailAddress(address: "no-reply@waybill.example"), logger: server.app.logger)
             #expect(try await worker.runOnce() == 0, "not before the retry is due")
             queued.nextAttemptAt = Clock.nowMillis
             try await queued.save(on: server.db)

@@ -48,6 +48,7 @@ struct ServerTests {
         #expect(custom.publicURL == "https://go.example")
         #expect(custom.mailFrom == MailAddress(name: "Courier", address: "hello@courier.example"))
         #expect(try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "DATABASE_URL": "sqlite:///var/lib/waybill/db.sqlite"], isProduction: false, logger: logger).database == .sqlite(path: "/var/lib/waybill/db.sqlite"))
+        #expect(try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "DATABASE_URL": "sqlite://local.sqlite"], isProduction: false, logger: logger).database == .sqlite(path: "local.sqlite"))
 
         #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir], isProduction: true, logger: logger) }
         #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "JWT_SECRET": "short"], isProduction: false, logger: logger) }

@@ -6,7 +6,7 @@ import Crypto
 ///
 /// | variable | meaning |
 /// |---|---|
-/// | `DATABASE_URL` | `sqlite:///path/file.sqlite` (default `waybill.sqlite`) or `postgres://user:pass@host:port/db` |
+/// | `DATABASE_URL` | `sqlite:///abs/path/file.sqlite`, `sqlite://relative.sqlite` (default `waybill.sqlite` in the working directory) or `postgres://user:pass@host:port/db` |
 /// | `PUBLIC_URL` | the address people reach Waybill at, for links in mail (default `http://localhost:8080`) |
 /// | `JWT_SECRET` | signing key for access tokens, at least 32 bytes; generated once into `STORAGE_PATH` in development |
 /// | `SMTP_URL` | `smtp://host:port`, `smtp+starttls://user:pass@host:port`, `smtps://user:pass@host:port`; unset = mail to the log |
@@ -54,7 +54,7 @@ public struct WaybillConfig: Sendable {
             return v
         }
         let storagePath = value("STORAGE_PATH") ?? "data"
-        let database = try parseDatabaseURL(value("DATABASE_URL") ?? "sqlite:///waybill.sqlite", relativeDefault: "waybill.sqlite")
+        let database = try value("DATABASE_URL").map(parseDatabaseURL) ?? .sqlite(path: "waybill.sqlite")
 
         let secret: [UInt8]
         if let provided = value("JWT_SECRET") {
@@ -89,15 +89,14 @@ public struct WaybillConfig: Sendable {
         )
     }
 
-    static func parseDatabaseURL(_ raw: String, relativeDefault: String) throws -> DatabaseTarget {
+    static func parseDatabaseURL(_ raw: String) throws -> DatabaseTarget {
         if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") || raw.hasPrefix("postgres+") {
             return .postgres(url: raw.replacingOccurrences(of: "postgresql://", with: "postgres://"))
         }
         if raw.hasPrefix("sqlite://") {
-            // sqlite:///absolute/path.sqlite → /absolute/path.sqlite; sqlite:///waybill.sqlite (the
-            // default) and sqlite://relative.sqlite → relative to the working directory.
-            var path = String(raw.dropFirst("sqlite://".count))
-            if path == "/" + relativeDefault { path = relativeDefault }
+            // sqlite:///absolute/path.sqlite → /absolute/path.sqlite; sqlite://relative.sqlite →
+            // relative to the working directory.
+            let path = String(raw.dropFirst("sqlite://".count))
             guard !path.isEmpty, path != "/" else { throw ConfigurationError("DATABASE_URL names no SQLite file.") }
             return .sqlite(path: path)
         }

@@ -32,6 +32,7 @@ enum Clock {
 /// PostgreSQL share the work safely, because each message is claimed with a conditional update.
 public final class OutboxWorker: Sendable {
     let db: @Sendable () -> any Database
+    let writeLock: WriteLock
     let mailer: any Mailer
     let from: MailAddress
     let logger: Logger
@@ -39,9 +40,10 @@ public final class OutboxWorker: Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
 
-    init(db: @escaping @Sendable () -> any Database, mailer: any Mailer, from: MailAddress, logger: Logger,
-         interval: Duration = .seconds(1)) {
+    init(db: @escaping @Sendable () -> any Database, writeLock: WriteLock, mailer: any Mailer, from: MailAddress,
+         logger: Logger, interval: Duration = .seconds(1)) {
         self.db = db
+        self.writeLock = writeLock
         self.mailer = mailer
         self.from = from
         self.logger = logger
@@ -87,13 +89,15 @@ public final class OutboxWorker: Sendable {
         for message in due {
             guard let id = message.id else { continue }
             // Claim it: only one worker wins the conditional update.
-            let claimed = try await sql.update(OutboxMessage.schema)
-                .set("next_attempt_at", to: SQLBind(now + Outbox.leaseMillis))
-                .where("id", .equal, SQLBind(id))
-                .where("status", .equal, SQLBind(OutboxMessage.Status.pending.rawValue))
-                .where("next_attempt_at", .equal, SQLBind(message.nextAttemptAt))
-                .returning("id")
-                .all()
+            let claimed = try await writeLock.withLock {
+                try await sql.update(OutboxMessage.schema)
+                    .set("next_attempt_at", to: SQLBind(now + Outbox.leaseMillis))
+                    .where("id", .equal, SQLBind(id))
+                    .where("status", .equal, SQLBind(OutboxMessage.Status.pending.rawValue))
+                    .where("next_attempt_at", .equal, SQLBind(message.nextAttemptAt))
+                    .returning("id")
+                    .all()
+            }
             guard !claimed.isEmpty else { continue }
             do {
                 try await deliver(message)
@@ -102,7 +106,7 @@ public final class OutboxWorker: Sendable {
                 message.payload = nil
                 message.lastError = nil
                 message.attempts += 1
-                try await message.save(on: db)
+                try await writeLock.withLock { try await message.save(on: db) }
                 delivered += 1
             } catch {
                 message.attempts += 1
@@ -114,7 +118,7 @@ public final class OutboxWorker: Sendable {
                     message.nextAttemptAt = Clock.nowMillis + Outbox.backoffSeconds(afterAttempts: message.attempts) * 1000
                     logger.warning("Outbox message \(id) failed (attempt \(message.attempts)), retrying: \(message.lastError ?? "")")
                 }
-                try await message.save(on: db)
+                try await writeLock.withLock { try await message.save(on: db) }
             }
         }
         return delivered
