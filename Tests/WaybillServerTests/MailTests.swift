@@ -57,10 +57,7 @@ struct MailTests {
         let closedPort = SMTPSettings(host: "127.0.0.1", port: 1, security: .none)
         let failing = SMTPMailer(settings: closedPort, group: MultiThreadedEventLoopGroup.singleton, timeout: .seconds(2))
         try await TestServer.run(db, mailer: failing) { server in
-            let registered = try await server.send(.POST, "/auth/register", json: [
-                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
-                "email": "patient@example.com", "password": TestServer.password, "isCompany": false,
-            ])
+            let registered = try await server.register("patient@example.com")
             #expect(registered.status == .created)
             #expect(try await server.deliverMail() == 0)
 
@@ -102,10 +99,7 @@ struct MailTests {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("once@example.com")
             let before = try await OutboxMessage.query(on: server.db).count()
-            _ = try await server.send(.POST, "/auth/register", json: [
-                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
-                "email": "once@example.com", "password": TestServer.password, "isCompany": false,
-            ])
+            try await server.register("once@example.com")
             #expect(try await OutboxMessage.query(on: server.db).count() == before)
         }
     }

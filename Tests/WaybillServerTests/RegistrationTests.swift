@@ -153,10 +153,7 @@ struct RegistrationTests {
     @Test("Resending a verification code answers the same for unknown addresses", arguments: TestDatabase.available)
     func resendVerification(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            _ = try await server.send(.POST, "/auth/register", json: [
-                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
-                "email": "slow@example.com", "password": TestServer.password, "isCompany": false,
-            ])
+            try await server.register("slow@example.com")
             let first = try await server.code(for: "slow@example.com")
             // The per-account pause between codes applies; move the first code back in time.
             try await OneTimeCode.query(on: server.db).set(\.$createdAt, to: Date().addingTimeInterval(-120)).update()
@@ -179,10 +176,7 @@ struct RegistrationTests {
     @Test("Codes are rate-limited per account: a burst of resends mails one code", arguments: TestDatabase.available)
     func resendIsRateLimited(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            _ = try await server.send(.POST, "/auth/register", json: [
-                "firstName": "A", "lastName": "B", "address": "a 1", "postalCode": "1000", "city": "Bern",
-                "email": "burst@example.com", "password": TestServer.password, "isCompany": false,
-            ])
+            try await server.register("burst@example.com")
             for _ in 0..<5 {
                 let reply = try await server.send(.POST, "/auth/resend-verification", json: ["email": "burst@example.com"])
                 #expect(reply.status == .accepted)

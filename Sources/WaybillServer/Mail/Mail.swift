@@ -61,7 +61,7 @@ public struct LogMailer: Mailer {
 
 /// The mails Waybill sends, in English and French (the first client writes French).
 enum MailTemplates {
-    static func verifyEmail(to user: User, code: String) -> MailMessage {
+    static func verifyEmail(_ user: User, code: String) -> MailMessage {
         MailMessage(
             to: MailAddress(name: user.displayName, address: user.email),
             subject: "Your Waybill code: \(code)",
@@ -80,7 +80,7 @@ enum MailTemplates {
         )
     }
 
-    static func passwordReset(to user: User, code: String) -> MailMessage {
+    static func passwordReset(_ user: User, code: String) -> MailMessage {
         MailMessage(
             to: MailAddress(name: user.displayName, address: user.email),
             subject: "Your Waybill password reset code: \(code)",

@@ -72,7 +72,7 @@ struct Accounts {
                                 city: form.city, isCompany: form.isCompany, companyName: form.companyName)
                 try await user.create(on: db)
                 let code = try await codes.issue(userID: user.id!, purpose: .verifyEmail, on: db)
-                try await Outbox.enqueue(MailTemplates.verifyEmail(to: user, code: code), on: db)
+                try await Outbox.enqueue(MailTemplates.verifyEmail(user, code: code), on: db)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw WaybillError.emailInUse  // a parallel registration won the race
@@ -96,16 +96,23 @@ struct Accounts {
     /// within the per-account budget.
     func resendVerification(email: String) async throws {
         try await checkCodeBudgetForClient()
-        guard let user = try await findUser(email: email), user.emailVerifiedAt == nil, !user.isDisabled,
-              let id = user.id else { return }
-        guard try await OneTimeCodes.sendBlocked(userID: id, purpose: .verifyEmail, on: db) == nil else {
-            logger.info("Verification code not resent: per-account budget used")
+        guard let user = try await findUser(email: email), user.emailVerifiedAt == nil, !user.isDisabled else { return }
+        try await mailCodeQuietly(to: user, purpose: .verifyEmail, template: { MailTemplates.verifyEmail($0, code: $1) })
+    }
+
+    /// Mails a new code within the account's budget; over it, sends nothing and says nothing, so
+    /// the answer does not tell whether the account exists.
+    private func mailCodeQuietly(to user: User, purpose: OneTimeCode.Purpose,
+                                 template: @escaping @Sendable (User, String) -> MailMessage) async throws {
+        guard let id = user.id else { return }
+        guard try await OneTimeCodes.sendBlocked(userID: id, purpose: purpose, on: db) == nil else {
+            logger.info("Code (\(purpose.rawValue)) not sent: per-account budget used")
             return
         }
         let codes = services.codes
         try await transaction { db in
-            let code = try await codes.issue(userID: id, purpose: .verifyEmail, on: db)
-            try await Outbox.enqueue(MailTemplates.verifyEmail(to: user, code: code), on: db)
+            let code = try await codes.issue(userID: id, purpose: purpose, on: db)
+            try await Outbox.enqueue(template(user, code), on: db)
         }
     }
 
@@ -246,16 +253,8 @@ struct Accounts {
     /// Answers the same whether or not such an account exists.
     func requestPasswordReset(email: String) async throws {
         try await checkCodeBudgetForClient()
-        guard let user = try await findUser(email: email), !user.isDisabled, let id = user.id else { return }
-        guard try await OneTimeCodes.sendBlocked(userID: id, purpose: .passwordReset, on: db) == nil else {
-            logger.info("Password reset code not sent: per-account budget used")
-            return
-        }
-        let codes = services.codes
-        try await transaction { db in
-            let code = try await codes.issue(userID: id, purpose: .passwordReset, on: db)
-            try await Outbox.enqueue(MailTemplates.passwordReset(to: user, code: code), on: db)
-        }
+        guard let user = try await findUser(email: email), !user.isDisabled else { return }
+        try await mailCodeQuietly(to: user, purpose: .passwordReset, template: { MailTemplates.passwordReset($0, code: $1) })
     }
 
     func verifyPasswordReset(email: String, code: String) async throws {
@@ -404,7 +403,7 @@ struct Accounts {
         try await transaction { db in
             try await Self.revokeSessions(userID: id, reason: "reset_by_manager", on: db)
             let code = try await codes.issue(userID: id, purpose: .passwordReset, on: db)
-            try await Outbox.enqueue(MailTemplates.passwordReset(to: user, code: code), on: db)
+            try await Outbox.enqueue(MailTemplates.passwordReset(user, code: code), on: db)
         }
     }
 

@@ -141,15 +141,26 @@ struct TestServer: Sendable {
 
     static let password = "correct-horse-battery"
 
-    /// Registers a customer and confirms their email, as the app's sign-up would.
-    @discardableResult
-    func registerCustomer(_ email: String, isCompany: Bool = false, password: String = TestServer.password) async throws -> Reply {
+    /// A complete sign-up form.
+    static func form(_ email: String, isCompany: Bool = false, password: String = TestServer.password) -> [String: any Sendable] {
         var form: [String: any Sendable] = [
             "firstName": "Ada", "lastName": "Muster", "address": "Bahnhofstrasse 1", "postalCode": "8001",
             "city": "Zürich", "email": email, "password": password, "isCompany": isCompany,
         ]
         if isCompany { form["companyName"] = "Acme SA" }
-        let registered = try await send(.POST, "/auth/register", json: form)
+        return form
+    }
+
+    /// Sends the sign-up form without confirming the email.
+    @discardableResult
+    func register(_ email: String) async throws -> Reply {
+        try await send(.POST, "/auth/register", json: Self.form(email))
+    }
+
+    /// Registers a customer and confirms their email, as the app's sign-up would.
+    @discardableResult
+    func registerCustomer(_ email: String, isCompany: Bool = false, password: String = TestServer.password) async throws -> Reply {
+        let registered = try await send(.POST, "/auth/register", json: Self.form(email, isCompany: isCompany, password: password))
         try #require(registered.status == .created, "register: \(registered)")
         let verified = try await send(.POST, "/auth/verify-email", json: ["email": email, "code": try await code(for: email)])
         try #require(verified.status == .ok, "verify: \(verified)")
