@@ -6,7 +6,9 @@ import WaybillServer
 var arguments = CommandLine.arguments
 let demo = arguments.contains("--demo")
 arguments.removeAll { $0 == "--demo" }
-let command = arguments.dropFirst().first { !$0.hasPrefix("-") }
+// The command is the first known command word (options such as `--env production` come with values).
+let command = arguments.dropFirst().first { ["serve", "migrate", "user", "routes"].contains($0) }
+let wantsHelp = arguments.contains("--help") || arguments.contains("-h")
 
 var env = try Environment.detect(arguments: arguments)
 try LoggingSystem.bootstrap(from: &env)
@@ -15,7 +17,7 @@ do {
     let config = try WaybillConfig.fromEnvironment(isProduction: env.isRelease, logger: app.logger)
     try await configure(app, config: config)
     app.registerWaybillCommands()
-    if command == nil || command == "serve" {
+    if command == "serve" || (command == nil && !wantsHelp) {
         try await prepareToServe(app, demo: demo)
     }
     try await app.execute()
