@@ -49,6 +49,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
+    app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     app.middleware.use(APIErrorMiddleware())
     app.middleware.use(SecurityHeadersMiddleware())
 
