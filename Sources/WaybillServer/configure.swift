@@ -43,8 +43,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
         tokens: await TokenService.make(secret: config.jwtSecret),
         passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: app.threadPool),
         codes: OneTimeCodes(secret: config.jwtSecret),
-        outbox: outbox,
-        spec: spec
+        outbox: outbox
     )
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape

@@ -64,11 +64,11 @@ public struct SMTPMailer: Mailer {
             let auth = ehlo.lines.first { $0.uppercased().hasPrefix("AUTH") }?.uppercased() ?? ""
             if auth.contains("PLAIN") || !auth.contains("LOGIN") {
                 let token = Data("\0\(username)\0\(password)".utf8).base64EncodedString()
-                try await handler.command("AUTH PLAIN \(token)", on: channel, redacted: true).expect(235, "AUTH PLAIN")
+                try await handler.command("AUTH PLAIN \(token)", on: channel).expect(235, "AUTH PLAIN")
             } else {
                 try await handler.command("AUTH LOGIN", on: channel).expect(334, "AUTH LOGIN")
-                try await handler.command(Data(username.utf8).base64EncodedString(), on: channel, redacted: true).expect(334, "AUTH LOGIN user")
-                try await handler.command(Data(password.utf8).base64EncodedString(), on: channel, redacted: true).expect(235, "AUTH LOGIN password")
+                try await handler.command(Data(username.utf8).base64EncodedString(), on: channel).expect(334, "AUTH LOGIN user")
+                try await handler.command(Data(password.utf8).base64EncodedString(), on: channel).expect(235, "AUTH LOGIN password")
             }
         }
         try await handler.command("MAIL FROM:<\(from.address)>", on: channel).expect(250, "MAIL FROM")
@@ -76,7 +76,7 @@ public struct SMTPMailer: Mailer {
         guard rcpt.code == 250 || rcpt.code == 251 else { throw SMTPError.unexpected(command: "RCPT TO", response: rcpt) }
         try await handler.command("DATA", on: channel).expect(354, "DATA")
         let data = MIMEMessage.render(message, from: from, heloName: settings.heloName)
-        try await handler.command(data + "\r\n.", on: channel, redacted: true).expect(250, "message body")
+        try await handler.command(data + "\r\n.", on: channel).expect(250, "message body")
         _ = try? await handler.command("QUIT", on: channel)
     }
 }
@@ -175,7 +175,7 @@ final class SMTPClientHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// Sends one command line (CRLF added) and waits for its reply.
-    func command(_ line: String, on channel: any Channel, redacted: Bool = false) async throws -> SMTPResponse {
+    func command(_ line: String, on channel: any Channel) async throws -> SMTPResponse {
         try await exchange(line, on: channel)
     }
 

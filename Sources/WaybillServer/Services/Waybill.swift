@@ -9,16 +9,14 @@ public final class WaybillServices: Sendable {
     let passwords: PasswordHasher
     let codes: OneTimeCodes
     public let outbox: OutboxWorker
-    let spec: String
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
-         outbox: OutboxWorker, spec: String) {
+         outbox: OutboxWorker) {
         self.config = config
         self.tokens = tokens
         self.passwords = passwords
         self.codes = codes
         self.outbox = outbox
-        self.spec = spec
     }
 }
 
