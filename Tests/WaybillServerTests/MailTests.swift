@@ -65,14 +65,14 @@ struct MailTests {
             #expect(queued.status == .pending)
             #expect(queued.attempts == 1)
             #expect(queued.lastError != nil)
-            #expect(queued.nextAttemptAt > Clock.nowMillis, "the retry waits")
+            #expect(queued.nextAttemptAt > UnixTime.nowMillis, "the retry waits")
             #expect(queued.payload != nil)
 
             // The mail server recovers; when the retry is due, a worker delivers the message.
             let recovered = RecordingMailer()
             let worker = OutboxWorker(db: { server.app.db }, writeLock: server.app.writeLock, mailer: recovered, from: MailAddress(address: "no-reply@waybill.example"), logger: server.app.logger)
             #expect(try await worker.runOnce() == 0, "not before the retry is due")
-            queued.nextAttemptAt = Clock.nowMillis
+            queued.nextAttemptAt = UnixTime.nowMillis
             try await queued.save(on: server.db)
             #expect(try await worker.runOnce() == 1)
             #expect(try await worker.runOnce() == 0, "delivered once")

@@ -115,10 +115,7 @@ struct RegistrationTests {
     func duplicateEmail(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("taken@example.com")
-            let reply = try await server.send(.POST, "/auth/register", json: [
-                "firstName": "B", "lastName": "C", "address": "a 1", "postalCode": "1000", "city": "Lausanne",
-                "email": "TAKEN@example.com", "password": TestServer.password, "isCompany": false,
-            ])
+            let reply = try await server.register("TAKEN@example.com")
             #expect(reply.status == .conflict)
             #expect(reply.errorCode == "email_in_use")
             let count = try await User.query(on: server.db).count()

@@ -155,7 +155,7 @@ struct SessionTests {
             }
             // The last failure was just now (a slow machine may have taken longer than the first
             // delay to send the requests above).
-            try await server.sql.update("throttles").set("last_at", to: Clock.nowSeconds).run()
+            try await server.sql.update("throttles").set("last_at", to: UnixTime.nowSeconds).run()
             // Even the right password waits now: the delay is not a guess oracle.
             let blocked = try await server.send(.POST, "/auth/login", json: ["email": "target@example.com", "password": TestServer.password])
             #expect(blocked.status == .tooManyRequests)
@@ -164,7 +164,7 @@ struct SessionTests {
             #expect(retryAfter >= 1 && retryAfter <= Int(policy.maxDelay))
 
             // Once the wait is over, the right password works and clears the account's count.
-            try await server.sql.update("throttles").set("last_at", to: Clock.nowSeconds - 60).run()
+            try await server.sql.update("throttles").set("last_at", to: UnixTime.nowSeconds - 60).run()
             #expect(try await server.send(.POST, "/auth/login", json: ["email": "target@example.com", "password": TestServer.password]).status == .ok)
         }
     }
@@ -174,7 +174,7 @@ struct SessionTests {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("capped@example.com")
             let key = Throttle.key("login:acct", "capped@example.com")
-            let now = Clock.nowSeconds
+            let now = UnixTime.nowSeconds
             try await server.sql.raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now - 600), 100, \(bind: now - 300))").run()
             let reply = try await server.send(.POST, "/auth/login", json: ["email": "capped@example.com", "password": TestServer.password])
             #expect(reply.status == .tooManyRequests)

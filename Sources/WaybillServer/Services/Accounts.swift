@@ -374,8 +374,8 @@ struct Accounts {
     }
 
     func updateUser(actor: Principal, id: UUID, role: Role?, disabled: Bool?) async throws -> User {
-        guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
-        if id == actor.userID, (role != nil && role != target.role) || disabled == true {
+        // The caller's own record is already loaded; no need to read it again for this check.
+        if id == actor.userID, (role != nil && role != actor.user.role) || disabled == true {
             throw WaybillError(.conflict, "cannot_modify_self", "You cannot change your own role or disable your own account.")
         }
         return try await transaction { db in

@@ -14,7 +14,7 @@ public struct Outbox: Sendable {
     /// Queues a mail on `db` (pass the transaction's database so both commit together).
     static func enqueue(_ message: MailMessage, on db: any Database) async throws {
         let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
-        try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: Clock.nowMillis).create(on: db)
+        try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: UnixTime.nowMillis).create(on: db)
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: 5 s, 10 s, 20 s … capped at one hour.
@@ -23,7 +23,8 @@ public struct Outbox: Sendable {
     }
 }
 
-enum Clock {
+/// Unix time, as stored in integer columns (named so as not to shadow the standard `Clock`).
+enum UnixTime {
     static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
     static var nowSeconds: Int64 { Int64(Date().timeIntervalSince1970) }
 }
@@ -78,7 +79,7 @@ public final class OutboxWorker: Sendable {
     public func runOnce(limit: Int = 50) async throws -> Int {
         let db = self.db()
         guard let sql = db as? any SQLDatabase else { return 0 }
-        let now = Clock.nowMillis
+        let now = UnixTime.nowMillis
         let due = try await OutboxMessage.query(on: db)
             .filter(\.$status == .pending)
             .filter(\.$nextAttemptAt <= now)
@@ -115,7 +116,7 @@ public final class OutboxWorker: Sendable {
                     message.status = .dead
                     logger.error("Outbox message \(id) given up after \(message.attempts) attempts: \(message.lastError ?? "")")
                 } else {
-                    message.nextAttemptAt = Clock.nowMillis + Outbox.backoffSeconds(afterAttempts: message.attempts) * 1000
+                    message.nextAttemptAt = UnixTime.nowMillis + Outbox.backoffSeconds(afterAttempts: message.attempts) * 1000
                     logger.warning("Outbox message \(id) failed (attempt \(message.attempts)), retrying: \(message.lastError ?? "")")
                 }
                 try await writeLock.withLock { try await message.save(on: db) }

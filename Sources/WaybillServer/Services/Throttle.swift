@@ -26,7 +26,7 @@ struct Throttle {
         return "\(kind):\(digest)"
     }
 
-    func current(_ key: String, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Entry? {
+    func current(_ key: String, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Entry? {
         let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
             .where("key", .equal, SQLBind(key)).first(decoding: Entry.self)
         guard let entry, entry.window_start > now - window else { return nil }
@@ -35,7 +35,7 @@ struct Throttle {
 
     /// Counts one event and returns the state after it.
     @discardableResult
-    func record(_ key: String, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Entry {
+    func record(_ key: String, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Entry {
         let expired = now - window
         let rows = try await sql.raw("""
             INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
@@ -54,14 +54,14 @@ struct Throttle {
     }
 
     /// Seconds to wait before `key` may try again under `policy`, or nil.
-    func retryAfter(_ key: String, policy: LoginThrottlePolicy, now: Int64 = Clock.nowSeconds) async throws -> Int64? {
+    func retryAfter(_ key: String, policy: LoginThrottlePolicy, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
         guard let entry = try await current(key, window: policy.window, now: now) else { return nil }
         return policy.nextAttemptAllowed(failures: entry.count, windowStart: entry.window_start, lastFailure: entry.last_at, now: now)
             .map { $0 - now }
     }
 
     /// For simple budgets ("at most `limit` per window"): nil when allowed, else seconds to wait.
-    func budgetExceeded(_ key: String, limit: Int, window: Int64, now: Int64 = Clock.nowSeconds) async throws -> Int64? {
+    func budgetExceeded(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
         guard let entry = try await current(key, window: window, now: now), entry.count >= limit else { return nil }
         return max(1, entry.window_start + window - now)
     }
