@@ -1,0 +1,91 @@
+import Testing
+@testable import WaybillCore
+
+@Suite("Order state machine")
+struct OrderStateMachineTests {
+    /// Every (status, action, capacity) that is allowed, written out by hand from the issue, with
+    /// where it leads. Everything not listed must be refused.
+    static let allowed: [String: OrderStatus] = [
+        "awaiting_payment confirm_payment system": .pending,
+        "awaiting_payment cancel owner": .cancelled,
+        "awaiting_payment cancel manager": .cancelled,
+        "awaiting_payment cancel system": .cancelled,
+        "pending assign manager": .assigned,
+        "pending cancel owner": .cancelled,
+        "pending cancel manager": .cancelled,
+        "assigned accept assignee": .accepted,
+        "assigned fail assignee": .failed,
+        "assigned cancel owner": .cancelled,
+        "assigned cancel manager": .cancelled,
+        "accepted pickup assignee": .inTransit,
+        "accepted fail assignee": .failed,
+        "accepted cancel owner": .cancelled,
+        "accepted cancel manager": .cancelled,
+        "in_transit deliver assignee": .delivered,
+        "in_transit fail assignee": .failed,
+        "in_transit cancel manager": .cancelled,
+        "failed assign manager": .assigned,
+        "failed cancel manager": .cancelled,
+    ]
+
+    @Test("every status × action × single capacity gives exactly the hand-written answer")
+    func exhaustiveTable() {
+        var checked = 0
+        for status in OrderStatus.allCases {
+            for action in OrderAction.allCases {
+                for capacity in OrderCapacity.allCases {
+                    let decision = OrderStateMachine.decide(action, from: status, as: [capacity])
+                    let key = "\(status.rawValue) \(action.rawValue) \(capacity.rawValue)"
+                    if let target = Self.allowed[key] {
+                        #expect(decision == .allowed(target), "\(key)")
+                    } else {
+                        #expect(decision != .allowed(.pending) && {
+                            if case .allowed = decision { return false } else { return true }
+                        }(), "\(key) should be refused, got \(decision)")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 8 * 7 * 4)
+    }
+
+    @Test("a capacity that can never take an action is forbidden; one that can, but not now, is told the status")
+    func forbiddenVersusWrongStatus() {
+        #expect(OrderStateMachine.decide(.assign, from: .pending, as: [.assignee]) == .forbidden)
+        #expect(OrderStateMachine.decide(.accept, from: .assigned, as: [.owner]) == .forbidden)
+        #expect(OrderStateMachine.decide(.confirmPayment, from: .awaitingPayment, as: [.manager]) == .forbidden)
+        #expect(OrderStateMachine.decide(.assign, from: .assigned, as: [.manager]) == .wrongStatus(.assigned))
+        #expect(OrderStateMachine.decide(.cancel, from: .inTransit, as: [.owner]) == .wrongStatus(.inTransit))
+        #expect(OrderStateMachine.decide(.deliver, from: .accepted, as: [.assignee]) == .wrongStatus(.accepted))
+    }
+
+    @Test("a manager who assigned the order to themself can do the driver's steps")
+    func managerAsAssignee() {
+        let both: Set<OrderCapacity> = [.manager, .assignee]
+        #expect(OrderStateMachine.decide(.accept, from: .assigned, as: both) == .allowed(.accepted))
+        #expect(OrderStateMachine.decide(.cancel, from: .inTransit, as: both) == .allowed(.cancelled))
+        #expect(OrderStateMachine.availableActions(from: .assigned, as: both) == [.accept, .fail, .cancel])
+    }
+
+    @Test("delivered and cancelled orders accept nothing more, from anyone")
+    func finalStatuses() {
+        for status in OrderStatus.allCases where status.isFinal {
+            #expect(OrderStateMachine.availableActions(from: status, as: Set(OrderCapacity.allCases)).isEmpty)
+        }
+    }
+
+    @Test("every status can be reached from a new order")
+    func reachability() {
+        var reached: Set<OrderStatus> = [.awaitingPayment]
+        var changed = true
+        while changed {
+            changed = false
+            for rule in OrderStateMachine.rules where !reached.isDisjoint(with: rule.from) && !reached.contains(rule.to) {
+                reached.insert(rule.to)
+                changed = true
+            }
+        }
+        #expect(reached == Set(OrderStatus.allCases))
+    }
+}
