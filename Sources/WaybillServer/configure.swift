@@ -28,6 +28,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
     // Registered in order; never edit one that has shipped.
     app.migrations.add(CreateAccounts())             // users, sessions, refresh tokens
     app.migrations.add(CreateCodesDevicesOutbox())   // mailed codes, push devices, outbox, throttles
+    app.migrations.add(CreateOrders())               // orders, events, files, notifications, tariff, payments
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -43,8 +44,15 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
         tokens: await TokenService.make(secret: config.jwtSecret),
         passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: app.threadPool),
         codes: OneTimeCodes(secret: config.jwtSecret),
-        outbox: outbox
+        outbox: outbox,
+        payments: config.stripe.map { settings in StripePayments(settings: settings, client: { app.client }) }
+            ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL),
+        files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool)
     )
+    outbox.handle(Outbox.refundKind) { payload in
+        guard let id = UUID(uuidString: payload) else { return }
+        try await Orders(app: app, db: app.db, logger: app.logger).refundNow(id)
+    }
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
@@ -71,6 +79,9 @@ func routes(_ app: Application, spec: String) throws {
         .grouped(RequestContextMiddleware())
     let transport = VaporTransport(routesBuilder: api)
     try APIHandler().registerHandlers(on: transport, serverURL: URL(string: "/api/v1")!)
+
+    // pages outside the JSON API: payment return, sandbox checkout, printable statements
+    try app.register(collection: PaymentPages())
 }
 
 struct HealthStatus: Content {

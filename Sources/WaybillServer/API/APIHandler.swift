@@ -8,15 +8,15 @@ import WaybillCore
 struct APIHandler: APIProtocol {
     typealias S = Components.Schemas
 
-    private var request: Request { get throws { try RequestContext.request } }
+    var request: Request { get throws { try RequestContext.request } }
     private var accounts: Accounts { get throws { Accounts(request: try request) } }
 
-    private func principal() async throws -> Principal {
+    func principal() async throws -> Principal {
         let req = try request
         return try await Accounts(request: req).authenticate(bearer: req.headers.bearerAuthorization?.token)
     }
 
-    private static let success = S.StatusResponse(status: .success)
+    static let success = S.StatusResponse(status: .success)
 
     // MARK: auth
 

@@ -21,7 +21,8 @@ struct APIErrorMiddleware: AsyncMiddleware {
         headers.contentType = .json
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         if let retryAfter = error.retryAfter { headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
-        let body = ErrorBody(error: .init(code: error.code, message: error.message, fields: error.fields))
+        let body = ErrorBody(error: .init(code: error.code, message: error.message, fields: error.fields,
+                                          currentStatus: error.currentStatus))
         let data = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
         return Response(status: error.status, headers: headers, body: .init(data: data))
     }
@@ -114,6 +115,7 @@ struct APIErrorMiddleware: AsyncMiddleware {
             var code: String
             var message: String
             var fields: [String: String]?
+            var currentStatus: String?
         }
         var error: Detail
     }

@@ -28,6 +28,8 @@ public struct WaybillConfig: Sendable {
     public var mailFrom: MailAddress
     public var storagePath: String
     public var bcryptCost: Int
+    /// Stripe Checkout for card and TWINT; nil means the sandbox payment page.
+    public var stripe: StripeSettings? = nil
 
     public init(
         database: DatabaseTarget, publicURL: String, jwtSecret: [UInt8], smtp: SMTPSettings?,
@@ -83,10 +85,25 @@ public struct WaybillConfig: Sendable {
         guard let url = URL(string: publicURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ConfigurationError("PUBLIC_URL must be an absolute http(s) URL, such as https://waybill.example.com.")
         }
-        return WaybillConfig(
+        var config = WaybillConfig(
             database: database, publicURL: publicURL, jwtSecret: secret, smtp: smtp,
             mailFrom: mailFrom, storagePath: storagePath, bcryptCost: cost
         )
+        if let key = value("STRIPE_SECRET_KEY") {
+            let base = value("STRIPE_API_BASE") ?? "https://api.stripe.com"
+            guard let baseURL = URL(string: base), baseURL.scheme == "https" || baseURL.scheme == "http", baseURL.host != nil else {
+                throw ConfigurationError("STRIPE_API_BASE must be an absolute URL such as https://api.stripe.com.")
+            }
+            let webhookSecret = value("STRIPE_WEBHOOK_SECRET")
+            if webhookSecret == nil {
+                logger.warning("STRIPE_WEBHOOK_SECRET is not set: Stripe webhooks are refused; payments are confirmed when the customer returns or the app calls /payment/confirm.")
+            }
+            config.stripe = StripeSettings(secretKey: key, webhookSecret: webhookSecret,
+                                           apiBase: base.hasSuffix("/") ? String(base.dropLast()) : base)
+        } else if value("STRIPE_WEBHOOK_SECRET") != nil {
+            throw ConfigurationError("STRIPE_WEBHOOK_SECRET is set but STRIPE_SECRET_KEY is not.")
+        }
+        return config
     }
 
     static func parseDatabaseURL(_ raw: String) throws -> DatabaseTarget {
@@ -116,6 +133,19 @@ public struct WaybillConfig: Sendable {
         }
         logger.notice("Generated a development JWT signing key in \(path). Set JWT_SECRET in production.")
         return key
+    }
+}
+
+/// Stripe's keys, from `STRIPE_SECRET_KEY`, `STRIPE_WEBHOOK_SECRET` and `STRIPE_API_BASE`.
+public struct StripeSettings: Sendable, Equatable {
+    public var secretKey: String
+    public var webhookSecret: String?
+    public var apiBase: String
+
+    public init(secretKey: String, webhookSecret: String?, apiBase: String = "https://api.stripe.com") {
+        self.secretKey = secretKey
+        self.webhookSecret = webhookSecret
+        self.apiBase = apiBase
     }
 }
 

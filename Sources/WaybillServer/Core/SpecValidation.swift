@@ -22,6 +22,8 @@ struct SpecValidator: Sendable {
         var method: String
         var segments: [String]  // "{param}" matches any one segment
         var body: Schema?
+        /// `x-waybill-max-body-bytes`: a larger limit for uploads.
+        var maxBodySize: Int?
     }
 
     let operations: [Operation]
@@ -63,7 +65,8 @@ struct SpecValidator: Sendable {
                 operations.append(Operation(
                     method: method.uppercased(),
                     segments: path.split(separator: "/").map(String.init),
-                    body: schema.map { resolve($0) }
+                    body: schema.map { resolve($0) },
+                    maxBodySize: op["x-waybill-max-body-bytes"] as? Int
                 ))
             }
         }
@@ -141,6 +144,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         guard path.starts(with: pathPrefix),
               let operation = validator.operation(method: request.method.rawValue, path: Array(path.dropFirst(pathPrefix.count)))
         else { return try await next.respond(to: request) }
+        let maxBodySize = operation.maxBodySize ?? self.maxBodySize
 
         if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBodySize {
             throw WaybillError(.payloadTooLarge, "payload_too_large", "The body is larger than \(maxBodySize) bytes.")

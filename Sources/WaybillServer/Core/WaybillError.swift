@@ -10,6 +10,8 @@ public struct WaybillError: Error, Sendable {
     public var message: String
     public var fields: [String: String]?
     public var retryAfter: Int?
+    /// With `invalid_transition`: the order's status now.
+    public var currentStatus: String?
 
     public init(_ status: HTTPResponseStatus, _ code: String, _ message: String,
                 fields: [String: String]? = nil, retryAfter: Int? = nil) {

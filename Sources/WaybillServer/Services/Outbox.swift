@@ -1,12 +1,15 @@
 import Fluent
 import SQLKit
 import Vapor
+import NIOConcurrencyHelpers
 
 /// Messages leave through the outbox: written in the transaction that caused them, sent afterwards
 /// by a worker that retries with growing delays. A crash or an SMTP outage delays mail; it never
 /// loses it.
 public struct Outbox: Sendable {
     static let mailKind = "mail"
+    /// A cancelled order's card or TWINT payment to give back; the payload is the order id.
+    static let refundKind = "refund"
     /// How long a worker owns a message it is sending before another may try.
     static let leaseMillis: Int64 = 5 * 60 * 1000
     static let maxAttempts = 12
@@ -15,6 +18,11 @@ public struct Outbox: Sendable {
     static func enqueue(_ message: MailMessage, on db: any Database) async throws {
         let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
         try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: UnixTime.nowMillis).create(on: db)
+    }
+
+    /// Queues work for a handler registered with `OutboxWorker.handle(_:with:)`, retried like mail.
+    static func enqueueJob(kind: String, payload: String, on db: any Database) async throws {
+        try await OutboxMessage(kind: kind, payload: payload, nextAttemptAt: UnixTime.nowMillis).create(on: db)
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: 5 s, 10 s, 20 s … capped at one hour.
@@ -38,6 +46,7 @@ public final class OutboxWorker: Sendable {
     let from: MailAddress
     let logger: Logger
     let interval: Duration
+    private let handlers = NIOLockedValueBox<[String: @Sendable (String) async throws -> Void]>([:])
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
 
@@ -50,6 +59,11 @@ public final class OutboxWorker: Sendable {
         self.logger = logger
         self.interval = interval
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Registers what to do with messages of `kind` other than mail.
+    func handle(_ kind: String, with handler: @escaping @Sendable (String) async throws -> Void) {
+        handlers.withLockedValue { $0[kind] = handler }
     }
 
     /// Asks the worker to look now rather than at its next tick.
@@ -132,7 +146,10 @@ public final class OutboxWorker: Sendable {
             let mail = try JSONDecoder().decode(MailMessage.self, from: Data(payload.utf8))
             try await mailer.send(mail, from: from)
         default:
-            throw Abort(.internalServerError, reason: "Unknown outbox kind \(message.kind)")
+            guard let handler = handlers.withLockedValue({ $0[message.kind] }) else {
+                throw Abort(.internalServerError, reason: "Unknown outbox kind \(message.kind)")
+            }
+            try await handler(message.payload ?? "")
         }
     }
 }

@@ -9,14 +9,18 @@ public final class WaybillServices: Sendable {
     let passwords: PasswordHasher
     let codes: OneTimeCodes
     public let outbox: OutboxWorker
+    let payments: any PaymentProvider
+    let files: FileStore
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
-         outbox: OutboxWorker) {
+         outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore) {
         self.config = config
         self.tokens = tokens
         self.passwords = passwords
         self.codes = codes
         self.outbox = outbox
+        self.payments = payments
+        self.files = files
     }
 }
 

@@ -1,0 +1,372 @@
+import Foundation
+import OpenAPIRuntime
+import Vapor
+import WaybillAPI
+import WaybillCore
+
+/// The orders part of `openapi.yaml`: translation between generated types and `Orders`.
+extension APIHandler {
+    var orders: Orders { get throws { Orders(request: try request) } }
+
+    // MARK: tariff and quotes
+
+    func getTariff(_ input: Operations.GetTariff.Input) async throws -> Operations.GetTariff.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        return .ok(.init(body: .json(try Self.tariff(try await orders.currentTariff()))))
+    }
+
+    func putTariff(_ input: Operations.PutTariff.Input) async throws -> Operations.PutTariff.Output {
+        let me = try await principal()
+        try me.require(.manager)
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        func rate(_ r: S.Rate) -> Tariff.Rate { Tariff.Rate(baseFee: r.baseFee, perKm: r.perKm, flatFee: r.flatFee) }
+        let record = try await orders.replaceTariff(Tariff(
+            currency: body.currency, small: rate(body.small), medium: rate(body.medium), large: rate(body.large),
+            expressMultiplierPercent: body.expressMultiplierPercent, roundingIncrement: body.roundingIncrement), by: me)
+        return .ok(.init(body: .json(try Self.tariff(record))))
+    }
+
+    func createQuote(_ input: Operations.CreateQuote.Input) async throws -> Operations.CreateQuote.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service), for: me)
+        return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
+                                             breakdown: quote.breakdown.map(Self.priceLine)))))
+    }
+
+    // MARK: orders
+
+    func createOrder(_ input: Operations.CreateOrder.Input) async throws -> Operations.CreateOrder.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let request = OrderRequest(
+            quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service),
+            paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
+            recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
+            notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
+        let created = try await orders.create(request, by: me, idempotencyKey: input.headers.idempotencyKey)
+        let next = created.paymentURL.map { S.NextStep(action: .pay, paymentUrl: $0, sandbox: created.sandbox) }
+            ?? S.NextStep(action: .none)
+        return .created(.init(body: .json(S.OrderCreated(order: try Self.order(created.record), next: next))))
+    }
+
+    func listOrders(_ input: Operations.ListOrders.Input) async throws -> Operations.ListOrders.Output {
+        let me = try await principal()
+        let q = input.query
+        var filter = Orders.ListFilter()
+        filter.limit = q.limit ?? 50
+        guard (1...100).contains(filter.limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        if let raw = q.status {
+            var statuses: [OrderStatus] = []
+            for part in raw.split(separator: ",") {
+                guard let status = OrderStatus(rawValue: part.trimmingCharacters(in: .whitespaces)) else {
+                    throw WaybillError.validation("status", "invalid")
+                }
+                statuses.append(status)
+            }
+            filter.statuses = statuses
+        }
+        filter.customerID = try q.customerId.map { try Self.uuidField($0, "customerId") }
+        filter.driverID = try q.driverId.map { try Self.uuidField($0, "driverId") }
+        filter.from = q.from
+        filter.to = q.to
+        filter.cursor = q.cursor
+        let page = try await orders.list(filter, for: me)
+        return .ok(.init(body: .json(S.OrderPage(items: try page.records.map { try Self.order($0) }, nextCursor: page.nextCursor))))
+    }
+
+    func getOrder(_ input: Operations.GetOrder.Input) async throws -> Operations.GetOrder.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(try Self.order(try await orders.detail(try Self.uuid(input.path.orderId), for: me)))))
+    }
+
+    /// The order as the caller sees it after a change.
+    private func answer(_ id: UUID, _ me: Principal) async throws -> S.Order {
+        try Self.order(try await orders.detail(id, for: me))
+    }
+
+    func confirmPayment(_ input: Operations.ConfirmPayment.Input) async throws -> Operations.ConfirmPayment.Output {
+        let me = try await principal()
+        let record = try await orders.confirmPayment(try Self.uuid(input.path.orderId), by: me)
+        return .ok(.init(body: .json(try Self.order(record))))
+    }
+
+    func cancelOrder(_ input: Operations.CancelOrder.Input) async throws -> Operations.CancelOrder.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let id = try Self.uuid(input.path.orderId)
+        _ = try await orders.cancel(id, reason: body.reason, by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func assignOrder(_ input: Operations.AssignOrder.Input) async throws -> Operations.AssignOrder.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let id = try Self.uuid(input.path.orderId)
+        _ = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func acceptOrder(_ input: Operations.AcceptOrder.Input) async throws -> Operations.AcceptOrder.Output {
+        let me = try await principal()
+        let id = try Self.uuid(input.path.orderId)
+        _ = try await orders.accept(id, by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func pickupOrder(_ input: Operations.PickupOrder.Input) async throws -> Operations.PickupOrder.Output {
+        let me = try await principal()
+        let id = try Self.uuid(input.path.orderId)
+        var cash: Money?
+        if case .json(let body)? = input.body, let collected = body.cashCollected {
+            cash = Money(collected.amount, collected.currency)
+        }
+        _ = try await orders.pickup(id, cashCollected: cash, by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func failOrder(_ input: Operations.FailOrder.Input) async throws -> Operations.FailOrder.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let id = try Self.uuid(input.path.orderId)
+        _ = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note, by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func deliverOrder(_ input: Operations.DeliverOrder.Input) async throws -> Operations.DeliverOrder.Output {
+        let me = try await principal()
+        let id = try Self.uuid(input.path.orderId)
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var signature: [UInt8]?, photo: [UInt8]?, name: String?, code: String?
+        do {
+            for try await part in form {
+                switch part {
+                case .signature(let p): signature = try await Self.collect(p.payload.body, field: "signature", limit: UploadLimits.signatureBytes)
+                case .photo(let p): photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes)
+                case .recipientName(let p): name = String(decoding: try await Self.collect(p.payload.body, field: "recipientName", limit: 4096), as: UTF8.self)
+                case .code(let p): code = String(decoding: try await Self.collect(p.payload.body, field: "code", limit: 100), as: UTF8.self)
+                case .undocumented: continue
+                }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            // The runtime checks required and repeated parts as it reads; report them per field.
+            var fields: [String: String] = [:]
+            if signature == nil { fields["signature"] = "required" }
+            if name == nil { fields["recipientName"] = "required" }
+            if fields.isEmpty { throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.") }
+            throw WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: fields)
+        }
+        guard let signature, let name else {
+            var fields: [String: String] = [:]
+            if signature == nil { fields["signature"] = "required" }
+            if name == nil { fields["recipientName"] = "required" }
+            throw WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: fields)
+        }
+        _ = try await orders.deliver(id, signature: .init(bytes: signature, field: "signature"),
+                                     photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code, by: me)
+        return .ok(.init(body: .json(try await answer(id, me))))
+    }
+
+    func addOrderPhoto(_ input: Operations.AddOrderPhoto.Input) async throws -> Operations.AddOrderPhoto.Output {
+        let me = try await principal()
+        let id = try Self.uuid(input.path.orderId)
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var photo: [UInt8]?
+        do {
+            for try await part in form {
+                if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes) }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            if photo != nil { throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.") }
+        }
+        guard let photo else { throw WaybillError.validation("photo", "required") }
+        let file = try await orders.addPhoto(id, .init(bytes: photo, field: "photo"), by: me)
+        return .created(.init(body: .json(Self.file(file))))
+    }
+
+    func getOrderFile(_ input: Operations.GetOrderFile.Input) async throws -> Operations.GetOrderFile.Output {
+        let me = try await principal()
+        let (file, data) = try await orders.file(orderID: try Self.uuid(input.path.orderId), fileID: try Self.uuid(input.path.fileId), for: me)
+        let body = HTTPBody(data)
+        return .ok(.init(body: file.contentType == "image/png" ? .png(body) : .jpeg(body)))
+    }
+
+    static func collect(_ body: HTTPBody, field: String, limit: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            guard bytes.count + chunk.count <= limit else {
+                throw WaybillError(.payloadTooLarge, "payload_too_large", "\(field) is larger than \(limit / 1024) KB.", fields: [field: "too_large"])
+            }
+            bytes.append(contentsOf: chunk)
+        }
+        return bytes
+    }
+
+    // MARK: statements and notifications
+
+    func listInvoices(_ input: Operations.ListInvoices.Input) async throws -> Operations.ListInvoices.Output {
+        let me = try await principal()
+        let statements = try await orders.statements(month: input.query.month,
+                                                     customerID: try input.query.customerId.map { try Self.uuidField($0, "customerId") }, for: me)
+        let links = StatementLinks(secret: try request.application.waybill.config.jwtSecret)
+        let base = try request.application.waybill.config.publicURL
+        return .ok(.init(body: .json(S.StatementList(items: try statements.map { statement in
+            S.Statement(
+                customer: Self.person(statement.customer, withEmail: true), month: statement.month,
+                orders: try statement.orders.map {
+                    .init(id: $0.id!.uuidString, reference: $0.reference, createdAt: Self.date($0.createdAt),
+                          status: S.OrderStatus(rawValue: $0.status.rawValue)!, amount: Self.money($0.price), dropoffCity: try $0.dropoff.city)
+                },
+                total: Self.money(statement.total),
+                pageUrl: "\(base)/statements/\(links.token(customerID: statement.customer.id!, month: statement.month))")
+        }))))
+    }
+
+    func listNotifications(_ input: Operations.ListNotifications.Input) async throws -> Operations.ListNotifications.Output {
+        let me = try await principal()
+        let limit = input.query.limit ?? 50
+        guard (1...100).contains(limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        let page = try await orders.notifications(for: me, unreadOnly: input.query.unread ?? false, cursor: input.query.cursor, limit: limit)
+        return .ok(.init(body: .json(S.NotificationPage(items: page.items.map(Self.notification), unreadCount: page.unread, nextCursor: page.next))))
+    }
+
+    func markNotificationRead(_ input: Operations.MarkNotificationRead.Input) async throws -> Operations.MarkNotificationRead.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(Self.notification(try await orders.markRead(try Self.uuid(input.path.notificationId), for: me)))))
+    }
+
+    // MARK: Stripe
+
+    func stripeWebhook(_ input: Operations.StripeWebhook.Input) async throws -> Operations.StripeWebhook.Output {
+        let req = try request
+        guard let secret = req.application.waybill.config.stripe?.webhookSecret else {
+            throw WaybillError(.serviceUnavailable, "webhooks_not_configured", "This server has no STRIPE_WEBHOOK_SECRET.")
+        }
+        // The signature covers the exact bytes Stripe sent, so verify those, not a re-encoding.
+        let raw = req.body.data.map { Array($0.readableBytesView) } ?? []
+        do {
+            try StripeSignature.verify(payload: raw, header: input.headers.stripeSignature, secret: secret)
+        } catch {
+            let reason = switch error as? StripeSignature.Failure { case .stale: "stale"; case .malformed: "malformed"; default: "mismatch" }
+            req.logger.warning("Stripe webhook refused: signature \(reason)")
+            throw WaybillError(.badRequest, "invalid_signature", "The Stripe-Signature header does not match (\(reason)).")
+        }
+        guard let json = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
+            throw WaybillError(.badRequest, "invalid_json", "The body is not valid JSON.")
+        }
+        try await orders.handleStripeEvent(json)
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    // MARK: mapping
+
+    static func uuidField(_ raw: String, _ field: String) throws -> UUID {
+        guard let id = UUID(uuidString: raw) else { throw WaybillError.validation(field, "invalid") }
+        return id
+    }
+
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(millis) / 1000) }
+
+    static func money(_ money: Money) -> S.Money { S.Money(amount: money.amount, currency: money.currency) }
+
+    static func priceLine(_ line: PriceLine) -> S.PriceLine {
+        S.PriceLine(kind: .init(rawValue: line.kind.rawValue)!, label: line.label, amount: line.amount)
+    }
+
+    static func quoteRequest(_ pickup: S.PickupAddress, _ dropoff: S.Address, _ weight: S.WeightClass, _ service: S.ServiceLevel) -> QuoteRequest {
+        QuoteRequest(
+            pickup: PickupInput(useAccountAddress: pickup.useAccountAddress ?? false, address: AddressInput(
+                street: pickup.street, postalCode: pickup.postalCode, city: pickup.city, country: pickup.country,
+                latitude: pickup.latitude, longitude: pickup.longitude)),
+            dropoff: AddressInput(street: dropoff.street, postalCode: dropoff.postalCode, city: dropoff.city,
+                                  country: dropoff.country, latitude: dropoff.latitude, longitude: dropoff.longitude),
+            weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!)
+    }
+
+    static func tariff(_ record: TariffRecord) throws -> S.Tariff {
+        let t = try record.tariff
+        func rate(_ r: Tariff.Rate) -> S.Rate { S.Rate(baseFee: r.baseFee, perKm: r.perKm, flatFee: r.flatFee) }
+        return S.Tariff(
+            value1: S.TariffInput(currency: t.currency, small: rate(t.small), medium: rate(t.medium), large: rate(t.large),
+                                  expressMultiplierPercent: t.expressMultiplierPercent, roundingIncrement: t.roundingIncrement),
+            value2: .init(version: record.id ?? 0, updatedAt: date(record.createdAt)))
+    }
+
+    static func person(_ user: User, withEmail: Bool) -> S.PersonSummary {
+        S.PersonSummary(id: user.id!.uuidString, firstName: user.firstName, lastName: user.lastName,
+                        email: withEmail ? user.email : nil, companyName: user.companyName, role: S.Role(user.role))
+    }
+
+    static func address(_ a: Address) -> S.Address {
+        S.Address(street: a.street, postalCode: a.postalCode, city: a.city, country: a.country,
+                  latitude: a.coordinate?.latitude, longitude: a.coordinate?.longitude)
+    }
+
+    static func file(_ file: OrderFile) -> S.OrderFile {
+        S.OrderFile(id: file.id!.uuidString, kind: .init(rawValue: file.kind.rawValue)!, contentType: file.contentType,
+                    url: "/api/v1/orders/\(file.orderID.uuidString)/files/\(file.id!.uuidString)",
+                    width: file.width, height: file.height, createdAt: date(file.createdAt))
+    }
+
+    static func notification(_ n: Notification) -> S.Notification {
+        S.Notification(id: n.id!.uuidString, kind: n.kind, title: n.title, body: n.body, orderId: n.orderID?.uuidString,
+                       createdAt: date(n.createdAt), read: n.readAt != nil)
+    }
+
+    static func order(_ record: OrderRecord) throws -> S.Order {
+        let o = record.order
+        let staffView = record.capacities.contains(.manager) || record.capacities.contains(.assignee)
+        let recipient = try o.recipient
+        let signature = record.files.first { $0.kind == .signature }
+        let proof: S.Proof? = signature.flatMap { signature in
+            guard let signedBy = o.signedBy, let at = o.deliveredAt else { return nil }
+            return S.Proof(recipientName: signedBy, deliveredAt: date(at), signature: file(signature),
+                           photo: record.files.first { $0.kind == .deliveryPhoto }.map(file),
+                           recipientCodeVerified: o.requireRecipientCode ? true : nil)
+        }
+        let full = !record.events.isEmpty
+        return S.Order(
+            id: o.id!.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
+            createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
+            customer: person(record.customer, withEmail: staffView || record.capacities.contains(.owner)),
+            driver: record.driver.map { person($0, withEmail: record.capacities.contains(.manager)) },
+            pickup: address(try o.pickup), dropoff: address(try o.dropoff),
+            weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
+            recipient: S.Recipient(name: recipient.name, email: recipient.email, phone: recipient.phone),
+            notes: o.notes, requireRecipientCode: o.requireRecipientCode,
+            price: money(o.price), distanceKm: o.distanceMeters.map { Double(($0 + 50) / 100) / 10 },
+            breakdown: try o.breakdown.map(priceLine),
+            payment: S.Payment(
+                method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
+                status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,
+                paidAt: o.paidAt.map(date), refundedAt: o.refundedAt.map(date),
+                cashCollected: o.cashCollected.map { money(Money($0, o.currency)) }),
+            failure: o.failureReason.map { .init(reason: .init(rawValue: $0.rawValue)!, note: o.failureNote) },
+            cancellationReason: o.cancellationReason,
+            proof: proof,
+            photos: full ? record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
+            events: full ? record.events.map { event, actor in
+                S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
+                             at: date(event.at), actor: actor.map { person($0, withEmail: false) }, note: event.note)
+            } : nil,
+            availableActions: OrderStateMachine.availableActions(from: o.status, as: record.capacities)
+                .map { S.OrderAction(rawValue: $0.rawValue)! })
+    }
+
+    static func paymentStatus(_ status: Order.PaymentStatus) -> S.Payment.StatusPayload {
+        switch status {
+        case .awaiting: .awaiting
+        case .paid, .refundPending: .paid
+        case .refunded: .refunded
+        case .dueOnPickup: .dueOnPickup
+        case .collected: .collected
+        case .invoiced: .invoiced
+        case .void: .void
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import Fluent
+import Foundation
+import WaybillCore
+
+/// A delivery order. Money is stored in minor units; times as Unix milliseconds, so the lists
+/// sort and page on plain integers on both SQLite and PostgreSQL.
+final class Order: Model, @unchecked Sendable {
+    static let schema = "orders"
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "reference") var reference: String
+    @Field(key: "customer_id") var customerID: UUID
+    @OptionalField(key: "driver_id") var driverID: UUID?
+    @Field(key: "status") var status: OrderStatus
+    /// Bumped by every change; a change only lands if nobody else changed the order meanwhile.
+    @Field(key: "version") var version: Int
+    @Field(key: "created_at") var createdAt: Int64
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    @Field(key: "pickup") var pickupJSON: String
+    @Field(key: "dropoff") var dropoffJSON: String
+    @Field(key: "weight_class") var weightClass: WeightClass
+    @Field(key: "service") var service: ServiceLevel
+    @Field(key: "recipient") var recipientJSON: String
+    @OptionalField(key: "notes") var notes: String?
+
+    @Field(key: "price_amount") var priceAmount: Int
+    @Field(key: "currency") var currency: String
+    @OptionalField(key: "distance_m") var distanceMeters: Int?
+    @Field(key: "breakdown") var breakdownJSON: String
+    @Field(key: "tariff_version") var tariffVersion: Int
+
+    @Field(key: "payment_method") var paymentMethod: PaymentMethod
+    @Field(key: "payment_status") var paymentStatus: PaymentStatus
+    @Field(key: "sandbox") var sandbox: Bool
+    @OptionalField(key: "checkout_session_id") var checkoutSessionID: String?
+    @OptionalField(key: "checkout_url") var checkoutURL: String?
+    @OptionalField(key: "payment_intent_id") var paymentIntentID: String?
+    @OptionalField(key: "paid_at") var paidAt: Int64?
+    @OptionalField(key: "refund_id") var refundID: String?
+    @OptionalField(key: "refunded_at") var refundedAt: Int64?
+    @OptionalField(key: "cash_collected") var cashCollected: Int?
+    @OptionalField(key: "idempotency_key") var idempotencyKey: String?
+
+    @Field(key: "require_recipient_code") var requireRecipientCode: Bool
+    @OptionalField(key: "recipient_code_hash") var recipientCodeHash: String?
+    @Field(key: "recipient_code_attempts") var recipientCodeAttempts: Int
+
+    @OptionalField(key: "failure_reason") var failureReason: FailureReason?
+    @OptionalField(key: "failure_note") var failureNote: String?
+    @OptionalField(key: "cancellation_reason") var cancellationReason: String?
+    @OptionalField(key: "signed_by") var signedBy: String?
+    @OptionalField(key: "delivered_at") var deliveredAt: Int64?
+
+    init() {}
+
+    enum PaymentStatus: String, Codable, Sendable {
+        case awaiting, paid, refundPending = "refund_pending", refunded
+        case dueOnPickup = "due_on_pickup", collected, invoiced, void
+    }
+
+    var pickup: Address { get throws { try JSONDecoder().decode(Address.self, from: Data(pickupJSON.utf8)) } }
+    var dropoff: Address { get throws { try JSONDecoder().decode(Address.self, from: Data(dropoffJSON.utf8)) } }
+    var recipient: Recipient { get throws { try JSONDecoder().decode(Recipient.self, from: Data(recipientJSON.utf8)) } }
+    var breakdown: [PriceLine] { get throws { try JSONDecoder().decode([PriceLine].self, from: Data(breakdownJSON.utf8)) } }
+    var price: Money { Money(priceAmount, currency) }
+
+    static func json<T: Encodable>(_ value: T) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+}
+
+/// One line of an order's history: who did what, when. Never changed or deleted.
+final class OrderEvent: Model, @unchecked Sendable {
+    static let schema = "order_events"
+
+    @ID(custom: "id", generatedBy: .database) var id: Int?
+    @Field(key: "order_id") var orderID: UUID
+    @Field(key: "type") var type: String
+    @OptionalField(key: "status") var status: OrderStatus?
+    @OptionalField(key: "actor_id") var actorID: UUID?
+    @OptionalField(key: "note") var note: String?
+    @Field(key: "at") var at: Int64
+
+    init() {}
+    init(orderID: UUID, type: String, status: OrderStatus?, actorID: UUID?, note: String? = nil, at: Int64 = UnixTime.nowMillis) {
+        self.orderID = orderID
+        self.type = type
+        self.status = status
+        self.actorID = actorID
+        self.note = note
+        self.at = at
+    }
+}
+
+/// A stored image belonging to an order: the recipient's signature, a delivery photo, or the
+/// customer's photo of the parcel. The bytes live under `STORAGE_PATH/files`, named by the server.
+final class OrderFile: Model, @unchecked Sendable {
+    static let schema = "order_files"
+
+    enum Kind: String, Codable, Sendable { case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo" }
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "order_id") var orderID: UUID
+    @Field(key: "kind") var kind: Kind
+    @Field(key: "content_type") var contentType: String
+    @Field(key: "storage_name") var storageName: String
+    @Field(key: "byte_count") var byteCount: Int
+    @Field(key: "width") var width: Int
+    @Field(key: "height") var height: Int
+    @Field(key: "uploaded_by") var uploadedBy: UUID
+    @Field(key: "created_at") var createdAt: Int64
+
+    init() {}
+}
+
+/// Something a person should know about, shown in the app and mailed.
+final class Notification: Model, @unchecked Sendable {
+    static let schema = "notifications"
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "user_id") var userID: UUID
+    @OptionalField(key: "order_id") var orderID: UUID?
+    @Field(key: "kind") var kind: String
+    @Field(key: "title") var title: String
+    @Field(key: "body") var body: String
+    @OptionalField(key: "read_at") var readAt: Int64?
+    @Field(key: "created_at") var createdAt: Int64
+
+    init() {}
+    init(userID: UUID, orderID: UUID?, kind: String, title: String, body: String) {
+        self.userID = userID
+        self.orderID = orderID
+        self.kind = kind
+        self.title = title
+        self.body = body
+        self.createdAt = UnixTime.nowMillis
+    }
+}
+
+/// The company's tariff; the highest version is in force. Rows are never changed.
+final class TariffRecord: Model, @unchecked Sendable {
+    static let schema = "tariffs"
+
+    @ID(custom: "version", generatedBy: .user) var id: Int?
+    @Field(key: "data") var data: String
+    @OptionalField(key: "created_by") var createdBy: UUID?
+    @Field(key: "created_at") var createdAt: Int64
+
+    init() {}
+    init(version: Int, tariff: Tariff, createdBy: UUID?) {
+        self.id = version
+        self.data = Order.json(tariff)
+        self.createdBy = createdBy
+        self.createdAt = UnixTime.nowMillis
+    }
+
+    var tariff: Tariff { get throws { try JSONDecoder().decode(Tariff.self, from: Data(data.utf8)) } }
+}
+
+/// A checkout on the sandbox payment page (used when no Stripe keys are configured).
+final class SandboxCheckout: Model, @unchecked Sendable {
+    static let schema = "sandbox_checkouts"
+
+    @ID(custom: "id", generatedBy: .user) var id: String?
+    @Field(key: "order_id") var orderID: UUID
+    @Field(key: "amount") var amount: Int
+    @Field(key: "currency") var currency: String
+    @Field(key: "method") var method: PaymentMethod
+    @Field(key: "status") var status: String  // open, paid, expired
+    @Field(key: "created_at") var createdAt: Int64
+
+    init() {}
+}

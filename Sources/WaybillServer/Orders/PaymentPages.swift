@@ -1,0 +1,139 @@
+import Fluent
+import Foundation
+import Vapor
+import WaybillCore
+
+/// The few HTML pages the API needs before the web app exists: where Stripe sends the customer
+/// back, the sandbox checkout (labelled as a test everywhere), and printable monthly statements.
+struct PaymentPages: RouteCollection {
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("payments", "return", use: paymentReturn)
+        routes.get("sandbox", "checkout", ":id", use: sandboxPage)
+        routes.post("sandbox", "checkout", ":id", "pay", use: sandboxPay)
+        routes.post("sandbox", "checkout", ":id", "cancel", use: sandboxCancel)
+        routes.get("statements", ":token", use: statementPage)
+    }
+
+    /// Stripe's success URL. Asks Stripe itself whether the checkout is paid (the query string
+    /// proves nothing) and confirms the order if so.
+    func paymentReturn(_ req: Request) async throws -> Response {
+        let orders = Orders(request: req)
+        let sandbox = req.application.waybill.payments.isSandbox
+        if let sessionID = req.query[String.self, at: "session_id"], !sessionID.isEmpty, sessionID.count <= 200 {
+            let state = try await req.application.waybill.payments.checkout(id: sessionID)
+            try await orders.settleCheckout(state)
+            if let id = state.orderID.flatMap(UUID.init(uuidString:)), let order = try await Order.find(id, on: req.db) {
+                let paid = order.paymentStatus == .paid
+                return Self.page(title: paid ? "Payment received" : "Payment not completed", sandbox: sandbox, body: """
+                    <h1>\(paid ? "Payment received" : "Payment not completed")</h1>
+                    <p>Order <strong>\(Self.escape(order.reference))</strong> — \(Self.escape(order.price.description)).</p>
+                    <p>\(paid ? "Your order is confirmed and goes to dispatch. You can return to the Waybill app." : "No payment was taken. You can try again from the Waybill app.")</p>
+                    """)
+            }
+        }
+        return Self.page(title: "Payment not completed", sandbox: sandbox, body: """
+            <h1>Payment not completed</h1>
+            <p>No payment was taken. You can return to the Waybill app and try again, or choose another payment method.</p>
+            """)
+    }
+
+    private func sandboxProvider(_ req: Request) throws -> SandboxPayments {
+        guard let sandbox = req.application.waybill.payments as? SandboxPayments else { throw WaybillError.notFound }
+        return sandbox
+    }
+
+    func sandboxPage(_ req: Request) async throws -> Response {
+        _ = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"), let checkout = try await SandboxCheckout.find(id, on: req.db),
+              let order = try await Order.find(checkout.orderID, on: req.db) else { throw WaybillError.notFound }
+        let price = Money(checkout.amount, checkout.currency)
+        let method = checkout.method == .twint ? "TWINT" : "Card"
+        let actions = checkout.status == "open" ? """
+            <form method="post" action="/sandbox/checkout/\(Self.escape(id))/pay"><button type="submit">Pay \(Self.escape(price.description)) (test)</button></form>
+            <form method="post" action="/sandbox/checkout/\(Self.escape(id))/cancel"><button type="submit" class="secondary">Cancel</button></form>
+            """ : "<p>This test checkout is \(Self.escape(checkout.status)).</p>"
+        return Self.page(title: "Test payment", sandbox: true, body: """
+            <h1>Test payment — \(method)</h1>
+            <p>Order <strong>\(Self.escape(order.reference))</strong></p>
+            <p class="amount">\(Self.escape(price.description))</p>
+            <p>This server has no Stripe keys, so this page stands in for the payment site. Pressing “Pay” confirms the order as if it had been paid; <strong>no money moves</strong>.</p>
+            \(actions)
+            """)
+    }
+
+    func sandboxPay(_ req: Request) async throws -> Response {
+        let sandbox = try sandboxProvider(req)
+        guard let id = req.parameters.get("id") else { throw WaybillError.notFound }
+        guard try await SandboxCheckout.find(id, on: req.db) != nil else { throw WaybillError.notFound }
+        _ = try await sandbox.markPaid(id: id)
+        return req.redirect(to: "/payments/return?session_id=\(id)", redirectType: .normal)
+    }
+
+    func sandboxCancel(_ req: Request) async throws -> Response {
+        _ = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"), try await SandboxCheckout.find(id, on: req.db) != nil else { throw WaybillError.notFound }
+        return req.redirect(to: "/payments/return?cancelled=1", redirectType: .normal)
+    }
+
+    func statementPage(_ req: Request) async throws -> Response {
+        let links = StatementLinks(secret: req.application.waybill.config.jwtSecret)
+        guard let token = req.parameters.get("token"), let (customerID, month) = links.verify(token) else {
+            throw WaybillError(.notFound, "link_expired", "This statement link is not valid or has expired; open the statement again from the app.")
+        }
+        let statement = try await Orders(request: req).statement(customerID: customerID, month: month)
+        let rows = try statement.orders.map { order -> String in
+            let date = Date(timeIntervalSince1970: TimeInterval(order.createdAt) / 1000).formatted(.iso8601.year().month().day())
+            return "<tr><td>\(date)</td><td>\(Self.escape(order.reference))</td><td>\(Self.escape(try order.dropoff.city))</td><td class=\"num\">\(Self.escape(order.price.description))</td></tr>"
+        }.joined(separator: "\n")
+        let customer = statement.customer
+        return Self.page(title: "Statement \(month)", sandbox: false, body: """
+            <h1>Statement \(Self.escape(month))</h1>
+            <p><strong>\(Self.escape(customer.companyName ?? customer.displayName))</strong><br>\(Self.escape(customer.displayName))<br>\(Self.escape(customer.address ?? "")), \(Self.escape(customer.postalCode ?? "")) \(Self.escape(customer.city ?? ""))</p>
+            <table>
+            <thead><tr><th>Date</th><th>Order</th><th>To</th><th class="num">Amount</th></tr></thead>
+            <tbody>\(rows.isEmpty ? "<tr><td colspan=\"4\">No invoice orders this month.</td></tr>" : rows)</tbody>
+            <tfoot><tr><th colspan="3">Total</th><th class="num">\(Self.escape(statement.total.description))</th></tr></tfoot>
+            </table>
+            """)
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for ch in text {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
+    static func page(title: String, sandbox: Bool, body: String) -> Response {
+        let banner = sandbox ? #"<div class="test" role="alert">TEST MODE — sandbox payments, no money moves</div>"# : ""
+        let html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title))\(sandbox ? " (test)" : "") · Waybill</title>
+            <style>
+            body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:0 auto;padding:1rem;color:#1a1a1a}
+            .test{background:#ffd60a;color:#000;font-weight:700;padding:.75rem 1rem;margin:-1rem -1rem 1rem;text-align:center}
+            .amount{font-size:2rem;font-weight:700}
+            button{font:inherit;padding:.75rem 1.25rem;margin:.25rem 0;border:0;border-radius:.5rem;background:#0b5cad;color:#fff;cursor:pointer}
+            button.secondary{background:#e4e4e4;color:#1a1a1a}
+            button:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px}
+            table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #ccc}.num{text-align:right}
+            @media print{.test{display:none}}
+            </style></head>
+            <body>\(banner)<main>\(body)</main></body></html>
+            """
+        var headers = HTTPHeaders()
+        headers.contentType = .html
+        headers.replaceOrAdd(name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return Response(status: .ok, headers: headers, body: .init(string: html))
+    }
+}

@@ -1,0 +1,239 @@
+import Crypto
+import Fluent
+import Foundation
+import Vapor
+import WaybillCore
+
+/// What the payment provider is asked to collect.
+struct CheckoutRequest: Sendable {
+    var orderID: UUID
+    var reference: String
+    var price: Money
+    var method: PaymentMethod
+    var customerEmail: String
+    var successURL: String
+    var cancelURL: String
+}
+
+struct Checkout: Sendable, Equatable {
+    var id: String
+    var url: String
+}
+
+/// A checkout as the provider sees it now.
+struct CheckoutState: Sendable, Equatable {
+    var id: String
+    var paid: Bool
+    var expired: Bool
+    var orderID: String?
+    var amount: Int?
+    var currency: String?
+    var paymentIntent: String?
+}
+
+/// Takes card and TWINT payments: Stripe Checkout, or the sandbox page when no keys are set.
+protocol PaymentProvider: Sendable {
+    var isSandbox: Bool { get }
+    func createCheckout(_ request: CheckoutRequest) async throws -> Checkout
+    func checkout(id: String) async throws -> CheckoutState
+    /// Refunds a paid checkout in full. The idempotency key makes a retried refund harmless.
+    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String
+}
+
+extension WaybillError {
+    static func paymentProvider(_ detail: String) -> WaybillError {
+        WaybillError(.badGateway, "payment_provider_error", "The payment provider could not be reached or refused the request (\(detail)). Nothing was changed; try again.")
+    }
+}
+
+/// Stripe's REST API (form-encoded requests, JSON answers), over Vapor's HTTP client.
+struct StripePayments: PaymentProvider {
+    let settings: StripeSettings
+    let client: @Sendable () -> any Client
+    var isSandbox: Bool { false }
+
+    func createCheckout(_ request: CheckoutRequest) async throws -> Checkout {
+        let id = request.orderID.uuidString
+        let fields: [(String, String)] = [
+            ("mode", "payment"),
+            ("payment_method_types[0]", request.method == .twint ? "twint" : "card"),
+            ("line_items[0][quantity]", "1"),
+            ("line_items[0][price_data][currency]", request.price.currency.lowercased()),
+            ("line_items[0][price_data][unit_amount]", String(request.price.amount)),
+            ("line_items[0][price_data][product_data][name]", "Delivery \(request.reference)"),
+            ("client_reference_id", id),
+            ("metadata[order_id]", id),
+            ("payment_intent_data[metadata][order_id]", id),
+            ("customer_email", request.customerEmail),
+            ("success_url", request.successURL),
+            ("cancel_url", request.cancelURL),
+        ]
+        let json = try await post("/v1/checkout/sessions", fields, idempotencyKey: "checkout-\(id)")
+        guard let sessionID = json["id"] as? String, let url = json["url"] as? String else {
+            throw WaybillError.paymentProvider("no session in the answer")
+        }
+        return Checkout(id: sessionID, url: url)
+    }
+
+    func checkout(id: String) async throws -> CheckoutState {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_"))
+        guard !id.isEmpty, id.unicodeScalars.allSatisfy(allowed.contains) else { throw WaybillError.notFound }
+        let response = try await send(.GET, "/v1/checkout/sessions/\(id)", body: nil, idempotencyKey: nil)
+        return Self.state(from: response)
+    }
+
+    static func state(from json: [String: Any]) -> CheckoutState {
+        let metadata = json["metadata"] as? [String: Any]
+        return CheckoutState(
+            id: json["id"] as? String ?? "",
+            paid: (json["payment_status"] as? String) == "paid",
+            expired: (json["status"] as? String) == "expired",
+            orderID: (metadata?["order_id"] as? String) ?? (json["client_reference_id"] as? String),
+            amount: (json["amount_total"] as? NSNumber)?.intValue,
+            currency: (json["currency"] as? String)?.uppercased(),
+            paymentIntent: json["payment_intent"] as? String)
+    }
+
+    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String {
+        guard let intent = checkout.paymentIntent else { throw WaybillError.paymentProvider("the checkout has no payment to refund") }
+        var fields = [("payment_intent", intent)]
+        if let order = checkout.orderID { fields.append(("metadata[order_id]", order)) }
+        let json = try await post("/v1/refunds", fields, idempotencyKey: idempotencyKey)
+        guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no refund in the answer") }
+        return id
+    }
+
+    private func post(_ path: String, _ fields: [(String, String)], idempotencyKey: String) async throws -> [String: Any] {
+        try await send(.POST, path, body: Self.formEncode(fields), idempotencyKey: idempotencyKey)
+    }
+
+    private func send(_ method: HTTPMethod, _ path: String, body: String?, idempotencyKey: String?) async throws -> [String: Any] {
+        var headers = HTTPHeaders()
+        headers.bearerAuthorization = BearerAuthorization(token: settings.secretKey)
+        headers.replaceOrAdd(name: "Stripe-Version", value: "2024-06-20")
+        if let idempotencyKey { headers.replaceOrAdd(name: "Idempotency-Key", value: idempotencyKey) }
+        if body != nil { headers.contentType = .urlEncodedForm }
+        let response: ClientResponse
+        do {
+            response = try await client().send(method, headers: headers, to: URI(string: settings.apiBase + path)) { request in
+                if let body { request.body = ByteBuffer(string: body) }
+            }.get()
+        } catch {
+            throw WaybillError.paymentProvider("unreachable")
+        }
+        let data = response.body.map { Data(buffer: $0) } ?? Data()
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        guard (200..<300).contains(response.status.code) else {
+            let message = ((json["error"] as? [String: Any])?["code"] as? String) ?? "HTTP \(response.status.code)"
+            throw WaybillError.paymentProvider(message)
+        }
+        return json
+    }
+
+    /// `application/x-www-form-urlencoded` the way Stripe reads it (brackets for nesting).
+    static func formEncode(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        return fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+    }
+}
+
+/// Verifies the `Stripe-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`,
+/// possibly several `v1` (during secret rotation); any one matching is enough.
+enum StripeSignature {
+    static let tolerance: Int64 = 300
+
+    enum Failure: Error, Equatable { case malformed, stale, mismatch }
+
+    static func verify(payload: [UInt8], header: String, secret: String, now: Int64 = UnixTime.nowSeconds) throws(Failure) {
+        var timestamp: Int64?
+        var signatures: [[UInt8]] = []
+        for item in header.split(separator: ",") {
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2 else { continue }
+            if pair[0] == "t" { timestamp = Int64(pair[1]) }
+            if pair[0] == "v1", let bytes = hexBytes(pair[1]) { signatures.append(bytes) }
+        }
+        guard let timestamp, !signatures.isEmpty else { throw .malformed }
+        guard abs(now - timestamp) <= tolerance else { throw .stale }
+        var signed = Array("\(timestamp).".utf8)
+        signed.append(contentsOf: payload)
+        let expected = Array(HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8))))
+        // Every candidate is compared in constant time; the loop does not stop at the first match.
+        var matched = false
+        for candidate in signatures where candidate.count == expected.count {
+            if constantTimeEquals(Data(candidate), Data(expected)) { matched = true }
+        }
+        guard matched else { throw .mismatch }
+    }
+
+    static func sign(payload: [UInt8], secret: String, timestamp: Int64) -> String {
+        var signed = Array("\(timestamp).".utf8)
+        signed.append(contentsOf: payload)
+        let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8)))
+        return "t=\(timestamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    private static func hexBytes(_ hex: String) -> [UInt8]? {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}
+
+/// The offline stand-in for Stripe: checkouts are rows in `sandbox_checkouts`, paid by pressing a
+/// button on a page labelled as a test. No money moves.
+struct SandboxPayments: PaymentProvider {
+    let db: @Sendable () -> any Database
+    let writeLock: WriteLock
+    let publicURL: String
+    var isSandbox: Bool { true }
+
+    func createCheckout(_ request: CheckoutRequest) async throws -> Checkout {
+        let id = "sbx_cs_" + Self.randomHex(16)
+        let row = SandboxCheckout()
+        row.id = id
+        row.orderID = request.orderID
+        row.amount = request.price.amount
+        row.currency = request.price.currency
+        row.method = request.method
+        row.status = "open"
+        row.createdAt = UnixTime.nowMillis
+        try await writeLock.withLock { try await row.create(on: db()) }
+        return Checkout(id: id, url: "\(publicURL)/sandbox/checkout/\(id)")
+    }
+
+    func checkout(id: String) async throws -> CheckoutState {
+        guard let row = try await SandboxCheckout.find(id, on: db()) else { throw WaybillError.notFound }
+        return CheckoutState(id: id, paid: row.status == "paid", expired: row.status == "expired",
+                             orderID: row.orderID.uuidString, amount: row.amount, currency: row.currency,
+                             paymentIntent: row.status == "paid" ? "sbx_pi_" + String(id.dropFirst(7)) : nil)
+    }
+
+    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String {
+        "sbx_re_" + String(checkout.id.dropFirst(7))
+    }
+
+    /// The sandbox page's "Pay" button.
+    func markPaid(id: String) async throws -> Bool {
+        try await writeLock.withLock {
+            guard let row = try await SandboxCheckout.find(id, on: db()), row.status == "open" else { return false }
+            row.status = "paid"
+            try await row.save(on: db())
+            return true
+        }
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}

@@ -1,0 +1,149 @@
+import Crypto
+import Fluent
+import Foundation
+import Vapor
+import WaybillCore
+
+/// A company's monthly statement: its invoice orders of one month (cancelled ones excluded).
+struct Statement: Sendable {
+    let customer: User
+    let month: String
+    let orders: [Order]
+    var total: Money { Money(orders.reduce(0) { $0 + $1.priceAmount }, orders.first?.currency ?? "CHF") }
+}
+
+extension Orders {
+    /// `YYYY-MM` → the month's bounds in Unix milliseconds (UTC).
+    static func monthBounds(_ month: String) -> (Int64, Int64)? {
+        let parts = month.split(separator: "-")
+        guard parts.count == 2, parts[0].count == 4, parts[1].count == 2,
+              let year = Int(parts[0]), let monthNumber = Int(parts[1]), (1...12).contains(monthNumber), (2000...9999).contains(year)
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let start = calendar.date(from: DateComponents(year: year, month: monthNumber, day: 1)),
+              let end = calendar.date(byAdding: .month, value: 1, to: start) else { return nil }
+        return (Int64(start.timeIntervalSince1970 * 1000), Int64(end.timeIntervalSince1970 * 1000))
+    }
+
+    static func currentMonth() -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month], from: Date())
+        return String(format: "%04d-%02d", parts.year!, parts.month!)
+    }
+
+    /// Company customers: their own statement. Managers: every company's (or one customer's).
+    func statements(month: String?, customerID: UUID?, for principal: Principal) async throws -> [Statement] {
+        let month = month ?? Self.currentMonth()
+        guard let (start, end) = Self.monthBounds(month) else { throw WaybillError.validation("month", "invalid") }
+        let query = Order.query(on: db)
+            .filter(\.$paymentMethod == .invoice)
+            .filter(\.$createdAt >= start).filter(\.$createdAt < end)
+            .filter(\.$status != .cancelled)
+        switch principal.user.role {
+        case .manager:
+            if let customerID { query.filter(\.$customerID == customerID) }
+        case .customer:
+            guard principal.user.isCompany else {
+                throw WaybillError(.forbidden, "not_a_company", "Monthly statements are for company accounts.")
+            }
+            query.filter(\.$customerID == principal.userID)
+        case .driver:
+            throw WaybillError.forbidden
+        }
+        let orders = try await query.sort(\.$createdAt).all()
+        let grouped = Dictionary(grouping: orders, by: \.customerID)
+        var customers: [UUID: User] = [:]
+        if !grouped.isEmpty {
+            for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[user.id!] = user }
+        }
+        if principal.user.role == .customer, grouped.isEmpty {
+            return [Statement(customer: principal.user, month: month, orders: [])]
+        }
+        return grouped.compactMap { id, orders in customers[id].map { Statement(customer: $0, month: month, orders: orders) } }
+            .sorted { ($0.customer.companyName ?? $0.customer.email) < ($1.customer.companyName ?? $1.customer.email) }
+    }
+
+    func statement(customerID: UUID, month: String) async throws -> Statement {
+        guard let customer = try await User.find(customerID, on: db), let (start, end) = Self.monthBounds(month) else {
+            throw WaybillError.notFound
+        }
+        let orders = try await Order.query(on: db)
+            .filter(\.$customerID == customerID).filter(\.$paymentMethod == .invoice)
+            .filter(\.$createdAt >= start).filter(\.$createdAt < end).filter(\.$status != .cancelled)
+            .sort(\.$createdAt).all()
+        return Statement(customer: customer, month: month, orders: orders)
+    }
+}
+
+/// Links to a printable statement that work without signing in for one hour: the customer id,
+/// month and expiry, signed with a key derived from the server secret.
+struct StatementLinks: Sendable {
+    let key: SymmetricKey
+
+    init(secret: [UInt8]) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret),
+                                     info: Data("waybill statement links".utf8), outputByteCount: 32)
+    }
+
+    func token(customerID: UUID, month: String, lifetime: Int64 = 3600) -> String {
+        let payload = "\(customerID.uuidString)|\(month)|\(UnixTime.nowSeconds + lifetime)"
+        return Self.base64url(Data(payload.utf8)) + "." + Self.base64url(Data(HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: key)))
+    }
+
+    func verify(_ token: String) -> (UUID, String)? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 2, let payload = Self.unbase64url(String(parts[0])), let mac = Self.unbase64url(String(parts[1])),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: key),
+              let text = String(data: payload, encoding: .utf8) else { return nil }
+        let fields = text.split(separator: "|")
+        guard fields.count == 3, let id = UUID(uuidString: String(fields[0])), let expiry = Int64(fields[2]),
+              expiry >= UnixTime.nowSeconds else { return nil }
+        return (id, String(fields[1]))
+    }
+
+    static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func unbase64url(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+extension Orders {
+    // MARK: Notifications
+
+    func notifications(for principal: Principal, unreadOnly: Bool, cursor: String?, limit: Int) async throws -> (items: [Notification], unread: Int, next: String?) {
+        let query = Notification.query(on: db).filter(\.$userID == principal.userID)
+        if unreadOnly { query.filter(\.$readAt == nil) }
+        if let cursor {
+            guard let (at, id) = Self.decodeCursor(cursor) else { throw WaybillError.validation("cursor", "invalid") }
+            query.group(.or) { or in
+                or.filter(\.$createdAt < at)
+                or.group(.and) { and in and.filter(\.$createdAt == at).filter(\.$id < id) }
+            }
+        }
+        let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
+        let unread = try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil).count()
+        let page = Array(rows.prefix(limit))
+        let next = rows.count > limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
+        return (page, unread, next)
+    }
+
+    func markRead(_ id: UUID, for principal: Principal) async throws -> Notification {
+        try await db.writeTransaction(app) { db in
+            guard let row = try await Notification.query(on: db).filter(\.$id == id).filter(\.$userID == principal.userID).first() else {
+                throw WaybillError.notFound
+            }
+            if row.readAt == nil {
+                row.readAt = UnixTime.nowMillis
+                try await row.save(on: db)
+            }
+            return row
+        }
+    }
+}
