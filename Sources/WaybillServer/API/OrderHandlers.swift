@@ -119,7 +119,7 @@ extension APIHandler {
         let me = try await principal()
         let id = try Self.uuid(input.path.orderId)
         var cash: Money?
-        if case .json(let body)? = input.body, let collected = body.cashCollected {
+        if case .json(let body) = input.body, let collected = body.cashCollected {
             cash = Money(collected.amount, collected.currency)
         }
         _ = try await orders.pickup(id, cashCollected: cash, by: me)

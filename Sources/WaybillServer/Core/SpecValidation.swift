@@ -24,6 +24,9 @@ struct SpecValidator: Sendable {
         var body: Schema?
         /// `x-waybill-max-body-bytes`: a larger limit for uploads.
         var maxBodySize: Int?
+        var bodyRequired: Bool = true
+        /// Whether the operation needs a bearer token (its `security` is not empty).
+        var needsToken: Bool = true
     }
 
     let operations: [Operation]
@@ -66,7 +69,9 @@ struct SpecValidator: Sendable {
                     method: method.uppercased(),
                     segments: path.split(separator: "/").map(String.init),
                     body: schema.map { resolve($0) },
-                    maxBodySize: op["x-waybill-max-body-bytes"] as? Int
+                    maxBodySize: op["x-waybill-max-body-bytes"] as? Int,
+                    bodyRequired: (op["requestBody"] as? [String: Any])?["required"] as? Bool ?? false,
+                    needsToken: !((op["security"] as? [Any])?.isEmpty ?? (root["security"] as? [Any])?.isEmpty ?? true)
                 ))
             }
         }
@@ -145,6 +150,10 @@ struct SpecValidationMiddleware: AsyncMiddleware {
               let operation = validator.operation(method: request.method.rawValue, path: Array(path.dropFirst(pathPrefix.count)))
         else { return try await next.respond(to: request) }
         let maxBodySize = operation.maxBodySize ?? self.maxBodySize
+        // Who you are comes before what you sent: no token, no schema hints.
+        if operation.needsToken, request.headers.bearerAuthorization == nil {
+            throw WaybillError.unauthenticated
+        }
 
         if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBodySize {
             throw WaybillError(.payloadTooLarge, "payload_too_large", "The body is larger than \(maxBodySize) bytes.")
@@ -157,6 +166,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         }
         guard let schema = operation.body else { return try await next.respond(to: request) }
         guard let buffer, buffer.readableBytes > 0 else {
+            if !operation.bodyRequired { return try await next.respond(to: request) }
             throw WaybillError(.badRequest, "missing_body", "This operation needs a JSON body.")
         }
         if let type = request.headers.contentType, !(type.type == "application" && type.subType == "json") {

@@ -62,6 +62,7 @@ struct TestServer: Sendable {
     static func run(
         _ database: TestDatabase,
         mailer: (any Mailer)? = nil,
+        adjust: (inout WaybillConfig) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let recording = RecordingMailer()
@@ -76,13 +77,14 @@ struct TestServer: Sendable {
                 guard let url = TestDatabase.postgresURL else { throw TestSkipped() }
                 target = .postgres(url: url, searchPath: String(schema))
             }
-            let config = WaybillConfig(
+            var config = WaybillConfig(
                 database: target, publicURL: "http://localhost:8080",
                 jwtSecret: Array("test-secret-that-is-long-enough-for-hs256-0123456789".utf8),
                 smtp: nil, mailFrom: MailAddress(name: "Waybill", address: "no-reply@waybill.example"),
                 storagePath: scratch.path,
                 bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
             )
+            adjust(&config)
             try await configure(app, config: config, mailer: mailer ?? recording)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
@@ -134,6 +136,48 @@ struct TestServer: Sendable {
         if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
         for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
         let response = try await app.testing().sendRequest(method, "/api/v1" + path, headers: headers, body: body)
+        return Reply(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// A part of a multipart/form-data body.
+    struct Part: Sendable {
+        var name: String
+        var bytes: [UInt8]
+        var filename: String?
+        var contentType: String?
+
+        static func file(_ name: String, _ bytes: [UInt8], type: String? = "application/octet-stream", filename: String = "upload.bin") -> Part {
+            Part(name: name, bytes: bytes, filename: filename, contentType: type)
+        }
+        static func text(_ name: String, _ value: String) -> Part { Part(name: name, bytes: Array(value.utf8)) }
+    }
+
+    /// Sends a multipart/form-data request, as a phone app uploading a signature would.
+    @discardableResult
+    func upload(_ path: String, parts: [Part], token: String?) async throws -> Reply {
+        let boundary = "waybill-test-\(UUID().uuidString)"
+        var body = ByteBuffer()
+        for part in parts {
+            body.writeString("--\(boundary)\r\n")
+            var disposition = "Content-Disposition: form-data; name=\"\(part.name)\""
+            if let filename = part.filename { disposition += "; filename=\"\(filename)\"" }
+            body.writeString(disposition + "\r\n")
+            if let type = part.contentType { body.writeString("Content-Type: \(type)\r\n") }
+            body.writeString("\r\n")
+            body.writeBytes(part.bytes)
+            body.writeString("\r\n")
+        }
+        body.writeString("--\(boundary)--\r\n")
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "multipart/form-data; boundary=\(boundary)")
+        if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
+        let response = try await app.testing().sendRequest(.POST, "/api/v1" + path, headers: headers, body: body)
+        return Reply(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// A GET outside the JSON API (HTML pages).
+    func page(_ method: HTTPMethod = .GET, _ path: String) async throws -> Reply {
+        let response = try await app.testing().sendRequest(method, path)
         return Reply(status: response.status, headers: response.headers, body: response.body)
     }
 

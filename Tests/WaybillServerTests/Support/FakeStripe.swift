@@ -1,0 +1,145 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Vapor
+
+/// A local HTTP server that speaks the part of Stripe's API Waybill uses (Checkout Sessions and
+/// Refunds: form-encoded requests, bearer secret key, JSON answers), recording every request so
+/// tests can check what Waybill sent.
+final class FakeStripe: Sendable {
+    struct Recorded: Sendable {
+        var method: String
+        var path: String
+        var form: [String: String]
+        var idempotencyKey: String?
+        var authorization: String?
+    }
+
+    struct SessionState: Sendable {
+        var id: String
+        var form: [String: String]
+        var paymentStatus = "unpaid"
+        var status = "open"
+    }
+
+    let app: Application
+    let port: Int
+    private let state = NIOLockedValueBox<(requests: [Recorded], sessions: [String: SessionState], idempotent: [String: String], failNext: Bool)>(([], [:], [:], false))
+
+    static let secretKey = "sk_test_waybill_fake"
+
+    var requests: [Recorded] { state.withLockedValue { $0.requests } }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(app: Application, port: Int) {
+        self.app = app
+        self.port = port
+    }
+
+    static func start() async throws -> FakeStripe {
+        let app = try await Application.make(.testing)
+        app.http.server.configuration.hostname = "127.0.0.1"
+        app.http.server.configuration.port = 0
+        let box = NIOLockedValueBox<FakeStripe?>(nil)
+        app.post("v1", "checkout", "sessions") { req async throws -> Response in
+            try box.withLockedValue { $0! }.createSession(req)
+        }
+        app.get("v1", "checkout", "sessions", ":id") { req async throws -> Response in
+            try box.withLockedValue { $0! }.getSession(req)
+        }
+        app.post("v1", "refunds") { req async throws -> Response in
+            try box.withLockedValue { $0! }.refund(req)
+        }
+        try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+        guard let port = app.http.server.shared.localAddress?.port else { throw Abort(.internalServerError) }
+        let fake = FakeStripe(app: app, port: port)
+        box.withLockedValue { $0 = fake }
+        return fake
+    }
+
+    func stop() async {
+        await app.server.shutdown()
+        try? await app.asyncShutdown()
+    }
+
+    /// Makes the next request fail with a 500, as an outage would.
+    func failNextRequest() { state.withLockedValue { $0.failNext = true } }
+
+    /// The customer pays on Stripe's page.
+    func pay(_ sessionID: String) {
+        state.withLockedValue { $0.sessions[sessionID]?.paymentStatus = "paid"; $0.sessions[sessionID]?.status = "complete" }
+    }
+
+    func session(_ id: String) -> SessionState? { state.withLockedValue { $0.sessions[id] } }
+
+    /// The JSON Stripe would put in `data.object` for this session.
+    func sessionObject(_ id: String) -> [String: Any] {
+        guard let session = session(id) else { return [:] }
+        return [
+            "id": id, "object": "checkout.session", "payment_status": session.paymentStatus, "status": session.status,
+            "client_reference_id": session.form["client_reference_id"] ?? "",
+            "metadata": ["order_id": session.form["metadata[order_id]"] ?? ""],
+            "amount_total": Int(session.form["line_items[0][price_data][unit_amount]"] ?? "0") ?? 0,
+            "currency": session.form["line_items[0][price_data][currency]"] ?? "",
+            "payment_intent": session.paymentStatus == "paid" ? "pi_\(id.dropFirst(3))" : NSNull(),
+        ]
+    }
+
+    private func record(_ req: Request) throws -> (Recorded, Response?) {
+        let body = req.body.string ?? ""
+        var form: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            if kv.count == 2 { form[kv[0]] = kv[1] }
+        }
+        let recorded = Recorded(method: req.method.rawValue, path: req.url.path, form: form,
+                                idempotencyKey: req.headers.first(name: "Idempotency-Key"),
+                                authorization: req.headers.first(name: .authorization))
+        let fail = state.withLockedValue { s -> Bool in
+            s.requests.append(recorded)
+            defer { s.failNext = false }
+            return s.failNext
+        }
+        if fail { return (recorded, Self.json(["error": ["code": "api_error"]], status: .internalServerError)) }
+        if recorded.authorization != "Bearer \(Self.secretKey)" {
+            return (recorded, Self.json(["error": ["code": "invalid_api_key"]], status: .unauthorized))
+        }
+        return (recorded, nil)
+    }
+
+    private func createSession(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        let id: String = state.withLockedValue { s in
+            if let key = recorded.idempotencyKey, let existing = s.idempotent[key] { return existing }
+            let id = "cs_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24))"
+            s.sessions[id] = SessionState(id: id, form: recorded.form)
+            if let key = recorded.idempotencyKey { s.idempotent[key] = id }
+            return id
+        }
+        var object = sessionObject(id)
+        object["url"] = "https://checkout.stripe.test/c/pay/\(id)"
+        return Self.json(object)
+    }
+
+    private func getSession(_ req: Request) throws -> Response {
+        let (_, early) = try record(req)
+        if let early { return early }
+        guard let id = req.parameters.get("id"), session(id) != nil else {
+            return Self.json(["error": ["code": "resource_missing"]], status: .notFound)
+        }
+        return Self.json(sessionObject(id))
+    }
+
+    private func refund(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        return Self.json(["id": "re_\(recorded.idempotencyKey ?? "none")", "object": "refund", "status": "succeeded",
+                          "payment_intent": recorded.form["payment_intent"] ?? ""])
+    }
+
+    private static func json(_ object: [String: Any], status: HTTPResponseStatus = .ok) -> Response {
+        var headers = HTTPHeaders()
+        headers.contentType = .json
+        return Response(status: status, headers: headers, body: .init(data: (try? JSONSerialization.data(withJSONObject: object)) ?? Data()))
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+/// The people of a delivery: two customers, two drivers and a manager, all signed in.
+struct Cast: Sendable {
+    let customer: Tokens
+    let otherCustomer: Tokens
+    let driver: Tokens
+    let otherDriver: Tokens
+    let manager: Tokens
+}
+
+extension TestServer {
+    func cast() async throws -> Cast {
+        try await registerCustomer("ada@example.com")
+        try await registerCustomer("bob@example.com")
+        return Cast(
+            customer: try await login("ada@example.com"),
+            otherCustomer: try await login("bob@example.com"),
+            driver: try await createAccount("luca@courier.example", role: .driver),
+            otherDriver: try await createAccount("mia@courier.example", role: .driver),
+            manager: try await createAccount("boss@courier.example", role: .manager))
+    }
+
+    static let bern: [String: any Sendable] = ["street": "Bundesplatz 3", "postalCode": "3005", "city": "Bern",
+                                                "latitude": 46.9466, "longitude": 7.4441]
+
+    static func orderBody(payment: String = "cash", extra: [String: any Sendable] = [:]) -> [String: any Sendable] {
+        var body: [String: any Sendable] = [
+            "pickup": ["useAccountAddress": true], "dropoff": bern, "weightClass": "small", "service": "standard",
+            "paymentMethod": payment, "recipient": ["name": "Bea Beispiel", "email": "bea@example.com"],
+        ]
+        for (key, value) in extra { body[key] = value }
+        return body
+    }
+
+    /// Places an order and returns its id.
+    func placeOrder(_ token: String, payment: String = "cash", extra: [String: any Sendable] = [:]) async throws -> String {
+        let reply = try await send(.POST, "/orders", json: Self.orderBody(payment: payment, extra: extra), token: token)
+        try #require(reply.status == .created, "create order: \(reply)")
+        return try #require(reply.json["order"]["id"].string)
+    }
+
+    func status(of id: String) async throws -> String? {
+        try await Order.find(UUID(uuidString: id)!, on: db)?.status.rawValue
+    }
+
+    /// Drives an order forward to `target` through the API, the way the people would.
+    func advance(_ id: String, to target: OrderStatus, cast: Cast) async throws {
+        let steps: [(OrderStatus, () async throws -> Reply)] = [
+            (.assigned, { try await self.send(.POST, "/orders/\(id)/assign", json: ["driverId": cast.driver.userID], token: cast.manager.access) }),
+            (.accepted, { try await self.send(.POST, "/orders/\(id)/accept", token: cast.driver.access) }),
+            (.inTransit, { try await self.send(.POST, "/orders/\(id)/pickup", json: TestServer.cash(try await self.price(of: id)), token: cast.driver.access) }),
+            (.delivered, { try await self.deliver(id, token: cast.driver.access) }),
+        ]
+        switch target {
+        case .pending: return
+        case .cancelled:
+            try #require(try await send(.POST, "/orders/\(id)/cancel", json: ["reason": "test"], token: cast.manager.access).status == .ok)
+            return
+        case .failed:
+            try await advance(id, to: .assigned, cast: cast)
+            try #require(try await send(.POST, "/orders/\(id)/fail", json: ["reason": "recipient_absent"], token: cast.driver.access).status == .ok)
+            return
+        default: break
+        }
+        for (status, step) in steps {
+            let reply = try await step()
+            try #require(reply.status == .ok, "to \(status): \(reply)")
+            if status == target { return }
+        }
+    }
+
+    static func cash(_ amount: Int) -> [String: any Sendable] {
+        let money: [String: any Sendable] = ["amount": amount, "currency": "CHF"]
+        return ["cashCollected": money]
+    }
+
+    func price(of id: String) async throws -> Int {
+        try await Order.find(UUID(uuidString: id)!, on: db)!.priceAmount
+    }
+
+    @discardableResult
+    func deliver(_ id: String, token: String, signature: [UInt8] = SampleImages.signaturePNG, photo: [UInt8]? = nil,
+                 name: String = "Bea Beispiel", code: String? = nil) async throws -> Reply {
+        var parts: [Part] = [.file("signature", signature, type: "image/png", filename: "signature.png"), .text("recipientName", name)]
+        if let photo { parts.append(.file("photo", photo, type: "image/jpeg", filename: "photo.jpg")) }
+        if let code { parts.append(.text("code", code)) }
+        return try await upload("/orders/\(id)/deliver", parts: parts, token: token)
+    }
+}
