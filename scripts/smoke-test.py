@@ -19,6 +19,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
+import base64
+
+# A 40 x 20 signature, as a phone's signature pad would produce.
+SIGNATURE_PNG = "iVBORw0KGgoAAAANSUhEUgAAACgAAAAUCAAAAADaLSBnAAAAfUlEQVR42rWSOQ7AIAwEd6L8/8ubgiNgTEQTJKiGHWODdbYu/QcijkC+SCb1/lmIDjKcEUNyA5EspySSPahdNmlcfwy7MmtcAxkQIje3x28kq7aBY4gzbQUJtbFou9pzJFFbwNgQ17HbYdaOTfFajaQ7n7GP/qOzu+nHzRwP1W0mKkUvVgwAAAAASUVORK5CYII="
 
 binary, database = sys.argv[1], sys.argv[2]
 workdir = tempfile.mkdtemp(prefix="waybill-smoke-")
@@ -43,9 +48,10 @@ def run(*args):
 
 
 def call(method, path, body=None, token=None):
-    data = json.dumps(body).encode() if body is not None else None
+    raw_body = isinstance(body, bytes)
+    data = body if raw_body else (json.dumps(body).encode() if body is not None else None)
     request = urllib.request.Request(base + path, data=data, method=method)
-    if data is not None:
+    if data is not None and not raw_body:
         request.add_header("Content-Type", "application/json")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
@@ -73,6 +79,7 @@ with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
 base = f"http://127.0.0.1:{port}"
+env["PUBLIC_URL"] = base
 log_path = os.path.join(workdir, "server.log")
 server = subprocess.Popen([binary, "serve", "--demo", "--port", str(port)], cwd=workdir, env=env,
                           stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
@@ -123,6 +130,50 @@ try:
     check("a manager invites a driver", status == 201 and body.get("role") == "driver", str(body))
     status, body = call("GET", "/api/v1/users?q=smoke", token=manager)
     check("the manager finds both new accounts", status == 200 and len(body["items"]) == 2, str(body)[:300])
+
+    # A delivery end to end: card payment on the sandbox page, dispatch, proof of delivery.
+    order_body = {"pickup": {"useAccountAddress": True}, "dropoff": {"street": "Bundesplatz 3", "postalCode": "3005",
+                  "city": "Bern"}, "weightClass": "small", "service": "express", "paymentMethod": "card",
+                  "recipient": {"name": "Bea Beispiel"}}
+    status, body = call("POST", "/api/v1/orders", order_body, token=customer)
+    check("the customer orders a delivery paid by card", status == 201 and body["next"]["action"] == "pay", str(body)[:300])
+    order_id, pay_url = body.get("order", {}).get("id"), body.get("next", {}).get("paymentUrl", "")
+    status, page = call("GET", pay_url[len(base):])
+    check("the sandbox payment page says it is a test", status == 200 and "TEST MODE" in page, str(page)[:200])
+    status, page = call("POST", pay_url[len(base):] + "/pay", b"")
+    check("paying on the sandbox page confirms the order", status == 200 and "Payment received" in page, str(page)[:300])
+    status, body = call("GET", f"/api/v1/orders/{order_id}", token=customer)
+    check("the order is pending and paid", status == 200 and body["status"] == "pending" and body["payment"]["status"] == "paid", str(body)[:300])
+    status, body = call("POST", "/api/v1/auth/login", {"email": "driver@demo.waybill.example", "password": demo.get("driver", "")})
+    driver, driver_id = body.get("accessToken"), body.get("user", {}).get("id")
+    status, body = call("POST", f"/api/v1/orders/{order_id}/assign", {"driverId": driver_id}, token=manager)
+    check("the manager assigns it to the demo driver", status == 200 and body["status"] == "assigned", str(body)[:300])
+    status, body = call("POST", f"/api/v1/orders/{order_id}/accept", token=driver)
+    check("the driver accepts", status == 200 and body["status"] == "accepted", str(body)[:300])
+    status, body = call("POST", f"/api/v1/orders/{order_id}/pickup", {}, token=driver)
+    check("the driver picks it up", status == 200 and body["status"] == "in_transit", str(body)[:300])
+    boundary = uuid.uuid4().hex
+    png = base64.b64decode(SIGNATURE_PNG)
+    multipart = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"signature\"; filename=\"s.png\"\r\n"
+                 f"Content-Type: image/png\r\n\r\n").encode() + png + (
+                 f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"recipientName\"\r\n\r\nBea Beispiel"
+                 f"\r\n--{boundary}--\r\n").encode()
+    request = urllib.request.Request(base + f"/api/v1/orders/{order_id}/deliver", data=multipart, method="POST")
+    request.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
+    request.add_header("Authorization", f"Bearer {driver}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, body = response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        status, body = error.code, error.read().decode()
+    check("the driver delivers with the recipient's signature", status == 200 and body["status"] == "delivered", str(body)[:300])
+    signature_url = body.get("proof", {}).get("signature", {}).get("url", "") if isinstance(body, dict) else ""
+    request = urllib.request.Request(base + signature_url, headers={"Authorization": f"Bearer {customer}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        check("the customer sees the signature", response.status == 200 and response.read()[:4] == b"\x89PNG")
+    status, body = call("GET", "/api/v1/notifications", token=customer)
+    check("the customer was told of each stage", status == 200 and [n["kind"] for n in body["items"]][:3]
+          == ["order_delivered", "order_picked_up", "order_accepted"], str(body)[:300])
     check("no password or hash in the log", "correct-horse-battery" not in open(log_path).read()
           and "$2b$" not in open(log_path).read())
 finally:
