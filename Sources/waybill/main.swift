@@ -14,7 +14,7 @@ var env = try Environment.detect(arguments: arguments)
 try LoggingSystem.bootstrap(from: &env)
 let app = try await Application.make(env)
 do {
-    let config = try WaybillConfig.fromEnvironment(isProduction: env.isRelease, logger: app.logger)
+    let config = try WaybillConfig.fromEnvironment(isProduction: env == .production, logger: app.logger)
     try await configure(app, config: config)
     app.registerWaybillCommands()
     if command == "serve" || (command == nil && !wantsHelp) {

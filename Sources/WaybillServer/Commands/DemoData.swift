@@ -45,6 +45,7 @@ enum DemoData {
             }
             lines.append("\(account.role.rawValue) \(account.email) \(password!)")
         }
+        try await seedOrders(app)
         FileManager.default.createFile(atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8),
                                        attributes: [.posixPermissions: 0o600])
         print("""
@@ -53,5 +54,30 @@ enum DemoData {
             \(lines.map { "  " + $0 }.joined(separator: "\n"))
 
             """)
+    }
+
+    /// Two orders for the demo customer on first start: one waiting for dispatch, one already with
+    /// the demo driver, so every role has something to look at.
+    static func seedOrders(_ app: Application) async throws {
+        guard let customer = try await User.query(on: app.db).filter(\.$email == accounts[2].email).first(),
+              let driver = try await User.query(on: app.db).filter(\.$email == accounts[1].email).first(),
+              let manager = try await User.query(on: app.db).filter(\.$email == accounts[0].email).first(),
+              try await Order.query(on: app.db).filter(\.$customerID == customer.id!).count() == 0 else { return }
+        let orders = Orders(app: app, db: app.db, logger: app.logger)
+        let asCustomer = Principal(user: customer, sessionID: UUID())
+        let pickup = PickupInput(useAccountAddress: true, address: AddressInput(latitude: 47.3779, longitude: 8.5403))
+        _ = try await orders.create(OrderRequest(
+            quote: QuoteRequest(pickup: pickup, dropoff: AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern",
+                                                                      latitude: 46.9466, longitude: 7.4441),
+                                weightClass: .small, service: .standard),
+            paymentMethod: .cash, recipientName: "Bea Beispiel", notes: "Demo order: waiting for a manager to assign it."),
+            by: asCustomer, idempotencyKey: "demo-1")
+        let second = try await orders.create(OrderRequest(
+            quote: QuoteRequest(pickup: pickup, dropoff: AddressInput(street: "Place de la Gare 1", postalCode: "1003", city: "Lausanne",
+                                                                      latitude: 46.5167, longitude: 6.6291),
+                                weightClass: .medium, service: .express),
+            paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
+            by: asCustomer, idempotencyKey: "demo-2")
+        _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: UUID()))
     }
 }
