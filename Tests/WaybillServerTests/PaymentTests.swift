@@ -133,14 +133,21 @@ struct PaymentTests {
         }
     }
 
+    /// A card order the customer has paid on Stripe's page and confirmed.
+    func paidCardOrder(_ server: TestServer, _ stripe: FakeStripe, _ cast: Cast) async throws -> (id: String, session: String) {
+        let id = try await server.placeOrder(cast.customer.access, payment: "card")
+        let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+        stripe.pay(session)
+        let confirmed = try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access)
+        try #require(confirmed.json["status"].string == "pending", "\(confirmed)")
+        return (id, session)
+    }
+
     @Test("Cancelling a paid card order refunds it through Stripe, once", arguments: TestDatabase.available)
     func refundOnCancel(db: TestDatabase) async throws {
         try await Self.withStripe(db) { server, stripe in
             let cast = try await server.cast()
-            let id = try await server.placeOrder(cast.customer.access, payment: "card")
-            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
-            stripe.pay(session)
-            _ = try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access)
+            let (id, session) = try await paidCardOrder(server, stripe, cast)
             let cancelled = try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "Wrong address"], token: cast.customer.access)
             #expect(cancelled.json["status"].string == "cancelled")
             #expect(cancelled.json["payment"]["status"].string == "refunded", "\(cancelled)")
@@ -160,10 +167,7 @@ struct PaymentTests {
     func refundRetried(db: TestDatabase) async throws {
         try await Self.withStripe(db) { server, stripe in
             let cast = try await server.cast()
-            let id = try await server.placeOrder(cast.customer.access, payment: "card")
-            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
-            stripe.pay(session)
-            _ = try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access)
+            let (id, _) = try await paidCardOrder(server, stripe, cast)
             stripe.failNextRequest()  // the session lookup before the refund fails
             let cancelled = try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "Wrong address"], token: cast.manager.access)
             #expect(cancelled.json["status"].string == "cancelled")

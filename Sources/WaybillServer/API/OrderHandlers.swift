@@ -252,7 +252,7 @@ extension APIHandler {
         do {
             try StripeSignature.verify(payload: raw, header: input.headers.stripeSignature, secret: secret)
         } catch {
-            let reason = switch error as? StripeSignature.Failure { case .stale: "stale"; case .malformed: "malformed"; default: "mismatch" }
+            let reason = switch error { case .stale: "stale"; case .malformed: "malformed"; case .mismatch: "mismatch" }
             req.logger.warning("Stripe webhook refused: signature \(reason)")
             throw WaybillError(.badRequest, "invalid_signature", "The Stripe-Signature header does not match (\(reason)).")
         }
@@ -340,7 +340,7 @@ extension APIHandler {
             recipient: S.Recipient(name: recipient.name, email: recipient.email, phone: recipient.phone),
             notes: o.notes, requireRecipientCode: o.requireRecipientCode,
             price: money(o.price), distanceKm: o.distanceMeters.map { Double(($0 + 50) / 100) / 10 },
-            breakdown: try o.breakdown.map(priceLine),
+            breakdown: full ? try o.breakdown.map(priceLine) : nil,
             payment: S.Payment(
                 method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,
