@@ -234,3 +234,12 @@ final class SandboxCheckout: Model, @unchecked Sendable {
 
     init() {}
 }
+
+/// A Stripe event already handled (its id), so a redelivery is not handled twice.
+final class StripeEvent: Model, @unchecked Sendable {
+    static let schema = "stripe_events"
+    @ID(custom: "id", generatedBy: .user) var id: String?
+    @Field(key: "type") var type: String
+    @Field(key: "received_at") var receivedAt: Int64
+    init() {}
+}

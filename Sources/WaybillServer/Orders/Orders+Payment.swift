@@ -1,0 +1,131 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Card and TWINT payments: confirming checkouts, Stripe events and refunds.
+extension Orders {
+    // MARK: Payment
+
+    /// Asks the provider about the order's checkout and, if it is paid, moves the order on.
+    func confirmPayment(_ id: UUID, by principal: Principal) async throws -> OrderRecord {
+        let order = try await visibleOrder(id, to: principal)
+        let capacities = capacities(of: principal, for: order)
+        guard capacities.contains(.owner) || capacities.contains(.manager) else { throw WaybillError.forbidden }
+        guard order.paymentMethod.isOnline else {
+            throw WaybillError(.conflict, "not_an_online_payment", "This order is paid \(order.paymentMethod.rawValue == "cash" ? "in cash" : "by invoice").")
+        }
+        if order.status == .awaitingPayment, let session = order.checkoutSessionID {
+            let state = try await services.payments.checkout(id: session)
+            try await settleCheckout(state)
+        }
+        return try await detail(id, for: principal)
+    }
+
+    /// The one place a paid checkout moves an order on; called by confirm, the webhook, the
+    /// return page and the sandbox page. Idempotent. A checkout paid after the order was
+    /// cancelled is refunded.
+    func settleCheckout(_ state: CheckoutState) async throws {
+        guard let orderID = state.orderID.flatMap(UUID.init(uuidString:)),
+              let order = try await Order.find(orderID, on: db), order.checkoutSessionID == state.id else { return }
+        if state.expired, order.status == .awaitingPayment {
+            _ = try? await transition(orderID, .cancel, by: nil) { order, db in
+                order.cancellationReason = "Checkout expired without payment"
+                order.paymentStatus = .void
+                try await OrderEvent(orderID: orderID, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).create(on: db)
+            }
+            return
+        }
+        guard state.paid else { return }
+        guard state.amount == nil || (state.amount == order.priceAmount && state.currency == order.currency) else {
+            logger.error("Checkout \(state.id) paid an amount that differs from order \(order.reference); not confirmed")
+            return
+        }
+        if order.status == .cancelled, order.paymentStatus == .void || order.paymentStatus == .awaiting {
+            // Paid after the order was cancelled: give the money back.
+            try await transaction { db in
+                guard let sql = db as? any SQLDatabase else { return }
+                let rows = try await sql.update(Order.schema)
+                    .set("payment_status", to: SQLBind(Order.PaymentStatus.refundPending.rawValue))
+                    .set("payment_intent_id", to: SQLBind(state.paymentIntent))
+                    .where("id", .equal, SQLBind(orderID))
+                    .where("payment_status", .in, SQLBind.group([Order.PaymentStatus.void.rawValue, Order.PaymentStatus.awaiting.rawValue]))
+                    .returning("id").all()
+                if !rows.isEmpty { try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: orderID.uuidString, on: db) }
+            }
+            try? await refundNow(orderID)
+            return
+        }
+        guard order.status == .awaitingPayment else { return }  // already confirmed: nothing to do
+        do {
+            try await transition(orderID, .confirmPayment, by: nil) { order, db in
+                order.paymentStatus = .paid
+                order.paidAt = UnixTime.nowMillis
+                order.paymentIntentID = state.paymentIntent
+                try await OrderEvent(orderID: orderID, type: "payment_confirmed", status: .pending, actorID: nil,
+                                     note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).create(on: db)
+                try await Self.announceNew(order, on: db)
+            }
+        } catch let error as WaybillError where error.code == "invalid_transition" {
+            return  // a concurrent confirmation won; the order is confirmed either way
+        }
+    }
+
+    /// Handles one verified Stripe event, once per event id.
+    func handleStripeEvent(_ json: [String: Any]) async throws {
+        guard let eventID = json["id"] as? String, let type = json["type"] as? String else {
+            throw WaybillError(.badRequest, "invalid_event", "The event has no id or type.")
+        }
+        let handled = ["checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired"]
+        guard handled.contains(type),
+              let object = (json["data"] as? [String: Any])?["object"] as? [String: Any] else { return }
+        // Record the event first; a second delivery of the same id stops here.
+        do {
+            try await transaction { db in
+                let row = StripeEvent()
+                row.id = eventID
+                row.type = type
+                row.receivedAt = UnixTime.nowMillis
+                try await row.create(on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            logger.info("Stripe event \(eventID) already handled")
+            return
+        }
+        do {
+            try await settleCheckout(StripePayments.state(from: object))
+        } catch {
+            // Let Stripe redeliver: forget the event id so the retry is handled.
+            _ = try? await transaction { db in try await StripeEvent.query(on: db).filter(\.$id == eventID).delete() }
+            throw error
+        }
+    }
+
+
+    /// Refunds a cancelled, paid order in full. Run from the outbox (with retries) and right after
+    /// the cancellation. Does nothing if the refund already happened.
+    func refundNow(_ id: UUID) async throws {
+        guard let order = try await Order.find(id, on: db), order.paymentStatus == .refundPending,
+              let session = order.checkoutSessionID else { return }
+        let state = try await services.payments.checkout(id: session)
+        let refundID = try await services.payments.refund(checkout: state, idempotencyKey: "refund-\(id.uuidString)")
+        try await transaction { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            let rows = try await sql.update(Order.schema)
+                .set("payment_status", to: SQLBind(Order.PaymentStatus.refunded.rawValue))
+                .set("refund_id", to: SQLBind(refundID))
+                .set("refunded_at", to: SQLBind(UnixTime.nowMillis))
+                .where("id", .equal, SQLBind(id))
+                .where("payment_status", .equal, SQLBind(Order.PaymentStatus.refundPending.rawValue))
+                .returning("id").all()
+            guard !rows.isEmpty else { return }
+            try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).create(on: db)
+            if let customer = try await User.find(order.customerID, on: db) {
+                try await Notifier.notify([customer], .paymentRefunded, order: order,
+                                          body: "\(order.price) for order \(order.reference) has been refunded to your \(order.paymentMethod.rawValue).", on: db)
+            }
+        }
+    }
+}

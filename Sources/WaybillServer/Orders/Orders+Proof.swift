@@ -1,0 +1,155 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Proof of delivery and photos: recipient codes, image checks, stored files.
+extension Orders {
+    // MARK: Proof and photos
+
+    struct Upload: Sendable {
+        var bytes: [UInt8]
+        var field: String
+    }
+
+    func deliver(_ id: UUID, signature: Upload, photo: Upload?, recipientName: String, code: String?,
+                 by principal: Principal) async throws -> Order {
+        let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
+        var errors = FieldErrors()
+        Validation.text(name, field: "recipientName", maxLength: Validation.maxNameLength, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        // Check the state before doing any work with the files.
+        let current = try await visibleOrder(id, to: principal)
+        switch OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current)) {
+        case .forbidden: throw WaybillError.forbidden
+        case .wrongStatus(let status): throw WaybillError.invalidTransition(status, .deliver)
+        case .allowed: break
+        }
+        if current.requireRecipientCode {
+            try await checkRecipientCode(code, order: current)
+        }
+        let signatureImage = try await sanitize(signature, allowed: [.png], maxBytes: UploadLimits.signatureBytes,
+                                                maxPixels: UploadLimits.signaturePixels)
+        let photoImage = try await photo.asyncMap {
+            try await sanitize($0, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
+        }
+        let store = services.files
+        let signatureName = try await store.save(signatureImage.bytes, extension: signatureImage.format.fileExtension)
+        let photoName = try await photoImage.asyncMap { try await store.save($0.bytes, extension: $0.format.fileExtension) }
+        do {
+            return try await transition(id, .deliver, by: principal) { order, db in
+                let now = UnixTime.nowMillis
+                order.signedBy = name
+                order.deliveredAt = now
+                try await Self.fileRecord(order: order, kind: .signature, image: signatureImage, name: signatureName, by: principal.userID).create(on: db)
+                if let photoImage, let photoName {
+                    try await Self.fileRecord(order: order, kind: .deliveryPhoto, image: photoImage, name: photoName, by: principal.userID).create(on: db)
+                }
+                try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
+                                     note: "Signed by \(name)").create(on: db)
+                if let customer = try await User.find(order.customerID, on: db) {
+                    try await Notifier.notify([customer], .orderDelivered, order: order,
+                                              body: "Your parcel \(order.reference) was delivered and signed for by \(name).", on: db)
+                }
+            }
+        } catch {
+            await store.delete(signatureName)
+            if let photoName { await store.delete(photoName) }
+            throw error
+        }
+    }
+
+    /// Five tries per code, counted even when the delivery is not completed.
+    func checkRecipientCode(_ code: String?, order: Order) async throws {
+        guard let code = code?.trimmingCharacters(in: .whitespaces), !code.isEmpty else {
+            throw WaybillError.validation("code", "required")
+        }
+        guard let expected = order.recipientCodeHash, let sql = db as? any SQLDatabase else {
+            throw WaybillError(.conflict, "no_recipient_code", "No recipient code was sent for this order.")
+        }
+        let counted = try await app.writeLock.withLock {
+            try await sql.update(Order.schema)
+                .set("recipient_code_attempts", to: SQLRaw("recipient_code_attempts + 1"))
+                .where("id", .equal, SQLBind(order.id!))
+                .where("recipient_code_attempts", .lessThan, SQLBind(OneTimeCodePolicy.maxAttempts))
+                .returning("id").all()
+        }
+        guard !counted.isEmpty else {
+            throw WaybillError(.unprocessableEntity, "recipient_code_locked",
+                               "Too many wrong codes. Mark the delivery failed or ask a manager.", fields: ["code": "locked"])
+        }
+        let given = services.codes.hashRecipientCode(code, orderID: order.id!)
+        guard constantTimeEquals(Data(given.utf8), Data(expected.utf8)) else {
+            throw WaybillError(.unprocessableEntity, "invalid_recipient_code", "The recipient's code is wrong.", fields: ["code": "invalid"])
+        }
+    }
+
+    func sanitize(_ upload: Upload, allowed: Set<ImageFormat>, maxBytes: Int, maxPixels: Int) async throws -> SanitizedImage {
+        guard upload.bytes.count <= maxBytes else {
+            throw WaybillError(.payloadTooLarge, "payload_too_large", "\(upload.field) is larger than \(maxBytes / 1024) KB.",
+                               fields: [upload.field: "too_large"])
+        }
+        let result = try await app.threadPool.runIfActive {
+            Result { () throws(ImageProblem) -> SanitizedImage in
+                try ImageSanitizer.sanitize(upload.bytes, allowed: allowed, maxWidth: maxPixels, maxHeight: maxPixels)
+            }
+        }
+        switch result {
+        case .success(let image): return image
+        case .failure(let problem): throw problem.apiError(field: upload.field)
+        }
+    }
+
+    static func fileRecord(order: Order, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UUID) -> OrderFile {
+        let file = OrderFile()
+        file.id = UUID()
+        file.orderID = order.id!
+        file.kind = kind
+        file.contentType = image.format.contentType
+        file.storageName = name
+        file.byteCount = image.bytes.count
+        file.width = image.width
+        file.height = image.height
+        file.uploadedBy = user
+        file.createdAt = UnixTime.nowMillis
+        return file
+    }
+
+    /// The customer's photo of the parcel or document, before pickup.
+    func addPhoto(_ id: UUID, _ upload: Upload, by principal: Principal) async throws -> OrderFile {
+        let order = try await visibleOrder(id, to: principal)
+        guard capacities(of: principal, for: order).contains(.owner) else { throw WaybillError.forbidden }
+        guard [.awaitingPayment, .pending, .assigned, .accepted].contains(order.status) else {
+            throw WaybillError.invalidTransition(order.status, .pickup)
+                .with(message: "Photos can be added until the parcel is picked up; this order is \(order.status.rawValue).")
+        }
+        let image = try await sanitize(upload, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
+        let store = services.files
+        let name = try await store.save(image.bytes, extension: image.format.fileExtension)
+        do {
+            return try await transaction { db in
+                let count = try await OrderFile.query(on: db).filter(\.$orderID == id).filter(\.$kind == .parcelPhoto).count()
+                guard count < UploadLimits.photosPerOrder else {
+                    throw WaybillError(.conflict, "too_many_photos", "An order has at most \(UploadLimits.photosPerOrder) photos.")
+                }
+                let file = Self.fileRecord(order: order, kind: .parcelPhoto, image: image, name: name, by: principal.userID)
+                try await file.create(on: db)
+                try await OrderEvent(orderID: id, type: "photo_added", status: nil, actorID: principal.userID).create(on: db)
+                return file
+            }
+        } catch {
+            await store.delete(name)
+            throw error
+        }
+    }
+
+    func file(orderID: UUID, fileID: UUID, for principal: Principal) async throws -> (OrderFile, Data) {
+        _ = try await visibleOrder(orderID, to: principal)
+        guard let file = try await OrderFile.query(on: db).filter(\.$id == fileID).filter(\.$orderID == orderID).first() else {
+            throw WaybillError.notFound
+        }
+        return (file, try await services.files.read(file.storageName))
+    }
+}
