@@ -163,6 +163,24 @@ struct PaymentTests {
         }
     }
 
+    @Test("A checkout paid after the customer cancelled the order is refunded, not confirmed", arguments: TestDatabase.available)
+    func paidAfterCancel(db: TestDatabase) async throws {
+        try await Self.withStripe(db) { server, stripe in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access, payment: "card")
+            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+            let cancelled = try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "Ordered twice"], token: cast.customer.access)
+            #expect(cancelled.json["payment"]["status"].string == "void")
+            stripe.pay(session)  // the payment page was still open in another tab
+            let payload = Self.event("evt_late", object: stripe.sessionObject(session))
+            let reply = try await postWebhook(server, payload, signature: StripeSignature.sign(payload: payload, secret: Self.webhookSecret, timestamp: UnixTime.nowSeconds))
+            #expect(reply.status == .ok)
+            #expect(try await server.status(of: id) == "cancelled")
+            #expect(try await Order.find(UUID(uuidString: id)!, on: server.db)?.paymentStatus == .refunded)
+            #expect(stripe.requests.filter { $0.path == "/v1/refunds" }.count == 1)
+        }
+    }
+
     @Test("A refund that fails is retried by the outbox until it succeeds", arguments: TestDatabase.available)
     func refundRetried(db: TestDatabase) async throws {
         try await Self.withStripe(db) { server, stripe in
