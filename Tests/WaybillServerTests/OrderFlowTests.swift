@@ -134,6 +134,10 @@ struct OrderFlowTests {
             let badStatus = try await server.send(.GET, "/orders?status=lost", token: cast.manager.access)
             #expect(badStatus.status == .unprocessableEntity)
             #expect(try await server.send(.GET, "/orders?cursor=nonsense", token: cast.manager.access).status == .unprocessableEntity)
+            for bad in ["limit=abc", "from=yesterday"] {
+                let reply = try await server.send(.GET, "/orders?\(bad)", token: cast.manager.access)
+                #expect(reply.status == .badRequest && reply.errorCode == "invalid_parameter", "\(bad): \(reply)")
+            }
         }
     }
 

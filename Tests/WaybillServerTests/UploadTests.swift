@@ -33,6 +33,9 @@ struct UploadTests {
             let missing = try await server.upload("/orders/\(id)/deliver", parts: [.text("recipientName", "Bea")], token: cast.driver.access)
             #expect(missing.status == .unprocessableEntity)
             #expect(missing.json["error"]["fields"]["signature"].string == "required")
+            // JSON where a multipart form is expected.
+            let json = try await server.send(.POST, "/orders/\(id)/deliver", json: ["recipientName": "Bea"], token: cast.driver.access)
+            #expect(json.status == .unsupportedMediaType && json.errorCode == "unsupported_media_type", "\(json)")
             // A photo over 8 MB.
             let huge = try await server.deliver(id, token: cast.driver.access, photo: [UInt8](repeating: 0xFF, count: 8 * 1024 * 1024 + 10))
             #expect(huge.status == .payloadTooLarge)

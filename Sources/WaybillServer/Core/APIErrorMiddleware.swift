@@ -11,7 +11,8 @@ struct APIErrorMiddleware: AsyncMiddleware {
         do {
             return try await next.respond(to: request)
         } catch {
-            let apiError = Self.map(error, logger: request.logger)
+            let hasBody = request.body.data.map { $0.readableBytes > 0 } ?? (request.headers.first(name: .contentLength).flatMap(Int.init) ?? 0 > 0)
+            let apiError = Self.map(error, logger: request.logger, requestHasBody: hasBody)
             return Self.response(for: apiError)
         }
     }
@@ -34,7 +35,7 @@ struct APIErrorMiddleware: AsyncMiddleware {
         return encoder
     }()
 
-    static func map(_ error: any Error, logger: Logger) -> WaybillError {
+    static func map(_ error: any Error, logger: Logger, requestHasBody: Bool = true) -> WaybillError {
         switch error {
         case let error as WaybillError:
             return error
@@ -48,9 +49,16 @@ struct APIErrorMiddleware: AsyncMiddleware {
             if error.operationInput == nil {
                 // The request could not be turned into the operation's input: the client's fault.
                 if let decoding = error.underlyingError as? DecodingError {
+                    if !requestHasBody {
+                        // No body: a path or query parameter did not parse.
+                        return WaybillError(.badRequest, "invalid_parameter", "A parameter is malformed (\(error.causeDescription)).")
+                    }
                     return decodingError(decoding)
                 }
                 let status = error.httpStatus.code
+                if status == 415 {
+                    return WaybillError(.unsupportedMediaType, "unsupported_media_type", "The request is malformed: \(error.causeDescription).")
+                }
                 if (400..<500).contains(status) {
                     return WaybillError(HTTPResponseStatus(statusCode: status), "bad_request", "The request is malformed: \(error.causeDescription).")
                 }
