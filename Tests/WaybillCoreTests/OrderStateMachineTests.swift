@@ -13,10 +13,12 @@ struct OrderStateMachineTests {
         "pending assign manager": .assigned,
         "pending cancel owner": .cancelled,
         "pending cancel manager": .cancelled,
+        "assigned reassign manager": .assigned,
         "assigned accept assignee": .accepted,
         "assigned fail assignee": .failed,
         "assigned cancel owner": .cancelled,
         "assigned cancel manager": .cancelled,
+        "accepted reassign manager": .assigned,
         "accepted pickup assignee": .inTransit,
         "accepted fail assignee": .failed,
         "accepted cancel owner": .cancelled,
@@ -47,7 +49,7 @@ struct OrderStateMachineTests {
                 }
             }
         }
-        #expect(checked == 8 * 7 * 4)
+        #expect(checked == 8 * 8 * 4)
     }
 
     @Test("a capacity that can never take an action is forbidden; one that can, but not now, is told the status")
@@ -65,7 +67,7 @@ struct OrderStateMachineTests {
         let both: Set<OrderCapacity> = [.manager, .assignee]
         #expect(OrderStateMachine.decide(.accept, from: .assigned, as: both) == .allowed(.accepted))
         #expect(OrderStateMachine.decide(.cancel, from: .inTransit, as: both) == .allowed(.cancelled))
-        #expect(OrderStateMachine.availableActions(from: .assigned, as: both) == [.accept, .fail, .cancel])
+        #expect(OrderStateMachine.availableActions(from: .assigned, as: both) == [.reassign, .accept, .fail, .cancel])
     }
 
     @Test("delivered and cancelled orders accept nothing more, from anyone")

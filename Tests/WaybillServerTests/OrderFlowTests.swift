@@ -291,6 +291,16 @@ struct OrderFlowTests {
             #expect(try await server.send(.POST, "/orders/\(id)/fail", json: ["reason": "other"], token: cast.otherDriver.access).status == .ok)
             #expect(try await server.send(.POST, "/orders/\(id)/assign", json: ["driverId": cast.manager.userID], token: cast.manager.access).status == .ok)
             #expect(try await server.send(.POST, "/orders/\(id)/accept", token: cast.manager.access).status == .ok)
+            // Taking an accepted order from its driver needs an explicit reassign; the driver is told.
+            let taken = try await server.placeOrder(cast.customer.access)
+            try await server.advance(taken, to: .accepted, cast: cast)
+            let plain = try await server.send(.POST, "/orders/\(taken)/assign", json: ["driverId": cast.otherDriver.userID], token: cast.manager.access)
+            #expect(plain.status == .conflict && plain.json["error"]["currentStatus"].string == "accepted")
+            let moved = try await server.send(.POST, "/orders/\(taken)/assign", json: ["driverId": cast.otherDriver.userID, "reassign": true], token: cast.manager.access)
+            #expect(moved.json["status"].string == "assigned" && moved.json["driver"]["id"].string == cast.otherDriver.userID, "\(moved)")
+            let told = try await server.send(.GET, "/notifications", token: cast.driver.access)
+            #expect(told.json["items"][0]["kind"].string == "order_unassigned")
+            #expect(try await server.send(.GET, "/orders/\(taken)", token: cast.driver.access).status == .notFound)
             // Only active drivers (or oneself) can be assigned.
             let other = try await server.placeOrder(cast.customer.access)
             let toCustomer = try await server.send(.POST, "/orders/\(other)/assign", json: ["driverId": cast.customer.userID], token: cast.manager.access)

@@ -20,7 +20,7 @@ struct OrderTransitionTests {
         case .otherCustomer, .otherDriver: capacities = []
         }
         // Assigning is a manager's endpoint: anyone else is refused before the order is looked up.
-        if action == .assign && who != .manager { return .forbidden }
+        if (action == .assign || action == .reassign) && who != .manager { return .forbidden }
         if capacities.isEmpty { return .notFound }
         switch OrderStateMachine.decide(action, from: status, as: capacities) {
         case .allowed: return .ok
@@ -34,7 +34,7 @@ struct OrderTransitionTests {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
             let statuses: [OrderStatus] = [.pending, .assigned, .accepted, .inTransit, .delivered, .cancelled, .failed]
-            let actions: [OrderAction] = [.assign, .accept, .pickup, .deliver, .fail, .cancel]
+            let actions: [OrderAction] = [.assign, .reassign, .accept, .pickup, .deliver, .fail, .cancel]
             var cells = 0
             for status in statuses {
                 for action in actions {
@@ -52,6 +52,7 @@ struct OrderTransitionTests {
                         let assigned = ![.pending, .cancelled].contains(status)
                         let reply: Reply = switch action {
                         case .assign: try await server.send(.POST, "/orders/\(id)/assign", json: ["driverId": cast.driver.userID], token: token)
+                        case .reassign: try await server.send(.POST, "/orders/\(id)/assign", json: ["driverId": cast.otherDriver.userID, "reassign": true], token: token)
                         case .accept: try await server.send(.POST, "/orders/\(id)/accept", token: token)
                         case .pickup: try await server.send(.POST, "/orders/\(id)/pickup", json: TestServer.cash(try await server.price(of: id)), token: token)
                         case .deliver: try await server.deliver(id, token: token)
@@ -72,7 +73,7 @@ struct OrderTransitionTests {
                     }
                 }
             }
-            #expect(cells == 7 * 6 * 5)
+            #expect(cells == 7 * 7 * 5)
         }
     }
 

@@ -18,7 +18,7 @@ public enum OrderStatus: String, Sendable, Hashable, Codable, CaseIterable {
 /// Something that can be done to an order.
 public enum OrderAction: String, Sendable, Hashable, Codable, CaseIterable {
     case confirmPayment = "confirm_payment"
-    case assign, accept, pickup, deliver, fail, cancel
+    case assign, reassign, accept, pickup, deliver, fail, cancel
 }
 
 /// In what capacity someone acts on an order. One person may have several: a manager who
@@ -54,6 +54,9 @@ public enum OrderStateMachine {
     public static let rules: [Rule] = [
         Rule(action: .confirmPayment, by: .system, from: [.awaitingPayment], to: .pending),
         Rule(action: .assign, by: .manager, from: [.pending, .failed], to: .assigned),
+        // Taking an order from its driver before pickup (a driver off sick, a better route).
+        // Separate from assign so that two managers assigning at once cannot both win.
+        Rule(action: .reassign, by: .manager, from: [.assigned, .accepted], to: .assigned),
         Rule(action: .accept, by: .assignee, from: [.assigned], to: .accepted),
         Rule(action: .pickup, by: .assignee, from: [.accepted], to: .inTransit),
         Rule(action: .deliver, by: .assignee, from: [.inTransit], to: .delivered),

@@ -104,7 +104,7 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = try Self.uuid(input.path.orderId)
-        _ = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), by: me)
+        _ = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), reassign: body.reassign ?? false, by: me)
         return .ok(.init(body: .json(try await answer(id, me))))
     }
 

@@ -7,7 +7,8 @@ import WaybillCore
 /// the transaction of the change itself.
 enum Notifier {
     enum Kind: String, CaseIterable {
-        case orderPending = "order_pending", orderAssigned = "order_assigned", orderAccepted = "order_accepted"
+        case orderPending = "order_pending", orderAssigned = "order_assigned", orderUnassigned = "order_unassigned"
+        case orderAccepted = "order_accepted"
         case orderPickedUp = "order_picked_up", orderDelivered = "order_delivered", orderFailed = "order_failed"
         case orderCancelled = "order_cancelled", cashDiscrepancy = "cash_discrepancy", paymentRefunded = "payment_refunded"
 
@@ -16,6 +17,7 @@ enum Notifier {
             switch self {
             case .orderPending: ("New order \(reference)", "Nouvelle commande \(reference)")
             case .orderAssigned: ("Delivery \(reference) assigned to you", "Livraison \(reference) qui vous est attribuée")
+            case .orderUnassigned: ("Delivery \(reference) given to another driver", "Livraison \(reference) confiée à un autre livreur")
             case .orderAccepted: ("Your parcel \(reference) will be picked up", "Votre colis \(reference) va être pris en charge")
             case .orderPickedUp: ("Delivery \(reference) in progress", "Livraison \(reference) en cours")
             case .orderDelivered: ("Delivered: \(reference)", "Livré : \(reference)")

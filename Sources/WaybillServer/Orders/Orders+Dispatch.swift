@@ -83,18 +83,23 @@ extension Orders {
         try await Notifier.notify(people, .orderCancelled, order: order, body: "Order \(order.reference) was cancelled: \(reason)", on: db)
     }
 
-    func assign(_ id: UUID, to driverID: UUID, by principal: Principal) async throws -> Order {
+    func assign(_ id: UUID, to driverID: UUID, reassign: Bool = false, by principal: Principal) async throws -> Order {
         try principal.require(.manager)
         guard let driver = try await User.find(driverID, on: db),
               driver.role == .driver || driver.id == principal.userID, !driver.isDisabled else {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
-        return try await transition(id, .assign, by: principal) { order, db in
+        return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in
+            if let previous = order.driverID, previous != driverID, previous != principal.userID,
+               let previousDriver = try await User.find(previous, on: db) {
+                try await Notifier.notify([previousDriver], .orderUnassigned, order: order,
+                                          body: "Order \(order.reference) has been given to another driver; you no longer need to pick it up.", on: db)
+            }
             order.driverID = driverID
             order.failureReason = nil
             order.failureNote = nil
-            try await OrderEvent(orderID: order.id!, type: "assigned", status: .assigned, actorID: principal.userID,
-                                 note: driver.displayName).create(on: db)
+            try await OrderEvent(orderID: order.id!, type: reassign ? "reassigned" : "assigned", status: .assigned,
+                                 actorID: principal.userID, note: driver.displayName).create(on: db)
             if driverID != principal.userID {
                 try await Notifier.notify([driver], .orderAssigned, order: order,
                                           body: "Pick up at \((try? order.pickup.singleLine) ?? "") and deliver to \((try? order.dropoff.singleLine) ?? "").",

@@ -19,6 +19,7 @@ extension OrderAction {
         switch self {
         case .confirmPayment: "confirmed as paid"
         case .assign: "assigned"
+        case .reassign: "reassigned"
         case .accept: "accepted"
         case .pickup: "picked up"
         case .deliver: "delivered"
@@ -121,7 +122,7 @@ struct Orders {
         let now = UnixTime.nowMillis
         let order = Order()
         order.id = UUID()
-        order.reference = Self.newReference()
+        order.reference = try await uniqueReference()
         order.customerID = principal.userID
         order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
         order.version = 1
@@ -190,6 +191,15 @@ struct Orders {
         try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
                                   body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
                                   on: db)
+    }
+
+    /// A reference no order has yet (40 random bits: a repeat is rare, but it is checked).
+    func uniqueReference() async throws -> String {
+        for _ in 0..<5 {
+            let reference = Self.newReference()
+            if try await Order.query(on: db).filter(\.$reference == reference).count() == 0 { return reference }
+        }
+        throw WaybillError(.serviceUnavailable, "try_again", "Could not allocate an order reference; try again.")
     }
 
     /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.
