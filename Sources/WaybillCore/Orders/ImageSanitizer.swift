@@ -326,6 +326,7 @@ extension ImageSanitizer {
         var pos = 2
         var frame: JPEGFrame?
         var scans = 0
+        var wroteOrientation = false
 
         while true {
             guard pos < b.count else { throw .corrupt("truncated JPEG (missing EOI)") }
@@ -395,7 +396,13 @@ extension ImageSanitizer {
                 if scans == 0, let adobe = normalizedAdobe(b, dataStart, end) {
                     out.append(contentsOf: adobe)
                 }
-            case 0xE1...0xEF, 0xFE: // APP1-APP15 (EXIF, XMP, ICC, Photoshop, ...), COM
+            case 0xE1: // APP1: EXIF or XMP. Only the orientation survives, so photos stay upright.
+                keep = false
+                if scans == 0, !wroteOrientation, let orientation = exifOrientation(b, dataStart, end) {
+                    out.append(contentsOf: minimalExif(orientation: orientation))
+                    wroteOrientation = true
+                }
+            case 0xE2...0xEF, 0xFE: // APP2-APP15 (ICC, Photoshop, ...), COM
                 keep = false
             default: // DNL, DHP, EXP, JPGn, reserved: unsupported
                 throw .corrupt("unsupported JPEG marker")
@@ -502,6 +509,50 @@ extension ImageSanitizer {
         seg.append(0) // thumbnail width
         seg.append(0) // thumbnail height
         return seg
+    }
+
+    /// The EXIF orientation (2 to 8; 1, upright, is not worth keeping) from an APP1 segment, if
+    /// it is EXIF and well formed. Every read is bounds-checked against the segment.
+    private static func exifOrientation(_ b: [UInt8], _ start: Int, _ end: Int) -> UInt8? {
+        let ident: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0x00, 0x00] // "Exif\0\0"
+        guard end - start >= 14, b[start..<start + 6].elementsEqual(ident) else { return nil }
+        let tiff = start + 6
+        let little: Bool
+        switch (b[tiff], b[tiff + 1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
+        }
+        func u16(_ at: Int) -> Int? {
+            guard at >= tiff, at + 2 <= end else { return nil }
+            return little ? Int(b[at]) | Int(b[at + 1]) << 8 : Int(b[at]) << 8 | Int(b[at + 1])
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let high = u16(little ? at + 2 : at), let low = u16(little ? at : at + 2) else { return nil }
+            return high << 16 | low
+        }
+        guard u16(tiff + 2) == 42, let ifdOffset = u32(tiff + 4), ifdOffset <= end - tiff else { return nil }
+        let ifd = tiff + ifdOffset
+        guard let count = u16(ifd), count <= 1000 else { return nil }
+        for entry in 0..<count {
+            let at = ifd + 2 + entry * 12
+            guard let tag = u16(at) else { return nil }
+            if tag == 0x0112 {
+                guard u16(at + 2) == 3, let value = u16(at + 8), (2...8).contains(value) else { return nil }
+                return UInt8(value)
+            }
+        }
+        return nil
+    }
+
+    /// An APP1 segment holding an EXIF block with only the orientation tag (big-endian TIFF).
+    private static func minimalExif(orientation: UInt8) -> [UInt8] {
+        [0xFF, 0xE1, 0x00, 0x22,
+         0x45, 0x78, 0x69, 0x66, 0x00, 0x00,              // "Exif\0\0"
+         0x4D, 0x4D, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x08,  // "MM", 42, IFD0 at 8
+         0x00, 0x01,                                      // one entry
+         0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, orientation, 0x00, 0x00,  // Orientation, SHORT, 1
+         0x00, 0x00, 0x00, 0x00]                          // no next IFD
     }
 
     /// A minimal Adobe APP14 segment carrying only the colour transform flag.

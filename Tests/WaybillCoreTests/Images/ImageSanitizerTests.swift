@@ -217,6 +217,26 @@ private func isCorrupt(_ p: ImageProblem?) -> Bool {
         #expect(!containsSubsequence(out.bytes, ascii("ICC_PROFILE")))
     }
 
+    @Test func exifOrientationIsKeptAndNothingElse() throws {
+        // Little-endian TIFF: Make = "SecretCam" (stored after the IFD), Orientation = 6 (rotate 90°).
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00, 0x02, 0x00,
+                             0x0F, 0x01, 0x02, 0x00, 0x0A, 0x00, 0x00, 0x00, 0x26, 0x00, 0x00, 0x00,
+                             0x12, 0x01, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00,
+                             0x00, 0x00, 0x00, 0x00] + ascii("SecretCam\u{0}")
+        let input = insertAfterSOI(baselineJPEG, [jpegSegment(0xE1, ascii("Exif\u{0}\u{0}") + tiff)])
+        let out = try sanitize(input)
+        #expect(!containsSubsequence(out.bytes, ascii("SecretCam")))
+        // The orientation survives in a minimal big-endian EXIF block.
+        #expect(containsSubsequence(out.bytes, ascii("Exif\u{0}\u{0}MM") + [0x00, 0x2A]))
+        #expect(containsSubsequence(out.bytes, [0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x06]))
+        #expect(try sanitize(out.bytes).bytes == out.bytes)
+        // Upright photos need no EXIF at all.
+        var upright = tiff
+        upright[30] = 0x01
+        let plain = try sanitize(insertAfterSOI(baselineJPEG, [jpegSegment(0xE1, ascii("Exif\u{0}\u{0}") + upright)]))
+        #expect(!containsSubsequence(plain.bytes, ascii("Exif")))
+    }
+
     @Test func progressiveJPEGIsSupported() throws {
         let input = insertAfterSOI(progressiveJPEG, [Self.exif])
         let out = try sanitize(input)
