@@ -16,17 +16,17 @@ extension Orders {
 
     func deliver(_ id: UUID, signature: Upload, photo: Upload?, recipientName: String, code: String?,
                  by principal: Principal) async throws -> Order {
-        let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
-        var errors = FieldErrors()
-        Validation.text(name, field: "recipientName", maxLength: Validation.maxNameLength, into: &errors)
-        if !errors.isEmpty { throw WaybillError.validation(errors) }
-        // Check the state before doing any work with the files.
+        // Who may deliver, and whether the order is under way, before looking at what was sent.
         let current = try await visibleOrder(id, to: principal)
         switch OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current)) {
         case .forbidden: throw WaybillError.forbidden
         case .wrongStatus(let status): throw WaybillError.invalidTransition(status, .deliver)
         case .allowed: break
         }
+        let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
+        var errors = FieldErrors()
+        Validation.text(name, field: "recipientName", maxLength: Validation.maxNameLength, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
         if current.requireRecipientCode {
             try await checkRecipientCode(code, order: current)
         }
