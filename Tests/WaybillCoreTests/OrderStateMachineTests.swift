@@ -40,10 +40,8 @@ struct OrderStateMachineTests {
                     let key = "\(status.rawValue) \(action.rawValue) \(capacity.rawValue)"
                     if let target = Self.allowed[key] {
                         #expect(decision == .allowed(target), "\(key)")
-                    } else {
-                        #expect(decision != .allowed(.pending) && {
-                            if case .allowed = decision { return false } else { return true }
-                        }(), "\(key) should be refused, got \(decision)")
+                    } else if case .allowed = decision {
+                        Issue.record("\(key) should be refused, got \(decision)")
                     }
                     checked += 1
                 }

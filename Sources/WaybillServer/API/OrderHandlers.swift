@@ -81,9 +81,10 @@ extension APIHandler {
         return .ok(.init(body: .json(try Self.order(try await orders.detail(try Self.uuid(input.path.orderId), for: me)))))
     }
 
-    /// The order as the caller sees it after a change.
-    private func answer(_ id: UUID, _ me: Principal) async throws -> S.Order {
-        try Self.order(try await orders.detail(id, for: me))
+    /// The changed order as the caller sees it, with its history (no second lookup of the order).
+    private func answer(_ order: Order, _ me: Principal) async throws -> S.Order {
+        let orders = try self.orders
+        return try Self.order(try await orders.load(order, capacities: orders.capacities(of: me, for: order)))
     }
 
     func confirmPayment(_ input: Operations.ConfirmPayment.Input) async throws -> Operations.ConfirmPayment.Output {
@@ -96,23 +97,23 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = try Self.uuid(input.path.orderId)
-        _ = try await orders.cancel(id, reason: body.reason, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.cancel(id, reason: body.reason, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func assignOrder(_ input: Operations.AssignOrder.Input) async throws -> Operations.AssignOrder.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = try Self.uuid(input.path.orderId)
-        _ = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), reassign: body.reassign ?? false, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), reassign: body.reassign ?? false, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func acceptOrder(_ input: Operations.AcceptOrder.Input) async throws -> Operations.AcceptOrder.Output {
         let me = try await principal()
         let id = try Self.uuid(input.path.orderId)
-        _ = try await orders.accept(id, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.accept(id, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func pickupOrder(_ input: Operations.PickupOrder.Input) async throws -> Operations.PickupOrder.Output {
@@ -122,16 +123,16 @@ extension APIHandler {
         if case .json(let body) = input.body, let collected = body.cashCollected {
             cash = Money(collected.amount, collected.currency)
         }
-        _ = try await orders.pickup(id, cashCollected: cash, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.pickup(id, cashCollected: cash, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func failOrder(_ input: Operations.FailOrder.Input) async throws -> Operations.FailOrder.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = try Self.uuid(input.path.orderId)
-        _ = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func deliverOrder(_ input: Operations.DeliverOrder.Input) async throws -> Operations.DeliverOrder.Output {
@@ -152,22 +153,21 @@ extension APIHandler {
         } catch let error as WaybillError {
             throw error
         } catch {
-            // The runtime checks required and repeated parts as it reads; report them per field.
-            var fields: [String: String] = [:]
-            if signature == nil { fields["signature"] = "required" }
-            if name == nil { fields["recipientName"] = "required" }
-            if fields.isEmpty { throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.") }
-            throw WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: fields)
+            // The runtime checks required and repeated parts as it reads: a missing part is reported
+            // per field below; anything else is a malformed body.
+            if signature != nil && name != nil {
+                throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.")
+            }
         }
         guard let signature, let name else {
-            var fields: [String: String] = [:]
-            if signature == nil { fields["signature"] = "required" }
-            if name == nil { fields["recipientName"] = "required" }
-            throw WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: fields)
+            var fields = FieldErrors()
+            if signature == nil { fields.add("signature", "required") }
+            if name == nil { fields.add("recipientName", "required") }
+            throw WaybillError.validation(fields)
         }
-        _ = try await orders.deliver(id, signature: .init(bytes: signature, field: "signature"),
-                                     photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code, by: me)
-        return .ok(.init(body: .json(try await answer(id, me))))
+        let order = try await orders.deliver(id, signature: .init(bytes: signature, field: "signature"),
+                                             photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func addOrderPhoto(_ input: Operations.AddOrderPhoto.Input) async throws -> Operations.AddOrderPhoto.Output {

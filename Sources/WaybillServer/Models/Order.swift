@@ -125,10 +125,14 @@ final class Order: Model, @unchecked Sendable {
     /// One decoder for the JSON columns (decoding is safe from several threads).
     nonisolated(unsafe) static let decoder = JSONDecoder()
 
-    static func json<T: Encodable>(_ value: T) -> String {
+    nonisolated(unsafe) static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+        return encoder
+    }()
+
+    static func json<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
 }
 

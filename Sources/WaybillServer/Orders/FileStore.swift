@@ -10,7 +10,7 @@ struct FileStore: Sendable {
     let threadPool: NIOThreadPool
 
     func save(_ bytes: [UInt8], extension ext: String) async throws -> String {
-        let name = SandboxPayments.randomHex(16) + "." + ext
+        let name = randomHex(bytes: 16) + "." + ext
         let directory = root + "/" + name.prefix(2)
         let path = directory + "/" + name
         try await threadPool.runIfActive {

@@ -122,7 +122,7 @@ struct Orders {
         let now = UnixTime.nowMillis
         let order = Order()
         order.id = UUID()
-        order.reference = try await uniqueReference()
+        order.reference = Self.newReference()
         order.customerID = principal.userID
         order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
         order.version = 1
@@ -161,21 +161,28 @@ struct Orders {
             order.checkoutSessionID = checkout.id
             order.checkoutURL = checkout.url
         }
-        do {
-            try await transaction { db in
-                try await order.create(on: db)
-                try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
-                if order.status == .pending {
-                    try await Self.announceNew(order, on: db)
+        var attempts = 0
+        while true {
+            do {
+                try await transaction { db in
+                    try await order.create(on: db)
+                    try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
+                    if order.status == .pending {
+                        try await Self.announceNew(order, on: db)
+                    }
                 }
+                break
+            } catch {
+                guard let dbError = error as? any DatabaseError, dbError.isConstraintFailure else { throw error }
+                // The same idempotency key raced in twice: answer with the order that won.
+                if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
+                    return try await created(existing)
+                }
+                // Otherwise the random reference (40 bits) repeated one already taken: draw again.
+                attempts += 1
+                guard attempts < 3, try await Order.query(on: db).filter(\.$reference == order.reference).count() > 0 else { throw error }
+                order.reference = Self.newReference()
             }
-        } catch {
-            // The same idempotency key raced in twice: answer with the order that won.
-            if let dbError = error as? any DatabaseError, dbError.isConstraintFailure, let key,
-               let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
-                return try await created(existing)
-            }
-            throw error
         }
         logger.info("Order \(order.reference) created (\(order.paymentMethod.rawValue))")
         return try await created(order)
@@ -191,15 +198,6 @@ struct Orders {
         try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
                                   body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
                                   on: db)
-    }
-
-    /// A reference no order has yet (40 random bits: a repeat is rare, but it is checked).
-    func uniqueReference() async throws -> String {
-        for _ in 0..<5 {
-            let reference = Self.newReference()
-            if try await Order.query(on: db).filter(\.$reference == reference).count() == 0 { return reference }
-        }
-        throw WaybillError(.serviceUnavailable, "try_again", "Could not allocate an order reference; try again.")
     }
 
     /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.
@@ -324,11 +322,11 @@ struct Orders {
     }
 
     static func encodeCursor(_ at: Int64, _ id: UUID) -> String {
-        StatementLinks.base64url(Data("\(at):\(id.uuidString)".utf8))
+        Data("\(at):\(id.uuidString)".utf8).base64URLEncodedString()
     }
 
     static func decodeCursor(_ raw: String) -> (Int64, UUID)? {
-        guard let data = StatementLinks.unbase64url(raw), let text = String(data: data, encoding: .utf8) else { return nil }
+        guard let data = Data(base64URLEncoded: raw), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let at = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
         return (at, id)

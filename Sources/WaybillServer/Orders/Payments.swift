@@ -172,7 +172,7 @@ enum StripeSignature {
         var signed = Array("\(timestamp).".utf8)
         signed.append(contentsOf: payload)
         let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8)))
-        return "t=\(timestamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "t=\(timestamp),v1=" + mac.hexString
     }
 
     private static func hexBytes(_ hex: String) -> [UInt8]? {
@@ -198,7 +198,7 @@ struct SandboxPayments: PaymentProvider {
     var isSandbox: Bool { true }
 
     func createCheckout(_ request: CheckoutRequest) async throws -> Checkout {
-        let id = "sbx_cs_" + Self.randomHex(16)
+        let id = "sbx_cs_" + randomHex(bytes: 16)
         let row = SandboxCheckout()
         row.id = id
         row.orderID = request.orderID
@@ -230,10 +230,5 @@ struct SandboxPayments: PaymentProvider {
             try await row.save(on: db())
             return true
         }
-    }
-
-    static func randomHex(_ bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 }

@@ -89,28 +89,18 @@ struct StatementLinks: Sendable {
 
     func token(customerID: UUID, month: String, lifetime: Int64 = 3600) -> String {
         let payload = "\(customerID.uuidString)|\(month)|\(UnixTime.nowSeconds + lifetime)"
-        return Self.base64url(Data(payload.utf8)) + "." + Self.base64url(Data(HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: key)))
+        return Data(payload.utf8).base64URLEncodedString() + "." + Data(HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: key)).base64URLEncodedString()
     }
 
     func verify(_ token: String) -> (UUID, String)? {
         let parts = token.split(separator: ".")
-        guard parts.count == 2, let payload = Self.unbase64url(String(parts[0])), let mac = Self.unbase64url(String(parts[1])),
+        guard parts.count == 2, let payload = Data(base64URLEncoded: String(parts[0])), let mac = Data(base64URLEncoded: String(parts[1])),
               HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: key),
               let text = String(data: payload, encoding: .utf8) else { return nil }
         let fields = text.split(separator: "|")
         guard fields.count == 3, let id = UUID(uuidString: String(fields[0])), let expiry = Int64(fields[2]),
               expiry >= UnixTime.nowSeconds else { return nil }
         return (id, String(fields[1]))
-    }
-
-    static func base64url(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    static func unbase64url(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }
 

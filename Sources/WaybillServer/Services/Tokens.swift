@@ -67,8 +67,18 @@ struct TokenService: Sendable {
     }
 
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).hexString
     }
+}
+
+/// `bytes` random bytes from the system CSPRNG, as lowercase hex (names, ids).
+func randomHex(bytes: Int) -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
+}
+
+extension Sequence where Element == UInt8 {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }
 
 extension Data {
