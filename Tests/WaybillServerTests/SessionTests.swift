@@ -153,9 +153,10 @@ struct SessionTests {
                 let reply = try await server.send(.POST, "/auth/login", json: ["email": "target@example.com", "password": "wrong-password"])
                 #expect(reply.status == .unauthorized)
             }
-            // The last failure was just now (a slow machine may have taken longer than the first
-            // delay to send the requests above).
-            try await server.sql.update("throttles").set("last_at", to: UnixTime.nowSeconds).run()
+            // The last failure was just now, and enough of them for a wait of several seconds: a slow
+            // machine may take longer than the first one-second delay between two requests.
+            try await server.sql.update("throttles").set("last_at", to: UnixTime.nowSeconds)
+                .where("key", .like, "login:acct:%").set("count", to: policy.freeFailures + 4).run()
             // Even the right password waits now: the delay is not a guess oracle.
             let blocked = try await server.send(.POST, "/auth/login", json: ["email": "target@example.com", "password": TestServer.password])
             #expect(blocked.status == .tooManyRequests)
