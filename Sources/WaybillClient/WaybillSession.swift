@@ -38,7 +38,7 @@ public actor WaybillSession {
     public init(serverURL: URL, transport: any ClientTransport = AsyncHTTPClientTransport()) {
         let box = TokenBox()
         tokenBox = box
-        client = Client(serverURL: serverURL, transport: transport, middlewares: [BearerMiddleware(tokens: box)])
+        client = Client(serverURL: serverURL, configuration: .waybill, transport: transport, middlewares: [BearerMiddleware(tokens: box)])
     }
 
     public func register(_ form: Registration) async throws {

@@ -29,6 +29,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
     app.migrations.add(CreateAccounts())             // users, sessions, refresh tokens
     app.migrations.add(CreateCodesDevicesOutbox())   // mailed codes, push devices, outbox, throttles
     app.migrations.add(CreateOrders())               // orders, events, files, notifications, tariff, payments
+    app.migrations.add(CreateLive())                 // positions, trails, live events and tickets, tracking links
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -38,6 +39,13 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
     let chosenMailer: any Mailer = mailer
         ?? config.smtp.map { SMTPMailer(settings: $0, group: app.eventLoopGroup) }
         ?? LogMailer(logger: app.logger)
+    let hub = LiveHub(logger: app.logger)
+    let feedMode: LiveFeed.Mode
+    switch config.database {
+    case .sqlite: feedMode = .sqlite
+    case .postgres(let url, _): feedMode = .postgres(try SQLPostgresConfiguration(url: url).coreConfiguration)
+    }
+    let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
     app.waybill = WaybillServices(
         config: config,
@@ -47,7 +55,9 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
         outbox: outbox,
         payments: config.stripe.map { settings in StripePayments(settings: settings, client: { app.client }) }
             ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL),
-        files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool)
+        files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool),
+        live: hub,
+        liveFeed: liveFeed
     )
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = UUID(uuidString: payload) else { return }
@@ -80,10 +90,13 @@ func routes(_ app: Application, spec: String) throws {
     let transport = VaporTransport(routesBuilder: api)
     // Compact JSON: the runtime's default (sorted, pretty-printed) cost a third of a list page's time.
     try APIHandler().registerHandlers(on: transport, serverURL: URL(string: "/api/v1")!,
-                                      configuration: Configuration(jsonEncodingOptions: []))
+                                      configuration: .waybill)
 
     // pages outside the JSON API: payment return, sandbox checkout, printable statements
     try app.register(collection: PaymentPages())
+    // the live channel (WebSocket) and the public tracking page
+    LiveSocket.register(app)
+    try app.register(collection: TrackingPage())
 }
 
 struct HealthStatus: Content {
@@ -106,7 +119,7 @@ struct SecurityHeadersMiddleware: AsyncMiddleware {
 public func prepareToServe(_ app: Application, demo: Bool) async throws {
     try await migrate(app)
     if demo { try await DemoData.seed(app) }
-    app.lifecycle.use(BackgroundWorkers(outbox: app.waybill.outbox))
+    app.lifecycle.use(BackgroundWorkers(outbox: app.waybill.outbox, liveFeed: app.waybill.liveFeed))
 }
 
 /// Applies pending migrations. On SQLite also switches the file to write-ahead logging, so readers
@@ -120,16 +133,26 @@ public func migrate(_ app: Application) async throws {
 
 final class BackgroundWorkers: LifecycleHandler, Sendable {
     let outbox: OutboxWorker
+    let liveFeed: LiveFeed
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
-    init(outbox: OutboxWorker) { self.outbox = outbox }
+    init(outbox: OutboxWorker, liveFeed: LiveFeed) {
+        self.outbox = outbox
+        self.liveFeed = liveFeed
+    }
 
     func didBootAsync(_ application: Application) async throws {
         let outbox = self.outbox
-        task.withLockedValue { $0 = Task { await outbox.run() } }
+        let liveFeed = self.liveFeed
+        task.withLockedValue { $0 = Task {
+            async let mail: Void = outbox.run()
+            async let live: Void = liveFeed.run()
+            _ = await (mail, live)
+        } }
     }
 
     func shutdownAsync(_ application: Application) async {
+        liveFeed.hub.closeAll()
         let running = task.withLockedValue { task -> Task<Void, Never>? in
             defer { task = nil }
             return task

@@ -355,7 +355,12 @@ extension APIHandler {
                              at: date(event.at), actor: actor.map { person($0, withEmail: false) }, note: event.note)
             } : nil,
             availableActions: OrderStateMachine.availableActions(from: o.status, as: record.capacities)
-                .map { S.OrderAction(rawValue: $0.rawValue)! })
+                .map { S.OrderAction(rawValue: $0.rawValue)! },
+            tracking: record.tracking.map { tracking in
+                S.OrderTracking(trackingUrl: tracking.trackingURL,
+                                driverPosition: tracking.position.map(position),
+                                eta: tracking.eta.map(arrival))
+            })
     }
 
     static func paymentStatus(_ status: Order.PaymentStatus) -> S.Payment.StatusPayload {

@@ -14,6 +14,8 @@ import Crypto
 /// | `STORAGE_PATH` | data folder for generated keys and uploads (default `./data`) |
 /// | `BCRYPT_COST` | bcrypt work factor, 10…16 (default 12) |
 /// | `LOG_LEVEL` | read by Vapor's logging bootstrap: trace, debug, info, notice, warning, error, critical |
+/// | `LIVE_ALLOWED_ORIGINS` | comma-separated origins a browser may open the live channel from (default: `PUBLIC_URL`'s) |
+/// | `ETA_AVERAGE_SPEED_KMH` | average door-to-door speed for arrival estimates (default 25) |
 public struct WaybillConfig: Sendable {
     public enum DatabaseTarget: Sendable, Equatable {
         case sqlite(path: String)
@@ -30,6 +32,11 @@ public struct WaybillConfig: Sendable {
     public var bcryptCost: Int
     /// Stripe Checkout for card and TWINT; nil means the sandbox payment page.
     public var stripe: StripeSettings? = nil
+    /// Origins (scheme://host[:port]) a browser may open the live channel from. A request without
+    /// an `Origin` header (a native app) is not a browser and is let through to the ticket check.
+    public var liveAllowedOrigins: [String] = []
+    /// Average door-to-door speed for arrival estimates, detours and stops included.
+    public var etaAverageSpeedKmh: Double = 25
 
     public init(
         database: DatabaseTarget, publicURL: String, jwtSecret: [UInt8], smtp: SMTPSettings?,
@@ -42,6 +49,7 @@ public struct WaybillConfig: Sendable {
         self.mailFrom = mailFrom
         self.storagePath = storagePath
         self.bcryptCost = bcryptCost
+        self.liveAllowedOrigins = URL(string: publicURL).map { [Self.origin(of: $0)] } ?? []
     }
 
     /// Reads the configuration. In production a missing `JWT_SECRET` is an error; in development a
@@ -89,6 +97,22 @@ public struct WaybillConfig: Sendable {
             database: database, publicURL: publicURL, jwtSecret: secret, smtp: smtp,
             mailFrom: mailFrom, storagePath: storagePath, bcryptCost: cost
         )
+        config.liveAllowedOrigins = [Self.origin(of: url)]
+        if let raw = value("LIVE_ALLOWED_ORIGINS") {
+            config.liveAllowedOrigins = try raw.split(separator: ",").map { part in
+                let text = part.trimmingCharacters(in: .whitespaces)
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw ConfigurationError("LIVE_ALLOWED_ORIGINS must list origins such as https://app.example.com, separated by commas.")
+                }
+                return Self.origin(of: url)
+            }
+        }
+        if let raw = value("ETA_AVERAGE_SPEED_KMH") {
+            guard let speed = Double(raw), speed >= 1, speed <= 200 else {
+                throw ConfigurationError("ETA_AVERAGE_SPEED_KMH must be a number of km/h from 1 to 200.")
+            }
+            config.etaAverageSpeedKmh = speed
+        }
         if let key = value("STRIPE_SECRET_KEY") {
             let base = value("STRIPE_API_BASE") ?? "https://api.stripe.com"
             guard let baseURL = URL(string: base), baseURL.scheme == "https" || baseURL.scheme == "http", baseURL.host != nil else {
@@ -104,6 +128,14 @@ public struct WaybillConfig: Sendable {
             throw ConfigurationError("STRIPE_WEBHOOK_SECRET is set but STRIPE_SECRET_KEY is not.")
         }
         return config
+    }
+
+    /// `scheme://host[:port]` in lower case, the way browsers send `Origin`.
+    static func origin(of url: URL) -> String {
+        let scheme = (url.scheme ?? "http").lowercased()
+        var text = "\(scheme)://\((url.host ?? "").lowercased())"
+        if let port = url.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) { text += ":\(port)" }
+        return text
     }
 
     static func parseDatabaseURL(_ raw: String) throws -> DatabaseTarget {

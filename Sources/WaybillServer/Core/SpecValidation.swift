@@ -71,11 +71,16 @@ struct SpecValidator: Sendable {
                     body: schema.map { resolve($0) },
                     maxBodySize: op["x-waybill-max-body-bytes"] as? Int,
                     bodyRequired: (op["requestBody"] as? [String: Any])?["required"] as? Bool ?? false,
-                    needsToken: !((op["security"] as? [Any])?.isEmpty ?? (root["security"] as? [Any])?.isEmpty ?? true)
+                    needsToken: Self.needsToken(op["security"] as? [Any] ?? root["security"] as? [Any] ?? [])
                 ))
             }
         }
         self.operations = operations
+    }
+
+    /// A token is needed unless the requirements are empty or one of them is `{}` (optional).
+    static func needsToken(_ security: [Any]) -> Bool {
+        !security.isEmpty && !security.contains { ($0 as? [String: Any])?.isEmpty == true }
     }
 
     func operation(method: String, path: [String]) -> Operation? {

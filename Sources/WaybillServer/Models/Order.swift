@@ -52,6 +52,8 @@ final class Order: Model, @unchecked Sendable {
     @OptionalField(key: "cancellation_reason") var cancellationReason: String?
     @OptionalField(key: "signed_by") var signedBy: String?
     @OptionalField(key: "delivered_at") var deliveredAt: Int64?
+    /// The secret of the order's public tracking link (`/t/{token}`); nil when revoked.
+    @OptionalField(key: "tracking_token") var trackingToken: String?
 
     init() {}
 

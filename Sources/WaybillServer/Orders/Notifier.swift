@@ -34,7 +34,11 @@ enum Notifier {
         var seen = Set<UUID>()
         for user in users where !user.isDisabled {
             guard let id = user.id, seen.insert(id).inserted else { continue }
-            try await Notification(userID: id, orderID: order.id, kind: kind.rawValue, title: title.en, body: body).create(on: db)
+            let notification = Notification(userID: id, orderID: order.id, kind: kind.rawValue, title: title.en, body: body)
+            try await notification.create(on: db)
+            try await LiveLog.publish(.notification(LiveNotification(
+                id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order.id,
+                createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),
                 subject: title.en,

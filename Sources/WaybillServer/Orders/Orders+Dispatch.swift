@@ -17,6 +17,7 @@ extension Orders {
     func transition(_ id: UUID, _ action: OrderAction, by principal: Principal?,
                     change: @escaping @Sendable (Order, any Database) async throws -> Void = { _, _ in }) async throws -> Order {
         let orders = self
+        let speed = services.config.etaAverageSpeedKmh
         return try await transaction { db in
             guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
             let capacities: Set<OrderCapacity> = principal.map { orders.capacities(of: $0, for: order) } ?? [.system]
@@ -32,6 +33,7 @@ extension Orders {
                 order.updatedAt = UnixTime.nowMillis
                 try await change(order, db)
                 try await order.save(on: db)
+                try await Tracking.publishStatus(order, speedKmh: speed, on: db)
             }
             return order
         }

@@ -37,6 +37,8 @@ struct OrderRecord: Sendable {
     var files: [OrderFile] = []
     var events: [(OrderEvent, User?)] = []
     var capacities: Set<OrderCapacity>
+    /// The delivery under way and the tracking link (detail only).
+    var tracking: OrderTracking?
 }
 
 /// Everything about orders: tariff, quotes, ordering, payment, dispatch, the driver's steps, proof
@@ -149,6 +151,7 @@ struct Orders {
         order.idempotencyKey = key
         order.requireRecipientCode = valid.requireRecipientCode
         order.recipientCodeAttempts = 0
+        order.trackingToken = Tracking.newTrackingToken()
 
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires.
@@ -161,6 +164,7 @@ struct Orders {
             order.checkoutSessionID = checkout.id
             order.checkoutURL = checkout.url
         }
+        let speed = services.config.etaAverageSpeedKmh
         var attempts = 0
         while true {
             do {
@@ -169,6 +173,7 @@ struct Orders {
                     try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
                     if order.status == .pending {
                         try await Self.announceNew(order, on: db)
+                        try await Tracking.publishStatus(order, speedKmh: speed, on: db)
                     }
                 }
                 break
@@ -242,6 +247,7 @@ struct Orders {
         if full {
             record.files = try await OrderFile.query(on: db).filter(\.$orderID == order.id!).sort(\.$createdAt).all()
             record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
+            record.tracking = try await Tracking(app: app, db: db, logger: logger).view(of: order, capacities: capacities, driver: record.driver)
         }
         return record
     }

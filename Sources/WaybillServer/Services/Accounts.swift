@@ -220,6 +220,10 @@ struct Accounts {
         try await transaction { db in
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
                 .set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+            if let userID = try await Session.find(id, on: db)?.$user.id {
+                try await LiveLog.publishControl(LiveRow.sessionEnded, topic: LiveLog.userTopic(userID),
+                                                 data: ["user": userID.uuidString, "session": id.uuidString], on: db)
+            }
         }
     }
 
@@ -228,6 +232,10 @@ struct Accounts {
         var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
         if let except { query = query.filter(\.$id != except) }
         try await query.set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+        // Live connections of those sessions close too.
+        var data = ["user": userID.uuidString]
+        if let except { data["except"] = except.uuidString }
+        try await LiveLog.publishControl(LiveRow.sessionEnded, topic: LiveLog.userTopic(userID), data: data, on: db)
     }
 
     /// Checks an access token and loads who is calling. A disabled account or an ended session is

@@ -11,9 +11,16 @@ public final class WaybillServices: Sendable {
     public let outbox: OutboxWorker
     let payments: any PaymentProvider
     let files: FileStore
+    /// This process's live connections, and the feed that brings them committed events.
+    let live: LiveHub
+    let liveFeed: LiveFeed
+    /// A few position reports a second per driver.
+    let positionLimiter = TokenBuckets(ratePerSecond: 4, burst: 8)
+    /// Unknown tracking links per client address (a link is 144 random bits; this is belt and braces).
+    let trackingMissLimiter = TokenBuckets(ratePerSecond: 0.5, burst: 30)
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
-         outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore) {
+         outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed) {
         self.config = config
         self.tokens = tokens
         self.passwords = passwords
@@ -21,6 +28,8 @@ public final class WaybillServices: Sendable {
         self.outbox = outbox
         self.payments = payments
         self.files = files
+        self.live = live
+        self.liveFeed = liveFeed
     }
 }
 
@@ -83,8 +92,12 @@ final class WriteLock: Sendable {
 extension Database {
     /// A transaction that is safe on both SQLite and PostgreSQL (see `Application.writeLock`).
     func writeTransaction<T: Sendable>(_ app: Application, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        try await app.writeLock.withLock {
+        let result = try await app.writeLock.withLock {
             try await self.transaction { db in try await body(db) }
         }
+        // Committed: live events written by the transaction can go out now (SQLite reads them
+        // after each write; PostgreSQL has already notified every process).
+        app.waybill.liveFeed.poke()
+        return result
     }
 }

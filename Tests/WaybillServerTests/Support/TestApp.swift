@@ -264,6 +264,7 @@ struct JSON: @unchecked Sendable {
     }
     var string: String? { value as? String }
     var int: Int? { (value as? NSNumber)?.intValue }
+    var double: Double? { (value as? NSNumber)?.doubleValue }
     var bool: Bool? { (value as? NSNumber).map { $0.boolValue } }
     var array: [JSON] { (value as? [Any] ?? []).map { JSON(value: $0) } }
     var keys: Set<String> { Set((value as? [String: Any])?.keys.map { $0 } ?? []) }

@@ -1,0 +1,302 @@
+import Foundation
+
+/// The messages of the live channel (`GET /api/v1/live`), defined once for the server and the SDK.
+///
+/// Every message is one JSON object with a `type`. Events carry an `id` (increasing, shared by all
+/// topics and all server processes) that a client hands back as `since` after reconnecting to get
+/// what it missed. Times are Unix milliseconds.
+public enum LiveTopic: Sendable, Hashable {
+    /// One order: its status, its driver's position while accepted or in transit, the ETA.
+    case order(UUID)
+    /// Managers: every on-duty driver's position and every order's status changes.
+    case fleet
+    /// The signed-in person's own notifications.
+    case notifications
+    /// An order seen through its public tracking link.
+    case tracking(String)
+
+    public init?(_ text: String) {
+        if text == "fleet" { self = .fleet }
+        else if text == "notifications" { self = .notifications }
+        else if text.hasPrefix("order:"), let id = UUID(uuidString: String(text.dropFirst(6))) { self = .order(id) }
+        else if text.hasPrefix("tracking:"), text.count > 9, text.count <= 200 { self = .tracking(String(text.dropFirst(9))) }
+        else { return nil }
+    }
+
+    public var name: String {
+        switch self {
+        case .order(let id): "order:\(id.uuidString)"
+        case .fleet: "fleet"
+        case .notifications: "notifications"
+        case .tracking(let token): "tracking:\(token)"
+        }
+    }
+}
+
+/// A driver's position as a watcher sees it. `driverId` and `orderId` are left out for the public.
+public struct LiveLocation: Sendable, Hashable, Codable {
+    public var driverId: UUID?
+    public var driverFirstName: String?
+    public var orderId: UUID?
+    /// The order's status when the position was taken (on order topics).
+    public var orderStatus: String?
+    public var latitude: Double
+    public var longitude: Double
+    public var accuracy: Double?
+    public var heading: Double?
+    public var speed: Double?
+    public var recordedAt: Int64
+
+    public init(driverId: UUID?, driverFirstName: String?, orderId: UUID?, orderStatus: String? = nil, position: PositionReport) {
+        self.driverId = driverId
+        self.driverFirstName = driverFirstName
+        self.orderId = orderId
+        self.orderStatus = orderStatus
+        latitude = position.latitude
+        longitude = position.longitude
+        accuracy = position.accuracy
+        heading = position.heading
+        speed = position.speed
+        recordedAt = position.recordedAt
+    }
+}
+
+/// An order's new status.
+public struct LiveStatus: Sendable, Hashable, Codable {
+    public var orderId: UUID?
+    public var reference: String?
+    public var status: String
+    public var driverId: UUID?
+    public var at: Int64
+
+    public init(orderId: UUID?, reference: String?, status: String, driverId: UUID?, at: Int64) {
+        self.orderId = orderId
+        self.reference = reference
+        self.status = status
+        self.driverId = driverId
+        self.at = at
+    }
+}
+
+/// A new arrival estimate for an order's next stop.
+public struct LiveETA: Sendable, Hashable, Codable {
+    public var orderId: UUID?
+    public var stop: ArrivalEstimate.Stop
+    public var arrivesAt: Int64
+    public var distanceMeters: Int
+
+    public init(orderId: UUID?, estimate: ArrivalEstimate) {
+        self.orderId = orderId
+        stop = estimate.stop
+        arrivesAt = estimate.arrivesAt
+        distanceMeters = estimate.distanceMeters
+    }
+}
+
+/// A notification for the signed-in person (the same one `/notifications` lists).
+public struct LiveNotification: Sendable, Hashable, Codable {
+    public var id: UUID
+    public var kind: String
+    public var title: String
+    public var body: String
+    public var orderId: UUID?
+    public var createdAt: Int64
+
+    public init(id: UUID, kind: String, title: String, body: String, orderId: UUID?, createdAt: Int64) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.body = body
+        self.orderId = orderId
+        self.createdAt = createdAt
+    }
+}
+
+/// A driver going on or off duty (fleet watchers drop a driver from the map when off duty).
+public struct LiveDuty: Sendable, Hashable, Codable {
+    public var driverId: UUID
+    public var onDuty: Bool
+    public var at: Int64
+
+    public init(driverId: UUID, onDuty: Bool, at: Int64) {
+        self.driverId = driverId
+        self.onDuty = onDuty
+        self.at = at
+    }
+}
+
+/// What an event says.
+public enum LivePayload: Sendable, Hashable {
+    case location(LiveLocation)
+    case status(LiveStatus)
+    case eta(LiveETA)
+    case notification(LiveNotification)
+    case duty(LiveDuty)
+
+    public var type: String {
+        switch self {
+        case .location: "location"
+        case .status: "status"
+        case .eta: "eta"
+        case .notification: "notification"
+        case .duty: "duty"
+        }
+    }
+}
+
+/// An event as it travels on the live channel:
+/// `{"type": "location", "id": 42, "topic": "order:…", "at": 1700000000000, "data": {…}}`.
+public struct LiveEvent: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var topic: String
+    public var at: Int64
+    public var payload: LivePayload
+
+    public init(id: Int64, topic: String, at: Int64, payload: LivePayload) {
+        self.id = id
+        self.topic = topic
+        self.at = at
+        self.payload = payload
+    }
+
+    enum CodingKeys: String, CodingKey { case type, id, topic, at, data }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int64.self, forKey: .id)
+        topic = try c.decode(String.self, forKey: .topic)
+        at = try c.decode(Int64.self, forKey: .at)
+        payload = try LivePayload.decode(type: c.decode(String.self, forKey: .type), from: c.superDecoder(forKey: .data))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(payload.type, forKey: .type)
+        try c.encode(id, forKey: .id)
+        try c.encode(topic, forKey: .topic)
+        try c.encode(at, forKey: .at)
+        try payload.encodeData(to: c.superEncoder(forKey: .data))
+    }
+}
+
+extension LivePayload {
+    public static func decode(type: String, from decoder: any Decoder) throws -> LivePayload {
+        switch type {
+        case "location": .location(try LiveLocation(from: decoder))
+        case "status": .status(try LiveStatus(from: decoder))
+        case "eta": .eta(try LiveETA(from: decoder))
+        case "notification": .notification(try LiveNotification(from: decoder))
+        case "duty": .duty(try LiveDuty(from: decoder))
+        default: throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown event type \(type)"))
+        }
+    }
+
+    public func encodeData(to encoder: any Encoder) throws {
+        switch self {
+        case .location(let value): try value.encode(to: encoder)
+        case .status(let value): try value.encode(to: encoder)
+        case .eta(let value): try value.encode(to: encoder)
+        case .notification(let value): try value.encode(to: encoder)
+        case .duty(let value): try value.encode(to: encoder)
+        }
+    }
+}
+
+/// What a client sends.
+public enum LiveCommand: Sendable, Hashable, Codable {
+    /// Start receiving a topic; with `since`, first every stored event after that id.
+    case subscribe(topic: String, since: Int64?)
+    case unsubscribe(topic: String)
+    case ping
+
+    enum CodingKeys: String, CodingKey { case type, topic, since }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .type) {
+        case "subscribe": self = .subscribe(topic: try c.decode(String.self, forKey: .topic), since: try c.decodeIfPresent(Int64.self, forKey: .since))
+        case "unsubscribe": self = .unsubscribe(topic: try c.decode(String.self, forKey: .topic))
+        case "ping": self = .ping
+        case let other: throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown command \(other)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .subscribe(let topic, let since):
+            try c.encode("subscribe", forKey: .type)
+            try c.encode(topic, forKey: .topic)
+            try c.encodeIfPresent(since, forKey: .since)
+        case .unsubscribe(let topic):
+            try c.encode("unsubscribe", forKey: .type)
+            try c.encode(topic, forKey: .topic)
+        case .ping:
+            try c.encode("ping", forKey: .type)
+        }
+    }
+}
+
+/// The server's answers to commands.
+public enum LiveReply: Sendable, Hashable, Codable {
+    /// Subscribed; `replayed` stored events were sent first. `complete` is false when older events
+    /// than `since` had already been pruned: refetch the state over HTTP.
+    case subscribed(topic: String, replayed: Int, complete: Bool)
+    case unsubscribed(topic: String)
+    case error(code: String, message: String, topic: String?)
+    case pong
+
+    enum CodingKeys: String, CodingKey { case type, topic, replayed, complete, code, message }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .type) {
+        case "subscribed":
+            self = .subscribed(topic: try c.decode(String.self, forKey: .topic), replayed: try c.decode(Int.self, forKey: .replayed),
+                               complete: try c.decode(Bool.self, forKey: .complete))
+        case "unsubscribed": self = .unsubscribed(topic: try c.decode(String.self, forKey: .topic))
+        case "error":
+            self = .error(code: try c.decode(String.self, forKey: .code), message: try c.decode(String.self, forKey: .message),
+                          topic: try c.decodeIfPresent(String.self, forKey: .topic))
+        case "pong": self = .pong
+        case let other: throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown reply \(other)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .subscribed(let topic, let replayed, let complete):
+            try c.encode("subscribed", forKey: .type)
+            try c.encode(topic, forKey: .topic)
+            try c.encode(replayed, forKey: .replayed)
+            try c.encode(complete, forKey: .complete)
+        case .unsubscribed(let topic):
+            try c.encode("unsubscribed", forKey: .type)
+            try c.encode(topic, forKey: .topic)
+        case .error(let code, let message, let topic):
+            try c.encode("error", forKey: .type)
+            try c.encode(code, forKey: .code)
+            try c.encode(message, forKey: .message)
+            try c.encodeIfPresent(topic, forKey: .topic)
+        case .pong:
+            try c.encode("pong", forKey: .type)
+        }
+    }
+}
+
+/// Anything the server sends: an event or a reply. Clients decode this.
+public enum LiveServerMessage: Sendable, Hashable, Decodable {
+    case event(LiveEvent)
+    case reply(LiveReply)
+
+    enum CodingKeys: String, CodingKey { case type }
+
+    public init(from decoder: any Decoder) throws {
+        let type = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .type)
+        switch type {
+        case "subscribed", "unsubscribed", "error", "pong": self = .reply(try LiveReply(from: decoder))
+        default: self = .event(try LiveEvent(from: decoder))
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// An in-memory token bucket per key, for limits that must cost nothing per request (position
+/// reports, public tracking look-ups). Each process keeps its own buckets: with N processes behind a
+/// load balancer a client may get up to N times the rate, which is acceptable for these limits.
+final class TokenBuckets: Sendable {
+    let ratePerSecond: Double
+    let burst: Double
+    private let buckets = NIOLockedValueBox<[String: (tokens: Double, at: Double)]>([:])
+
+    init(ratePerSecond: Double, burst: Double) {
+        self.ratePerSecond = ratePerSecond
+        self.burst = burst
+    }
+
+    /// Takes one token for `key`. Returns nil if allowed, else the seconds until a token is back.
+    func take(_ key: String, now: Double = Date().timeIntervalSince1970) -> Int? {
+        buckets.withLockedValue { buckets in
+            if buckets.count > 100_000 {
+                // Forget full buckets (idle keys) rather than grow without bound.
+                buckets = buckets.filter { $0.value.tokens + (now - $0.value.at) * ratePerSecond < burst }
+            }
+            var bucket = buckets[key] ?? (burst, now)
+            bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * ratePerSecond)
+            bucket.at = now
+            guard bucket.tokens >= 1 else {
+                buckets[key] = bucket
+                return max(1, Int(((1 - bucket.tokens) / ratePerSecond).rounded(.up)))
+            }
+            bucket.tokens -= 1
+            buckets[key] = bucket
+            return nil
+        }
+    }
+}

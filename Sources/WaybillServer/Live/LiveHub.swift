@@ -1,0 +1,312 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+import Vapor
+import WaybillCore
+
+/// What part of an order's events a subscription may see.
+enum LiveAudience: Hashable, Sendable {
+    /// Managers, the order's customer, a notification or fleet topic's owner: everything.
+    case full
+    /// The order's driver: everything while the order stays theirs.
+    case assignee(UUID)
+    /// Someone with the tracking link: status, ETA and, in transit only, the position; no ids or names
+    /// beyond the driver's first name.
+    case publicLink(String)
+}
+
+/// The connections of this process and what each subscribed to. Events arrive from `LiveFeed`
+/// (after their transaction committed) and leave as text frames, rendered once per kind of viewer.
+final class LiveHub: Sendable {
+    private let topics = NIOLockedValueBox<[String: [ObjectIdentifier: LiveConnection]]>([:])
+    private let connections = NIOLockedValueBox<[ObjectIdentifier: LiveConnection]>([:])
+    let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    var connectionCount: Int { connections.withLockedValue { $0.count } }
+
+    func add(_ connection: LiveConnection) {
+        connections.withLockedValue { $0[ObjectIdentifier(connection)] = connection }
+    }
+
+    func remove(_ connection: LiveConnection) {
+        let key = ObjectIdentifier(connection)
+        connections.withLockedValue { _ = $0.removeValue(forKey: key) }
+        let subscribed = connection.storedTopics
+        topics.withLockedValue { topics in
+            for topic in subscribed {
+                topics[topic]?.removeValue(forKey: key)
+                if topics[topic]?.isEmpty == true { topics.removeValue(forKey: topic) }
+            }
+        }
+    }
+
+    /// Closes every connection (the process is stopping; clients reconnect elsewhere).
+    func closeAll() {
+        let all = connections.withLockedValue { Array($0.values) }
+        for connection in all { connection.close(code: .goingAway, reason: "server_stopping") }
+    }
+
+    func subscribe(_ connection: LiveConnection, to topic: String) {
+        topics.withLockedValue { $0[topic, default: [:]][ObjectIdentifier(connection)] = connection }
+    }
+
+    func unsubscribe(_ connection: LiveConnection, from topic: String) {
+        topics.withLockedValue { topics in
+            topics[topic]?.removeValue(forKey: ObjectIdentifier(connection))
+            if topics[topic]?.isEmpty == true { topics.removeValue(forKey: topic) }
+        }
+    }
+
+    /// Hands committed events to their subscribers, in id order.
+    func deliver(_ rows: [LiveRow]) {
+        for row in rows {
+            if row.isControl { control(row); continue }
+            guard let subscribers = topics.withLockedValue({ $0[row.topic].map { Array($0.values) } }), !subscribers.isEmpty else { continue }
+            let renderer = LiveRenderer(row: row)
+            for connection in subscribers { connection.deliver(row, renderer: renderer, hub: self) }
+        }
+    }
+
+    /// Events the hub acts on itself: sessions that ended, tracking links that changed.
+    private func control(_ row: LiveRow) {
+        guard let data = try? JSONDecoder().decode([String: String].self, from: Data(row.data.utf8)) else { return }
+        switch row.type {
+        case LiveRow.sessionEnded:
+            guard let user = data["user"].flatMap(UUID.init(uuidString:)) else { return }
+            let session = data["session"].flatMap(UUID.init(uuidString:))
+            let except = data["except"].flatMap(UUID.init(uuidString:))
+            let ended = connections.withLockedValue { $0.values.filter { connection in
+                guard connection.identity.userID == user else { return false }
+                if let session { return connection.identity.sessionID == session }
+                return connection.identity.sessionID != except
+            } }
+            for connection in ended { connection.close(code: .policyViolation, reason: "session_ended") }
+        case LiveRow.trackingChanged:
+            let current = data["token"] ?? ""
+            let subscribers = topics.withLockedValue { $0[row.topic].map { Array($0.values) } } ?? []
+            for connection in subscribers { connection.dropPublic(topic: row.topic, unless: current, hub: self) }
+        default:
+            break
+        }
+    }
+}
+
+/// Renders one event for each kind of viewer at most once, however many subscribers see it.
+final class LiveRenderer {
+    let row: LiveRow
+    private var cache: [String: String?] = [:]
+    private lazy var payload: LivePayload? = LiveRenderer.decode(row)
+
+    init(row: LiveRow) { self.row = row }
+
+    enum Outcome { case send(String), skip, revoke }
+
+    func render(label: String, audience: LiveAudience) -> Outcome {
+        switch audience {
+        case .full:
+            return .send(cached(label, "full") { row.data })
+        case .assignee(let driver):
+            if case .status(let status)? = payload, let assigned = status.driverId, assigned != driver { return .revoke }
+            return .send(cached(label, "full") { row.data })
+        case .publicLink:
+            guard let text = cached(label, "public", publicData) else { return .skip }
+            return .send(text)
+        }
+    }
+
+    private func cached(_ label: String, _ view: String, _ data: () -> String?) -> String? {
+        let key = view + " " + label
+        if let hit = cache[key] { return hit }
+        let text = data().map { #"{"type":"\#(row.type)","id":\#(row.id),"topic":"\#(label)","at":\#(row.at),"data":\#($0)}"# }
+        cache[key] = text
+        return text
+    }
+
+    private func cached(_ label: String, _ view: String, _ data: () -> String) -> String {
+        cached(label, view, { Optional(data()) }) ?? ""
+    }
+
+    /// What the public sees of an order's event: never an id, a reference or a name beyond the
+    /// driver's first name; the position only while the parcel is on its way.
+    private func publicData() -> String? {
+        switch payload {
+        case .location(var location)?:
+            guard location.orderStatus == OrderStatus.inTransit.rawValue else { return nil }
+            location.driverId = nil
+            location.orderId = nil
+            return try? LiveLog.encodeData(.location(location))
+        case .status(var status)?:
+            status.orderId = nil
+            status.reference = nil
+            status.driverId = nil
+            return try? LiveLog.encodeData(.status(status))
+        case .eta(var eta)?:
+            eta.orderId = nil
+            return try? LiveLog.encodeData(.eta(eta))
+        default:
+            return nil
+        }
+    }
+}
+
+extension LiveRenderer {
+    static func decode(_ row: LiveRow) -> LivePayload? {
+        let data = Data(row.data.utf8)
+        let decoder = JSONDecoder()
+        switch row.type {
+        case "location": return (try? decoder.decode(LiveLocation.self, from: data)).map(LivePayload.location)
+        case "status": return (try? decoder.decode(LiveStatus.self, from: data)).map(LivePayload.status)
+        case "eta": return (try? decoder.decode(LiveETA.self, from: data)).map(LivePayload.eta)
+        case "notification": return (try? decoder.decode(LiveNotification.self, from: data)).map(LivePayload.notification)
+        case "duty": return (try? decoder.decode(LiveDuty.self, from: data)).map(LivePayload.duty)
+        default: return nil
+        }
+    }
+}
+
+/// Who opened a live connection (from the ticket they presented).
+struct LiveIdentity: Sendable {
+    var userID: UUID?
+    var sessionID: UUID?
+    var role: Role?
+    /// Set for a viewer who opened the channel from a public tracking link.
+    var trackingToken: String?
+}
+
+/// One open WebSocket: its subscriptions and a bounded number of frames in flight.
+final class LiveConnection: Sendable {
+    let identity: LiveIdentity
+    private let socket: WebSocket
+    private let state = NIOLockedValueBox(State())
+
+    /// Frames written but not yet flushed to the client. A client that falls this far behind is
+    /// disconnected; it reconnects and asks for what it missed (`since`).
+    static let maxInFlight = 2_000
+    static let maxSubscriptions = 100
+
+    struct Subscription {
+        var label: String
+        var audience: LiveAudience
+        /// While stored events are being replayed, live ones wait here.
+        var waiting: [LiveRow]?
+    }
+
+    struct State {
+        var subscriptions: [String: Subscription] = [:]
+        var inFlight = 0
+        var closed = false
+    }
+
+    init(identity: LiveIdentity, socket: WebSocket) {
+        self.identity = identity
+        self.socket = socket
+    }
+
+    var storedTopics: [String] { state.withLockedValue { Array($0.subscriptions.keys) } }
+    var subscriptionCount: Int { state.withLockedValue { $0.subscriptions.count } }
+
+    func isSubscribed(_ topic: String) -> Bool { state.withLockedValue { $0.subscriptions[topic] != nil } }
+
+    /// Registers a subscription; with `replaying`, live events are held until `finishReplay`.
+    func begin(topic: String, label: String, audience: LiveAudience, replaying: Bool) {
+        state.withLockedValue { $0.subscriptions[topic] = Subscription(label: label, audience: audience, waiting: replaying ? [] : nil) }
+    }
+
+    /// Sends the stored events, then those that arrived meanwhile (each once, in order).
+    func finishReplay(topic: String, rows: [LiveRow], hub: LiveHub) {
+        var revoked = false
+        state.withLockedValue { state in
+            guard var subscription = state.subscriptions[topic] else { return }
+            var lastID = Int64.min
+            for row in rows + (subscription.waiting ?? []) where row.id > lastID {
+                lastID = row.id
+                switch LiveRenderer(row: row).render(label: subscription.label, audience: subscription.audience) {
+                case .send(let text): write(text, state: &state)
+                case .skip: break
+                case .revoke: revoked = true
+                }
+                if revoked { break }
+            }
+            subscription.waiting = nil
+            state.subscriptions[topic] = subscription
+        }
+        if revoked { revoke(topic: topic, hub: hub) }
+    }
+
+    func end(topic: String) {
+        _ = state.withLockedValue { $0.subscriptions.removeValue(forKey: topic) }
+    }
+
+    func deliver(_ row: LiveRow, renderer: LiveRenderer, hub: LiveHub) {
+        var revoked = false
+        state.withLockedValue { state in
+            guard var subscription = state.subscriptions[row.topic], !state.closed else { return }
+            if subscription.waiting != nil {
+                subscription.waiting!.append(row)
+                state.subscriptions[row.topic] = subscription
+                return
+            }
+            switch renderer.render(label: subscription.label, audience: subscription.audience) {
+            case .send(let text): write(text, state: &state)
+            case .skip: break
+            case .revoke: revoked = true
+            }
+        }
+        if revoked { revoke(topic: row.topic, hub: hub) }
+    }
+
+    /// The driver lost the order: no more of its events.
+    private func revoke(topic: String, hub: LiveHub) {
+        guard let label = state.withLockedValue({ $0.subscriptions.removeValue(forKey: topic)?.label }) else { return }
+        hub.unsubscribe(self, from: topic)
+        reply(.error(code: "forbidden", message: "This order is no longer yours.", topic: label))
+    }
+
+    /// A tracking link was revoked or replaced: public viewers of the old link are let go.
+    func dropPublic(topic: String, unless current: String, hub: LiveHub) {
+        let label = state.withLockedValue { state -> String? in
+            guard let subscription = state.subscriptions[topic], case .publicLink(let token) = subscription.audience, token != current else { return nil }
+            state.subscriptions.removeValue(forKey: topic)
+            return subscription.label
+        }
+        guard let label else { return }
+        hub.unsubscribe(self, from: topic)
+        reply(.error(code: "link_revoked", message: "This tracking link is no longer valid.", topic: label))
+    }
+
+    func reply(_ reply: LiveReply) {
+        guard let data = try? JSONEncoder().encode(reply) else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        state.withLockedValue { state in write(text, state: &state) }
+    }
+
+    private func write(_ text: String, state: inout State) {
+        guard !state.closed else { return }
+        if state.inFlight >= Self.maxInFlight {
+            state.closed = true
+            let socket = self.socket
+            socket.eventLoop.execute { _ = socket.close(code: .unexpectedServerError) }
+            return
+        }
+        state.inFlight += 1
+        let promise = socket.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { [state = self.state] _ in state.withLockedValue { $0.inFlight -= 1 } }
+        socket.send(text, promise: promise)
+    }
+
+    func close(code: WebSocketErrorCode, reason: String) {
+        let alreadyClosed = state.withLockedValue { state -> Bool in
+            defer { state.closed = true }
+            return state.closed
+        }
+        guard !alreadyClosed else { return }
+        let message = reason == "session_ended" ? "The session has ended; sign in again." : "The server is stopping; reconnect."
+        if let data = try? JSONEncoder().encode(LiveReply.error(code: reason, message: message, topic: nil)) {
+            socket.send(String(decoding: data, as: UTF8.self))
+        }
+        _ = socket.close(code: code)
+    }
+}

@@ -1,0 +1,325 @@
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// A driver's duty and last known position.
+struct DriverState: Sendable {
+    var driverID: UUID
+    var onDuty: Bool
+    var dutyChangedAt: Int64
+    var position: PositionReport?
+
+    static let columns = ["driver_id", "on_duty", "duty_changed_at", "latitude", "longitude", "accuracy", "heading", "speed", "recorded_at"]
+
+    init(driverID: UUID, onDuty: Bool, dutyChangedAt: Int64, position: PositionReport?) {
+        self.driverID = driverID
+        self.onDuty = onDuty
+        self.dutyChangedAt = dutyChangedAt
+        self.position = position
+    }
+
+    init(row: any SQLRow) throws {
+        driverID = try row.decode(column: "driver_id", as: UUID.self)
+        onDuty = try row.decode(column: "on_duty", as: Bool.self)
+        dutyChangedAt = try row.decode(column: "duty_changed_at", as: Int64.self)
+        func double(_ column: String) throws -> Double? { try row.decodeNil(column: column) ? nil : try row.decode(column: column, as: Double.self) }
+        if let latitude = try double("latitude"), let longitude = try double("longitude"), !(try row.decodeNil(column: "recorded_at")) {
+            position = PositionReport(latitude: latitude, longitude: longitude, accuracy: try double("accuracy"),
+                                      heading: try double("heading"), speed: try double("speed"),
+                                      recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+        }
+    }
+
+    static func find(_ driverID: UUID, on db: any Database) async throws -> DriverState? {
+        guard let sql = db as? any SQLDatabase else { return nil }
+        return try await sql.select().columns(columns.map { SQLIdentifier($0) }).from("driver_states")
+            .where("driver_id", .equal, SQLBind(driverID)).first().map(DriverState.init(row:))
+    }
+}
+
+/// What an order's page shows of its delivery under way.
+struct OrderTracking: Sendable {
+    var position: PositionReport?
+    var driverFirstName: String?
+    var eta: ArrivalEstimate?
+    /// `PUBLIC_URL/t/{token}`, for the order's customer and managers.
+    var trackingURL: String?
+}
+
+/// Positions, duty, the fleet, arrival estimates, trails and tracking links.
+struct Tracking {
+    let app: Application
+    let db: any Database
+    let logger: Logger
+
+    init(app: Application, db: any Database, logger: Logger) {
+        self.app = app
+        self.db = db
+        self.logger = logger
+    }
+
+    init(request: Request) { self.init(app: request.application, db: request.db, logger: request.logger) }
+
+    var services: WaybillServices { app.waybill }
+    static let policy = PositionPolicy()
+    /// Statuses in which an order's customer (and, in transit, the public) sees the driver.
+    static let trackedStatuses: [OrderStatus] = [.accepted, .inTransit]
+
+    /// People who drive: drivers, and managers who assigned an order to themselves.
+    private func requireDriver(_ principal: Principal) throws {
+        try principal.require(.driver, .manager)
+    }
+
+    // MARK: Duty
+
+    func setDuty(_ onDuty: Bool, by principal: Principal) async throws -> DriverState {
+        try requireDriver(principal)
+        let driverID = principal.userID
+        let now = UnixTime.nowMillis
+        return try await db.writeTransaction(app) { db in
+            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            let existing = try await DriverState.find(driverID, on: db)
+            if let existing, existing.onDuty == onDuty { return existing }
+            try await sql.raw("""
+                INSERT INTO driver_states (driver_id, on_duty, duty_changed_at) VALUES (\(bind: driverID), \(bind: onDuty), \(bind: now))
+                ON CONFLICT (driver_id) DO UPDATE SET on_duty = \(bind: onDuty), duty_changed_at = \(bind: now)
+                """).run()
+            try await LiveLog.publish(.duty(LiveDuty(driverId: driverID, onDuty: onDuty, at: now)), to: [LiveLog.fleetTopic], on: db)
+            return DriverState(driverID: driverID, onDuty: onDuty, dutyChangedAt: now, position: existing?.position)
+        }
+    }
+
+    // MARK: Positions
+
+    struct Reported: Sendable {
+        var accepted: Int
+        var ignored: Int
+        var orders: Int
+    }
+
+    /// Stores a batch of positions: the last one becomes the driver's position; all of them join the
+    /// trail of each order the driver has accepted or is carrying; the newest goes live with a new
+    /// ETA. Off duty, nothing is stored (409), so nobody can be followed off the clock.
+    func report(_ batch: [PositionReport], by principal: Principal) async throws -> Reported {
+        try requireDriver(principal)
+        let driverID = principal.userID
+        if let wait = services.positionLimiter.take(driverID.uuidString) {
+            throw WaybillError.tooManyRequests(retryAfter: wait, "Positions arrive faster than a few a second; send them in batches.")
+        }
+        let firstName = principal.user.firstName
+        let speed = services.config.etaAverageSpeedKmh
+        return try await db.writeTransaction(app) { db in
+            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let state = try await DriverState.find(driverID, on: db), state.onDuty else {
+                throw WaybillError(.conflict, "off_duty", "Go on duty before sharing your position.")
+            }
+            let now = UnixTime.nowMillis
+            let cleaned = try Self.policy.clean(batch, previous: state.position, now: now).orValidationError()
+            guard let last = cleaned.accepted.last else { return Reported(accepted: 0, ignored: cleaned.ignored, orders: 0) }
+            try await sql.update("driver_states")
+                .set("latitude", to: SQLBind(last.latitude)).set("longitude", to: SQLBind(last.longitude))
+                .set("accuracy", to: SQLBind(last.accuracy)).set("heading", to: SQLBind(last.heading))
+                .set("speed", to: SQLBind(last.speed)).set("recorded_at", to: SQLBind(last.recordedAt))
+                .where("driver_id", .equal, SQLBind(driverID)).run()
+
+            let active = try await Order.query(on: db).filter(\.$driverID == driverID)
+                .filter(\.$status ~~ Self.trackedStatuses).all()
+            for order in active {
+                let orderID = order.id!
+                var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
+                for point in cleaned.accepted {
+                    insert = insert.values(SQLBind(orderID), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
+                }
+                try await insert.run()
+                let topic = LiveLog.orderTopic(orderID)
+                try await LiveLog.publish(.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: orderID,
+                                                                 orderStatus: order.status.rawValue, position: last)),
+                                          to: [topic], at: now, on: db)
+                if let eta = Self.estimate(for: order, from: last, speedKmh: speed) {
+                    try await LiveLog.publish(.eta(LiveETA(orderId: orderID, estimate: eta)), to: [topic], at: now, on: db)
+                }
+            }
+            try await LiveLog.publish(.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: nil, position: last)),
+                                      to: [LiveLog.fleetTopic], at: now, on: db)
+            return Reported(accepted: cleaned.accepted.count, ignored: cleaned.ignored, orders: active.count)
+        }
+    }
+
+    /// From the driver's position to the pickup (accepted) or the drop-off (in transit).
+    static func estimate(for order: Order, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
+        let stop: ArrivalEstimate.Stop
+        let target: Coordinate?
+        switch order.status {
+        case .accepted: (stop, target) = (.pickup, (try? order.pickup)?.coordinate)
+        case .inTransit: (stop, target) = (.dropoff, (try? order.dropoff)?.coordinate)
+        default: return nil
+        }
+        guard let target else { return nil }
+        return ArrivalEstimate.estimate(from: position, to: target, stop: stop, averageSpeedKmh: speedKmh)
+    }
+
+    // MARK: Status changes
+
+    /// Tells the order's watchers and the dispatch board about a new status, in the transaction
+    /// that made it; when the driver sets off towards a stop, with an ETA from their position.
+    static func publishStatus(_ order: Order, speedKmh: Double, on db: any Database) async throws {
+        let id = order.id!
+        let now = UnixTime.nowMillis
+        try await LiveLog.publish(.status(LiveStatus(orderId: id, reference: order.reference, status: order.status.rawValue,
+                                                     driverId: order.driverID, at: now)),
+                                  to: [LiveLog.orderTopic(id), LiveLog.fleetTopic], at: now, on: db)
+        if trackedStatuses.contains(order.status), let driverID = order.driverID,
+           let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position,
+           let eta = estimate(for: order, from: position, speedKmh: speedKmh) {
+            try await LiveLog.publish(.eta(LiveETA(orderId: id, estimate: eta)), to: [LiveLog.orderTopic(id)], at: now, on: db)
+        }
+    }
+
+    // MARK: Reading
+
+    /// The live part of an order's page: the driver's position and ETA while the order is accepted
+    /// or in transit and the driver on duty; the tracking link for its customer and managers.
+    func view(of order: Order, capacities: Set<OrderCapacity>, driver: User?) async throws -> OrderTracking {
+        var tracking = OrderTracking()
+        if capacities.contains(.owner) || capacities.contains(.manager) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
+        guard Self.trackedStatuses.contains(order.status), let driverID = order.driverID,
+              let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position else { return tracking }
+        tracking.position = position
+        tracking.driverFirstName = driver?.firstName
+        tracking.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
+        return tracking
+    }
+
+    struct TrailPoint: Sendable {
+        var latitude: Double
+        var longitude: Double
+        var recordedAt: Int64
+    }
+
+    /// The route the driver took for an order, at most `limit` points spread evenly over it.
+    func trail(_ orderID: UUID, for principal: Principal, limit: Int = 2_000) async throws -> [TrailPoint] {
+        _ = try await Orders(app: app, db: db, logger: logger).visibleOrder(orderID, to: principal)
+        guard let sql = db as? any SQLDatabase else { return [] }
+        let rows = try await sql.select().columns("latitude", "longitude", "recorded_at").from("order_positions")
+            .where("order_id", .equal, SQLBind(orderID)).orderBy("recorded_at").all()
+        let points = try rows.map { row in
+            TrailPoint(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
+                       recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+        }
+        guard points.count > limit else { return points }
+        let step = Double(points.count - 1) / Double(limit - 1)
+        return (0..<limit).map { points[Int((Double($0) * step).rounded())] }
+    }
+
+    struct FleetEntry: Sendable {
+        var driver: User
+        var state: DriverState?
+        /// Orders assigned, accepted or in transit.
+        var load: Int
+        var distanceToPickupMeters: Int?
+    }
+
+    /// Every active driver with duty, position (on duty only), load and, given an order, the
+    /// distance to its pickup: what a dispatcher needs to choose.
+    func fleet(nearOrder orderID: UUID?, by principal: Principal) async throws -> [FleetEntry] {
+        try principal.require(.manager)
+        guard let sql = db as? any SQLDatabase else { return [] }
+        var pickup: Coordinate?
+        if let orderID {
+            guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.validation("orderId", "not_found") }
+            pickup = (try? order.pickup)?.coordinate
+        }
+        let drivers = try await User.query(on: db).filter(\.$role == .driver).filter(\.$disabledAt == nil).sort(\.$firstName).all()
+        let states = try await sql.select().columns(DriverState.columns.map { SQLIdentifier($0) }).from("driver_states").all()
+            .map(DriverState.init(row:))
+        var byDriver = Dictionary(uniqueKeysWithValues: states.map { ($0.driverID, $0) })
+        let loads = try await sql.select().column("driver_id").column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("orders")
+            .where("status", .in, [OrderStatus.assigned, .accepted, .inTransit].map(\.rawValue))
+            .where("driver_id", .isNot, SQLLiteral.null).groupBy("driver_id").all()
+        var loadByDriver: [UUID: Int] = [:]
+        for row in loads { loadByDriver[try row.decode(column: "driver_id", as: UUID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
+        // Managers on duty drive too.
+        let onDutyManagers = states.filter(\.onDuty).map(\.driverID)
+        var people = drivers
+        if !onDutyManagers.isEmpty {
+            people += try await User.query(on: db).filter(\.$role == .manager).filter(\.$id ~~ onDutyManagers).filter(\.$disabledAt == nil).all()
+        }
+        return people.map { driver in
+            var state = byDriver.removeValue(forKey: driver.id!)
+            if state?.onDuty == false { state?.position = nil }
+            var distance: Int?
+            if let position = state?.position, let pickup { distance = Int(position.coordinate.distance(to: pickup).rounded()) }
+            return FleetEntry(driver: driver, state: state, load: loadByDriver[driver.id!] ?? 0, distanceToPickupMeters: distance)
+        }
+    }
+
+    // MARK: Tracking links
+
+    /// 144 random bits, base64url: the link's only secret, unrelated to the order's id.
+    static func newTrackingToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
+    }
+
+    static func isWellFormedToken(_ token: String) -> Bool {
+        token.count == 24 && token.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
+        }
+    }
+
+    func trackingURL(_ token: String) -> String { services.config.publicURL + "/t/" + token }
+
+    /// A new link for the order; the old one stops working at once (viewers are let go).
+    func renewLink(_ orderID: UUID, by principal: Principal) async throws -> Order {
+        try await changeLink(orderID, to: Self.newTrackingToken(), by: principal)
+    }
+
+    func revokeLink(_ orderID: UUID, by principal: Principal) async throws -> Order {
+        try await changeLink(orderID, to: nil, by: principal)
+    }
+
+    private func changeLink(_ orderID: UUID, to token: String?, by principal: Principal) async throws -> Order {
+        let orders = Orders(app: app, db: db, logger: logger)
+        return try await db.writeTransaction(app) { db in
+            let order = try await orders.visibleOrder(orderID, to: principal, on: db)
+            let capacities = orders.capacities(of: principal, for: order)
+            guard capacities.contains(.owner) || capacities.contains(.manager) else { throw WaybillError.forbidden }
+            order.trackingToken = token
+            try await order.save(on: db)
+            try await LiveLog.publishControl(LiveRow.trackingChanged, topic: LiveLog.orderTopic(orderID), data: ["token": token ?? ""], on: db)
+            return order
+        }
+    }
+
+    struct PublicView: Sendable {
+        var order: Order
+        var timeline: [(status: OrderStatus, at: Int64)]
+        var driverFirstName: String?
+        var position: PositionReport?
+        var eta: ArrivalEstimate?
+    }
+
+    /// What anyone holding the link sees: status, the stages with their times, the ETA and, while
+    /// the parcel is on its way, where the driver is, with the driver's first name. Nothing else.
+    func publicView(token: String, clientAddress: String) async throws -> PublicView {
+        guard Self.isWellFormedToken(token), let order = try await Order.query(on: db).filter(\.$trackingToken == token).first() else {
+            if let wait = services.trackingMissLimiter.take(clientAddress) {
+                throw WaybillError.tooManyRequests(retryAfter: wait)
+            }
+            throw WaybillError.notFound
+        }
+        let events = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).sort(\.$id).all()
+        var view = PublicView(order: order, timeline: events.compactMap { event in event.status.map { ($0, event.at) } })
+        if let driverID = order.driverID, [.accepted, .inTransit, .delivered].contains(order.status) {
+            view.driverFirstName = try await User.find(driverID, on: db)?.firstName
+            if Self.trackedStatuses.contains(order.status), let state = try await DriverState.find(driverID, on: db), state.onDuty,
+               let position = state.position {
+                if order.status == .inTransit { view.position = position }
+                view.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
+            }
+        }
+        return view
+    }
+}
