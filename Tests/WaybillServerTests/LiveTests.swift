@@ -104,4 +104,259 @@ struct LiveTests {
             }
         }
     }
+
+    @Test("Positions: only on duty, impossible values refused by index, a retried batch ignored, a flood limited",
+          arguments: TestDatabase.available)
+    func positionRules(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            // A customer is not a driver.
+            #expect(try await server.report(cast.customer.access, [(47, 8)]).status == .forbidden)
+            // Off duty: nothing is stored.
+            let offDuty = try await server.report(cast.driver.access, [(47, 8)])
+            #expect(offDuty.status == .conflict)
+            #expect(offDuty.errorCode == "off_duty")
+            try await server.goOnDuty(cast.driver.access)
+            let duty = try await server.send(.GET, "/drivers/me/duty", token: cast.driver.access)
+            #expect(duty.json["onDuty"].bool == true)
+
+            let bad = try await server.send(.POST, "/drivers/me/locations", json: ["positions": [
+                ["latitude": 47.0, "longitude": 8.0, "recordedAt": "2026-11-22T10:00:00Z"],
+                ["latitude": 95.0, "longitude": 8.0, "recordedAt": ISO8601DateFormatter().string(from: Date())],
+            ] as [[String: any Sendable]]], token: cast.driver.access)
+            #expect(bad.status == .unprocessableEntity)
+            #expect(bad.json["error"]["fields"]["positions[1].latitude"].string == "out_of_range")
+            // Missing and mistyped fields are caught by the contract, each named.
+            let malformed = try await server.send(.POST, "/drivers/me/locations", json: ["positions": [["latitude": "north"]]],
+                                                  token: cast.driver.access)
+            #expect(malformed.status == .unprocessableEntity)
+
+            let start = Date().addingTimeInterval(-30)
+            let batch = try await server.report(cast.driver.access, [(47.0, 8.0), (47.0001, 8.0), (47.0002, 8.0)], at: start)
+            #expect(batch.status == .ok)
+            #expect(batch.json["accepted"].int == 3)
+            // The app did not get the answer and sends the same batch again: nothing new.
+            let again = try await server.report(cast.driver.access, [(47.0, 8.0), (47.0001, 8.0), (47.0002, 8.0)], at: start)
+            #expect(again.status == .ok)
+            #expect(again.json["accepted"].int == 0)
+            #expect(again.json["ignored"].int == 3)
+            // A teleport from the last known position.
+            let teleport = try await server.report(cast.driver.access, [(46.0, 7.0)], at: start.addingTimeInterval(3))
+            #expect(teleport.json["error"]["fields"]["positions[0]"].string == "impossible_jump")
+
+            // A flood: a few a second at most.
+            var statuses: [HTTPResponseStatus] = []
+            for i in 0..<12 {
+                statuses.append(try await server.report(cast.driver.access, [(47.0002, 8.0)], at: start.addingTimeInterval(10 + Double(i))).status)
+            }
+            #expect(statuses.contains(.tooManyRequests))
+            let limited = try await server.report(cast.driver.access, [(47.0002, 8.0)], at: start.addingTimeInterval(29))
+            if limited.status == .tooManyRequests { #expect(limited.headers.first(name: .retryAfter) != nil) }
+
+            // Off duty again: the manager's fleet no longer shows where the driver is.
+            let fleetOn = try await server.send(.GET, "/fleet", token: cast.manager.access)
+            let entry = try #require(fleetOn.json["drivers"].array.first { $0["driver"]["id"].string == cast.driver.userID })
+            #expect(entry["position"]["latitude"].double == 47.0002)
+            #expect(entry["onDuty"].bool == true)
+            try await server.goOnDuty(cast.driver.access, false)
+            let fleetOff = try await server.send(.GET, "/fleet", token: cast.manager.access)
+            let offEntry = try #require(fleetOff.json["drivers"].array.first { $0["driver"]["id"].string == cast.driver.userID })
+            #expect(offEntry["position"].exists == false)
+            #expect(try await server.send(.GET, "/fleet", token: cast.customer.access).status == .forbidden)
+            #expect(try await server.send(.GET, "/fleet", token: cast.driver.access).status == .forbidden)
+        }
+    }
+
+    @Test("The order shows the driver's position and ETA only while accepted or in transit; the trail stays afterwards",
+          arguments: TestDatabase.available)
+    func orderTrackingAndTrail(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            let id = try await server.placeOrder(cast.customer.access, extra: ["pickup": Self.zurich])
+            try await server.advance(id, to: .assigned, cast: cast)
+            // Assigned, not yet accepted: positions do not belong to the order.
+            try #require(try await server.report(cast.driver.access, [(47.30, 8.50)], at: Date().addingTimeInterval(-50)).status == .ok)
+            var detail = try await server.send(.GET, "/orders/\(id)", token: cast.customer.access)
+            #expect(detail.json["tracking"]["driverPosition"].exists == false)
+            try #require(try await server.send(.POST, "/orders/\(id)/accept", token: cast.driver.access).status == .ok)
+            try #require(try await server.report(cast.driver.access, [(47.301, 8.50), (47.302, 8.50)], at: Date().addingTimeInterval(-40)).status == .ok)
+            detail = try await server.send(.GET, "/orders/\(id)", token: cast.customer.access)
+            #expect(detail.json["tracking"]["driverPosition"]["latitude"].double == 47.302)
+            #expect(detail.json["tracking"]["eta"]["stop"].string == "pickup")
+            #expect(detail.json["tracking"]["eta"]["arrivesAt"].string != nil)
+            // The other customer sees neither the order nor its trail.
+            #expect(try await server.send(.GET, "/orders/\(id)/trail", token: cast.otherCustomer.access).status == .notFound)
+            #expect(try await server.send(.GET, "/orders/\(id)/trail", token: cast.otherDriver.access).status == .notFound)
+
+            try #require(try await server.send(.POST, "/orders/\(id)/pickup", json: TestServer.cash(try await server.price(of: id)),
+                                               token: cast.driver.access).status == .ok)
+            try #require(try await server.deliver(id, token: cast.driver.access).status == .ok)
+            try #require(try await server.report(cast.driver.access, [(47.303, 8.50)], at: Date().addingTimeInterval(-20)).status == .ok)
+            detail = try await server.send(.GET, "/orders/\(id)", token: cast.customer.access)
+            #expect(detail.json["tracking"]["driverPosition"].exists == false)
+            let trail = try await server.send(.GET, "/orders/\(id)/trail", token: cast.customer.access)
+            #expect(trail.json["points"].array.map { $0["latitude"].double ?? 0 } == [47.301, 47.302])
+            #expect(try await server.send(.GET, "/orders/\(id)/trail", token: cast.manager.access).json["points"].array.count == 2)
+        }
+    }
+
+    @Test("Tickets work once, briefly, and only from allowed origins; without one the channel stays shut",
+          arguments: TestDatabase.available)
+    func tickets(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.serving { port in
+                // No ticket, a made-up one, an anonymous request without a tracking link.
+                #expect(try await server.send(.GET, "/live").errorCode == "ticket_required")
+                #expect(try await server.send(.GET, "/live?ticket=made-up").errorCode == "invalid_ticket")
+                let anonymous = try await server.send(.POST, "/live/ticket")
+                #expect(anonymous.status == .unauthorized, "\(anonymous)")
+                #expect(try await server.send(.POST, "/live/ticket", json: ["trackingToken": "AAAAAAAAAAAAAAAAAAAAAAAA"]).status == .notFound)
+                let badToken = try await server.send(.POST, "/live/ticket", token: "not-a-jwt")
+                #expect(badToken.status == .unauthorized, "\(badToken)")
+
+                let ticket = try await server.liveTicket(token: cast.customer.access)
+                let client = try await LiveTestClient.connect(port: port, ticket: ticket)
+                #expect(try await client.subscribe("notifications")["type"].string == "subscribed")
+                await client.close()
+                // Used once: the same ticket no longer opens anything.
+                await #expect(throws: (any Error).self) { try await LiveTestClient.connect(port: port, ticket: ticket) }
+                // Expired.
+                let old = try await server.liveTicket(token: cast.customer.access)
+                try await server.sql.update("live_tickets").set("expires_at", to: UnixTime.nowMillis - 1).run()
+                await #expect(throws: (any Error).self) { try await LiveTestClient.connect(port: port, ticket: old) }
+                // A page on another site cannot ride on a ticket; the app's own origin can.
+                let foreign = try await server.liveTicket(token: cast.customer.access)
+                let refused = try await server.send(.GET, "/live?ticket=\(foreign)", headers: [("Origin", "https://evil.example")])
+                #expect(refused.status == .forbidden)
+                #expect(refused.errorCode == "origin_not_allowed")
+                let own = try await server.liveTicket(token: cast.customer.access)
+                var headers = HTTPHeaders()
+                headers.add(name: .origin, value: "http://localhost:8080")
+                let browser = try await LiveTestClient.connect(port: port, ticket: own, headers: headers)
+                try await browser.send(.ping)
+                try await browser.next { $0["type"].string == "pong" }
+                await browser.close()
+            }
+        }
+    }
+
+    @Test("A client that reconnects gets what it missed since its last event id", arguments: TestDatabase.available)
+    func replayAfterReconnect(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            let id = try await acceptedOrder(server, cast)
+            let topic = "order:\(id)"
+            try await server.serving { port in
+                let first = try await server.live(port: port, token: cast.customer.access)
+                try await first.subscribe(topic)
+                try #require(try await server.report(cast.driver.access, [(47.36, 8.53)], at: Date().addingTimeInterval(-30)).status == .ok)
+                let last = try await first.event("eta", topic: topic)
+                await first.close()
+                // Offline meanwhile: two more positions and the pickup.
+                try #require(try await server.report(cast.driver.access, [(47.361, 8.53)], at: Date().addingTimeInterval(-20)).status == .ok)
+                try #require(try await server.send(.POST, "/orders/\(id)/pickup", json: TestServer.cash(try await server.price(of: id)),
+                                                   token: cast.driver.access).status == .ok)
+                let again = try await server.live(port: port, token: cast.customer.access)
+                let reply = try await again.subscribe(topic, since: Int64(try #require(last["id"].int)))
+                #expect(reply["replayed"].int == 4)
+                #expect(reply["complete"].bool == true)
+                #expect(again.events.map { $0["type"].string ?? "" } == ["location", "eta", "status", "eta"])
+                let ids = again.events.compactMap { $0["id"].int }
+                #expect(ids == ids.sorted() && ids.first! > last["id"].int!)
+                // And live events keep coming after the replay.
+                try #require(try await server.report(cast.driver.access, [(47.362, 8.53)], at: Date().addingTimeInterval(-10)).status == .ok)
+                try await again.event("location", topic: topic, count: 2)
+                await again.close()
+            }
+        }
+    }
+
+    @Test("Notifications arrive live; signing out or being disabled closes the connection at once", arguments: TestDatabase.available)
+    func notificationsAndSessionEnd(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.serving { port in
+                let driver = try await server.live(port: port, token: cast.driver.access)
+                try await driver.subscribe("notifications")
+                let id = try await server.placeOrder(cast.customer.access)
+                try await server.advance(id, to: .assigned, cast: cast)
+                let note = try await driver.event("notification", topic: "notifications")
+                #expect(note["data"]["kind"].string == "order_assigned")
+                #expect(note["data"]["orderId"].string == id)
+
+                // The driver's account is disabled by a manager: the socket closes.
+                try #require(try await server.send(.PATCH, "/users/\(cast.driver.userID)", json: ["disabled": true], token: cast.manager.access).status == .ok)
+                try await driver.next { $0["code"].string == "session_ended" }
+                try await driver.socket.onClose.get()
+
+                // Signing out ends that session's connection.
+                let customer = try await server.live(port: port, token: cast.customer.access)
+                try await customer.subscribe("notifications")
+                try #require(try await server.send(.POST, "/auth/logout", json: ["refreshToken": cast.customer.refresh]).status == .noContent)
+                try await customer.socket.onClose.get()
+            }
+        }
+    }
+
+    @Test("Revoking a tracking link stops it at once, for the page, the API and open connections", arguments: TestDatabase.available)
+    func revokeLink(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            let link = try #require(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).json["tracking"]["trackingUrl"].string)
+            let token = String(link.split(separator: "/").last!)
+            #expect(try await server.page(.GET, "/t/\(token)").status == .ok)
+            // Only its customer and managers may change the link.
+            #expect(try await server.send(.DELETE, "/orders/\(id)/tracking-link", token: cast.otherCustomer.access).status == .notFound)
+            try await server.serving { port in
+                let viewer = try await server.live(port: port, trackingToken: token)
+                try await viewer.subscribe("tracking:\(token)")
+                #expect(try await server.send(.DELETE, "/orders/\(id)/tracking-link", token: cast.customer.access).status == .noContent)
+                try await viewer.next { $0["code"].string == "link_revoked" }
+                await viewer.close()
+            }
+            #expect(try await server.send(.GET, "/public/tracking/\(token)").status == .notFound)
+            #expect(try await server.page(.GET, "/t/\(token)").status == .notFound)
+            #expect(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).json["tracking"]["trackingUrl"].exists == false)
+            // A new link works; the old one stays dead.
+            let renewed = try await server.send(.POST, "/orders/\(id)/tracking-link", token: cast.customer.access)
+            let fresh = try #require(renewed.json["token"].string)
+            #expect(fresh != token)
+            #expect(try await server.send(.GET, "/public/tracking/\(fresh)").json["status"].string == "pending")
+            #expect(try await server.send(.GET, "/public/tracking/\(token)").status == .notFound)
+        }
+    }
+
+    @Test("Guessing tracking links from one address is slowed down", arguments: [TestDatabase.sqlite])
+    func trackingGuessesLimited(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            var statuses: [HTTPResponseStatus] = []
+            for i in 0..<40 {
+                statuses.append(try await server.send(.GET, "/public/tracking/guess\(String(format: "%019d", i))").status)
+            }
+            #expect(statuses.prefix(30).allSatisfy { $0 == .notFound })
+            #expect(statuses.last == .tooManyRequests)
+        }
+    }
+
+    @Test("A driver who loses the order stops seeing its events", arguments: TestDatabase.available)
+    func reassignedDriverDropped(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            try await server.advance(id, to: .assigned, cast: cast)
+            try await server.serving { port in
+                let driver = try await server.live(port: port, token: cast.driver.access)
+                #expect(try await driver.subscribe("order:\(id)")["type"].string == "subscribed")
+                #expect(try await server.send(.POST, "/orders/\(id)/assign", json: ["driverId": cast.otherDriver.userID, "reassign": true],
+                                              token: cast.manager.access).status == .ok)
+                try await driver.next { $0["code"].string == "forbidden" && $0["topic"].string == "order:\(id)" }
+                #expect(driver.events.isEmpty)
+                await driver.close()
+            }
+        }
+    }
 }

@@ -73,12 +73,17 @@ final class LiveTestClient: Sendable {
     static func connect(port: Int, ticket: String, headers: HTTPHeaders = [:]) async throws -> LiveTestClient {
         let group = MultiThreadedEventLoopGroup.singleton
         let upgraded = group.any().makePromise(of: LiveTestClient.self)
-        try await WebSocket.connect(scheme: "ws", host: "127.0.0.1", port: port, path: "/api/v1/live", query: "ticket=\(ticket)",
-                                    headers: headers, on: group) { socket in
-            let client = LiveTestClient(socket: socket)
-            socket.onText { _, text in client.received.withLockedValue { $0.append(text) } }
-            upgraded.succeed(client)
-        }.get()
+        do {
+            try await WebSocket.connect(scheme: "ws", host: "127.0.0.1", port: port, path: "/api/v1/live", query: "ticket=\(ticket)",
+                                        headers: headers, on: group) { socket in
+                let client = LiveTestClient(socket: socket)
+                socket.onText { _, text in client.received.withLockedValue { $0.append(text) } }
+                upgraded.succeed(client)
+            }.get()
+        } catch {
+            upgraded.fail(error)
+            throw error
+        }
         return try await upgraded.futureResult.get()
     }
 
