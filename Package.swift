@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", "5.0.0"..<"7.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        // Push notifications: HTTP/2 to APNs, and a self-signed certificate for the local test server.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -57,6 +60,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RS256 for the Firebase service-account assertion.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Yams", package: "Yams"),
             ],
             resources: [.copy("Resources/openapi.yaml")],
@@ -90,6 +96,7 @@ let package = Package(
                 "WaybillServer",
                 "WaybillClient",
                 .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
