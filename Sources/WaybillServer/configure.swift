@@ -1,6 +1,7 @@
 import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
+import AsyncHTTPClient
 import Foundation
 import OpenAPIVapor
 import SQLKit
@@ -13,6 +14,11 @@ import WaybillAPI
 /// - Parameter mailer: overrides the mailer chosen from the configuration (tests pass one that
 ///   records, or one that fails).
 public func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)? = nil) async throws {
+    try await configure(app, config: config, mailer: mailer, push: nil)
+}
+
+/// - Parameter push: overrides the push senders chosen from the configuration (tests).
+func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?, push: PushService?) async throws {
     // storage
     switch config.database {
     case .sqlite(let path):
@@ -45,6 +51,10 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
     case .sqlite: feedMode = .sqlite
     case .postgres(let url, _): feedMode = .postgres(try SQLPostgresConfiguration(url: url).coreConfiguration)
     }
+    // Redirects are refused: Web Push endpoints come from browsers and must not steer the server.
+    let pushClient = HTTPClient(eventLoopGroup: app.eventLoopGroup,
+                                configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(20))))
+    app.lifecycle.use(HTTPClientShutdown(client: pushClient))
     let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
     app.waybill = WaybillServices(
@@ -57,8 +67,12 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
             ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL),
         files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool),
         live: hub,
-        liveFeed: liveFeed
+        liveFeed: liveFeed,
+        push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger)
     )
+    outbox.handle(Outbox.pushKind) { payload in
+        try await PushDelivery(app: app).deliver(payload)
+    }
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = UUID(uuidString: payload) else { return }
         try await Orders(app: app, db: app.db, logger: app.logger).refundNow(id)
@@ -129,6 +143,14 @@ public func migrate(_ app: Application) async throws {
         try await sql.raw("PRAGMA journal_mode=WAL").run()
     }
     try await app.autoMigrate()
+}
+
+/// Closes the push HTTP client with the application.
+struct HTTPClientShutdown: LifecycleHandler {
+    let client: HTTPClient
+    func shutdownAsync(_ application: Application) async {
+        try? await client.shutdown()
+    }
 }
 
 final class BackgroundWorkers: LifecycleHandler, Sendable {

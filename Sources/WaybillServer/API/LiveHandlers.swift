@@ -104,3 +104,12 @@ extension APIHandler {
                           distanceMeters: estimate.distanceMeters)
     }
 }
+
+extension APIHandler {
+    func getVapidPublicKey(_ input: Operations.GetVapidPublicKey.Input) async throws -> Operations.GetVapidPublicKey.Output {
+        guard let key = try request.application.waybill.push.vapidPublicKey else {
+            throw WaybillError(.notFound, "push_not_configured", "This server has no VAPID keys; Web Push is off.")
+        }
+        return .ok(.init(body: .json(S.VapidPublicKey(publicKey: key))))
+    }
+}

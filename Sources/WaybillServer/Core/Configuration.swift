@@ -16,6 +16,7 @@ import Crypto
 /// | `LOG_LEVEL` | read by Vapor's logging bootstrap: trace, debug, info, notice, warning, error, critical |
 /// | `LIVE_ALLOWED_ORIGINS` | comma-separated origins a browser may open the live channel from (default: `PUBLIC_URL`'s) |
 /// | `ETA_AVERAGE_SPEED_KMH` | average door-to-door speed for arrival estimates (default 25) |
+/// | `APNS_*`, `FCM_*`, `VAPID_*` | push notifications: see `PushSettings` |
 public struct WaybillConfig: Sendable {
     public enum DatabaseTarget: Sendable, Equatable {
         case sqlite(path: String)
@@ -37,6 +38,10 @@ public struct WaybillConfig: Sendable {
     public var liveAllowedOrigins: [String] = []
     /// Average door-to-door speed for arrival estimates, detours and stops included.
     public var etaAverageSpeedKmh: Double = 25
+    /// Position reports accepted per driver and second (twice that in a burst).
+    var positionReportsPerSecond: Double = 4
+    /// APNs, FCM and Web Push credentials; a service without them logs pushes instead.
+    var push = PushSettings()
 
     public init(
         database: DatabaseTarget, publicURL: String, jwtSecret: [UInt8], smtp: SMTPSettings?,
@@ -113,6 +118,7 @@ public struct WaybillConfig: Sendable {
             }
             config.etaAverageSpeedKmh = speed
         }
+        config.push = try PushSettings.fromEnvironment(env)
         if let key = value("STRIPE_SECRET_KEY") {
             let base = value("STRIPE_API_BASE") ?? "https://api.stripe.com"
             guard let baseURL = URL(string: base), baseURL.scheme == "https" || baseURL.scheme == "http", baseURL.host != nil else {

@@ -39,6 +39,9 @@ enum Notifier {
             try await LiveLog.publish(.notification(LiveNotification(
                 id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
+            try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
+                                           data: ["kind": kind.rawValue, "orderId": order.id!.uuidString, "notificationId": notification.id!.uuidString],
+                                           collapseKey: order.id!.uuidString, on: db)
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),
                 subject: title.en,

@@ -130,6 +130,7 @@ struct Accounts {
     // MARK: Sign-in and sessions
 
     func login(email rawEmail: String, password: String, device: (DevicePlatform, String)?) async throws -> IssuedTokens {
+        if let (platform, token) = device { try Self.validatePushToken(token, platform: platform, field: "device.pushToken") }
         let email = Validation.normalizeEmail(rawEmail)
         let accountKey = Throttle.key("login:acct", email)
         let clientKey = Throttle.key("login:ip", clientAddress)
@@ -338,9 +339,18 @@ struct Accounts {
     func registerDevice(_ principal: Principal, platform: DevicePlatform, pushToken: String) async throws -> Device {
         let token = pushToken.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty else { throw WaybillError.validation("pushToken", "required") }
+        try Self.validatePushToken(token, platform: platform, field: "pushToken")
         let userID = principal.userID
         return try await transaction { db in
             try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
+        }
+    }
+
+    /// A web "token" is a browser's push subscription; the server will POST to its endpoint, so
+    /// only an https endpoint on a public host is kept.
+    static func validatePushToken(_ token: String, platform: DevicePlatform, field: String) throws {
+        if platform == .web, !PushService.validateWebPushSubscription(token) {
+            throw WaybillError.validation(field, "invalid_subscription")
         }
     }
 

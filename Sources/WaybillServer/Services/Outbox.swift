@@ -10,6 +10,8 @@ public struct Outbox: Sendable {
     static let mailKind = "mail"
     /// A cancelled order's card or TWINT payment to give back; the payload is the order id.
     static let refundKind = "refund"
+    /// One push notification to one device (payload: `PushJob` as JSON).
+    static let pushKind = "push"
     /// How long a worker owns a message it is sending before another may try.
     static let leaseMillis: Int64 = 5 * 60 * 1000
     static let maxAttempts = 12

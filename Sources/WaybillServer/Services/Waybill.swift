@@ -14,13 +14,15 @@ public final class WaybillServices: Sendable {
     /// This process's live connections, and the feed that brings them committed events.
     let live: LiveHub
     let liveFeed: LiveFeed
+    let push: PushService
     /// A few position reports a second per driver.
-    let positionLimiter = TokenBuckets(ratePerSecond: 4, burst: 8)
+    let positionLimiter: TokenBuckets
     /// Unknown tracking links per client address (a link is 144 random bits; this is belt and braces).
     let trackingMissLimiter = TokenBuckets(ratePerSecond: 0.5, burst: 30)
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
-         outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed) {
+         outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
+         push: PushService) {
         self.config = config
         self.tokens = tokens
         self.passwords = passwords
@@ -30,6 +32,8 @@ public final class WaybillServices: Sendable {
         self.files = files
         self.live = live
         self.liveFeed = liveFeed
+        self.push = push
+        positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond, burst: config.positionReportsPerSecond * 2)
     }
 }
 

@@ -62,6 +62,7 @@ struct TestServer: Sendable {
     static func run(
         _ database: TestDatabase,
         mailer: (any Mailer)? = nil,
+        push: PushService? = nil,
         adjust: (inout WaybillConfig) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
@@ -85,7 +86,7 @@ struct TestServer: Sendable {
                 bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
             )
             adjust(&config)
-            try await configure(app, config: config, mailer: mailer ?? recording)
+            try await configure(app, config: config, mailer: mailer ?? recording, push: push)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
