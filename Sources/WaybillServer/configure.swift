@@ -142,7 +142,31 @@ public func migrate(_ app: Application) async throws {
     if case .sqlite = app.waybill.config.database, let sql = app.db as? any SQLDatabase {
         try await sql.raw("PRAGMA journal_mode=WAL").run()
     }
-    try await app.autoMigrate()
+    guard case .postgres(let url, let searchPath) = app.waybill.config.database else {
+        // SQLite: a second process started by mistake waits on a file lock instead of failing half-way.
+        let lockPath: String
+        if case .sqlite(let path) = app.waybill.config.database { lockPath = path + ".migrate-lock" } else { lockPath = "" }
+        let fd = open(lockPath, O_CREAT | O_RDWR, 0o600)
+        if fd >= 0 { _ = try await app.threadPool.runIfActive { flock(fd, LOCK_EX) } }
+        defer { if fd >= 0 { flock(fd, LOCK_UN); close(fd) } }
+        try await app.autoMigrate()
+        return
+    }
+    // Several processes may start at once on one PostgreSQL: one migrates while the others wait
+    // on an advisory lock (per schema), then find nothing left to do.
+    var key: Int64 = 1_469_598_103  // FNV-1a of the schema name, so that schemas do not wait on each other
+    for byte in (searchPath ?? "public").utf8 { key = (key ^ Int64(byte)) &* 16_777_619 & 0x7fff_ffff }
+    let connection = try await PostgresConnection.connect(
+        configuration: try SQLPostgresConfiguration(url: url).coreConfiguration, id: 0, logger: app.logger)
+    do {
+        _ = try await connection.query("SELECT pg_advisory_lock(\(key))", logger: app.logger)
+        try await app.autoMigrate()
+        _ = try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: app.logger)
+    } catch {
+        try? await connection.close()
+        throw error
+    }
+    try await connection.close()
 }
 
 /// Closes the push HTTP client with the application.

@@ -61,5 +61,23 @@ extension Application {
     /// Waybill's own commands, beside Vapor's `serve` and Fluent's `migrate`.
     public func registerWaybillCommands() {
         asyncCommands.use(UserCommands(), as: "user")
+        asyncCommands.use(MigrateCommand(), as: "migrate")
+    }
+}
+
+/// `waybill migrate`: brings the schema up to date, safely when several processes start at once
+/// on one PostgreSQL (they take turns on an advisory lock).
+struct MigrateCommand: AsyncCommand {
+    struct Signature: CommandSignature {
+        @Flag(name: "yes", short: "y", help: "Accepted for compatibility; migrations run without asking.")
+        var yes: Bool
+        init() {}
+    }
+
+    var help: String { "Apply pending database migrations." }
+
+    func run(using context: CommandContext, signature: Signature) async throws {
+        try await migrate(context.application)
+        context.console.print("Migration successful")
     }
 }
