@@ -226,6 +226,8 @@ struct LiveTests {
                 #expect(badToken.status == .unauthorized, "\(badToken)")
 
                 let ticket = try await server.liveTicket(token: cast.customer.access)
+                // A plain GET is told to speak WebSocket and does not use the ticket up.
+                #expect(try await server.send(.GET, "/live?ticket=\(ticket)").errorCode == "websocket_required")
                 let client = try await LiveTestClient.connect(port: port, ticket: ticket)
                 #expect(try await client.subscribe("notifications")["type"].string == "subscribed")
                 await client.close()

@@ -196,7 +196,12 @@ final class LiveConnection: Sendable {
 
     struct State {
         var subscriptions: [String: Subscription] = [:]
+        /// Frames rendered but not yet handed to the socket, in order.
+        var queue: [String] = []
+        /// Frames handed to the socket and not yet flushed.
         var inFlight = 0
+        /// One caller at a time moves the queue to the socket, outside the lock.
+        var draining = false
         var closed = false
     }
 
@@ -233,6 +238,7 @@ final class LiveConnection: Sendable {
             subscription.waiting = nil
             state.subscriptions[topic] = subscription
         }
+        drain()
         if revoked { revoke(topic: topic, hub: hub) }
     }
 
@@ -255,6 +261,7 @@ final class LiveConnection: Sendable {
             case .revoke: revoked = true
             }
         }
+        drain()
         if revoked { revoke(topic: row.topic, hub: hub) }
     }
 
@@ -281,20 +288,45 @@ final class LiveConnection: Sendable {
         guard let data = try? JSONEncoder().encode(reply) else { return }
         let text = String(decoding: data, as: UTF8.self)
         state.withLockedValue { state in write(text, state: &state) }
+        drain()
     }
 
+    /// Queues a frame (under the lock). A client too far behind is disconnected instead.
     private func write(_ text: String, state: inout State) {
         guard !state.closed else { return }
-        if state.inFlight >= Self.maxInFlight {
+        if state.inFlight + state.queue.count >= Self.maxInFlight {
             state.closed = true
+            state.queue.removeAll()
             let socket = self.socket
             socket.eventLoop.execute { _ = socket.close(code: .unexpectedServerError) }
             return
         }
-        state.inFlight += 1
-        let promise = socket.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { [state = self.state] _ in state.withLockedValue { $0.inFlight -= 1 } }
-        socket.send(text, promise: promise)
+        state.queue.append(text)
+    }
+
+    /// Hands queued frames to the socket in order. Never called with the lock held: a write's
+    /// completion may run at once and take the lock itself.
+    private func drain() {
+        guard state.withLockedValue({ state -> Bool in
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }) else { return }
+        while true {
+            let batch = state.withLockedValue { state -> [String] in
+                let batch = state.closed ? [] : state.queue
+                state.queue.removeAll(keepingCapacity: true)
+                state.inFlight += batch.count
+                if batch.isEmpty { state.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for text in batch {
+                let promise = socket.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenComplete { [state = self.state] _ in state.withLockedValue { $0.inFlight -= 1 } }
+                socket.send(text, promise: promise)
+            }
+        }
     }
 
     func close(code: WebSocketErrorCode, reason: String) {

@@ -35,6 +35,15 @@ enum LiveTickets {
         return Issued(ticket: ticket, expiresAt: expiresAt)
     }
 
+    /// Whether a ticket is good, without using it up.
+    static func peek(_ ticket: String, db: any Database) async throws -> LiveIdentity? {
+        guard !ticket.isEmpty, ticket.count <= 100, let sql = db as? any SQLDatabase else { return nil }
+        let row = try await sql.select().column("expires_at").from("live_tickets")
+            .where("ticket_hash", .equal, SQLBind(TokenService.hash(ticket))).first()
+        guard let row, try row.decode(column: "expires_at", as: Int64.self) > UnixTime.nowMillis else { return nil }
+        return LiveIdentity()
+    }
+
     /// The identity behind a ticket, which is used up. Nil if unknown, used or expired.
     static func redeem(_ ticket: String, app: Application, db: any Database) async throws -> LiveIdentity? {
         guard !ticket.isEmpty, ticket.count <= 100, let sql = db as? any SQLDatabase else { return nil }
@@ -71,10 +80,13 @@ enum LiveSocket {
             guard let ticket = req.query[String.self, at: "ticket"] else {
                 throw WaybillError(.unauthorized, "ticket_required", "Open the live channel with a ticket from POST /api/v1/live/ticket.")
             }
-            guard let identity = try await LiveTickets.redeem(ticket, app: req.application, db: req.db) else {
+            let upgrading = req.headers.first(name: .upgrade)?.lowercased() == "websocket"
+            // A plain GET does not use the ticket up.
+            guard let identity = upgrading ? try await LiveTickets.redeem(ticket, app: req.application, db: req.db)
+                                           : try await LiveTickets.peek(ticket, db: req.db) else {
                 throw WaybillError(.unauthorized, "invalid_ticket", "The ticket is unknown, used or expired; ask for a new one.")
             }
-            guard req.headers.first(name: .upgrade)?.lowercased() == "websocket" else {
+            guard upgrading else {
                 throw WaybillError(.badRequest, "websocket_required", "This endpoint speaks WebSocket only.")
             }
             let app = req.application
