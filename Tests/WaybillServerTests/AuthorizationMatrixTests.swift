@@ -1,0 +1,263 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+/// Every authenticated API operation × every kind of caller, against objects that belong to
+/// customer A and driver A: the status each must get. Someone else's object is 404 (as if it did
+/// not exist); a role that may never act is 403; no token is 401; a disabled account is 403.
+@Suite("Authorization matrix: every operation × every caller")
+struct AuthorizationMatrixTests {
+    enum Caller: String, CaseIterable, Sendable {
+        case anonymous, customerA, customerB, driverA, driverB, manager, disabled
+    }
+
+    /// What a row acts on: made fresh where the call changes it.
+    struct Target: Sendable {
+        var order: String
+        var file: String = ""
+        var notification: String = ""
+        var user: String = ""
+    }
+
+    struct World: Sendable {
+        let server: TestServer
+        let cast: Cast
+        let tokens: [Caller: String]
+        let companyA: Tokens
+    }
+
+    struct Row: Sendable {
+        let operation: String
+        /// Statuses by caller, e.g. "anonymous=401 customerA=200 …"; callers left out expect `others`.
+        let expected: [Caller: UInt]
+        /// Builds what the call acts on (fresh for every caller expected to succeed).
+        let setup: @Sendable (World) async throws -> Target
+        let call: @Sendable (World, Target, String?) async throws -> Reply
+    }
+
+    static func expect(_ text: String) -> [Caller: UInt] {
+        // Every authenticated operation: no token 401, a disabled account 403.
+        var table: [Caller: UInt] = [.anonymous: 401, .disabled: 403]
+        var others: UInt?
+        for pair in text.split(separator: " ") {
+            let parts = pair.split(separator: "=")
+            let code = UInt(parts[1])!
+            if parts[0] == "others" { others = code } else { table[Caller(rawValue: String(parts[0]))!] = code }
+        }
+        if let others { for caller in Caller.allCases where table[caller] == nil { table[caller] = others } }
+        return table
+    }
+
+    // MARK: targets
+
+    static func pendingOrder(_ w: World) async throws -> Target {
+        Target(order: try await w.server.placeOrder(w.cast.customer.access))
+    }
+
+    static func cardOrder(_ w: World) async throws -> Target {
+        Target(order: try await w.server.placeOrder(w.cast.customer.access, payment: "card"))
+    }
+
+    static func orderIn(_ status: OrderStatus) -> @Sendable (World) async throws -> Target {
+        { w in
+            let id = try await w.server.placeOrder(w.cast.customer.access)
+            try await w.server.advance(id, to: status, cast: w.cast)
+            return Target(order: id)
+        }
+    }
+
+    static func deliveredWithFile(_ w: World) async throws -> Target {
+        let id = try await w.server.placeOrder(w.cast.customer.access)
+        try await w.server.advance(id, to: .delivered, cast: w.cast)
+        let file = try #require(try await OrderFile.query(on: w.server.db).filter(\.$orderID == UUID(uuidString: id)!).first())
+        return Target(order: id, file: file.id!.uuidString)
+    }
+
+    static func customerANotification(_ w: World) async throws -> Target {
+        let id = try await w.server.placeOrder(w.cast.customer.access)
+        try await w.server.advance(id, to: .accepted, cast: w.cast)
+        let note = try #require(try await Notification.query(on: w.server.db)
+            .filter(\.$userID == UUID(uuidString: w.cast.customer.userID)!).first())
+        return Target(order: id, notification: note.id!.uuidString)
+    }
+
+    static func nothing(_ w: World) async throws -> Target { Target(order: UUID().uuidString) }
+
+    static func customerAUser(_ w: World) async throws -> Target { Target(order: "", user: w.cast.customer.userID) }
+
+    static func spareUser(_ w: World) async throws -> Target {
+        Target(order: "", user: try await w.server.createAccount("spare-\(UUID().uuidString.prefix(8).lowercased())@example.com", role: .customer).userID)
+    }
+
+    static let rows: [Row] = [
+        // me
+        Row(operation: "getMe", expected: expect("others=200"), setup: nothing) { w, _, t in try await w.server.send(.GET, "/me", token: t) },
+        Row(operation: "updateMe", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.PATCH, "/me", json: ["city": "Basel"], token: t) },
+        Row(operation: "registerDevice", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/me/devices", json: ["platform": "android", "pushToken": "tok-\(UUID().uuidString)"], token: t) },
+        Row(operation: "listNotifications", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/notifications", token: t) },
+        Row(operation: "markNotificationRead", expected: expect("customerA=200 others=404"), setup: customerANotification) { w, x, t in
+            try await w.server.send(.POST, "/notifications/\(x.notification)/read", token: t) },
+        // users
+        Row(operation: "listUsers", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/users", token: t) },
+        Row(operation: "createUser", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/users", json: ["role": "driver", "firstName": "New", "lastName": "Driver",
+                                                            "email": "new-\(UUID().uuidString.prefix(8))@courier.example"], token: t) },
+        Row(operation: "getUser", expected: expect("manager=200 others=403"), setup: customerAUser) { w, x, t in
+            try await w.server.send(.GET, "/users/\(x.user)", token: t) },
+        Row(operation: "updateUser", expected: expect("manager=200 others=403"), setup: customerAUser) { w, x, t in
+            try await w.server.send(.PATCH, "/users/\(x.user)", json: ["disabled": false], token: t) },
+        // A reset ends the account's sessions: done to a spare account.
+        Row(operation: "resetUser", expected: expect("manager=202 others=403"), setup: spareUser) { w, x, t in
+            try await w.server.send(.POST, "/users/\(x.user)/reset", token: t) },
+        // tariff, quotes, orders
+        Row(operation: "getTariff", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/tariff", token: t) },
+        Row(operation: "putTariff", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            let current = try await w.server.send(.GET, "/tariff", token: w.cast.manager.access).json.value as! [String: Any]
+            var body: [String: any Sendable] = [:]
+            for key in ["currency", "small", "medium", "large", "expressMultiplierPercent", "roundingIncrement"] {
+                body[key] = Self.sendable(current[key])
+            }
+            return try await w.server.send(.PUT, "/tariff", json: body, token: t) },
+        Row(operation: "createQuote", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/quotes", json: ["pickup": TestServer.bern, "dropoff": TestServer.bern,
+                                                             "weightClass": "small", "service": "standard"], token: t) },
+        Row(operation: "listOrders", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/orders", token: t) },
+        Row(operation: "createOrder", expected: expect("customerA=201 customerB=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["pickup": TestServer.bern]), token: t) },
+        Row(operation: "getOrder", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.assigned)) { w, x, t in
+            try await w.server.send(.GET, "/orders/\(x.order)", token: t) },
+        Row(operation: "confirmPayment", expected: expect("customerA=200 manager=200 others=404"), setup: cardOrder) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/payment/confirm", token: t) },
+        Row(operation: "cancelOrder", expected: expect("customerA=200 manager=200 others=404"), setup: pendingOrder) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/cancel", json: ["reason": "matrix"], token: t) },
+        Row(operation: "assignOrder", expected: expect("manager=200 others=403"), setup: pendingOrder) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/assign", json: ["driverId": w.cast.driver.userID], token: t) },
+        // The order's customer and managers see it but may not act for the driver: 403.
+        Row(operation: "acceptOrder", expected: expect("driverA=200 customerA=403 manager=403 others=404"), setup: orderIn(.assigned)) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/accept", token: t) },
+        Row(operation: "pickupOrder", expected: expect("driverA=200 customerA=403 manager=403 others=404"), setup: orderIn(.accepted)) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/pickup", json: TestServer.cash(try await w.server.price(of: x.order)), token: t) },
+        Row(operation: "deliverOrder", expected: expect("driverA=200 customerA=403 manager=403 others=404"), setup: orderIn(.inTransit)) { w, x, t in
+            try await w.server.deliver(x.order, token: t ?? "") },
+        Row(operation: "failOrder", expected: expect("driverA=200 customerA=403 manager=403 others=404"), setup: orderIn(.inTransit)) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/fail", json: ["reason": "recipient_absent"], token: t) },
+        Row(operation: "addOrderPhoto", expected: expect("customerA=201 manager=403 others=404"), setup: pendingOrder) { w, x, t in
+            try await w.server.upload("/orders/\(x.order)/photos", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg")], token: t) },
+        Row(operation: "getOrderFile", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: deliveredWithFile) { w, x, t in
+            try await w.server.send(.GET, "/orders/\(x.order)/files/\(x.file)", token: t) },
+        Row(operation: "listInvoices", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/invoices", token: t) },
+        // live
+        Row(operation: "getDuty", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/drivers/me/duty", token: t) },
+        Row(operation: "setDuty", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) },
+        Row(operation: "reportLocations", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+            if let t { _ = try? await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) }
+            return try await w.server.report(t ?? "", [(47.0, 8.0)], at: Date().addingTimeInterval(Double.random(in: -300 ... -1))) },
+        Row(operation: "getFleet", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/fleet", token: t) },
+        Row(operation: "getOrderTrail", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
+            try await w.server.send(.GET, "/orders/\(x.order)/trail", token: t) },
+        Row(operation: "renewTrackingLink", expected: expect("customerA=200 manager=200 driverA=403 others=404"), setup: orderIn(.assigned)) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/tracking-link", token: t) },
+        Row(operation: "revokeTrackingLink", expected: expect("customerA=204 manager=204 driverA=403 others=404"), setup: orderIn(.assigned)) { w, x, t in
+            try await w.server.send(.DELETE, "/orders/\(x.order)/tracking-link", token: t) },
+        Row(operation: "createLiveTicket", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/live/ticket", token: t) },
+        Row(operation: "changePassword", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/me/password", json: ["currentPassword": TestServer.password, "newPassword": TestServer.password + "-2"], token: t) },
+    ]
+
+    static func sendable(_ value: Any?) -> any Sendable {
+        switch value {
+        case let v as [String: Any]: return v.mapValues { sendable($0) } as [String: any Sendable]
+        case let v as [Any]: return v.map { sendable($0) } as [any Sendable]
+        case let v as String: return v
+        case let v as NSNumber: return v.intValue
+        default: return ""
+        }
+    }
+
+    @Test("Each operation answers each caller as the rules say", arguments: TestDatabase.available)
+    func matrix(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("dora@example.com")
+            let dora = try await server.login("dora@example.com")
+            try #require(try await server.send(.PATCH, "/users/\(dora.userID)", json: ["disabled": true], token: cast.manager.access).status == .ok)
+            let tokens: [Caller: String] = [.customerA: cast.customer.access, .customerB: cast.otherCustomer.access, .driverA: cast.driver.access,
+                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access, .disabled: dora.access]
+            let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
+            var mismatches: [String] = []
+            var table: [String] = []
+            // Callers who may not act go first, on one shared target; each who may gets a fresh one.
+            let order: [Caller] = [.anonymous, .disabled, .customerB, .driverB, .customerA, .driverA, .manager]
+            for row in Self.rows {
+                let shared = try await row.setup(world)
+                var line: [String] = []
+                for caller in order.sorted(by: { (row.expected[$0]! < 300 ? 1 : 0, 0) < (row.expected[$1]! < 300 ? 1 : 0, 0) }) {
+                    let target = row.expected[caller]! < 300 ? try await row.setup(world) : shared
+                    let reply = try await row.call(world, target, tokens[caller])
+                    line.append("\(caller.rawValue)=\(reply.status.code)")
+                    if reply.status.code != row.expected[caller]! {
+                        mismatches.append("\(row.operation) as \(caller.rawValue): expected \(row.expected[caller]!), got \(reply.status.code) \(reply.text.prefix(160))")
+                    }
+                }
+                table.append("\(row.operation): \(line.sorted().joined(separator: " "))")
+                if ProcessInfo.processInfo.environment["MATRIX_PRINT"] != nil { print(table.last!) }
+            }
+            let cells = Self.rows.count * Caller.allCases.count
+            print("Authorization matrix (\(db)): \(Self.rows.count) operations × \(Caller.allCases.count) callers = \(cells) cells, \(mismatches.count) mismatches")
+            if ProcessInfo.processInfo.environment["MATRIX_PRINT"] != nil { print(table.joined(separator: "\n")) }
+            #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        }
+    }
+
+    @Test("Fields outside an operation's contract change nothing: no price, status, owner or role by the back door",
+          arguments: TestDatabase.available)
+    func noBackDoorFields(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            let price = try await server.price(of: id)
+            try await server.advance(id, to: .accepted, cast: cast)
+            var body = TestServer.cash(price)
+            body["status"] = "delivered"
+            body["priceAmount"] = 1
+            body["price"] = ["amount": 1, "currency": "CHF"] as [String: any Sendable]
+            body["customerId"] = cast.otherCustomer.userID
+            body["driverId"] = cast.otherDriver.userID
+            let picked = try await server.send(.POST, "/orders/\(id)/pickup", json: body, token: cast.driver.access)
+            #expect(picked.status == .ok)
+            #expect(picked.json["status"].string == "in_transit")
+            #expect(picked.json["price"]["amount"].int == price)
+            let order = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db))
+            #expect(order.priceAmount == price && order.customerID.uuidString == cast.customer.userID && order.driverID?.uuidString == cast.driver.userID)
+            // A customer cannot make themself a manager or verify, disable or re-own their account.
+            let me = try await server.send(.PATCH, "/me", json: ["role": "manager", "disabled": true, "email": "x@example.com", "city": "Basel"],
+                                           token: cast.customer.access)
+            #expect(me.status == .ok)
+            #expect(me.json["role"].string == "customer")
+            #expect(me.json["email"].string == "ada@example.com")
+            #expect(try await server.send(.GET, "/users", token: cast.customer.access).status == .forbidden)
+            // A driver's position report cannot speak for another driver.
+            try await server.goOnDuty(cast.driver.access)
+            let report = try await server.send(.POST, "/drivers/me/locations", json: [
+                "driverId": cast.otherDriver.userID,
+                "positions": [["latitude": 47.0, "longitude": 8.0, "recordedAt": ISO8601DateFormatter().string(from: Date())]] as [[String: any Sendable]],
+            ], token: cast.driver.access)
+            #expect(report.status == .ok)
+            #expect(try await DriverState.find(UUID(uuidString: cast.otherDriver.userID)!, on: server.db) == nil)
+        }
+    }
+}
