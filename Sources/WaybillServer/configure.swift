@@ -81,7 +81,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
-    app.middleware.use(APIErrorMiddleware())
+    app.middleware.use(APIErrorMiddleware(validator: try SpecValidator(yaml: spec)))
     app.middleware.use(SecurityHeadersMiddleware())
 
     try routes(app, spec: spec)

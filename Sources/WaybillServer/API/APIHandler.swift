@@ -115,7 +115,7 @@ struct APIHandler: APIProtocol {
         let me = try await principal()
         try me.require(.manager)
         let limit = input.query.limit ?? 50
-        guard (1...100).contains(limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await accounts.listUsers(role: input.query.role.map(Role.init), query: input.query.q,
                                                 cursor: input.query.cursor, limit: limit)
         return .ok(.init(body: .json(S.UserPage(items: page.users.map(Self.user), nextCursor: page.nextCursor))))

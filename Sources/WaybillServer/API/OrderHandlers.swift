@@ -56,19 +56,19 @@ extension APIHandler {
         let q = input.query
         var filter = Orders.ListFilter()
         filter.limit = q.limit ?? 50
-        guard (1...100).contains(filter.limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        guard (1...100).contains(filter.limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         if let raw = q.status {
             var statuses: [OrderStatus] = []
             for part in raw.split(separator: ",") {
                 guard let status = OrderStatus(rawValue: part.trimmingCharacters(in: .whitespaces)) else {
-                    throw WaybillError.validation("status", "invalid")
+                    throw WaybillError.invalidParameter("status")
                 }
                 statuses.append(status)
             }
             filter.statuses = statuses
         }
-        filter.customerID = try q.customerId.map { try Self.uuidField($0, "customerId") }
-        filter.driverID = try q.driverId.map { try Self.uuidField($0, "driverId") }
+        filter.customerID = try q.customerId.map { try Self.uuidParameter($0, "customerId") }
+        filter.driverID = try q.driverId.map { try Self.uuidParameter($0, "driverId") }
         filter.from = q.from
         filter.to = q.to
         filter.cursor = q.cursor
@@ -212,7 +212,7 @@ extension APIHandler {
     func listInvoices(_ input: Operations.ListInvoices.Input) async throws -> Operations.ListInvoices.Output {
         let me = try await principal()
         let statements = try await orders.statements(month: input.query.month,
-                                                     customerID: try input.query.customerId.map { try Self.uuidField($0, "customerId") }, for: me)
+                                                     customerID: try input.query.customerId.map { try Self.uuidParameter($0, "customerId") }, for: me)
         let links = StatementLinks(secret: try request.application.waybill.config.jwtSecret)
         let base = try request.application.waybill.config.publicURL
         return .ok(.init(body: .json(S.StatementList(items: try statements.map { statement in
@@ -230,7 +230,7 @@ extension APIHandler {
     func listNotifications(_ input: Operations.ListNotifications.Input) async throws -> Operations.ListNotifications.Output {
         let me = try await principal()
         let limit = input.query.limit ?? 50
-        guard (1...100).contains(limit) else { throw WaybillError.validation("limit", "out_of_range") }
+        guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await orders.notifications(for: me, unreadOnly: input.query.unread ?? false, cursor: input.query.cursor, limit: limit)
         return .ok(.init(body: .json(S.NotificationPage(items: page.items.map(Self.notification), unreadCount: page.unread, nextCursor: page.next))))
     }
@@ -264,6 +264,12 @@ extension APIHandler {
     }
 
     // MARK: mapping
+
+    /// A query parameter that must be an id: 400 if it is not one.
+    static func uuidParameter(_ raw: String, _ field: String) throws -> UUID {
+        guard let id = UUID(uuidString: raw) else { throw WaybillError.invalidParameter(field) }
+        return id
+    }
 
     static func uuidField(_ raw: String, _ field: String) throws -> UUID {
         guard let id = UUID(uuidString: raw) else { throw WaybillError.validation(field, "invalid") }

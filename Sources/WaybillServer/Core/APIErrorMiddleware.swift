@@ -7,12 +7,26 @@ import WaybillCore
 /// HTML page or a bare 500: client mistakes become 4xx with a stable code, and only genuine server
 /// faults become 500 (logged, with no detail sent to the client).
 struct APIErrorMiddleware: AsyncMiddleware {
+    /// The spec's paths, to tell a wrong method (405) from a wrong path (404).
+    var validator: SpecValidator? = nil
+
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         do {
             return try await next.respond(to: request)
         } catch {
             let hasBody = request.body.data.map { $0.readableBytes > 0 } ?? (request.headers.first(name: .contentLength).flatMap(Int.init) ?? 0 > 0)
-            let apiError = Self.map(error, logger: request.logger, requestHasBody: hasBody)
+            var apiError = Self.map(error, logger: request.logger, requestHasBody: hasBody)
+            // A path the API has, with a method it does not: 405 and the methods it does take.
+            if apiError.status == .notFound, let validator, request.url.path.hasPrefix("/api/v1/") {
+                let path = request.url.path.split(separator: "/").dropFirst(2).map(String.init)
+                let allowed = validator.methods(path: path)
+                if !allowed.isEmpty, !allowed.contains(request.method.rawValue) {
+                    apiError = WaybillError(.methodNotAllowed, "method_not_allowed", "Use \(allowed.sorted().joined(separator: ", ")) here.")
+                    let response = Self.response(for: apiError)
+                    response.headers.replaceOrAdd(name: .allow, value: allowed.sorted().joined(separator: ", "))
+                    return response
+                }
+            }
             return Self.response(for: apiError)
         }
     }

@@ -27,6 +27,8 @@ struct SpecValidator: Sendable {
         var bodyRequired: Bool = true
         /// Whether the operation needs a bearer token (its `security` is not empty).
         var needsToken: Bool = true
+        /// Query parameters by name.
+        var query: [String: Schema] = [:]
     }
 
     let operations: [Operation]
@@ -58,6 +60,19 @@ struct SpecValidator: Sendable {
             default: return .any
             }
         }
+        let sharedParameters = (root["components"] as? [String: Any])?["parameters"] as? [String: Any] ?? [:]
+        func queryParameters(_ list: Any?) -> [String: Schema] {
+            var result: [String: Schema] = [:]
+            for entry in list as? [Any] ?? [] {
+                guard var parameter = entry as? [String: Any] else { continue }
+                if let ref = parameter["$ref"] as? String, ref.hasPrefix("#/components/parameters/") {
+                    parameter = sharedParameters[String(ref.dropFirst("#/components/parameters/".count))] as? [String: Any] ?? [:]
+                }
+                guard parameter["in"] as? String == "query", let name = parameter["name"] as? String else { continue }
+                result[name] = resolve(parameter["schema"])
+            }
+            return result
+        }
         var operations: [Operation] = []
         for (path, item) in root["paths"] as? [String: Any] ?? [:] {
             guard let item = item as? [String: Any] else { continue }
@@ -71,7 +86,8 @@ struct SpecValidator: Sendable {
                     body: schema.map { resolve($0) },
                     maxBodySize: op["x-waybill-max-body-bytes"] as? Int,
                     bodyRequired: (op["requestBody"] as? [String: Any])?["required"] as? Bool ?? false,
-                    needsToken: Self.needsToken(op["security"] as? [Any] ?? root["security"] as? [Any] ?? [])
+                    needsToken: Self.needsToken(op["security"] as? [Any] ?? root["security"] as? [Any] ?? []),
+                    query: queryParameters(item["parameters"]).merging(queryParameters(op["parameters"])) { _, op in op }
                 ))
             }
         }
@@ -81,6 +97,38 @@ struct SpecValidator: Sendable {
     /// A token is needed unless the requirements are empty or one of them is `{}` (optional).
     static func needsToken(_ security: [Any]) -> Bool {
         !security.isEmpty && !security.contains { ($0 as? [String: Any])?.isEmpty == true }
+    }
+
+    /// Whether some operation has this path (with any method): a wrong method is then 405, not 404.
+    func methods(path: [String]) -> [String] {
+        operations.filter { op in
+            op.segments.count == path.count && zip(op.segments, path).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        }.map(\.method)
+    }
+
+    /// Problems with the query string: values that do not parse (`invalid_type`) and values outside
+    /// the parameter's constraints. Unknown parameters are ignored.
+    func queryProblems(_ operation: Operation, _ items: [(String, String)]) -> [String: String] {
+        var found: [String: String] = [:]
+        for (name, raw) in items {
+            guard let schema = operation.query[name] else { continue }
+            let value: JSONValue
+            switch schema {
+            case .integer:
+                guard let n = Int(raw) else { found[name] = "invalid_type"; continue }
+                value = .number(Double(n))
+            case .number:
+                guard let n = Double(raw) else { found[name] = "invalid_type"; continue }
+                value = .number(n)
+            case .boolean:
+                guard raw == "true" || raw == "false" else { found[name] = "invalid_type"; continue }
+                value = .bool(raw == "true")
+            default:
+                value = .string(raw)
+            }
+            found.merge(Self.problems(value, against: schema, at: name)) { a, _ in a }
+        }
+        return found
     }
 
     func operation(method: String, path: [String]) -> Operation? {
@@ -158,6 +206,18 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         // Who you are comes before what you sent: no token, no schema hints.
         if operation.needsToken, request.headers.bearerAuthorization == nil {
             throw WaybillError.unauthenticated
+        }
+        if let query = request.url.query, !operation.query.isEmpty {
+            let items: [(String, String)] = query.split(separator: "&").compactMap { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = parts.first.flatMap({ String($0).removingPercentEncoding }) else { return nil }
+                let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" : ""
+                return (name, value)
+            }
+            let problems = validator.queryProblems(operation, items)
+            if !problems.isEmpty {
+                throw WaybillError(.badRequest, "invalid_parameter", "A query parameter is malformed or out of range.", fields: problems)
+            }
         }
 
         if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBodySize {

@@ -44,6 +44,11 @@ public struct WaybillError: Error, Sendable {
     public static let invalidCode = WaybillError(.badRequest, "invalid_code", "The code is wrong or has expired. Ask for a new one.")
     public static let codeLocked = WaybillError(.badRequest, "code_locked", "Too many wrong tries. Ask for a new code.")
 
+    /// A query parameter that parses but makes no sense (an unknown cursor, a month that is not one).
+    public static func invalidParameter(_ field: String, _ reason: String = "invalid") -> WaybillError {
+        WaybillError(.badRequest, "invalid_parameter", "A query parameter is malformed or out of range.", fields: [field: reason])
+    }
+
     public static func tooManyRequests(retryAfter seconds: Int, _ message: String = "Too many attempts. Try again later.") -> WaybillError {
         WaybillError(.tooManyRequests, "rate_limited", message, retryAfter: max(1, seconds))
     }

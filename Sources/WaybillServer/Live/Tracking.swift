@@ -228,7 +228,7 @@ struct Tracking {
         guard let sql = db as? any SQLDatabase else { return [] }
         var pickup: Coordinate?
         if let orderID {
-            guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.validation("orderId", "not_found") }
+            guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.invalidParameter("orderId", "not_found") }
             pickup = (try? order.pickup)?.coordinate
         }
         let drivers = try await User.query(on: db).filter(\.$role == .driver).filter(\.$disabledAt == nil).sort(\.$firstName).all()

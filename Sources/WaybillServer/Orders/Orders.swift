@@ -283,7 +283,7 @@ struct Orders {
         if let from = filter.from { query.where("created_at", .greaterThanOrEqual, SQLBind(Int64(from.timeIntervalSince1970 * 1000))) }
         if let to = filter.to { query.where("created_at", .lessThan, SQLBind(Int64(to.timeIntervalSince1970 * 1000))) }
         if let raw = filter.cursor {
-            guard let (at, id) = Self.decodeCursor(raw) else { throw WaybillError.validation("cursor", "invalid") }
+            guard let (at, id) = Self.decodeCursor(raw) else { throw WaybillError.invalidParameter("cursor") }
             query.where { group in
                 group.where("created_at", .lessThan, SQLBind(at))
                     .orWhere { $0.where("created_at", .equal, SQLBind(at)).where("id", .lessThan, SQLBind(id)) }

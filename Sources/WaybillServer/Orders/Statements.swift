@@ -36,7 +36,7 @@ extension Orders {
     /// Company customers: their own statement. Managers: every company's (or one customer's).
     func statements(month: String?, customerID: UUID?, for principal: Principal) async throws -> [Statement] {
         let month = month ?? Self.currentMonth()
-        guard let (start, end) = Self.monthBounds(month) else { throw WaybillError.validation("month", "invalid") }
+        guard let (start, end) = Self.monthBounds(month) else { throw WaybillError.invalidParameter("month") }
         let query = Order.query(on: db)
             .filter(\.$paymentMethod == .invoice)
             .filter(\.$createdAt >= start).filter(\.$createdAt < end)
@@ -111,7 +111,7 @@ extension Orders {
         let query = Notification.query(on: db).filter(\.$userID == principal.userID)
         if unreadOnly { query.filter(\.$readAt == nil) }
         if let cursor {
-            guard let (at, id) = Self.decodeCursor(cursor) else { throw WaybillError.validation("cursor", "invalid") }
+            guard let (at, id) = Self.decodeCursor(cursor) else { throw WaybillError.invalidParameter("cursor") }
             query.group(.or) { or in
                 or.filter(\.$createdAt < at)
                 or.group(.and) { and in and.filter(\.$createdAt == at).filter(\.$id < id) }
