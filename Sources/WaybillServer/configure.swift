@@ -51,6 +51,11 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     case .sqlite: feedMode = .sqlite
     case .postgres(let url, _): feedMode = .postgres(try SQLPostgresConfiguration(url: url).coreConfiguration)
     }
+    // bcrypt gets its own threads, one fewer than the cores: a flood of sign-ins then always
+    // leaves a core to the event loops, so everything else keeps answering (scripts/bench).
+    let hashingPool = NIOThreadPool(numberOfThreads: max(1, System.coreCount - 1))
+    hashingPool.start()
+    app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
     // Redirects are refused: Web Push endpoints come from browsers and must not steer the server.
     let pushClient = HTTPClient(eventLoopGroup: app.eventLoopGroup,
                                 configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(20))))
@@ -60,7 +65,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.waybill = WaybillServices(
         config: config,
         tokens: await TokenService.make(secret: config.jwtSecret),
-        passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: app.threadPool),
+        passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: hashingPool),
         codes: OneTimeCodes(secret: config.jwtSecret),
         outbox: outbox,
         payments: config.stripe.map { settings in StripePayments(settings: settings, client: { app.client }) }
@@ -167,6 +172,14 @@ public func migrate(_ app: Application) async throws {
         throw error
     }
     try await connection.close()
+}
+
+/// Stops a thread pool with the application.
+struct ThreadPoolShutdown: LifecycleHandler {
+    let pool: NIOThreadPool
+    func shutdownAsync(_ application: Application) async {
+        try? await pool.shutdownGracefully()
+    }
 }
 
 /// Closes the push HTTP client with the application.
