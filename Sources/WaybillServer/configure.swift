@@ -29,7 +29,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     case .postgres(let url, let searchPath):
         var postgres = try SQLPostgresConfiguration(url: url)
         if let searchPath { postgres.searchPath = [searchPath] }
-        app.databases.use(.postgres(configuration: postgres), as: .psql)
+        app.databases.use(.postgres(configuration: postgres, maxConnectionsPerEventLoop: config.databasePoolSize), as: .psql)
     }
     // Registered in order; never edit one that has shipped.
     app.migrations.add(CreateAccounts())             // users, sessions, refresh tokens

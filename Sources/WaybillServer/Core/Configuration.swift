@@ -15,6 +15,7 @@ import Crypto
 /// | `BCRYPT_COST` | bcrypt work factor, 10…16 (default 12) |
 /// | `LOG_LEVEL` | read by Vapor's logging bootstrap: trace, debug, info, notice, warning, error, critical |
 /// | `LIVE_ALLOWED_ORIGINS` | comma-separated origins a browser may open the live channel from (default: `PUBLIC_URL`'s) |
+/// | `DATABASE_POOL_SIZE` | PostgreSQL connections per event loop (one loop per core), default 4 |
 /// | `ETA_AVERAGE_SPEED_KMH` | average door-to-door speed for arrival estimates (default 25) |
 /// | `APNS_*`, `FCM_*`, `VAPID_*` | push notifications: see `PushSettings` |
 public struct WaybillConfig: Sendable {
@@ -38,6 +39,8 @@ public struct WaybillConfig: Sendable {
     public var liveAllowedOrigins: [String] = []
     /// Average door-to-door speed for arrival estimates, detours and stops included.
     public var etaAverageSpeedKmh: Double = 25
+    /// PostgreSQL connections per event loop.
+    public var databasePoolSize = 4
     /// Position reports accepted per driver and second (twice that in a burst).
     var positionReportsPerSecond: Double = 4
     /// APNs, FCM and Web Push credentials; a service without them logs pushes instead.
@@ -117,6 +120,12 @@ public struct WaybillConfig: Sendable {
                 throw ConfigurationError("ETA_AVERAGE_SPEED_KMH must be a number of km/h from 1 to 200.")
             }
             config.etaAverageSpeedKmh = speed
+        }
+        if let raw = value("DATABASE_POOL_SIZE") {
+            guard let size = Int(raw), (1...64).contains(size) else {
+                throw ConfigurationError("DATABASE_POOL_SIZE must be a number of connections per event loop, 1 to 64.")
+            }
+            config.databasePoolSize = size
         }
         config.push = try PushSettings.fromEnvironment(env)
         if let key = value("STRIPE_SECRET_KEY") {

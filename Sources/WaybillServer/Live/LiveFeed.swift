@@ -142,13 +142,16 @@ final class LiveFeed: Sendable {
 
     private func received(_ payload: String) async throws {
         let decoder = JSONDecoder()
-        if let row = try? decoder.decode(LiveRow.self, from: Data(payload.utf8)) {
-            lastID.withLockedValue { $0 = max($0, row.id) }
-            deliver([row])
-        } else if let fetch = try? decoder.decode([String: Int64].self, from: Data(payload.utf8))["fetch"],
+        let data = Data(payload.utf8)
+        if let rows = try? decoder.decode([LiveRow].self, from: data) {
+            if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
+            deliver(rows)
+        } else if let fetch = try? decoder.decode([String: [Int64]].self, from: data)["fetch"], !fetch.isEmpty,
                   let sql = db() as? any SQLDatabase {
-            let rows = try await Self.rows(sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
-                .where("id", .equal, SQLBind(fetch)).all())
+            // Too large for a notification: read them from the table.
+            let rows = try Self.rows(try await sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
+                .where("id", .in, fetch).orderBy("id").all())
+            if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
             deliver(rows)
         }
     }

@@ -39,14 +39,18 @@ enum LiveLog {
 
     static func publish(_ payload: LivePayload, to topics: [String], at: Int64 = UnixTime.nowMillis, on db: any Database) async throws {
         let data = try encodeData(payload)
-        for topic in topics {
-            try await insert(topic: topic, type: payload.type, data: data, at: at, on: db)
-        }
+        try await insert(topics.map { (topic: $0, type: payload.type, data: data) }, at: at, on: db)
+    }
+
+    /// Several events in one statement (and, on PostgreSQL, one notification): a position report
+    /// makes three or more, and round trips are what its transaction spends its time on.
+    static func publish(_ events: [(payload: LivePayload, topic: String)], at: Int64 = UnixTime.nowMillis, on db: any Database) async throws {
+        try await insert(try events.map { (topic: $0.topic, type: $0.payload.type, data: try encodeData($0.payload)) }, at: at, on: db)
     }
 
     static func publishControl(_ type: String, topic: String, data: [String: String], on db: any Database) async throws {
         let text = String(decoding: try encoder.encode(data), as: UTF8.self)
-        try await insert(topic: topic, type: type, data: text, at: UnixTime.nowMillis, on: db)
+        try await insert([(topic: topic, type: type, data: text)], at: UnixTime.nowMillis, on: db)
     }
 
     static func encodeData(_ payload: LivePayload) throws -> String {
@@ -57,21 +61,21 @@ enum LiveLog {
         return String(decoding: try encoder.encode(Wrapper(payload: payload)), as: UTF8.self)
     }
 
-    private static func insert(topic: String, type: String, data: String, at: Int64, on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase else { return }
-        let row = try await sql.insert(into: "live_events")
-            .columns("topic", "type", "data", "at")
-            .values(SQLBind(topic), SQLBind(type), SQLBind(data), SQLBind(at))
-            .returning("id")
-            .first()
-        guard let id = try row?.decode(column: "id", as: Int64.self) else { return }
-        if sql.dialect.name == "postgresql" {
-            let event = LiveRow(id: id, topic: topic, type: type, data: data, at: at)
-            var text = String(decoding: try encoder.encode(event), as: UTF8.self)
-            if text.utf8.count > maxNotifyBytes { text = #"{"fetch":\#(id)}"# }
-            // The channel is named after the schema, so databases shared by several installations
-            // (or by tests, one schema each) do not hear each other.
-            try await sql.raw("SELECT pg_notify('\(unsafeRaw: LiveFeed.channelPrefix)' || current_schema(), \(bind: text))").run()
+    private static func insert(_ events: [(topic: String, type: String, data: String)], at: Int64, on db: any Database) async throws {
+        guard !events.isEmpty, let sql = db as? any SQLDatabase else { return }
+        var insert = sql.insert(into: "live_events").columns("topic", "type", "data", "at")
+        for event in events {
+            insert = insert.values(SQLBind(event.topic), SQLBind(event.type), SQLBind(event.data), SQLBind(at))
         }
+        guard sql.dialect.name == "postgresql" else {
+            try await insert.run()
+            return
+        }
+        let rows = try LiveFeed.rows(try await insert.returning("id", "topic", "type", "data", "at").all()).sorted { $0.id < $1.id }
+        var text = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        if text.utf8.count > maxNotifyBytes { text = #"{"fetch":[\#(rows.map { String($0.id) }.joined(separator: ","))]}"# }
+        // The channel is named after the schema, so databases shared by several installations
+        // (or by tests, one schema each) do not hear each other.
+        try await sql.raw("SELECT pg_notify('\(unsafeRaw: LiveFeed.channelPrefix)' || current_schema(), \(bind: text))").run()
     }
 }

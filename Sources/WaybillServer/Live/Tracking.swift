@@ -124,25 +124,35 @@ struct Tracking {
                 .set("speed", to: SQLBind(last.speed)).set("recorded_at", to: SQLBind(last.recordedAt))
                 .where("driver_id", .equal, SQLBind(driverID)).run()
 
+            if sql.dialect.name == "postgresql" {
+                // Positions are many and soon superseded: this transaction need not wait for its
+                // commit to reach the disk (a database crash may lose the last moments of a trail;
+                // nothing is ever inconsistent).
+                try await sql.raw("SET LOCAL synchronous_commit TO OFF").run()
+            }
             let active = try await Order.query(on: db).filter(\.$driverID == driverID)
                 .filter(\.$status ~~ Self.trackedStatuses).all()
-            for order in active {
-                let orderID = order.id!
+            var events: [(payload: LivePayload, topic: String)] = []
+            if !active.isEmpty {
                 var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
-                for point in cleaned.accepted {
-                    insert = insert.values(SQLBind(orderID), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
+                for order in active {
+                    for point in cleaned.accepted {
+                        insert = insert.values(SQLBind(order.id!), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
+                    }
                 }
                 try await insert.run()
+            }
+            for order in active {
+                let orderID = order.id!
                 let topic = LiveLog.orderTopic(orderID)
-                try await LiveLog.publish(.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: orderID,
-                                                                 orderStatus: order.status.rawValue, position: last)),
-                                          to: [topic], at: now, on: db)
+                events.append((.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: orderID,
+                                                      orderStatus: order.status.rawValue, position: last)), topic))
                 if let eta = Self.estimate(for: order, from: last, speedKmh: speed) {
-                    try await LiveLog.publish(.eta(LiveETA(orderId: orderID, estimate: eta)), to: [topic], at: now, on: db)
+                    events.append((.eta(LiveETA(orderId: orderID, estimate: eta)), topic))
                 }
             }
-            try await LiveLog.publish(.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: nil, position: last)),
-                                      to: [LiveLog.fleetTopic], at: now, on: db)
+            events.append((.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: nil, position: last)), LiveLog.fleetTopic))
+            try await LiveLog.publish(events, at: now, on: db)
             return Reported(accepted: cleaned.accepted.count, ignored: cleaned.ignored, orders: active.count)
         }
     }

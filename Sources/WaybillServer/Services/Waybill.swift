@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Vapor
 import NIOConcurrencyHelpers
 
@@ -97,7 +98,14 @@ extension Database {
     /// A transaction that is safe on both SQLite and PostgreSQL (see `Application.writeLock`).
     func writeTransaction<T: Sendable>(_ app: Application, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         let result = try await app.writeLock.withLock {
-            try await self.transaction { db in try await body(db) }
+            guard app.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
+            // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
+            // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
+            // Set on the connection that runs the transaction (the setting is per connection).
+            return try await self.withConnection { connection in
+                if let sql = connection as? any SQLDatabase { try await sql.raw("PRAGMA synchronous=NORMAL").run() }
+                return try await connection.transaction { db in try await body(db) }
+            }
         }
         // Committed: live events written by the transaction can go out now (SQLite reads them
         // after each write; PostgreSQL has already notified every process).
