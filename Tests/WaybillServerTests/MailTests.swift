@@ -86,6 +86,26 @@ struct MailTests {
         }
     }
 
+    @Test("A mail sent again after a crash carries the same Message-ID, so mail systems keep one copy",
+          arguments: [TestDatabase.sqlite])
+    func stableMessageID(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.register("ada@example.com")
+            let row = try #require(try await OutboxMessage.query(on: server.db).filter(\.$kind == Outbox.mailKind).first())
+            try await server.deliverMail()
+            // The process died after the mail server said 250 but before the row was marked sent.
+            try await server.sql.update(OutboxMessage.schema).set("status", to: "pending").set("next_attempt_at", to: 0)
+                .where("id", .equal, row.id!).run()
+            try await server.sql.update(OutboxMessage.schema).set("payload", to: row.payload!).where("id", .equal, row.id!).run()
+            try await server.deliverMail()
+            let sent = server.mailer.messages.filter { $0.to.address == "ada@example.com" }
+            #expect(sent.count == 2)
+            #expect(Set(sent.map(\.messageID)) == ["outbox-\(row.id!.uuidString.lowercased())"])
+            let rendered = MIMEMessage.render(sent[0], from: MailAddress(name: "Waybill", address: "no-reply@waybill.example"), heloName: "x")
+            #expect(rendered.contains("Message-ID: <outbox-\(row.id!.uuidString.lowercased())@waybill.example>"))
+        }
+    }
+
     @Test("Retries back off: 5 s, 10 s, 20 s … up to an hour")
     func backoff() {
         #expect(Outbox.backoffSeconds(afterAttempts: 1) == 5)

@@ -30,11 +30,15 @@ public struct MailMessage: Sendable, Equatable, Codable {
     public var to: MailAddress
     public var subject: String
     public var text: String
+    /// The left part of the `Message-ID`. The outbox sets it from its row, so a mail sent again
+    /// after a crash (at-least-once) carries the same id and mail systems keep one copy.
+    public var messageID: String?
 
-    public init(to: MailAddress, subject: String, text: String) {
+    public init(to: MailAddress, subject: String, text: String, messageID: String? = nil) {
         self.to = to
         self.subject = subject
         self.text = text
+        self.messageID = messageID
     }
 }
 

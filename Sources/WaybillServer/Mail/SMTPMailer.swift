@@ -214,7 +214,7 @@ enum MIMEMessage {
             "To: \(header(message.to))",
             "Subject: \(encodedWord(message.subject))",
             "Date: \(formatter.string(from: date))",
-            "Message-ID: <\(UUID().uuidString.lowercased())@\(domain)>",
+            "Message-ID: <\(message.messageID ?? UUID().uuidString.lowercased())@\(domain)>",
             "MIME-Version: 1.0",
             "Content-Type: text/plain; charset=utf-8",
             "Content-Transfer-Encoding: base64",

@@ -12,8 +12,9 @@ public struct Outbox: Sendable {
     static let refundKind = "refund"
     /// One push notification to one device (payload: `PushJob` as JSON).
     static let pushKind = "push"
-    /// How long a worker owns a message it is sending before another may try.
-    static let leaseMillis: Int64 = 5 * 60 * 1000
+    /// How long a worker owns a message it is sending before another may try (also how long a
+    /// message waits after its sender was killed mid-send).
+    static let leaseMillis: Int64 = 2 * 60 * 1000
     static let maxAttempts = 12
 
     /// Queues a mail on `db` (pass the transaction's database so both commit together).
@@ -145,7 +146,10 @@ public final class OutboxWorker: Sendable {
         switch message.kind {
         case Outbox.mailKind:
             guard let payload = message.payload else { return }
-            let mail = try JSONDecoder().decode(MailMessage.self, from: Data(payload.utf8))
+            var mail = try JSONDecoder().decode(MailMessage.self, from: Data(payload.utf8))
+            // Delivery is at least once (a crash between the server's "250 OK" and marking the row
+            // sent means sending again): the same Message-ID lets mail systems keep one copy.
+            mail.messageID = mail.messageID ?? "outbox-\(message.id?.uuidString.lowercased() ?? UUID().uuidString.lowercased())"
             try await mailer.send(mail, from: from)
         default:
             guard let handler = handlers.withLockedValue({ $0[message.kind] }) else {
