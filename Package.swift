@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "WaybillCore", targets: ["WaybillCore"]),
         .library(name: "WaybillClient", targets: ["WaybillClient"]),
         .executable(name: "waybill", targets: ["waybill"]),
+        .executable(name: "waybill-bench", targets: ["waybill-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
@@ -27,6 +28,8 @@ let package = Package(
         // Push notifications: HTTP/2 to APNs, and a self-signed certificate for the local test server.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
+        // The live channel's load generator (waybill-bench).
+        .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.15.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -71,6 +74,19 @@ let package = Package(
         .executableTarget(
             name: "waybill",
             dependencies: ["WaybillServer", .product(name: "Vapor", package: "vapor")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The load generator of scripts/bench-live: WebSocket subscribers and drivers reporting positions.
+        .executableTarget(
+            name: "waybill-bench",
+            dependencies: [
+                "WaybillCore",
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The Swift SDK for apps: generated client plus a small facade.
