@@ -32,8 +32,7 @@ final class LiveFeed: Sendable {
     /// Ids delivered lately, so that an event read from the table after a reconnect and also
     /// announced by NOTIFY reaches subscribers once.
     private let recent = NIOLockedValueBox(RecentIDs())
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
+    private let wakeup = Wakeup()
     private let listening = NIOLockedValueBox(false)
 
     init(hub: LiveHub, mode: Mode, db: @escaping @Sendable () -> any Database, writeLock: WriteLock, logger: Logger) {
@@ -42,12 +41,11 @@ final class LiveFeed: Sendable {
         self.db = db
         self.writeLock = writeLock
         self.logger = logger
-        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// A write transaction committed: look for new events now (SQLite).
     func poke() {
-        if case .sqlite = mode { wakeup.yield() }
+        if case .sqlite = mode { wakeup.poke() }
     }
 
     /// True once the PostgreSQL listener is attached (tests wait for it before publishing).
@@ -77,12 +75,7 @@ final class LiveFeed: Sendable {
             do { try await readNew() } catch {
                 logger.warning("Live feed read failed: \(String(describing: error))")
             }
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [wakeups] in for await _ in wakeups { return } }
-                group.addTask { try? await Task.sleep(for: .seconds(1)) }
-                await group.next()
-                group.cancelAll()
-            }
+            await wakeup.wait(timeout: .seconds(1))
         }
     }
 

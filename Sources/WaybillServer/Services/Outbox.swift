@@ -50,8 +50,7 @@ public final class OutboxWorker: Sendable {
     let logger: Logger
     let interval: Duration
     private let handlers = NIOLockedValueBox<[String: @Sendable (String) async throws -> Void]>([:])
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
+    private let wakeup = Wakeup()
 
     init(db: @escaping @Sendable () -> any Database, writeLock: WriteLock, mailer: any Mailer, from: MailAddress,
          logger: Logger, interval: Duration = .seconds(1)) {
@@ -61,7 +60,6 @@ public final class OutboxWorker: Sendable {
         self.from = from
         self.logger = logger
         self.interval = interval
-        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Registers what to do with messages of `kind` other than mail.
@@ -70,7 +68,7 @@ public final class OutboxWorker: Sendable {
     }
 
     /// Asks the worker to look now rather than at its next tick.
-    public func poke() { wakeup.yield() }
+    public func poke() { wakeup.poke() }
 
     /// Runs until the task is cancelled.
     public func run() async {
@@ -82,12 +80,7 @@ public final class OutboxWorker: Sendable {
                 logger.warning("Outbox pass failed: \(String(describing: error))")
             }
             // Wait for a poke or the next tick, whichever comes first.
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [wakeups] in for await _ in wakeups { return } }
-                group.addTask { [interval] in try? await Task.sleep(for: interval) }
-                await group.next()
-                group.cancelAll()
-            }
+            await wakeup.wait(timeout: interval)
         }
     }
 

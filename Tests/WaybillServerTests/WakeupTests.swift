@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+@testable import WaybillServer
+
+@Suite("Background loops sleep between passes")
+struct WakeupTests {
+    @Test("After a wait that timed out, the next wait still sleeps (no busy loop)")
+    func keepsSleeping() async {
+        let wakeup = Wakeup()
+        let clock = ContinuousClock()
+        await wakeup.wait(timeout: .milliseconds(50))
+        // A lower bound only: a slow machine makes these longer, never shorter.
+        for _ in 0..<3 {
+            let elapsed = await clock.measure { await wakeup.wait(timeout: .milliseconds(50)) }
+            #expect(elapsed >= .milliseconds(45))
+        }
+    }
+
+    @Test("A poke wakes the waiter, and a poke with nobody waiting is kept for the next wait")
+    func pokes() async {
+        let wakeup = Wakeup()
+        let clock = ContinuousClock()
+        wakeup.poke()
+        let kept = await clock.measure { await wakeup.wait(timeout: .seconds(60)) }
+        #expect(kept < .seconds(30))
+        let waiting = Task { await clock.measure { await wakeup.wait(timeout: .seconds(60)) } }
+        try? await Task.sleep(for: .milliseconds(50))
+        wakeup.poke()
+        #expect(await waiting.value < .seconds(30))
+    }
+}
