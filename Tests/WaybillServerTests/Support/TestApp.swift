@@ -36,7 +36,9 @@ final class RecordingMailer: Mailer, Sendable {
     /// The 6-digit code in the newest mail to `address`.
     func lastCode(to address: String) -> String? {
         guard let message = messages.last(where: { $0.to.address == address }) else { return nil }
-        return Self.code(in: message.text)
+        // The subject carries the code alone; the text may also hold an order reference whose
+        // random characters can include six digits in a row.
+        return Self.code(in: message.subject) ?? Self.code(in: message.text)
     }
 
     static func code(in text: String) -> String? {
