@@ -118,7 +118,7 @@ final class LiveFeed: Sendable {
                     listening.withLockedValue { $0 = true }
                     delay = .milliseconds(200)
                     // Whatever committed while no connection listened.
-                    try await self.readNewPostgres()
+                    try await self.readNew()
                     for try await notification in notifications {
                         try await self.received(notification.payload)
                     }
@@ -147,10 +147,6 @@ final class LiveFeed: Sendable {
             if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
             deliver(rows)
         }
-    }
-
-    private func readNewPostgres() async throws {
-        try await readNew()
     }
 
     // MARK: Shared

@@ -25,8 +25,6 @@ final class LiveHub: Sendable {
 
     init(logger: Logger) { self.logger = logger }
 
-    var connectionCount: Int { connections.withLockedValue { $0.count } }
-
     func add(_ connection: LiveConnection) {
         connections.withLockedValue { $0[ObjectIdentifier(connection)] = connection }
     }
