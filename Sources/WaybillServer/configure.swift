@@ -36,6 +36,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateCodesDevicesOutbox())   // mailed codes, push devices, outbox, throttles
     app.migrations.add(CreateOrders())               // orders, events, files, notifications, tariff, payments
     app.migrations.add(CreateLive())                 // positions, trails, live events and tickets, tracking links
+    app.migrations.add(AddWebSessions())             // web app sessions (cookie)
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -116,6 +117,8 @@ func routes(_ app: Application, spec: String) throws {
     // the live channel (WebSocket) and the public tracking page
     LiveSocket.register(app)
     try app.register(collection: TrackingPage())
+    // the web app: pages for every role, its islands' endpoints and its files
+    try WebApp.register(app)
 }
 
 struct HealthStatus: Content {

@@ -45,6 +45,22 @@ public struct WaybillConfig: Sendable {
     var positionReportsPerSecond: Double = 4
     /// APNs, FCM and Web Push credentials; a service without them logs pushes instead.
     var push = PushSettings()
+    /// The web app's map tiles (`{z}/{x}/{y}` template) and their attribution.
+    public var mapTileURL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    public var mapAttribution = "© OpenStreetMap contributors"
+    /// Where the web app's maps open before they have a point to show: latitude, longitude.
+    public var mapCenter: (Double, Double) = (46.948, 7.447)
+    /// The time zone the web app shows times in.
+    public var displayTimeZone = TimeZone(identifier: "Europe/Zurich") ?? .gmt
+    /// Folder of third-party files for the web app (Leaflet, from scripts/setup-assets).
+    public var vendorAssetsPath = "Public/vendor"
+
+    /// The tile server's origin, for the pages' Content-Security-Policy.
+    var mapTileOrigin: String? {
+        guard let url = URL(string: mapTileURL.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
+              url.host != nil else { return nil }
+        return Self.origin(of: url).replacingOccurrences(of: "https://s.", with: "https://*.")
+    }
 
     public init(
         database: DatabaseTarget, publicURL: String, jwtSecret: [UInt8], smtp: SMTPSettings?,
@@ -127,6 +143,27 @@ public struct WaybillConfig: Sendable {
             }
             config.databasePoolSize = size
         }
+        if let raw = value("MAP_TILE_URL") {
+            guard raw.hasPrefix("https://") || raw.hasPrefix("http://"), raw.contains("{z}"), raw.contains("{x}"), raw.contains("{y}") else {
+                throw ConfigurationError("MAP_TILE_URL must be an http(s) URL template with {z}, {x} and {y}.")
+            }
+            config.mapTileURL = raw
+        }
+        if let raw = value("MAP_ATTRIBUTION") { config.mapAttribution = raw }
+        if let raw = value("MAP_CENTER") {
+            let parts = raw.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, (-90...90).contains(parts[0]), (-180...180).contains(parts[1]) else {
+                throw ConfigurationError("MAP_CENTER must be latitude,longitude, such as 46.948,7.447.")
+            }
+            config.mapCenter = (parts[0], parts[1])
+        }
+        if let raw = value("DISPLAY_TIME_ZONE") {
+            guard let zone = TimeZone(identifier: raw) else {
+                throw ConfigurationError("DISPLAY_TIME_ZONE must be a time zone name, such as Europe/Zurich.")
+            }
+            config.displayTimeZone = zone
+        }
+        if let raw = value("VENDOR_ASSETS_PATH") { config.vendorAssetsPath = raw }
         config.push = try PushSettings.fromEnvironment(env)
         if let key = value("STRIPE_SECRET_KEY") {
             let base = value("STRIPE_API_BASE") ?? "https://api.stripe.com"

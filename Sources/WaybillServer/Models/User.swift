@@ -58,6 +58,8 @@ final class Session: Model, @unchecked Sendable {
     @Parent(key: "user_id") var user: User
     @OptionalField(key: "revoked_at") var revokedAt: Date?
     @OptionalField(key: "revoke_reason") var revokeReason: String?
+    /// A web app session's cookie secret, hashed (005_web); nil for app sessions.
+    @OptionalField(key: "web_token_hash") var webTokenHash: String?
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
 
     init() {}

@@ -131,6 +131,27 @@ struct Accounts {
 
     func login(email rawEmail: String, password: String, device: (DevicePlatform, String)?) async throws -> IssuedTokens {
         if let (platform, token) = device { try Self.validatePushToken(token, platform: platform, field: "device.pushToken") }
+        let user = try await checkPassword(email: rawEmail, password: password)
+        let userID = user.id!
+        let refresh = TokenService.newRefreshToken()
+        let sessionID = try await transaction { db in
+            let session = Session(userID: userID)
+            try await session.create(on: db)
+            try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
+                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
+            if let (platform, token) = device {
+                try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
+            }
+            return session.id!
+        }
+        let access = try await services.tokens.accessToken(userID: userID, role: user.role, sessionID: sessionID)
+        return IssuedTokens(accessToken: access, refreshToken: refresh, user: user)
+    }
+
+    /// The sign-in check shared by the API and the web app: throttled per account and per client
+    /// address, the same time whether or not the account exists, then disabled and unverified
+    /// accounts refused.
+    func checkPassword(email rawEmail: String, password: String) async throws -> User {
         let email = Validation.normalizeEmail(rawEmail)
         let accountKey = Throttle.key("login:acct", email)
         let clientKey = Throttle.key("login:ip", clientAddress)
@@ -145,7 +166,7 @@ struct Accounts {
         // Too long for bcrypt: checked against the decoy so it takes as long, then refused.
         let verified = try await services.passwords.verify(String(password.utf8.prefix(PasswordPolicy.maxBytes)) ?? "", against: user?.passwordHash)
         let ok = verified && password.utf8.count <= PasswordPolicy.maxBytes
-        guard ok, let user, let userID = user.id else {
+        guard ok, let user, user.id != nil else {
             try await throttle { throttle in
                 try await throttle.record(accountKey, window: LoginThrottlePolicy.perAccount.window)
                 try await throttle.record(clientKey, window: LoginThrottlePolicy.perClient.window)
@@ -156,20 +177,46 @@ struct Accounts {
         try await throttle { throttle in try await throttle.reset(accountKey) }
         if user.isDisabled { throw WaybillError.accountDisabled }
         if user.emailVerifiedAt == nil { throw WaybillError.emailNotVerified }
+        return user
+    }
 
-        let refresh = TokenService.newRefreshToken()
+    // MARK: Web sessions
+
+    /// Signs in from the web app: a session like an app's, held by a cookie instead of tokens.
+    /// The cookie is `<session id>.<secret>`; only the secret's hash is stored.
+    func webLogin(email: String, password: String) async throws -> (user: User, cookie: String) {
+        let user = try await checkPassword(email: email, password: password)
+        let secret = TokenService.newRefreshToken()
+        let userID = user.id!
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
+            session.webTokenHash = TokenService.hash(secret)
             try await session.create(on: db)
-            try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
-                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
-            if let (platform, token) = device {
-                try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
-            }
             return session.id!
         }
-        let access = try await services.tokens.accessToken(userID: userID, role: user.role, sessionID: sessionID)
-        return IssuedTokens(accessToken: access, refreshToken: refresh, user: user)
+        return (user, sessionID.uuidString + "." + secret)
+    }
+
+    /// Who a web session cookie belongs to, under the same rules as an access token: an ended
+    /// session or a disabled account is refused at once. Sessions last as long as refresh tokens.
+    func authenticate(webCookie cookie: String) async throws -> Principal {
+        let parts = cookie.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, parts[1].count <= 100, let sessionID = UUID(uuidString: String(parts[0])),
+              let session = try await Session.find(sessionID, on: db),
+              let hash = session.webTokenHash, constantTimeEquals(Data(hash.utf8), Data(TokenService.hash(String(parts[1])).utf8))
+        else { throw WaybillError.unauthenticated }
+        guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
+        if let created = session.createdAt, created.addingTimeInterval(TokenService.refreshLifetime) < Date() {
+            throw WaybillError.sessionRevoked
+        }
+        guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.unauthenticated }
+        if user.isDisabled { throw WaybillError.accountDisabled }
+        return Principal(user: user, sessionID: sessionID)
+    }
+
+    /// Ends a web session (sign-out).
+    func endSession(_ id: UUID) async throws {
+        try await revokeSession(id, reason: "logout")
     }
 
     func refresh(token: String) async throws -> IssuedTokens {
@@ -217,7 +264,7 @@ struct Accounts {
         try await revokeSession(stored.$session.id, reason: "logout")
     }
 
-    private func revokeSession(_ id: UUID, reason: String) async throws {
+    func revokeSession(_ id: UUID, reason: String) async throws {
         try await transaction { db in
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
                 .set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()

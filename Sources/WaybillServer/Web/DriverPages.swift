@@ -1,0 +1,191 @@
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// The driver's phone: today's deliveries in order, the steps, position sharing and the proof screen.
+struct DriverPages {
+    func register(_ routes: any RoutesBuilder) {
+        routes.get("driver", use: today)
+        routes.post("driver", "duty", use: duty)
+        routes.post("driver", "orders", ":id", "accept", use: accept)
+        routes.post("driver", "orders", ":id", "pickup", use: pickup)
+        routes.get("driver", "orders", ":id", "deliver", use: proofPage)
+        routes.post("driver", "orders", ":id", "deliver", use: deliver)
+        routes.post("driver", "orders", ":id", "fail", use: fail)
+    }
+
+    func today(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .driver, .manager)
+        // Open work first (under way, then accepted, then new), each oldest first; then today's finished ones.
+        let open = try await Order.query(on: req.db).filter(\.$driverID == me.userID)
+            .filter(\.$status ~~ [.assigned, .accepted, .inTransit]).sort(\.$createdAt).all()
+        let rank: [OrderStatus: Int] = [.inTransit: 0, .accepted: 1, .assigned: 2]
+        let sorted = open.sorted { (rank[$0.status] ?? 3, $0.createdAt) < (rank[$1.status] ?? 3, $1.createdAt) }
+        let startOfDay = Self.startOfToday(ctx.timeZone)
+        let finished = try await Order.query(on: req.db).filter(\.$driverID == me.userID)
+            .filter(\.$status ~~ [.delivered, .failed]).filter(\.$updatedAt >= startOfDay).sort(\.$updatedAt, .descending).all()
+        let state = try await DriverState.find(me.userID, on: req.db)
+        let onDuty = state?.onDuty ?? false
+        let form = Form(ctx: ctx)
+
+        let cards = try sorted.enumerated().map { index, order -> String in
+            let pickup = try order.pickup, dropoff = try order.dropoff, recipient = try order.recipient
+            let next = order.status == .inTransit ? dropoff : pickup
+            let cash = order.paymentMethod == .cash && order.status != .inTransit
+                ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
+            var buttons = ""
+            switch order.status {
+            case .assigned:
+                buttons = "<form method=\"post\" action=\"/driver/orders/\(order.id!.uuidString)/accept\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
+            case .accepted:
+                buttons = "<a class=\"button primary\" href=\"/orders/\(order.id!.uuidString)\">\(h(ctx.t(.pickedUp)))…</a>"
+            case .inTransit:
+                buttons = "<a class=\"button primary\" href=\"/driver/orders/\(order.id!.uuidString)/deliver\">\(h(ctx.t(.deliverProof)))</a>"
+            default: break
+            }
+            return """
+                <li class="card">
+                <p class="card-head"><span class="index">\(index + 1)</span> <a href="/orders/\(order.id!.uuidString)"><strong>\(h(order.reference))</strong></a> \(ctx.statusBadge(order.status))\(order.service == .express ? " <span class=\"status express\">\(h(ctx.t(.express)))</span>" : "")</p>
+                <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
+                <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
+                <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
+                \(cash)
+                <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
+                </li>
+                """
+        }.joined()
+        let done = finished.map { order in
+            "<li><a href=\"/orders/\(order.id!.uuidString)\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
+        }.joined()
+        return WebPage(title: ctx.t(.today), body: """
+            <h1>\(h(ctx.t(.today)))</h1>
+            <section class="duty">
+            <form method="post" action="/driver/duty" class="inline">\(form.hidden())<input type="hidden" name="onDuty" value="\(onDuty ? "false" : "true")">
+            <p>\(h(onDuty ? ctx.t(.youAreOnDuty) : ctx.t(.youAreOffDuty)))</p>
+            <button type="submit" class="\(onDuty ? "secondary" : "primary")">\(h(onDuty ? ctx.t(.goOffDuty) : ctx.t(.goOnDuty)))</button></form>
+            <p><label class="switch"><input type="checkbox" data-share-position\(onDuty ? " checked" : "")> \(h(ctx.t(.sharePosition)))</label></p>
+            <p data-share-state aria-live="polite" data-text-on="\(h(ctx.t(.sharingOn)))" data-text-off="\(h(ctx.t(.sharingOff)))" data-text-denied="\(h(ctx.t(.sharingDenied)))" data-text-error="\(h(ctx.t(.sharingError)))" data-text-waiting="\(h(ctx.t(.sharingWaiting)))" class="hint">\(h(ctx.t(.sharingHint)))</p>
+            </section>
+            <div id="runs" data-live-refresh="status notification">
+            <h2>\(h(ctx.t(.toDo)))</h2>
+            \(cards.isEmpty ? "<p>\(h(ctx.t(.nothingToDo)))</p>" : "<ol class=\"cards\">\(cards)</ol>")
+            \(done.isEmpty ? "" : "<h2>\(h(ctx.t(.doneToday)))</h2><ul class=\"done\">\(done)</ul>")
+            </div>
+            """, scripts: ["position"], liveTopics: []).render(ctx)
+    }
+
+    static func startOfToday(_ zone: TimeZone) -> Int64 {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return Int64(calendar.startOfDay(for: Date()).timeIntervalSince1970 * 1000)
+    }
+
+    func duty(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req, .driver, .manager)
+        let on = try AccountPages.form(req)["onDuty"] == "true"
+        _ = try await Tracking(request: req).setDuty(on, by: me)
+        return req.redirect(to: "/driver", redirectType: .normal)
+    }
+
+    func accept(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req)
+        let id = try OrderPages.orderID(req)
+        _ = try await Orders(request: req).accept(id, by: me)
+        return req.redirect(to: "/orders/\(id.uuidString)?done=accepted", redirectType: .normal)
+    }
+
+    func pickup(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req)
+        let id = try OrderPages.orderID(req)
+        let orders = Orders(request: req)
+        let order = try await orders.visibleOrder(id, to: me)
+        var cash: Money?
+        if order.paymentMethod == .cash {
+            let raw = (try AccountPages.form(req)["cash"] ?? "").replacingOccurrences(of: ",", with: ".").trimmingCharacters(in: .whitespaces)
+            guard let value = Decimal(string: raw), value >= 0, value < 1_000_000 else { throw WaybillError.validation("cashCollected", "invalid") }
+            cash = Money(NSDecimalNumber(decimal: value * 100).intValue, order.currency)
+        }
+        _ = try await orders.pickup(id, cashCollected: cash, by: me)
+        return req.redirect(to: "/orders/\(id.uuidString)?done=in_transit", redirectType: .normal)
+    }
+
+    func fail(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req)
+        let id = try OrderPages.orderID(req)
+        let form = try AccountPages.form(req)
+        guard let reason = FailureReason(rawValue: form["reason"] ?? "") else { throw WaybillError.validation("reason", "invalid") }
+        let note = (form["note"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try await Orders(request: req).fail(id, reason: reason, note: note.isEmpty ? nil : note, by: me)
+        return req.redirect(to: "/orders/\(id.uuidString)?done=failed", redirectType: .normal)
+    }
+
+    // MARK: Proof of delivery
+
+    func proofPage(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req)
+        let id = try OrderPages.orderID(req)
+        let order = try await Orders(request: req).visibleOrder(id, to: me)
+        return proofView(ctx, order: order, values: ["recipientName": (try? order.recipient.name) ?? ""], errors: [:])
+    }
+
+    func proofView(_ ctx: WebContext, order: Order, values: [String: String], errors: [String: String], message: String? = nil,
+                   status: HTTPResponseStatus = .ok) -> Response {
+        let form = Form(ctx: ctx, values: values, errors: errors)
+        let id = order.id!.uuidString
+        let code = order.requireRecipientCode
+            ? form.field("code", ctx.t(.recipientCode), autocomplete: "off", hint: ctx.t(.recipientCodeHint), attributes: "inputmode=\"numeric\"") : ""
+        return WebPage(title: ctx.t(.proofOfDelivery), body: """
+            <h1>\(h(ctx.t(.proofOfDelivery)))</h1>
+            <p>\(h(order.reference)) · \(ctx.address((try? order.dropoff) ?? Address(street: "", postalCode: "", city: "")))</p>
+            \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
+            <form method="post" action="/driver/orders/\(id)/deliver" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
+            \(form.hidden())
+            <div class="field\(errors["signature"] == nil ? "" : " invalid")"><p class="label" id="sig-label">\(h(ctx.t(.signHere)))</p>
+            <canvas data-signature-pad width="600" height="240" aria-labelledby="sig-label" tabindex="0" class="signature"></canvas>
+            <input type="hidden" name="signature" data-signature-output>
+            <p class="error" data-signature-error aria-live="polite" hidden></p>
+            <p><button type="button" data-signature-clear class="secondary">\(h(ctx.t(.clearSignature)))</button></p>
+            <noscript><p class="alert error">\(h(ctx.t(.signatureNeedsJS)))</p></noscript></div>
+            \(form.field("recipientName", ctx.t(.recipientName), autocomplete: "off"))
+            \(code)
+            <div class="field"><label for="f-photo">\(h(ctx.t(.deliveryPhoto))) <span class="optional">(\(h(ctx.t(.optional))))</span></label>
+            <input id="f-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment" data-preview>
+            <img alt="" data-preview-for="f-photo" hidden class="preview"></div>
+            <button type="submit" class="primary">\(h(ctx.t(.confirmDelivery)))</button>
+            </form>
+            <p><a href="/orders/\(id)">\(h(ctx.t(.back)))</a></p>
+            """, status: status, scripts: ["signature"]).render(ctx)
+    }
+
+    struct ProofForm: Content {
+        var signature: String?
+        var recipientName: String?
+        var code: String?
+        var photo: File?
+    }
+
+    func deliver(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req)
+        let id = try OrderPages.orderID(req)
+        let orders = Orders(request: req)
+        let order = try await orders.visibleOrder(id, to: me)
+        let form = try req.content.decode(ProofForm.self)
+        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? ""]
+        // The pad sends a PNG as a data URL.
+        let prefix = "data:image/png;base64,"
+        guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
+            return proofView(ctx, order: order, values: values, errors: ["signature": "required"], message: ctx.t(.signatureMissing), status: .unprocessableEntity)
+        }
+        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
+        do {
+            _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
+                                         recipientName: form.recipientName ?? "", code: form.code, by: me)
+        } catch let error as WaybillError where error.status == .unprocessableEntity || error.code == "invalid_code" || error.code == "code_locked"
+            || error.code == "invalid_recipient_code" {
+            return proofView(ctx, order: order, values: values, errors: error.fields ?? [:], message: ctx.message(error), status: error.status)
+        }
+        return req.redirect(to: "/orders/\(id.uuidString)?done=delivered", redirectType: .normal)
+    }
+}

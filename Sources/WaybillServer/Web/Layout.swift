@@ -1,0 +1,368 @@
+import Fluent
+import Foundation
+import Vapor
+import WaybillCore
+
+/// HTML escaping for text and attribute values.
+func h(_ text: String) -> String { PaymentPages.escape(text) }
+func h(_ text: String?) -> String { PaymentPages.escape(text ?? "") }
+
+/// A page of the web app: the shell (header, navigation, language switch) around its content.
+struct WebPage {
+    var title: String
+    var body: String
+    var status: HTTPResponseStatus = .ok
+    /// Island modules besides ui.js and live.js (always there when signed in): "map", "signature", "position".
+    var scripts: [String] = []
+    /// Live channel topics this page follows (`order:<id>`, `fleet`); `notifications` is added for everyone signed in.
+    var liveTopics: [String] = []
+    /// Narrow column for forms; wide for boards and tables.
+    var wide = false
+
+    func render(_ ctx: WebContext) -> Response {
+        let config = ctx.request.application.waybill.config
+        var topics = liveTopics
+        if ctx.principal != nil { topics.append("notifications") }
+        var modules = ["ui"]
+        if !topics.isEmpty, ctx.principal != nil { modules.append("live") }
+        modules += scripts
+        let lang = ctx.lang
+        let path = ctx.request.url.path
+        let other: Lang = lang == .en ? .fr : .en
+        let back = (ctx.request.url.path + (ctx.request.url.query.map { "?" + $0 } ?? "")).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"
+        let sandboxBanner = ctx.request.application.waybill.payments.isSandbox && ctx.role == .customer
+            ? "<p class=\"test-banner\" role=\"note\">\(h(ctx.t(.sandboxBanner)))</p>" : ""
+        let vapid = (try? ctx.request.application.waybill.push.vapidPublicKey).flatMap { $0 }
+        let html = """
+            <!doctype html>
+            <html lang="\(lang.rawValue)"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+            <title>\(h(title)) · Waybill</title>
+            <meta name="csrf-token" content="\(h(ctx.csrf))">
+            \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\">")
+            \(vapid.map { "<meta name=\"vapid-key\" content=\"\(h($0))\">" } ?? "")
+            <meta name="theme-color" content="#0b5cad">
+            <link rel="manifest" href="/manifest.webmanifest">
+            <link rel="icon" href="/assets/icons/icon.svg" type="image/svg+xml">
+            <link rel="apple-touch-icon" href="/assets/icons/icon-192.png">
+            <link rel="stylesheet" href="/assets/app.css?v=\(WebAssets.version)">
+            \(modules.map { "<script type=\"module\" src=\"/assets/js/\($0).js?v=\(WebAssets.version)\"></script>" }.joined(separator: "\n"))
+            </head>
+            <body class="role-\(ctx.role?.rawValue ?? "guest")">
+            <a class="skip" href="#main">\(h(ctx.t(.skipToContent)))</a>
+            <header class="top">
+            <a class="brand" href="/">Waybill</a>
+            \(navigation(ctx, path: path))
+            <a class="lang" href="/lang/\(other.rawValue)?back=\(back)" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
+            </header>
+            \(sandboxBanner)
+            <main id="main" class="\(wide ? "wide" : "narrow")" tabindex="-1">
+            \(body)
+            </main>
+            \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")
+            </body></html>
+            """
+        var headers = HTTPHeaders()
+        headers.contentType = .html
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        headers.replaceOrAdd(name: "Content-Security-Policy", value: WebPage.csp(config))
+        headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
+        return Response(status: status, headers: headers, body: .init(string: html))
+    }
+
+    static func csp(_ config: WaybillConfig) -> String {
+        let tiles = config.mapTileOrigin.map { " " + $0 } ?? ""
+        let base = config.publicURL
+        let socket = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)
+        return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:\(tiles); "
+            + "connect-src 'self' \(socket); font-src 'self'; manifest-src 'self'; worker-src 'self'; "
+            + "form-action 'self' https://checkout.stripe.com; frame-ancestors 'none'; base-uri 'none'"
+    }
+
+    private func navigation(_ ctx: WebContext, path: String) -> String {
+        guard let user = ctx.user else {
+            return """
+                <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>
+                <li><a href="/login"\(current(path, "/login"))>\(h(ctx.t(.signIn)))</a></li>
+                <li><a href="/register"\(current(path, "/register"))>\(h(ctx.t(.createAccount)))</a></li>
+                </ul></nav>
+                """
+        }
+        var links: [(String, String)] = []
+        switch user.role {
+        case .customer:
+            links = [("/orders/new", ctx.t(.newDelivery)), ("/orders", ctx.t(.myDeliveries))]
+            if user.isCompany { links.append(("/statements", ctx.t(.statements))) }
+        case .driver:
+            links = [("/driver", ctx.t(.today)), ("/orders", ctx.t(.history))]
+        case .manager:
+            links = [("/dispatch", ctx.t(.dispatch)), ("/fleet", ctx.t(.fleet)), ("/orders", ctx.t(.orders)),
+                     ("/users", ctx.t(.users)), ("/tariff", ctx.t(.tariff)), ("/driver", ctx.t(.myRuns))]
+        }
+        let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
+        let unread = ctx.request.storage[UnreadCountKey.self] ?? 0
+        return """
+            <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>\(items)
+            <li><a href="/notifications"\(current(path, "/notifications"))>\(h(ctx.t(.notifications))) <span class="badge" data-unread-count \(unread == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unread)</span></a></li>
+            <li><a href="/account"\(current(path, "/account"))>\(h(user.firstName))</a></li>
+            <li><form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))"><button type="submit" class="link">\(h(ctx.t(.signOut)))</button></form></li>
+            </ul></nav>
+            """
+    }
+
+    private func current(_ path: String, _ link: String) -> String {
+        path == link ? " aria-current=\"page\"" : ""
+    }
+}
+
+/// The signed-in person's unread notifications, read once per page by `WebUnreadMiddleware`.
+struct UnreadCountKey: StorageKey { typealias Value = Int }
+
+struct WebUnreadMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        if request.method == .GET, let principal = try? request.web.principal {
+            let count = try await Notification.query(on: request.db).filter(\.$userID == principal.userID)
+                .filter(\.$readAt == nil).count()
+            request.storage[UnreadCountKey.self] = count
+        }
+        return try await next.respond(to: request)
+    }
+}
+
+// MARK: Forms
+
+/// Small builders for labelled, accessible form controls with their errors.
+struct Form {
+    let ctx: WebContext
+    var values: [String: String] = [:]
+    var errors: [String: String] = [:]
+
+    func hidden() -> String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">" }
+
+    func field(_ name: String, _ label: String, type: String = "text", autocomplete: String? = nil,
+               required: Bool = true, hint: String? = nil, errorKey: String? = nil, attributes: String = "") -> String {
+        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let key = errorKey ?? name
+        let error = errors[key].map { ctx.fieldError(key, $0) }
+        let describedBy = [hint == nil ? nil : id + "-hint", error == nil ? nil : id + "-error"].compactMap { $0 }
+        let value = type == "password" ? "" : (values[name] ?? "")
+        return """
+            <div class="field\(error == nil ? "" : " invalid")">
+            <label for="\(id)">\(h(label))\(required ? "" : " <span class=\"optional\">(\(h(ctx.t(.optional))))</span>")</label>
+            \(hint.map { "<p class=\"hint\" id=\"\(id)-hint\">\(h($0))</p>" } ?? "")
+            <input id="\(id)" name="\(h(name))" type="\(type)" value="\(h(value))"\(required ? " required" : "")\(autocomplete.map { " autocomplete=\"\($0)\"" } ?? "")\(describedBy.isEmpty ? "" : " aria-describedby=\"\(describedBy.joined(separator: " "))\"")\(error == nil ? "" : " aria-invalid=\"true\"") \(attributes)>
+            \(error.map { "<p class=\"error\" id=\"\(id)-error\">\(h($0))</p>" } ?? "")
+            </div>
+            """
+    }
+
+    func select(_ name: String, _ label: String, options: [(String, String)], required: Bool = true, attributes: String = "") -> String {
+        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let error = errors[name].map { ctx.fieldError(name, $0) }
+        let chosen = values[name]
+        let opts = options.map { "<option value=\"\(h($0.0))\"\(chosen == $0.0 ? " selected" : "")>\(h($0.1))</option>" }.joined()
+        return """
+            <div class="field\(error == nil ? "" : " invalid")">
+            <label for="\(id)">\(h(label))</label>
+            <select id="\(id)" name="\(h(name))"\(required ? " required" : "")\(error == nil ? "" : " aria-invalid=\"true\" aria-describedby=\"\(id)-error\"") \(attributes)>\(opts)</select>
+            \(error.map { "<p class=\"error\" id=\"\(id)-error\">\(h($0))</p>" } ?? "")
+            </div>
+            """
+    }
+
+    func radios(_ name: String, _ legend: String, options: [(String, String)]) -> String {
+        let error = errors[name].map { ctx.fieldError(name, $0) }
+        let chosen = values[name] ?? options.first?.0
+        let items = options.enumerated().map { index, option in
+            let id = "f-\(name)-\(index)"
+            return "<label class=\"choice\" for=\"\(id)\"><input type=\"radio\" id=\"\(id)\" name=\"\(h(name))\" value=\"\(h(option.0))\"\(chosen == option.0 ? " checked" : "")> \(h(option.1))</label>"
+        }.joined()
+        return """
+            <fieldset class="field\(error == nil ? "" : " invalid")"><legend>\(h(legend))</legend>\(items)
+            \(error.map { "<p class=\"error\">\(h($0))</p>" } ?? "")</fieldset>
+            """
+    }
+
+    func checkbox(_ name: String, _ label: String) -> String {
+        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let checked = ["on", "true", "1"].contains(values[name] ?? "")
+        return "<div class=\"field\"><label class=\"choice\" for=\"\(id)\"><input type=\"checkbox\" id=\"\(id)\" name=\"\(h(name))\" value=\"on\"\(checked ? " checked" : "")> \(h(label))</label></div>"
+    }
+
+    /// Errors on fields this form does not show, listed at the top so nothing is lost.
+    func summary(message: String?, shown: Set<String>) -> String {
+        let others = errors.filter { !shown.contains($0.key) }.sorted { $0.key < $1.key }
+        guard message != nil || !others.isEmpty else { return "" }
+        let list = others.map { "<li>\(h(ctx.fieldError($0.key, $0.value)))</li>" }.joined()
+        return "<div class=\"alert error\" role=\"alert\" tabindex=\"-1\">\(message.map { "<p>\(h($0))</p>" } ?? "")\(list.isEmpty ? "" : "<ul>\(list)</ul>")</div>"
+    }
+}
+
+extension WebContext {
+    /// A field's problem in words, in the page's language.
+    func fieldError(_ field: String, _ reason: String) -> String {
+        switch reason {
+        case "required": t(.errRequired)
+        case "too_long": t(.errTooLong)
+        case "invalid", "invalid_format": t(.errInvalid)
+        case "in_use": t(.errEmailInUse)
+        case "too_short": t(.errPasswordShort)
+        case "too_common": t(.errPasswordCommon)
+        case "incorrect": t(.errIncorrect)
+        case "mismatch": t(.errMismatch)
+        case "no_account_address": t(.errNoAccountAddress)
+        case "required_for_recipient_code": t(.errRecipientEmailForCode)
+        case "not_allowed": t(.errNotAllowed)
+        default: "\(field): \(reason)"
+        }
+    }
+
+    /// A service error's message in the page's language where the catalogue has it.
+    func message(_ error: WaybillError) -> String {
+        switch error.code {
+        case "invalid_credentials": t(.errInvalidCredentials)
+        case "email_not_verified": t(.errEmailNotVerified)
+        case "account_disabled": t(.errAccountDisabled)
+        case "invalid_code": t(.errInvalidCode)
+        case "code_locked": t(.errCodeLocked)
+        case "rate_limited": t(.errRateLimited, String(error.retryAfter ?? 1))
+        case "validation_failed": t(.errValidation)
+        case "forbidden": t(.errForbidden)
+        case "not_found": t(.errNotFound)
+        case "invalid_transition": t(.errInvalidTransition)
+        default: error.message
+        }
+    }
+}
+
+enum WebErrors {
+    static func page(for error: WaybillError, _ ctx: WebContext) -> Response {
+        let title: String
+        switch error.status {
+        case .notFound: title = ctx.t(.errNotFoundTitle)
+        case .forbidden: title = ctx.t(.errForbiddenTitle)
+        case .tooManyRequests: title = ctx.t(.errSlowDownTitle)
+        default: title = ctx.t(.errGenericTitle)
+        }
+        let response = WebPage(title: title, body: """
+            <h1>\(h(title))</h1>
+            <p>\(h(ctx.message(error)))</p>
+            <p><a href="/">\(h(ctx.t(.backHome)))</a></p>
+            """, status: error.status).render(ctx)
+        if let retry = error.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
+        return response
+    }
+
+    static func csrfRefused(_ ctx: WebContext) -> Response {
+        if ctx.request.headers.accept.mediaTypes.contains(.json) || ctx.request.headers.contentType == .json {
+            let body = #"{"error":{"code":"csrf_failed","message":"The form token is missing or wrong; reload the page."}}"#
+            var headers = HTTPHeaders()
+            headers.contentType = .json
+            return Response(status: .forbidden, headers: headers, body: .init(string: body))
+        }
+        return WebPage(title: ctx.t(.errFormExpiredTitle), body: """
+            <h1>\(h(ctx.t(.errFormExpiredTitle)))</h1>
+            <p>\(h(ctx.t(.errFormExpired)))</p>
+            <p><a href="/">\(h(ctx.t(.backHome)))</a></p>
+            """, status: .forbidden).render(ctx)
+    }
+}
+
+// MARK: Formatting
+
+extension WebContext {
+    var timeZone: TimeZone { request.application.waybill.config.displayTimeZone }
+
+    /// "22.11.2026 14:05" in the server's display time zone, inside a `<time>` element.
+    func time(_ millis: Int64?, dateOnly: Bool = false) -> String {
+        guard let millis else { return "" }
+        let date = Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: lang == .fr ? "fr_CH" : "en_GB")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = dateOnly ? "dd.MM.yyyy" : "dd.MM.yyyy HH:mm"
+        let iso = ISO8601DateFormatter().string(from: date)
+        return "<time datetime=\"\(iso)\">\(formatter.string(from: date))</time>"
+    }
+
+    func clock(_ millis: Int64) -> String {
+        let date = Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+        let formatter = DateFormatter()
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "HH:mm"
+        return "<time datetime=\"\(ISO8601DateFormatter().string(from: date))\">\(formatter.string(from: date))</time>"
+    }
+
+    func money(_ money: Money) -> String { h(money.description) }
+
+    func status(_ status: OrderStatus) -> String {
+        switch status {
+        case .awaitingPayment: t(.stAwaitingPayment)
+        case .pending: t(.stPending)
+        case .assigned: t(.stAssigned)
+        case .accepted: t(.stAccepted)
+        case .inTransit: t(.stInTransit)
+        case .delivered: t(.stDelivered)
+        case .cancelled: t(.stCancelled)
+        case .failed: t(.stFailed)
+        }
+    }
+
+    func statusBadge(_ status: OrderStatus) -> String {
+        "<span class=\"status st-\(status.rawValue)\">\(h(self.status(status)))</span>"
+    }
+
+    func weight(_ weight: WeightClass) -> String {
+        switch weight {
+        case .small: t(.weightSmall)
+        case .medium: t(.weightMedium)
+        case .large: t(.weightLarge)
+        }
+    }
+
+    func service(_ service: ServiceLevel) -> String { service == .express ? t(.express) : t(.standard) }
+
+    func payment(_ method: PaymentMethod) -> String {
+        switch method {
+        case .card: t(.payCard)
+        case .twint: "TWINT"
+        case .cash: t(.payCash)
+        case .invoice: t(.payInvoice)
+        }
+    }
+
+    func paymentStatus(_ status: Order.PaymentStatus) -> String {
+        switch status {
+        case .awaiting: t(.psAwaiting)
+        case .paid: t(.psPaid)
+        case .refundPending: t(.psRefundPending)
+        case .refunded: t(.psRefunded)
+        case .dueOnPickup: t(.psDueOnPickup)
+        case .collected: t(.psCollected)
+        case .invoiced: t(.psInvoiced)
+        case .void: t(.psVoid)
+        }
+    }
+
+    func address(_ a: Address) -> String {
+        "\(h(a.street)), \(h(a.postalCode)) \(h(a.city))"
+    }
+
+    func failure(_ reason: FailureReason) -> String {
+        switch reason {
+        case .recipientAbsent: t(.failAbsent)
+        case .addressWrong: t(.failAddress)
+        case .refused: t(.failRefused)
+        case .damaged: t(.failDamaged)
+        case .other: t(.failOther)
+        }
+    }
+
+    func role(_ role: Role) -> String {
+        switch role {
+        case .customer: t(.roleCustomer)
+        case .driver: t(.roleDriver)
+        case .manager: t(.roleManager)
+        }
+    }
+}

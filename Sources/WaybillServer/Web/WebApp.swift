@@ -1,0 +1,207 @@
+import Crypto
+import Foundation
+import Vapor
+import WaybillCore
+
+/// The web app: server-rendered pages for every role, the small JSON endpoints its islands call
+/// with the session cookie (and the CSRF header), and its static files.
+enum WebApp {
+    static func register(_ app: Application) throws {
+        let web = app.grouped(WebSessionMiddleware()).grouped(WebRedirectMiddleware()).grouped(WebUnreadMiddleware())
+        AccountPages().register(web)
+        OrderPages().register(web)
+        DriverPages().register(web)
+        DispatchPages().register(web)
+        IslandEndpoints().register(web.grouped("app"))
+        WebAssets.register(app)
+        web.get("offline", use: offline)
+    }
+
+    static func offline(_ req: Request) async throws -> Response {
+        let ctx = try req.web
+        let response = WebPage(title: ctx.t(.offlineTitle), body: """
+            <h1>\(h(ctx.t(.offlineTitle)))</h1><p>\(h(ctx.t(.offlineText)))</p><p><a href="/">\(h(ctx.t(.tryAgain)))</a></p>
+            """).render(ctx)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+        return response
+    }
+}
+
+/// JSON endpoints for the islands, with the web session: the same services as the API.
+struct IslandEndpoints {
+    func register(_ routes: any RoutesBuilder) {
+        routes.post("live-ticket", use: liveTicket)
+        routes.post("duty", use: duty)
+        routes.post("positions", use: positions)
+        routes.post("devices", use: device)
+    }
+
+    static func principal(_ req: Request) throws -> Principal {
+        guard let principal = try req.web.principal else { throw WaybillError.unauthenticated }
+        return principal
+    }
+
+    static func json(_ object: [String: Any], status: HTTPResponseStatus = .ok) -> Response {
+        var headers = HTTPHeaders()
+        headers.contentType = .json
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: .init(data: data))
+    }
+
+    /// Errors here are JSON like the API's, never pages.
+    static func run(_ req: Request, _ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as WaybillError {
+            var payload: [String: Any] = ["code": error.code, "message": error.message]
+            if let fields = error.fields { payload["fields"] = fields }
+            let response = json(["error": payload], status: error.status)
+            if let retry = error.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
+            return response
+        } catch let error as FieldErrorsError {
+            return json(["error": ["code": "validation_failed", "message": "Some fields are missing or invalid.", "fields": error.errors.fields]],
+                        status: .unprocessableEntity)
+        } catch {
+            return json(["error": ["code": "bad_request", "message": "The request could not be read."]], status: .badRequest)
+        }
+    }
+
+    func liveTicket(_ req: Request) async throws -> Response {
+        await Self.run(req) {
+            let me = try Self.principal(req)
+            let issued = try await LiveTickets.issue(for: me, trackingToken: nil, app: req.application, db: req.db)
+            let base = req.application.waybill.config.publicURL
+            let socket = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)
+            return Self.json(["ticket": issued.ticket, "url": socket + "/api/v1/live?ticket=" + issued.ticket,
+                              "expiresAt": issued.expiresAt], status: .created)
+        }
+    }
+
+    struct DutyBody: Content { var onDuty: Bool }
+
+    func duty(_ req: Request) async throws -> Response {
+        await Self.run(req) {
+            let me = try Self.principal(req)
+            let body = try req.content.decode(DutyBody.self)
+            let state = try await Tracking(request: req).setDuty(body.onDuty, by: me)
+            return Self.json(["onDuty": state.onDuty])
+        }
+    }
+
+    struct PositionsBody: Content {
+        struct Point: Content {
+            var latitude: Double
+            var longitude: Double
+            var accuracy: Double?
+            var heading: Double?
+            var speed: Double?
+            var recordedAt: String
+        }
+        var positions: [Point]
+    }
+
+    func positions(_ req: Request) async throws -> Response {
+        await Self.run(req) {
+            let me = try Self.principal(req)
+            let body = try req.content.decode(PositionsBody.self)
+            guard !body.positions.isEmpty, body.positions.count <= 500 else { throw WaybillError.validation("positions", "invalid") }
+            let parser = ISO8601DateFormatter()
+            parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let plain = ISO8601DateFormatter()
+            var batch: [PositionReport] = []
+            for (index, p) in body.positions.enumerated() {
+                guard let date = parser.date(from: p.recordedAt) ?? plain.date(from: p.recordedAt) else {
+                    throw WaybillError.validation("positions[\(index)].recordedAt", "invalid")
+                }
+                batch.append(PositionReport(latitude: p.latitude, longitude: p.longitude, accuracy: p.accuracy, heading: p.heading,
+                                            speed: p.speed, recordedAt: Int64((date.timeIntervalSince1970 * 1000).rounded())))
+            }
+            let result = try await Tracking(request: req).report(batch, by: me)
+            return Self.json(["accepted": result.accepted, "ignored": result.ignored])
+        }
+    }
+
+    struct DeviceBody: Content {
+        struct Subscription: Content {
+            struct Keys: Content { var p256dh: String; var auth: String }
+            var endpoint: String
+            var keys: Keys
+        }
+        var subscription: Subscription
+    }
+
+    /// A browser's Web Push subscription, stored like an app's device.
+    func device(_ req: Request) async throws -> Response {
+        await Self.run(req) {
+            let me = try Self.principal(req)
+            let body = try req.content.decode(DeviceBody.self)
+            let token = String(decoding: try JSONEncoder().encode(body.subscription), as: UTF8.self)
+            _ = try await Accounts(request: req).registerDevice(me, platform: .web, pushToken: token)
+            return Self.json(["status": "SUCCESS"], status: .created)
+        }
+    }
+}
+
+/// The web app's own files (CSS, islands, service worker, manifest, icons) from the bundle, and
+/// Leaflet from `VENDOR_ASSETS_PATH` (put there by scripts/setup-assets).
+enum WebAssets {
+    /// Changes with the files, so pages can ask browsers to cache them for long.
+    nonisolated(unsafe) static var version = "1"
+    private nonisolated(unsafe) static var files: [String: (Data, String)] = [:]
+
+    static let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml",
+                        "png": "image/png", "webmanifest": "application/manifest+json", "json": "application/json"]
+
+    static func load() {
+        guard files.isEmpty, let root = Bundle.module.resourceURL?.appendingPathComponent("web") else { return }
+        var loaded: [String: (Data, String)] = [:]
+        var hasher = SHA256()
+        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            guard let data = try? Data(contentsOf: url), let type = types[url.pathExtension] else { continue }
+            let relative = String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1))
+            loaded[relative] = (data, type)
+            hasher.update(data: Data(relative.utf8))
+            hasher.update(data: data)
+        }
+        files = loaded
+        version = String(Data(hasher.finalize()).base64URLEncodedString().prefix(10))
+    }
+
+    static func file(_ path: String) -> (Data, String)? { files[path] }
+
+    static func register(_ app: Application) {
+        load()
+        app.get("assets", "app.css") { req in serve(req, "app.css", maxAge: 31_536_000) }
+        app.get("assets", "js", ":name") { req in serve(req, "js/" + (req.parameters.get("name") ?? ""), maxAge: 31_536_000) }
+        app.get("assets", "icons", ":name") { req in serve(req, "icons/" + (req.parameters.get("name") ?? ""), maxAge: 86_400) }
+        app.get("sw.js") { req in
+            let response = serve(req, "sw.js", maxAge: 0)
+            response.headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+            return response
+        }
+        app.get("manifest.webmanifest") { req in serve(req, "manifest.webmanifest", maxAge: 86_400) }
+        app.get("assets", "vendor", "leaflet", "**") { req async throws -> Response in
+            let parts = req.parameters.getCatchall()
+            guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != ".." && !$0.hasPrefix(".") && !$0.contains("\\") }) else {
+                throw Abort(.notFound)
+            }
+            let path = req.application.waybill.config.vendorAssetsPath + "/leaflet/" + parts.joined(separator: "/")
+            guard let data = FileManager.default.contents(atPath: path) else { throw Abort(.notFound) }
+            let ext = (parts.last! as NSString).pathExtension
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .contentType, value: types[ext] ?? "application/octet-stream")
+            headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=86400")
+            return Response(status: .ok, headers: headers, body: .init(data: data))
+        }
+    }
+
+    static func serve(_ req: Request, _ path: String, maxAge: Int) -> Response {
+        guard let (data, type) = file(path) else { return Response(status: .notFound) }
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: type)
+        headers.replaceOrAdd(name: .cacheControl, value: maxAge > 0 && req.query[String.self, at: "v"] == version ? "public, max-age=\(maxAge), immutable" : "public, max-age=300")
+        return Response(status: .ok, headers: headers, body: .init(data: data))
+    }
+}

@@ -1,0 +1,169 @@
+import Crypto
+import Foundation
+import Vapor
+import WaybillCore
+
+/// What every web page knows about its request: who is signed in (if anyone), the language, and
+/// the form token that proves a POST came from one of our pages.
+struct WebContext: Sendable {
+    let request: Request
+    let principal: Principal?
+    let lang: Lang
+    /// The CSRF token for this visitor: bound to the web session, or to the anonymous cookie before sign-in.
+    let csrf: String
+
+    var user: User? { principal?.user }
+    var role: Role? { principal?.user.role }
+
+    func t(_ text: Text) -> String { text.in(lang) }
+    func t(_ text: Text, _ args: String...) -> String { text.format(lang, args) }
+
+    static let sessionCookie = "wb_session"
+    static let anonCookie = "wb_anon"
+    static let langCookie = "wb_lang"
+}
+
+private struct WebContextKey: StorageKey { typealias Value = WebContext }
+
+extension Request {
+    /// Set by `WebSessionMiddleware` on every web route.
+    var web: WebContext {
+        get throws {
+            guard let context = storage[WebContextKey.self] else { throw Abort(.internalServerError) }
+            return context
+        }
+    }
+
+    fileprivate func setWeb(_ context: WebContext) { storage[WebContextKey.self] = context }
+}
+
+/// Reads the session cookie and the language, and checks the CSRF token of every state-changing
+/// request. Pages that need a signed-in person ask `WebAuth.require`.
+struct WebSessionMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let services = request.application.waybill
+        var principal: Principal?
+        var clearSession = false
+        if let cookie = request.cookies[WebContext.sessionCookie]?.string, !cookie.isEmpty {
+            do {
+                principal = try await Accounts(request: request).authenticate(webCookie: cookie)
+            } catch let error as WaybillError where error.status == .unauthorized || error.status == .forbidden {
+                clearSession = true  // ended, expired or disabled: back to the sign-in page
+            }
+        }
+        var anon = request.cookies[WebContext.anonCookie]?.string ?? ""
+        var newAnon = false
+        if principal == nil, anon.count != 32 || !anon.allSatisfy(\.isHexDigit) {
+            anon = randomHex(bytes: 16)
+            newAnon = true
+        }
+        let binding = principal.map { "s:" + $0.sessionID.uuidString } ?? "a:" + anon
+        let csrf = Self.csrfToken(binding, secret: services.config.jwtSecret)
+        let context = WebContext(request: request, principal: principal, lang: Lang.choose(request), csrf: csrf)
+        request.setWeb(context)
+
+        if request.method != .GET, request.method != .HEAD {
+            // Read the body here (bounded) so the token can be checked before any handler runs.
+            let isUpload = request.headers.contentType == .formData
+            do {
+                _ = try await request.body.collect(max: isUpload ? WebLimits.uploadBody : WebLimits.formBody).get()
+            } catch {
+                return WebErrors.page(for: WaybillError(.payloadTooLarge, "payload_too_large", "The form is too large."), context)
+            }
+            let given = request.headers.first(name: "X-CSRF-Token") ?? Self.formToken(request)
+            guard let given, constantTimeEquals(Data(given.utf8), Data(csrf.utf8)) else {
+                return WebErrors.csrfRefused(context)
+            }
+        }
+        let response: Response
+        do {
+            response = try await next.respond(to: request)
+        } catch let error as WaybillError {
+            response = WebErrors.page(for: error, context)
+        } catch let error as FieldErrorsError {
+            response = WebErrors.page(for: error.apiError, context)
+        } catch let error as any AbortError where !(error is WebRedirect) {
+            response = WebErrors.page(for: WaybillError(error.status, "error", error.reason), context)
+        }
+        let secure = services.config.publicURL.hasPrefix("https://")
+        if clearSession {
+            response.cookies[WebContext.sessionCookie] = WebCookies.expired(secure: secure)
+        }
+        if newAnon {
+            response.cookies[WebContext.anonCookie] = WebCookies.make(anon, maxAge: nil, secure: secure)
+        }
+        return response
+    }
+
+    /// HMAC of the session (or anonymous visitor) under the server's secret: nothing to store,
+    /// and useless to anyone who cannot read our pages.
+    static func csrfToken(_ binding: String, secret: [UInt8]) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(("csrf|" + binding).utf8), using: SymmetricKey(data: secret))
+        return Data(mac).base64URLEncodedString()
+    }
+
+    /// `_csrf` from an urlencoded or multipart form.
+    static func formToken(_ request: Request) -> String? {
+        guard let type = request.headers.contentType else { return nil }
+        if type == .urlEncodedForm || type == .formData {
+            return try? request.content.get(String.self, at: "_csrf")
+        }
+        return nil
+    }
+}
+
+enum WebLimits {
+    static let formBody = 256 * 1024
+    /// A signature and a photo from a phone's camera.
+    static let uploadBody = 16 * 1024 * 1024
+}
+
+enum WebCookies {
+    static func make(_ value: String, maxAge: Int?, secure: Bool) -> HTTPCookies.Value {
+        HTTPCookies.Value(string: value, expires: nil, maxAge: maxAge, domain: nil, path: "/", isSecure: secure,
+                          isHTTPOnly: true, sameSite: .lax)
+    }
+
+    static func expired(secure: Bool) -> HTTPCookies.Value {
+        HTTPCookies.Value(string: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, domain: nil, path: "/",
+                          isSecure: secure, isHTTPOnly: true, sameSite: .lax)
+    }
+}
+
+/// Who may see a page.
+enum WebAuth {
+    /// The signed-in person, or a redirect to the sign-in page that comes back here afterwards.
+    static func require(_ req: Request, _ roles: Role...) throws -> (WebContext, Principal) {
+        let context = try req.web
+        guard let principal = context.principal else { throw WebRedirect.signIn(req) }
+        if !roles.isEmpty, !roles.contains(principal.user.role) { throw WaybillError.forbidden }
+        return (context, principal)
+    }
+}
+
+/// Thrown to leave a handler with a redirect.
+struct WebRedirect: Error {
+    let location: String
+
+    static func signIn(_ req: Request) -> WebRedirect {
+        let back = req.url.path + (req.url.query.map { "?" + $0 } ?? "")
+        return WebRedirect(location: "/login?next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+    }
+}
+
+struct WebRedirectMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch let redirect as WebRedirect {
+            return request.redirect(to: redirect.location, redirectType: .normal)
+        }
+    }
+}
+
+/// A local path to go back to after signing in: never another site.
+func safeLocalPath(_ raw: String?) -> String? {
+    guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.hasPrefix("/\\"), raw.count < 500,
+          !raw.contains(where: { $0.isNewline }) else { return nil }
+    return raw
+}
