@@ -332,7 +332,7 @@ struct AccountPages {
         let (ctx, me) = try WebAuth.require(req)
         let page = try await Orders(request: req).notifications(for: me, unreadOnly: false, cursor: nil, limit: 100)
         let form = Form(ctx: ctx)
-        let items = page.items.map { n in
+        let items = page.items.map { n -> String in
             """
             <li class="\(n.readAt == nil ? "unread" : "read")">
             <p><strong>\(h(n.title))</strong> \(ctx.time(n.createdAt))</p>

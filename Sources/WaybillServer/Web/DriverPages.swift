@@ -56,7 +56,7 @@ struct DriverPages {
                 </li>
                 """
         }.joined()
-        let done = finished.map { order in
+        let done = finished.map { order -> String in
             "<li><a href=\"/orders/\(order.id!.uuidString)\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
         }.joined()
         return WebPage(title: ctx.t(.today), body: """
@@ -65,8 +65,7 @@ struct DriverPages {
             <form method="post" action="/driver/duty" class="inline">\(form.hidden())<input type="hidden" name="onDuty" value="\(onDuty ? "false" : "true")">
             <p>\(h(onDuty ? ctx.t(.youAreOnDuty) : ctx.t(.youAreOffDuty)))</p>
             <button type="submit" class="\(onDuty ? "secondary" : "primary")">\(h(onDuty ? ctx.t(.goOffDuty) : ctx.t(.goOnDuty)))</button></form>
-            <p><label class="switch"><input type="checkbox" data-share-position\(onDuty ? " checked" : "")> \(h(ctx.t(.sharePosition)))</label></p>
-            <p data-share-state aria-live="polite" data-text-on="\(h(ctx.t(.sharingOn)))" data-text-off="\(h(ctx.t(.sharingOff)))" data-text-denied="\(h(ctx.t(.sharingDenied)))" data-text-error="\(h(ctx.t(.sharingError)))" data-text-waiting="\(h(ctx.t(.sharingWaiting)))" class="hint">\(h(ctx.t(.sharingHint)))</p>
+            \(Self.sharingToggle(ctx, onDuty: onDuty, boxed: false))
             </section>
             <div id="runs" data-live-refresh="status notification">
             <h2>\(h(ctx.t(.toDo)))</h2>
@@ -74,6 +73,15 @@ struct DriverPages {
             \(done.isEmpty ? "" : "<h2>\(h(ctx.t(.doneToday)))</h2><ul class=\"done\">\(done)</ul>")
             </div>
             """, scripts: ["position"], liveTopics: []).render(ctx)
+    }
+
+    /// The switch that shares the driver's position while the page is open (position.js).
+    static func sharingToggle(_ ctx: WebContext, onDuty: Bool, boxed: Bool = true) -> String {
+        let inner = """
+            <p><label class="switch"><input type="checkbox" data-share-position\(onDuty ? " checked" : "")> \(h(ctx.t(.sharePosition)))</label></p>
+            <p data-share-state aria-live="polite" data-text-on="\(h(ctx.t(.sharingOn)))" data-text-off="\(h(ctx.t(.sharingOff)))" data-text-denied="\(h(ctx.t(.sharingDenied)))" data-text-error="\(h(ctx.t(.sharingError)))" data-text-waiting="\(h(ctx.t(.sharingWaiting)))" class="hint">\(h(ctx.t(.sharingHint)))</p>
+            """
+        return boxed ? "<section class=\"duty\">\(inner)</section>" : inner
     }
 
     static func startOfToday(_ zone: TimeZone) -> Int64 {

@@ -173,7 +173,7 @@ struct Form {
     func radios(_ name: String, _ legend: String, options: [(String, String)]) -> String {
         let error = errors[name].map { ctx.fieldError(name, $0) }
         let chosen = values[name] ?? options.first?.0
-        let items = options.enumerated().map { index, option in
+        let items = options.enumerated().map { index, option -> String in
             let id = "f-\(name)-\(index)"
             return "<label class=\"choice\" for=\"\(id)\"><input type=\"radio\" id=\"\(id)\" name=\"\(h(name))\" value=\"\(h(option.0))\"\(chosen == option.0 ? " checked" : "")> \(h(option.1))</label>"
         }.joined()
@@ -254,7 +254,7 @@ enum WebErrors {
     }
 
     static func csrfRefused(_ ctx: WebContext) -> Response {
-        if ctx.request.headers.accept.mediaTypes.contains(.json) || ctx.request.headers.contentType == .json {
+        if ctx.request.url.path.hasPrefix("/app/") || ctx.request.headers.contentType == .json {
             let body = #"{"error":{"code":"csrf_failed","message":"The form token is missing or wrong; reload the page."}}"#
             var headers = HTTPHeaders()
             headers.contentType = .json

@@ -113,7 +113,7 @@ struct DispatchPages {
                                          label: entry.driver.firstName, kind: "driver"))
             }
         }
-        let rows = entries.map { entry in
+        let rows = entries.map { entry -> String in
             let duty = entry.state?.onDuty == true
             return "<tr><td>\(h(entry.driver.displayName))</td><td>\(duty ? h(ctx.t(.onDuty)) : h(ctx.t(.offDuty)))</td><td class=\"num\">\(entry.load)</td><td>\(duty ? entry.state?.position.map { ctx.time($0.recordedAt) } ?? "—" : "—")</td><td><a href=\"/orders?driver=\(entry.driver.id!.uuidString)\">\(h(ctx.t(.orders)))</a></td></tr>"
         }.joined()
@@ -142,7 +142,7 @@ struct DispatchPages {
                                                               cursor: req.query[String.self, at: "cursor"], limit: 50)
         let form = Form(ctx: ctx, values: values, errors: errors)
         let hidden = form.hidden()
-        let rows = page.users.map { user in
+        let rows = page.users.map { user -> String in
             let id = user.id!.uuidString
             let toggle = user.isDisabled
                 ? "<form method=\"post\" action=\"/users/\(id)/enable\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.enable)))</button></form>"
@@ -237,7 +237,7 @@ struct DispatchPages {
     func tariffView(_ ctx: WebContext, _ values: [String: String], version: Int, errors: [String: String], message: String? = nil,
                     notice: String? = nil, status: HTTPResponseStatus = .ok) -> Response {
         let form = Form(ctx: ctx, values: values, errors: errors)
-        let rows = WeightClass.allCases.map { weight in
+        let rows = WeightClass.allCases.map { weight -> String in
             let n = weight.rawValue
             return "<fieldset><legend>\(h(ctx.weight(weight)))</legend><div class=\"row\">\(form.field("\(n).baseFee", ctx.t(.baseFee), attributes: "inputmode=\"decimal\""))\(form.field("\(n).perKm", ctx.t(.perKm), attributes: "inputmode=\"decimal\""))\(form.field("\(n).flatFee", ctx.t(.flatFee), attributes: "inputmode=\"decimal\""))</div></fieldset>"
         }.joined()

@@ -325,14 +325,14 @@ struct OrderPages {
         if let done = req.query[String.self, at: "done"] { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.actionDone, ctx.status(OrderStatus(rawValue: done) ?? order.status))))</div>" }
 
         // Timeline: every stage with its date and time.
-        let stages = record.events.map { event, actor in
+        let stages = record.events.map { event, actor -> String in
             let label = event.status.map { ctx.status($0) } ?? event.type.replacingOccurrences(of: "_", with: " ")
             let by = actor.map { " · " + h($0.displayName) } ?? ""
             return "<li><span class=\"when\">\(ctx.time(event.at))</span> <strong>\(h(label))</strong>\(by)\(event.note.map { "<br><span class=\"note\">\(h($0))</span>" } ?? "")</li>"
         }.joined()
 
         let tracking = record.tracking
-        let eta = tracking?.eta.map { estimate in
+        let eta = tracking?.eta.map { estimate -> String in
             "<p class=\"eta\">\(h(estimate.stop == .pickup ? ctx.t(.etaPickup) : ctx.t(.etaDropoff))) \(ctx.clock(estimate.arrivesAt)) · \(String(format: "%.1f", Double(estimate.distanceMeters) / 1000)) km</p>"
         } ?? ""
         let driverLine = record.driver.map { "<p>\(h(ctx.t(.driver))): <strong>\(h(caps.contains(.manager) ? $0.displayName : $0.firstName))</strong></p>" } ?? ""
@@ -393,6 +393,13 @@ struct OrderPages {
                 """)
         }
 
+        // The driver shares their position from the order's page too, while it is open.
+        var sharing = ""
+        if caps.contains(.assignee), [.accepted, .inTransit].contains(order.status) {
+            let onDuty = try await DriverState.find(me.userID, on: req.db)?.onDuty ?? false
+            sharing = DriverPages.sharingToggle(ctx, onDuty: onDuty)
+        }
+
         var linkBlock = ""
         if caps.contains(.owner) || caps.contains(.manager), !order.status.isFinal || order.status == .delivered {
             if let url = tracking?.trackingURL {
@@ -429,6 +436,7 @@ struct OrderPages {
             \(order.failureReason.map { "<p class=\"alert error\">\(h(ctx.failure($0)))\(order.failureNote.map { ": " + h($0) } ?? "")</p>" } ?? "")
             \(actionBlocks.isEmpty ? "" : "<div class=\"actions\">\(actionBlocks.joined(separator: "\n"))</div>")
             </div>
+            \(sharing)
             \(showMap ? map.render(ctx) : "")
             <div class="columns">
             <section><h2>\(h(ctx.t(.progress)))</h2>
@@ -449,7 +457,7 @@ struct OrderPages {
             \(linkBlock)
             </section>
             </div>
-            """, scripts: showMap ? ["map"] : [], liveTopics: ["order:\(id.uuidString)"], wide: true).render(ctx)
+            """, scripts: (showMap ? ["map"] : []) + (sharing.isEmpty ? [] : ["position"]), liveTopics: ["order:\(id.uuidString)"], wide: true).render(ctx)
     }
 
     static func decimal(_ money: Money) -> String {
@@ -500,7 +508,7 @@ struct OrderPages {
         guard Orders.monthBounds(month) != nil else { throw WaybillError.invalidParameter("month") }
         let list = try await Orders(request: req).statements(month: month, customerID: nil, for: me)
         let links = StatementLinks(secret: req.application.waybill.config.jwtSecret)
-        let rows = list.map { statement in
+        let rows = list.map { statement -> String in
             "<tr><td>\(h(statement.customer.companyName ?? statement.customer.displayName))</td><td class=\"num\">\(statement.orders.count)</td><td class=\"num\">\(ctx.money(statement.total))</td><td><a href=\"/statements/\(links.token(customerID: statement.customer.id!, month: month))\">\(h(ctx.t(.openStatement)))</a></td></tr>"
         }.joined()
         let form = Form(ctx: ctx, values: ["month": month])

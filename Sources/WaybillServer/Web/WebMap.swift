@@ -32,7 +32,7 @@ struct WebMap {
         ]
         data["order"] = orderID?.uuidString ?? NSNull()
         let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let text = fallback.isEmpty ? markers.map { marker in
+        let text = fallback.isEmpty ? markers.map { marker -> String in
             "<li>\(h(marker.label)): <a href=\"https://www.openstreetmap.org/?mlat=\(marker.latitude)&amp;mlon=\(marker.longitude)#map=16/\(marker.latitude)/\(marker.longitude)\">\(String(format: "%.5f, %.5f", marker.latitude, marker.longitude))</a></li>"
         }.joined() : fallback
         return """

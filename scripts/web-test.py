@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""The web app in real browsers: seed 004's whole journey across three headless Chromiums at once.
+
+usage: web-test.py PATH/TO/waybill [--screenshots DIR]
+
+Starts `waybill serve --demo` on SQLite in a fresh folder (mail goes to the server's log, where the
+test reads the codes), then drives Debian's Chromium through Selenium:
+
+  a customer registers, fails a code, verifies, orders with pins on the map and pays in the sandbox;
+  the manager sees the order appear on the dispatch board without reloading and assigns it;
+  the driver sees it arrive, accepts, picks up, shares a position the customer sees move, collects a
+  signature drawn with pointer actions and delivers; the customer sees "delivered" without reloading;
+  the manager's history shows every stage with its time and the signature.
+
+Also: another customer opening the delivery's page is refused, a session ended elsewhere sends the
+browser to the sign-in page, and a form posted without its CSRF token is refused. Screenshots of the
+main pages at 390x844 and 1440x900 go to build/screenshots/.
+"""
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.pointer_input import PointerInput
+from selenium.webdriver.common.actions import interaction
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+parser = argparse.ArgumentParser()
+parser.add_argument("binary")
+parser.add_argument("--screenshots", default=os.path.join(ROOT, "build", "screenshots"))
+args = parser.parse_args()
+
+PHONE = (390, 844)
+DESK = (1440, 900)
+WAIT = 25
+passed = failed = 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"  ok   {name}", flush=True)
+    else:
+        failed += 1
+        print(f"  FAIL {name} {detail}", flush=True)
+    return condition
+
+
+# ------------------------------------------------------------------ the server
+workdir = tempfile.mkdtemp(prefix="waybill-web-")
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+base = f"http://127.0.0.1:{port}"
+env = dict(os.environ, LOG_LEVEL="info", BCRYPT_COST="10", PUBLIC_URL=base, STORAGE_PATH=os.path.join(workdir, "data"),
+           VENDOR_ASSETS_PATH=os.path.join(ROOT, "Public", "vendor"))
+env.pop("DATABASE_URL", None)
+env.pop("SMTP_URL", None)
+log_path = os.path.join(workdir, "server.log")
+server = subprocess.Popen([args.binary, "serve", "--demo", "--hostname", "127.0.0.1", "--port", str(port)],
+                          cwd=workdir, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
+for _ in range(300):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            break
+    except OSError:
+        time.sleep(0.1)
+accounts = {}
+for line in open(os.path.join(workdir, "data", "demo-accounts.txt")):
+    role, email, password = line.split()
+    accounts[role] = (email, password)
+print(f"web test against {base} (log: {log_path})", flush=True)
+
+
+def mailed_code(email, after=0):
+    """The newest 6-digit code mailed to `email` (the development mailer writes mail to the log)."""
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        text = open(log_path, encoding="utf-8", errors="replace").read()[after:]
+        at = text.rfind("To: " + email)
+        if at >= 0:
+            match = re.search(r"(?<![0-9])([0-9]{6})(?![0-9])", text[at:at + 600])
+            if match:
+                return match.group(1)
+        time.sleep(0.3)
+    return None
+
+
+# ------------------------------------------------------------------ browsers
+def browser(size):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--lang=en-GB",
+                 f"--window-size={size[0]},{size[1]}", "--force-device-scale-factor=1"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_window_size(*size)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def go(driver, path):
+    driver.get(base + path)
+
+
+def wait(driver, condition, timeout=WAIT):
+    # Live regions replace elements while we look at them: look again.
+    return WebDriverWait(driver, timeout, poll_frequency=0.2,
+                         ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(condition)
+
+
+def css(driver, selector):
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def fill(driver, name, value):
+    element = css(driver, f"[name='{name}']")
+    element.clear()
+    element.send_keys(value)
+
+
+def submit_primary(driver, form_selector="main form.stack"):
+    css(driver, f"{form_selector} button[type=submit].primary").click()
+
+
+def shot(driver, name):
+    os.makedirs(args.screenshots, exist_ok=True)
+    width = driver.get_window_size()["width"]
+    driver.save_screenshot(os.path.join(args.screenshots, f"{name}-{'phone' if width < 800 else 'desk'}.png"))
+
+
+def sign_in(driver, email, password):
+    go(driver, "/login")
+    fill(driver, "email", email)
+    fill(driver, "password", password)
+    submit_primary(driver)
+    wait(driver, lambda d: "/login" not in d.current_url)
+
+
+def console_errors(driver):
+    try:
+        return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+                and "tile.openstreetmap.org" not in entry["message"] and "favicon" not in entry["message"]
+                # the wrong code and the form without its token are refused on purpose
+                and not re.search(r"/(verify|account) - Failed to load resource: the server responded with a status of 40[03]", entry["message"])]
+    except Exception:
+        return []
+
+
+customer = browser(PHONE)
+manager = browser(DESK)
+driver = browser(PHONE)
+other = browser(PHONE)
+browsers = [customer, manager, driver, other]
+
+
+def stop(code):
+    for b in browsers:
+        try:
+            b.quit()
+        except Exception:
+            pass
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    print(f"\n{passed} passed, {failed} failed")
+    sys.exit(code)
+
+
+try:
+    # ---------------------------------------------------------- manager and driver sign in
+    sign_in(manager, *accounts["manager"])
+    go(manager, "/dispatch")
+    check("the manager's dispatch board opens", "Dispatch" in manager.title)
+    sign_in(driver, *accounts["driver"])
+    go(driver, "/driver")
+    check("the driver's day opens", "Today" in driver.title)
+    shot(driver, "driver-today-empty")
+
+    # ---------------------------------------------------------- the customer registers and verifies
+    email = f"web-{int(time.time())}@example.com"
+    go(customer, "/register")
+    shot(customer, "register")
+    for name, value in [("firstName", "Chloé"), ("lastName", "Martin"), ("address", "Rue du Rhône 42"),
+                        ("postalCode", "1204"), ("city", "Genève"), ("email", email), ("password", "un-mot-de-passe-solide")]:
+        fill(customer, name, value)
+    submit_primary(customer)
+    wait(customer, EC.url_contains("/verify"))
+    check("registering leads to the code page", "Confirm your email" in customer.page_source)
+    fill(customer, "code", "000000")
+    submit_primary(customer)
+    wait(customer, EC.presence_of_element_located((By.CSS_SELECTOR, ".alert.error")))
+    check("a wrong code is refused with a message", "wrong or has expired" in css(customer, ".alert.error").text)
+    shot(customer, "verify-wrong-code")
+    code = mailed_code(email)
+    check("the verification code was mailed", code is not None)
+    fill(customer, "code", code or "")
+    submit_primary(customer)
+    wait(customer, EC.url_contains("/login"))
+    check("the right code confirms the email", "confirmed" in customer.page_source)
+    fill(customer, "password", "un-mot-de-passe-solide")
+    submit_primary(customer)
+    wait(customer, EC.url_contains("/orders"))
+    check("the new customer is signed in and sees their deliveries", "My deliveries" in customer.title)
+
+    # ---------------------------------------------------------- ordering with pins on the map
+    go(customer, "/orders/new")
+    map_ready = True
+    try:
+        for stop_name in ("pickup", "dropoff"):
+            css(customer, f"#map-{stop_name}").find_element(By.XPATH, "./ancestor::details/summary").click()
+            wait(customer, lambda d: d.find_element(By.CSS_SELECTOR, f"#map-{stop_name}").get_attribute("data-ready") == "1", 10)
+            pin = css(customer, f"#map-{stop_name}")
+            offset = -40 if stop_name == "pickup" else 60
+            ActionChains(customer).move_to_element_with_offset(pin, offset, 10).click().perform()
+            wait(customer, lambda d: d.find_element(By.CSS_SELECTOR, f"[data-pick-lat='{stop_name}']").get_attribute("value") != "", 5)
+    except TimeoutException:
+        map_ready = False
+    check("pins set on the map fill the coordinates", map_ready, "(is scripts/setup-assets run?)")
+    fill(customer, "dropoffStreet", "Bahnhofstrasse 1")
+    fill(customer, "dropoffPostalCode", "8001")
+    fill(customer, "dropoffCity", "Zürich")
+    css(customer, "input[name=weightClass][value=medium]").click()
+    css(customer, "input[name=service][value=express]").click()
+    fill(customer, "recipientName", "Jonas Weber")
+    fill(customer, "recipientEmail", "jonas@example.com")
+    shot(customer, "order-new")
+    submit_primary(customer)
+    wait(customer, EC.presence_of_element_located((By.ID, "price")))
+    price = css(customer, "#price").text
+    check("the price is shown before paying", re.search(r"\d", price) is not None, price)
+    check("the summary lists both addresses", "Bahnhofstrasse 1" in customer.page_source and "Rue du Rhône 42" in customer.page_source)
+    shot(customer, "order-review")
+    css(customer, "input[name=paymentMethod][value=card]").click()
+    submit_primary(customer, "main form")
+    wait(customer, EC.url_contains("/sandbox/checkout/"))
+    check("card payment goes to the (labelled) sandbox checkout", "TEST MODE" in customer.page_source)
+    shot(customer, "sandbox-checkout")
+    css(customer, "form[action$='/pay'] button").click()
+    wait(customer, EC.url_matches(r"/orders/[0-9A-Fa-f-]{36}"))
+    order_url = customer.current_url.split("?")[0]
+    order_path = order_url[len(base):]
+    reference = re.search(r"Delivery (\S+)", customer.title).group(1)
+    check("after paying the customer lands on the delivery's page", "Payment received" in customer.page_source, customer.current_url)
+    check("the delivery is 'Order received'", "Order received" in css(customer, ".big-status").text)
+    wait(customer, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-live-state]").text or "").startswith("Live"))
+    check("the customer's page is live", True)
+
+    # ---------------------------------------------------------- the manager sees it without reloading
+    card_selector = f"#card-{reference}"
+    try:
+        wait(manager, EC.presence_of_element_located((By.CSS_SELECTOR, card_selector)))
+        appeared = True
+    except TimeoutException:
+        appeared = False
+    check("the new paid order appears on the dispatch board without reloading", appeared)
+    shot(manager, "dispatch")
+    driver_email = accounts["driver"][0]
+    card = css(manager, card_selector)
+    select = Select(card.find_element(By.CSS_SELECTOR, "select[name=driverId]"))
+    options = [o.text for o in select.options]
+    check("the driver list shows load and duty", any("under way" in o for o in options), options)
+    select.select_by_visible_text(next(o.text for o in select.options if o.text.startswith("Dario Driver")))
+    card.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, f"#col-assigned {card_selector}")) == 1)
+    check("assigning moves the card to 'Assigned'", True)
+
+    # ---------------------------------------------------------- the driver
+    try:
+        wait(driver, lambda d: reference in d.find_element(By.ID, "runs").text)
+        arrived = True
+    except TimeoutException:
+        arrived = False
+    check("the driver's list shows the new delivery without reloading", arrived)
+    shot(driver, "driver-today")
+    check("the driver's card has a maps link", len(driver.find_elements(By.CSS_SELECTOR, "#runs a[href*='maps']")) > 0)
+    driver.find_element(By.XPATH, f"//li[contains(., '{reference}')]//button[contains(., 'Accept')]").click()
+    wait(driver, EC.url_contains(order_path))
+    check("accepting opens the delivery as the driver", "Driver on the way" in css(driver, ".big-status").text)
+    wait(customer, lambda d: "Driver on the way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    check("the customer sees 'driver on the way' without reloading", True)
+
+    # Position: Chrome's geolocation override, then the sharing switch.
+    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
+    driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 47.3700, "longitude": 8.5390, "accuracy": 10})
+    css(driver, "form[action$='/pickup'] button").click()
+    wait(driver, lambda d: "On its way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    check("the driver marks the pickup", True)
+    toggle = css(driver, "[data-share-position]")
+    if not toggle.is_selected():
+        toggle.click()
+    wait(driver, lambda d: "Sharing" in d.find_element(By.CSS_SELECTOR, "[data-share-state]").text)
+    check("the driver shares their position", True)
+    shot(driver, "driver-order")
+    wait(customer, lambda d: "On its way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    try:
+        wait(customer, lambda d: (d.find_element(By.ID, "order-map").get_attribute("data-driver-lat") or "").startswith("47.37"))
+        first = float(customer.find_element(By.ID, "order-map").get_attribute("data-driver-lat"))
+        time.sleep(1.2)
+        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 47.3725, "longitude": 8.5395, "accuracy": 10})
+        wait(customer, lambda d: abs(float(d.find_element(By.ID, "order-map").get_attribute("data-driver-lat") or 0) - 47.3725) < 0.0001)
+        moved = True
+    except TimeoutException:
+        moved = False
+    check("the customer sees the driver move on the map without reloading", moved)
+    shot(customer, "order-in-transit")
+
+    # Proof of delivery: a signature drawn with the pointer.
+    go(driver, order_path.replace("/orders/", "/driver/orders/") + "/deliver")
+    pad = css(driver, "canvas[data-signature-pad]")
+    pen = PointerInput(interaction.POINTER_TOUCH, "finger")
+    actions = ActionBuilder(driver, mouse=pen)
+    actions.pointer_action.move_to(pad, -100, 0).pointer_down()
+    for step in range(1, 12):
+        actions.pointer_action.move_to(pad, -100 + step * 18, (-1) ** step * 25)
+    actions.pointer_action.pointer_up()
+    actions.perform()
+    check("the drawn signature becomes a PNG", css(driver, "[data-signature-output]").get_attribute("value").startswith("data:image/png;base64,"))
+    shot(driver, "proof-of-delivery")
+    submit_primary(driver)
+    wait(driver, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    check("the driver delivers", True)
+    try:
+        wait(customer, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+        seen = True
+    except TimeoutException:
+        seen = False
+    check("the customer sees 'delivered' without reloading", seen)
+    shot(customer, "order-delivered")
+
+    # ---------------------------------------------------------- the manager's record
+    go(manager, "/orders")
+    check("the history lists the order", reference in manager.page_source)
+    shot(manager, "orders")
+    go(manager, order_path)
+    timeline = css(manager, "#timeline").text
+    stages = ["Order received", "Driver assigned", "Driver on the way", "On its way", "Delivered"]
+    check("the manager's record shows every stage", all(stage in timeline for stage in stages), timeline)
+    check("each stage has a date and time", len(manager.find_elements(By.CSS_SELECTOR, "#timeline time")) >= len(stages))
+    signature = css(manager, "img.file.signature")
+    check("the signature image is shown", manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", signature))
+    check("the customer and the payment are shown", email in manager.page_source and "paid" in manager.page_source)
+    shot(manager, "order-record")
+
+    # ---------------------------------------------------------- refusals
+    sign_in(other, *accounts["customer"])
+    go(other, order_path)
+    check("another customer opening the delivery's page is refused", "Not found" in other.title and reference not in other.page_source)
+    go(manager, "/users?q=customer%40demo")
+    manager.execute_script("window.confirm = () => true")
+    css(manager, "form[action$='/disable'] button").click()
+    wait(manager, EC.url_contains("/users"))
+    go(other, "/orders")
+    check("a session ended elsewhere (account disabled) goes back to sign-in", "/login" in other.current_url, other.current_url)
+
+    go(customer, "/account")
+    customer.execute_script("document.querySelector(\"form[action='/account'] input[name=_csrf]\").remove()")
+    css(customer, "form[action='/account'] button[type=submit]").click()
+    wait(customer, EC.presence_of_element_located((By.TAG_NAME, "h1")))
+    check("a form posted without its CSRF token is refused", "The form has expired" in customer.page_source)
+
+    # ---------------------------------------------------------- language
+    go(customer, "/lang/fr?back=/orders")
+    check("the app switches to French", "Mes livraisons" in customer.title)
+    go(customer, "/lang/en?back=/orders")
+
+    # ---------------------------------------------------------- screenshots at both sizes
+    pages = {
+        customer: ["/orders", "/orders/new", order_path, "/account", "/notifications"],
+        driver: ["/driver", "/orders", order_path],
+        manager: ["/dispatch", "/fleet", "/orders", order_path, "/users", "/tariff", "/notifications"],
+    }
+    names = {"/orders": "history", "/orders/new": "order-new", order_path: "order", "/account": "account", "/notifications": "notifications",
+             "/driver": "driver-today", "/dispatch": "dispatch", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
+    role_of = {customer: "customer", driver: "driver", manager: "manager"}
+    for b, paths in pages.items():
+        for size in (PHONE, DESK):
+            b.set_window_size(*size)
+            for path in paths:
+                go(b, path)
+                shot(b, f"{role_of[b]}-{names[path]}")
+    other.delete_all_cookies()
+    for size in (PHONE, DESK):
+        other.set_window_size(*size)
+        for path, name in [("/login", "login"), ("/register", "register"), ("/forgot", "forgot")]:
+            go(other, path)
+            shot(other, name)
+    check("screenshots written", len(os.listdir(args.screenshots)) >= 40, args.screenshots)
+
+    for b, who in [(customer, "customer"), (manager, "manager"), (driver, "driver")]:
+        errors = console_errors(b)
+        check(f"no script errors in the {who}'s browser", not errors, errors[:3])
+except Exception as error:  # a broken step ends the run with what it saw
+    import traceback
+    traceback.print_exc()
+    failed += 1
+    for b, who in [(customer, "customer"), (manager, "manager"), (driver, "driver")]:
+        try:
+            shot(b, f"failure-{who}")
+            print(f"--- {who} at {b.current_url}; console: {console_errors(b)[:5]}")
+        except Exception:
+            pass
+    print(open(log_path).read()[-3000:])
+stop(1 if failed else 0)
