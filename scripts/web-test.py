@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The web app in real browsers: seed 004's whole journey across three headless Chromiums at once.
 
-usage: web-test.py PATH/TO/waybill [--screenshots DIR]
+usage: web-test.py PATH/TO/waybill [--database postgres://…] [--screenshots DIR]
 
-Starts `waybill serve --demo` on SQLite in a fresh folder (mail goes to the server's log, where the
+Starts `waybill serve --demo` (SQLite, or the given PostgreSQL database) in a fresh folder (mail goes to the server's log, where the
 test reads the codes), then drives Debian's Chromium through Selenium:
 
   a customer registers, fails a code, verifies, orders with pins on the map and pays in the sandbox;
@@ -39,6 +39,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
+parser.add_argument("--database", default="sqlite")
 parser.add_argument("--screenshots", default=os.path.join(ROOT, "build", "screenshots"))
 args = parser.parse_args()
 
@@ -69,6 +70,8 @@ env = dict(os.environ, LOG_LEVEL="info", BCRYPT_COST="10", PUBLIC_URL=base, STOR
            VENDOR_ASSETS_PATH=os.path.join(ROOT, "Public", "vendor"))
 env.pop("DATABASE_URL", None)
 env.pop("SMTP_URL", None)
+if args.database != "sqlite":
+    env["DATABASE_URL"] = args.database
 log_path = os.path.join(workdir, "server.log")
 server = subprocess.Popen([args.binary, "serve", "--demo", "--hostname", "127.0.0.1", "--port", str(port)],
                           cwd=workdir, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
@@ -82,7 +85,7 @@ accounts = {}
 for line in open(os.path.join(workdir, "data", "demo-accounts.txt")):
     role, email, password = line.split()
     accounts[role] = (email, password)
-print(f"web test against {base} (log: {log_path})", flush=True)
+print(f"web test on {args.database.split('@')[-1]} at {base} (log: {log_path})", flush=True)
 
 
 def mailed_code(email, after=0):

@@ -1,0 +1,202 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+import VaporTesting
+@testable import WaybillServer
+import WaybillCore
+
+/// A browser without JavaScript: it keeps cookies, reads the form token from pages and posts forms.
+final class TestBrowser: @unchecked Sendable {
+    let server: TestServer
+    var cookies: [String: String] = [:]
+    var acceptLanguage = "en"
+
+    init(_ server: TestServer) { self.server = server }
+
+    struct Page {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var html: String
+        var location: String? { headers.first(name: .location) }
+        var csrf: String? {
+            guard let range = html.range(of: #"name="csrf-token" content=""#) else { return nil }
+            return String(html[range.upperBound...].prefix { $0 != "\"" })
+        }
+    }
+
+    private func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, contentType: String? = nil) async throws -> Page {
+        var headers = HTTPHeaders()
+        if !cookies.isEmpty { headers.replaceOrAdd(name: .cookie, value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")) }
+        headers.replaceOrAdd(name: .acceptLanguage, value: acceptLanguage)
+        if let contentType { headers.replaceOrAdd(name: .contentType, value: contentType) }
+        let response = try await server.app.testing().sendRequest(method, path, headers: headers, body: body)
+        for value in response.headers[.setCookie] {
+            let pair = value.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            if value.contains("Max-Age=0") || pair[1].isEmpty { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
+        }
+        return Page(status: response.status, headers: response.headers, html: response.body.string)
+    }
+
+    func get(_ path: String) async throws -> Page { try await send(.GET, path) }
+
+    /// Posts a form as the page at `from` would, with its token unless `withToken` is false.
+    func post(_ path: String, _ fields: [String: String], from: String, withToken: Bool = true) async throws -> Page {
+        var fields = fields
+        if withToken { fields["_csrf"] = try await get(from).csrf }
+        let body = fields.map { "\($0.key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+            .joined(separator: "&")
+        return try await send(.POST, path, body: ByteBuffer(string: body), contentType: "application/x-www-form-urlencoded")
+    }
+
+    func signIn(_ email: String, password: String = TestServer.password) async throws -> Page {
+        try await post("/login", ["email": email, "password": password], from: "/login")
+    }
+}
+
+@Suite("The web app without a browser: sessions, CSRF, authorization, language")
+struct WebTests {
+    @Test("A signed-out visitor is sent to sign in and comes back to the page they wanted", arguments: TestDatabase.available)
+    func signInAndBack(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("web@example.com")
+            let browser = TestBrowser(server)
+            let orders = try await browser.get("/orders")
+            #expect(orders.status == .seeOther)
+            #expect(orders.location == "/login?next=%2Forders")
+            let wrong = try await browser.signIn("web@example.com", password: "not-the-password")
+            #expect(wrong.status == .unauthorized)
+            #expect(wrong.html.contains("The email or password is wrong."))
+            let signedIn = try await browser.post("/login", ["email": "web@example.com", "password": TestServer.password, "next": "/orders"], from: "/login")
+            #expect(signedIn.status == .seeOther)
+            #expect(signedIn.location == "/orders")
+            let cookie = try #require(signedIn.headers[.setCookie].first { $0.hasPrefix("wb_session=") })
+            #expect(cookie.contains("HttpOnly"))
+            #expect(cookie.contains("SameSite=Lax"))
+            #expect(try await browser.get("/orders").html.contains("My deliveries"))
+            // Never to another site.
+            let away = try await TestBrowser(server).post("/login", ["email": "web@example.com", "password": TestServer.password, "next": "//evil.example"], from: "/login")
+            #expect(away.location == "/")
+        }
+    }
+
+    @Test("A form posted without its token, or with another visitor's, is refused and changes nothing", arguments: TestDatabase.available)
+    func csrf(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("csrf@example.com")
+            let browser = TestBrowser(server)
+            _ = try await browser.signIn("csrf@example.com")
+            let refused = try await browser.post("/account", ["firstName": "Mallory", "lastName": "X"], from: "/account", withToken: false)
+            #expect(refused.status == .forbidden)
+            #expect(refused.html.contains("The form has expired"))
+            let stranger = TestBrowser(server)
+            let strangersToken = try await stranger.get("/login").csrf ?? ""
+            let forged = try await browser.post("/account", ["firstName": "Mallory", "lastName": "X", "_csrf": strangersToken], from: "/account", withToken: false)
+            #expect(forged.status == .forbidden)
+            #expect(try await User.query(on: server.db).filter(\.$email == "csrf@example.com").first()?.firstName == "Ada")
+            let saved = try await browser.post("/account", ["firstName": "Adele", "lastName": "Muster", "address": "Quai 1", "postalCode": "1204", "city": "Genève"], from: "/account")
+            #expect(saved.status == .seeOther)
+            #expect(try await User.query(on: server.db).filter(\.$email == "csrf@example.com").first()?.firstName == "Adele")
+        }
+    }
+
+    @Test("Signing out, a password changed in the app, or a disabled account ends the web session at once", arguments: TestDatabase.available)
+    func sessionsEnd(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("ends@example.com")
+            let first = TestBrowser(server), second = TestBrowser(server)
+            _ = try await first.signIn("ends@example.com")
+            _ = try await second.signIn("ends@example.com")
+            let copied = first.cookies
+            let out = try await first.post("/logout", [:], from: "/orders")
+            #expect(out.location == "/login")
+            // The old cookie, replayed, no longer works.
+            first.cookies = copied
+            #expect(try await first.get("/orders").status == .seeOther)
+            #expect(try await second.get("/orders").status == .ok)
+
+            // A password change through the API ends every other session, web ones included.
+            let tokens = try await server.login("ends@example.com")
+            let changed = try await server.send(.POST, "/me/password", json: ["currentPassword": TestServer.password, "newPassword": "another-long-passphrase"],
+                                                token: tokens.access)
+            #expect(changed.status == .ok || changed.status == .noContent)
+            #expect(try await second.get("/orders").location?.hasPrefix("/login") == true)
+
+            // A manager disabling the account ends a fresh session too.
+            let third = TestBrowser(server)
+            #expect(try await third.signIn("ends@example.com", password: "another-long-passphrase").status == .seeOther)
+            #expect(try await third.get("/orders").status == .ok)
+            let manager = try await server.createAccount("boss@courier.example", role: .manager)
+            let userID = try #require(try await User.query(on: server.db).filter(\.$email == "ends@example.com").first()?.id)
+            let disabled = try await server.send(.PATCH, "/users/\(userID.uuidString)", json: ["disabled": true], token: manager.access)
+            #expect(disabled.status == .ok)
+            #expect(try await third.get("/orders").location?.hasPrefix("/login") == true)
+        }
+    }
+
+    @Test("A customer cannot open another customer's delivery, its files, or act on it", arguments: TestDatabase.available)
+    func objectLevelAuthorization(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("owner@example.com")
+            try await server.registerCustomer("other@example.com")
+            let tokens = try await server.login("owner@example.com")
+            let id = try await server.placeOrder(tokens.access)
+            let reference = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.reference)
+            let owner = TestBrowser(server), other = TestBrowser(server)
+            _ = try await owner.signIn("owner@example.com")
+            _ = try await other.signIn("other@example.com")
+            #expect(try await owner.get("/orders/\(id)").status == .ok)
+            let refused = try await other.get("/orders/\(id)")
+            #expect(refused.status == .notFound)
+            #expect(!refused.html.contains(reference))
+            let cancel = try await other.post("/orders/\(id)/cancel", ["reason": "mine now"], from: "/orders")
+            #expect(cancel.status == .notFound)
+            #expect(try await owner.get("/orders/\(id)").html.contains("Order received"))
+            // Drivers and managers' pages are not for customers.
+            #expect(try await other.get("/dispatch").status == .forbidden)
+            #expect(try await other.get("/users").status == .forbidden)
+        }
+    }
+
+    @Test("Pages speak French to a French browser, and the choice can be switched")
+    func french() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let browser = TestBrowser(server)
+            browser.acceptLanguage = "fr-CH, fr;q=0.9, en;q=0.8"
+            let login = try await browser.get("/login")
+            #expect(login.html.contains("<html lang=\"fr\""))
+            #expect(login.html.contains("Se connecter"))
+            let switched = try await browser.get("/lang/en?back=/register")
+            #expect(switched.location == "/register")
+            #expect(try await browser.get("/register").html.contains("Create an account"))
+            #expect(try await browser.get("/lang/en?back=https://evil.example").location == "/")
+        }
+    }
+
+    @Test("Every catalogue entry has an English and a French text, with the same placeholders")
+    func catalogue() throws {
+        for text in CatalogueIndex.all {
+            #expect(!text.en.isEmpty && !text.fr.isEmpty)
+            #expect(text.en.components(separatedBy: "%@").count == text.fr.components(separatedBy: "%@").count, "\(text.en)")
+        }
+        #expect(CatalogueIndex.all.count > 200)
+    }
+
+    @Test("Pages carry a strict Content-Security-Policy and are never cached")
+    func headers() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let page = try await TestBrowser(server).get("/login")
+            let csp = try #require(page.headers.first(name: "Content-Security-Policy"))
+            #expect(csp.contains("script-src 'self'"))
+            #expect(!csp.contains("unsafe-inline"))
+            #expect(csp.contains("frame-ancestors 'none'"))
+            #expect(page.headers.first(name: .cacheControl) == "no-store")
+            let worker = try await server.app.testing().sendRequest(.GET, "/sw.js")
+            #expect(worker.status == .ok)
+            #expect(worker.headers.first(name: .contentType)?.hasPrefix("text/javascript") == true)
+            let manifest = try await server.app.testing().sendRequest(.GET, "/manifest.webmanifest")
+            #expect(manifest.headers.first(name: .contentType) == "application/manifest+json")
+        }
+    }
+}
