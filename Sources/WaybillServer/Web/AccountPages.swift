@@ -335,7 +335,7 @@ struct AccountPages {
         let items = page.items.map { n -> String in
             """
             <li class="\(n.readAt == nil ? "unread" : "read")">
-            <p><strong>\(h(n.title))</strong> \(ctx.time(n.createdAt))</p>
+            <p><strong>\(h(ctx.notificationTitle(n)))</strong> \(ctx.time(n.createdAt))</p>
             <p>\(h(n.body))</p>
             <p>\(n.orderID.map { "<a href=\"/orders/\($0.uuidString)\">\(h(ctx.t(.openDelivery)))</a>" } ?? "")
             \(n.readAt == nil ? "<form method=\"post\" action=\"/notifications/\(n.id!.uuidString)/read\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.markRead)))</button></form>" : "")</p>

@@ -176,6 +176,11 @@ extension Text {
     static let pickupWhere = Text("Where do we pick it up?", "Où passons-nous le prendre ?")
     static let pinHint = Text("Tap the map to place the pin exactly; it gives the price by distance.", "Touchez la carte pour placer l’épingle ; le prix se calcule alors sur la distance.")
     static let pinOnMap = Text("Pin it on a map", "L’épingler sur une carte")
+    static let plBaseFee = Text("Base fee", "Prise en charge")
+    static let plDistance = Text("Distance, %@ km", "Distance, %@ km")
+    static let plExpress = Text("Express surcharge", "Supplément express")
+    static let plFlatRate = Text("Flat rate (no pin, no distance)", "Forfait (sans épingle ni distance)")
+    static let plRounding = Text("Rounding", "Arrondi")
     static let placeOrder = Text("Order and pay", "Commander et payer")
     static let postalCode = Text("Postal code", "NPA")
     static let price = Text("Price", "Prix")
@@ -453,6 +458,11 @@ enum CatalogueIndex {
         .pickupWhere,
         .pinHint,
         .pinOnMap,
+        .plBaseFee,
+        .plDistance,
+        .plExpress,
+        .plFlatRate,
+        .plRounding,
         .placeOrder,
         .postalCode,
         .price,

@@ -358,6 +358,24 @@ extension WebContext {
         }
     }
 
+    /// A line of a quote's breakdown, in the page's language.
+    func priceLine(_ line: PriceLine, distanceKm: Double?) -> String {
+        switch line.kind {
+        case .baseFee: t(.plBaseFee)
+        case .distance: t(.plDistance, distanceKm.map { String(format: "%.1f", $0) } ?? "?")
+        case .flatRate: t(.plFlatRate)
+        case .express: t(.plExpress)
+        case .rounding: t(.plRounding)
+        }
+    }
+
+    /// A notification's title: stored in English, rebuilt in French from its kind and the order's reference.
+    func notificationTitle(_ n: Notification) -> String {
+        guard lang == .fr, let kind = Notifier.Kind(rawValue: n.kind),
+              let range = n.title.range(of: #"WB-[A-Z0-9]+"#, options: .regularExpression) else { return n.title }
+        return kind.title(String(n.title[range])).fr
+    }
+
     func role(_ role: Role) -> String {
         switch role {
         case .customer: t(.roleCustomer)

@@ -21,10 +21,19 @@ struct DispatchPages {
     // MARK: Dispatch
 
     /// One action: a list of drivers with their load and distance to the pickup, nearest first.
-    static func assignForm(_ ctx: WebContext, order: Order, reassign: Bool) async throws -> String {
+    /// `fleet` is `Tracking.fleet(nearOrder: nil)`, read once for a whole board.
+    static func assignForm(_ ctx: WebContext, order: Order, reassign: Bool, fleet: [Tracking.FleetEntry]? = nil) async throws -> String {
         guard let me = ctx.principal else { return "" }
-        let fleet = try await Tracking(request: ctx.request).fleet(nearOrder: order.id!, by: me)
-        let sorted = fleet.sorted { a, b in
+        var entries: [Tracking.FleetEntry]
+        if let fleet { entries = fleet } else { entries = try await Tracking(request: ctx.request).fleet(nearOrder: nil, by: me) }
+        if let pickup = (try? order.pickup)?.coordinate {
+            for index in entries.indices {
+                if let position = entries[index].state?.position {
+                    entries[index].distanceToPickupMeters = Int(position.coordinate.distance(to: pickup).rounded())
+                }
+            }
+        }
+        let sorted = entries.sorted { a, b in
             let da = a.distanceToPickupMeters ?? Int.max, db = b.distanceToPickupMeters ?? Int.max
             return (da, a.load, a.driver.firstName) < (db, b.load, b.driver.firstName)
         }
@@ -48,7 +57,8 @@ struct DispatchPages {
     }
 
     func board(_ req: Request) async throws -> Response {
-        let (ctx, _) = try WebAuth.require(req, .manager)
+        let (ctx, me) = try WebAuth.require(req, .manager)
+        let fleet = try await Tracking(request: req).fleet(nearOrder: nil, by: me)
         let open = try await Order.query(on: req.db).filter(\.$status ~~ [.pending, .assigned, .accepted, .inTransit, .failed])
             .sort(\.$createdAt).all()
         var ids = Set(open.map(\.customerID))
@@ -65,7 +75,7 @@ struct DispatchPages {
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 \(order.driverID.flatMap { people[$0] }.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
                 \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")
-                \(assign ? try await Self.assignForm(ctx, order: order, reassign: order.status != .pending && order.status != .failed) : "")
+                \(assign ? try await Self.assignForm(ctx, order: order, reassign: order.status != .pending && order.status != .failed, fleet: fleet) : "")
                 </li>
                 """
         }

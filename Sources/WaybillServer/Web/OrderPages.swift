@@ -189,7 +189,7 @@ struct OrderPages {
         let dropoffText = "\(h(request.dropoff.street)), \(h(request.dropoff.postalCode)) \(h(request.dropoff.city))"
         let hiddenFields = values.filter { !["paymentMethod", "_csrf"].contains($0.key) }.sorted { $0.key < $1.key }
             .map { "<input type=\"hidden\" name=\"\(h($0.key))\" value=\"\(h($0.value))\">" }.joined()
-        let lines = quote.breakdown.map { "<tr><td>\(h($0.label))</td><td class=\"num\">\(ctx.money(Money($0.amount, quote.price.currency)))</td></tr>" }.joined()
+        let lines = quote.breakdown.map { "<tr><td>\(h(ctx.priceLine($0, distanceKm: quote.distanceKm)))</td><td class=\"num\">\(ctx.money(Money($0.amount, quote.price.currency)))</td></tr>" }.joined()
         return WebPage(title: ctx.t(.reviewAndPay), body: """
             <h1>\(h(ctx.t(.reviewAndPay)))</h1>
             \(form.summary(message: message, shown: ["paymentMethod", "photo"]))
