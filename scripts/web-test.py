@@ -368,8 +368,10 @@ try:
     check("another customer opening the delivery's page is refused", "Not found" in other.title and reference not in other.page_source)
     go(manager, "/users?q=customer%40demo")
     manager.execute_script("window.confirm = () => true")
-    css(manager, "form[action$='/disable'] button").click()
-    wait(manager, EC.url_contains("/users"))
+    disable_button = css(manager, "form[action$='/disable'] button")
+    disable_button.click()
+    wait(manager, EC.staleness_of(disable_button))
+    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, "form[action$='/enable']")) > 0)
     go(other, "/orders")
     check("a session ended elsewhere (account disabled) goes back to sign-in", "/login" in other.current_url, other.current_url)
 
@@ -378,6 +380,27 @@ try:
     css(customer, "form[action='/account'] button[type=submit]").click()
     wait(customer, EC.presence_of_element_located((By.TAG_NAME, "h1")))
     check("a form posted without its CSRF token is refused", "The form has expired" in customer.page_source)
+
+    # ---------------------------------------------------------- installable and offline
+    go(customer, "/orders")
+    caches = customer.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "navigator.serviceWorker.ready.then(() => caches.keys()).then(keys => done(keys.join(','))).catch(e => done('error ' + e));")
+    check("the service worker is installed and keeps the shell", "shell" in (caches or ""), caches)
+    manifest = customer.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(document.querySelector('link[rel=manifest]').href).then(r => r.json()).then(m => done(m)).catch(e => done(null));")
+    check("the web app manifest names the app and its icons", bool(manifest) and manifest.get("display") == "standalone"
+          and any(i.get("sizes") == "512x512" for i in manifest.get("icons", [])), manifest)
+    customer.execute_cdp_cmd("Network.enable", {})
+    customer.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        go(customer, "/orders/new")
+        offline_page = customer.title
+    except Exception as error:
+        offline_page = str(error)
+    customer.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    check("offline, the app opens its offline page instead of the browser's error", offline_page.startswith("Offline"), offline_page)
 
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")
