@@ -173,7 +173,8 @@ struct OrderPages {
         if tariff.currency == "CHF" { methods.append(("twint", "TWINT")) }
         methods.append(("cash", ctx.t(.payCashAtPickup)))
         if me.user.isCompany { methods.append(("invoice", ctx.t(.payInvoiceMonthly))) }
-        values["idempotencyKey"] = values["idempotencyKey"] ?? UUID().uuidString
+        // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
+        values["idempotencyKey"] = UUID().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
         return reviewView(ctx, me, form: form, values: values, quote: quote, methods: methods)
     }
