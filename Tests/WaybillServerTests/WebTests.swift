@@ -1,4 +1,5 @@
 import Fluent
+import Crypto
 import Foundation
 import Testing
 import Vapor
@@ -48,6 +49,17 @@ final class TestBrowser: @unchecked Sendable {
         let body = fields.map { "\($0.key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
             .joined(separator: "&")
         return try await send(.POST, path, body: ByteBuffer(string: body), contentType: "application/x-www-form-urlencoded")
+    }
+
+    /// What an island sends: JSON with the page's token in `X-CSRF-Token`.
+    func postJSON(_ path: String, _ json: [String: Any], from: String, withToken: Bool = true) async throws -> Page {
+        var headers = HTTPHeaders()
+        if withToken, let token = try await get(from).csrf { headers.replaceOrAdd(name: "X-CSRF-Token", value: token) }
+        if !cookies.isEmpty { headers.replaceOrAdd(name: .cookie, value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")) }
+        headers.contentType = .json
+        let response = try await server.app.testing().sendRequest(.POST, path, headers: headers,
+                                                                  body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
+        return Page(status: response.status, headers: response.headers, html: response.body.string)
     }
 
     func signIn(_ email: String, password: String = TestServer.password) async throws -> Page {
@@ -156,6 +168,39 @@ struct WebTests {
             // Drivers and managers' pages are not for customers.
             #expect(try await other.get("/dispatch").status == .forbidden)
             #expect(try await other.get("/users").status == .forbidden)
+        }
+    }
+
+    @Test("The islands' JSON calls need the page's token: duty, positions and a browser's push subscription", arguments: TestDatabase.available)
+    func islandEndpoints(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.createAccount("luca@courier.example", role: .driver)
+            let browser = TestBrowser(server)
+            _ = try await browser.signIn("luca@courier.example")
+            let forged = try await browser.postJSON("/app/duty", ["onDuty": true], from: "/driver", withToken: false)
+            #expect(forged.status == .forbidden)
+            #expect(forged.html.contains("csrf_failed"))
+            #expect(try await browser.postJSON("/app/duty", ["onDuty": true], from: "/driver").status == .ok)
+            let now = ISO8601DateFormatter().string(from: Date())
+            let reported = try await browser.postJSON("/app/positions", ["positions": [["latitude": 47.37, "longitude": 8.54, "accuracy": 8, "recordedAt": now]]], from: "/driver")
+            #expect(reported.status == .ok)
+            #expect(reported.html.contains("\"accepted\":1"))
+            let impossible = try await browser.postJSON("/app/positions", ["positions": [["latitude": 147.0, "longitude": 8.54, "recordedAt": now]]], from: "/driver")
+            #expect(impossible.status == .unprocessableEntity)
+            #expect(try await DriverState.find(try #require(try await User.query(on: server.db).filter(\.$email == "luca@courier.example").first()?.id), on: server.db)?.position?.latitude == 47.37)
+            let ticket = try await browser.postJSON("/app/live-ticket", [:], from: "/driver")
+            #expect(ticket.status == .created)
+            #expect(ticket.html.contains("/api/v1/live?ticket="))
+
+            let key = P256.KeyAgreement.PrivateKey().publicKey.x963Representation.base64URLEncodedString()
+            let auth = Data(Array(repeating: UInt8(9), count: 16)).base64URLEncodedString()
+            let subscribed = try await browser.postJSON("/app/devices", ["subscription": ["endpoint": "https://fcm.googleapis.com/fcm/send/abc123", "keys": ["p256dh": key, "auth": auth]]], from: "/account")
+            #expect(subscribed.status == .created)
+            #expect(try await Device.query(on: server.db).filter(\.$platform == .web).count() == 1)
+            let local = try await browser.postJSON("/app/devices", ["subscription": ["endpoint": "https://127.0.0.1/push", "keys": ["p256dh": key, "auth": auth]]], from: "/account")
+            #expect(local.status == .unprocessableEntity)
+            // Signed out, the calls are refused.
+            #expect(try await TestBrowser(server).postJSON("/app/live-ticket", [:], from: "/login").status == .unauthorized)
         }
     }
 

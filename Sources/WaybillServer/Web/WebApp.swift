@@ -45,7 +45,7 @@ struct IslandEndpoints {
         var headers = HTTPHeaders()
         headers.contentType = .json
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
         return Response(status: status, headers: headers, body: .init(data: data))
     }
 
