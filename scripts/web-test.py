@@ -103,8 +103,10 @@ def mailed_code(email, after=0):
 
 
 # ------------------------------------------------------------------ browsers
-def browser(size):
+def browser(size, javascript=True):
     options = webdriver.ChromeOptions()
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--lang=en-GB",
                  f"--window-size={size[0]},{size[1]}", "--force-device-scale-factor=1"):
@@ -401,6 +403,23 @@ try:
         offline_page = str(error)
     customer.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     check("offline, the app opens its offline page instead of the browser's error", offline_page.startswith("Offline"), offline_page)
+
+    # ---------------------------------------------------------- without JavaScript
+    plain = browser(PHONE, javascript=False)
+    browsers.append(plain)
+    sign_in(plain, email, "un-mot-de-passe-solide")
+    go(plain, "/orders/new")
+    fill(plain, "dropoffStreet", "Marktgasse 5")
+    fill(plain, "dropoffPostalCode", "3011")
+    fill(plain, "dropoffCity", "Bern")
+    fill(plain, "recipientName", "Nora Keller")
+    submit_primary(plain)
+    wait(plain, EC.element_to_be_clickable((By.CSS_SELECTOR, "input[name=paymentMethod][value=cash]"))).click()
+    submit_primary(plain, "main form")
+    wait(plain, EC.url_matches(r"/orders/[0-9A-Fa-f-]{36}"))
+    shot(plain, "no-javascript-order")
+    check("without JavaScript a customer still orders (cash) and lands on the delivery's page",
+          "Your delivery is ordered." in plain.page_source and "Order received" in css(plain, ".big-status").text, plain.current_url)
 
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")
