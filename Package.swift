@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         // The live channel's load generator (waybill-bench).
         .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.15.0"),
+        // The SDK's transport on Apple platforms.
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -89,15 +91,26 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The Swift SDK for apps: generated client plus a small facade.
+        // The Swift SDK for apps: the generated client behind a hand-written facade. No Vapor, no Fluent:
+        // URLSession on Apple platforms; async-http-client and websocket-kit (NIO only) on Linux.
         .target(
             name: "WaybillClient",
             dependencies: [
                 "WaybillCore",
                 "WaybillAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                         condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "WebSocketKit", package: "websocket-kit",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
