@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "WaybillClient", targets: ["WaybillClient"]),
         .executable(name: "waybill", targets: ["waybill"]),
         .executable(name: "waybill-bench", targets: ["waybill-bench"]),
+        .executable(name: "waybill-client", targets: ["waybill-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
@@ -30,8 +31,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         // The live channel's load generator (waybill-bench).
         .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.15.0"),
-        // The SDK's transport on Apple platforms.
+        // The SDK on Apple platforms (URLSession transport) and the command-line client.
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -111,6 +113,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The command-line client: uses only the SDK.
+        .executableTarget(
+            name: "waybill-client",
+            dependencies: [
+                "WaybillClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
