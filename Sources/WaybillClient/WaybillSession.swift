@@ -238,13 +238,20 @@ final class SessionEventHub: @unchecked Sendable {
     func stream() -> AsyncStream<SessionEvent> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<SessionEvent>.makeStream(bufferingPolicy: .unbounded)
-        continuation.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.continuations.removeValue(forKey: id) } }
-        lock.withLock { continuations[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.locked { _ = $0.removeValue(forKey: id) } }
+        locked { $0[id] = continuation }
         return stream
     }
 
     func publish(_ event: SessionEvent) {
-        for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(event) }
+        for continuation in locked({ Array($0.values) }) { continuation.yield(event) }
+    }
+
+    /// `NSLock.withLock` needs macOS 14 / iOS 17; the SDK supports macOS 13 / iOS 16.
+    private func locked<T>(_ body: (inout [UUID: AsyncStream<SessionEvent>.Continuation]) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&continuations)
     }
 }
 
