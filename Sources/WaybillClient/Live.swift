@@ -110,6 +110,9 @@ struct LiveLoop {
         while !Task.isCancelled {
             var reason = "closed"
             do {
+                // Signed out meanwhile (or the session ended): a ticket would be anonymous and the
+                // topics refused; say why instead.
+                if options.trackingToken == nil { try await session.authenticator.requireSignedIn() }
                 let ticket = try await session.call { client in
                     try await client.createLiveTicket(body: .json(.init(trackingToken: options.trackingToken))).created.body.json
                 }

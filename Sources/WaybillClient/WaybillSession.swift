@@ -267,6 +267,8 @@ actor Authenticator {
     private var loaded = false
     private var refreshing: Task<SessionTokens, any Error>?
     private(set) var refreshCount = 0
+    /// Why the session last ended, until the next sign-in.
+    private(set) var endedReason: String?
 
     init(store: any TokenStore, leeway: TimeInterval, refresher: @escaping Refresher) {
         self.store = store
@@ -293,6 +295,7 @@ actor Authenticator {
         do { try await store.save(tokens) } catch { throw .unexpectedResponse("could not store the tokens: \(error)") }
         cached = tokens
         loaded = true
+        endedReason = nil
         if let id = tokens.userId, let role = tokens.role { hub.publish(.signedIn(userId: id, role: role)) }
     }
 
@@ -346,7 +349,18 @@ actor Authenticator {
         return fresh
     }
 
+    /// Throws unless someone is signed in: ``WaybillError/sessionEnded(code:)`` if the session ended
+    /// while this object watched, else ``WaybillError/notSignedIn``.
+    func requireSignedIn() async throws(WaybillError) {
+        let tokens: SessionTokens?
+        do { tokens = try await current() } catch { throw .unexpectedResponse("could not read the tokens: \(error)") }
+        guard tokens == nil else { return }
+        if let endedReason { throw .sessionEnded(code: endedReason) }
+        throw .notSignedIn
+    }
+
     func end(reason: String) async {
+        endedReason = reason
         cached = nil
         loaded = true
         try? await store.clear()

@@ -88,7 +88,6 @@ struct SDKJourneyTests {
                 let ids = await live.events.map(\.id)
                 #expect(ids == ids.sorted() && Set(ids).count == ids.count)
                 #expect(await live.events.contains { if case .location = $0.payload { true } else { false } })
-                await live.stop()
 
                 let final = try await customer.order(orderID)
                 #expect(final.status == .delivered)
@@ -100,11 +99,15 @@ struct SDKJourneyTests {
                 #expect(try await customer.trail(of: orderID).points.count == 2)
                 #expect(try await customer.orders().items.first?.status == .delivered)
 
-                // Signing out ends the session for good.
+                // Signing out ends the session for good, and the live stream with it.
                 let events = customer.events()
                 try await customer.signOut()
                 var iterator = events.makeAsyncIterator()
                 #expect(await iterator.next() == .ended(reason: "signed_out"))
+                try await eventually { await live.finished }
+                let ended = try #require(await live.failure as? WaybillClient.WaybillError)
+                guard case .sessionEnded(let code) = ended else { Issue.record("the live stream ended with \(ended)"); return }
+                #expect(code == "signed_out")
                 #expect(await customer.tokens == nil)
                 await #expect(throws: WaybillClient.WaybillError.self) { try await customer.me() }
             }
