@@ -90,6 +90,11 @@ for path, item in spec["paths"].items():
                 elif not code.startswith("2"):
                     check_examples(f"{name} {code}", media)
 
+for name, schema in spec["components"]["schemas"].items():
+    for index, example in enumerate(schema.get("examples", []) if isinstance(schema.get("examples"), list) else []):
+        for error in Draft202012Validator({**root, **schema}).iter_errors(example):
+            problems.append(f"schema {name} example {index}: {error.message} at {list(error.absolute_path)}")
+
 for name, response in spec["components"]["responses"].items():
     for media in (response.get("content", {}) or {}).values():
         check_examples(f"response {name}", media)
