@@ -20,6 +20,11 @@ public struct LiveOptions: Sendable {
     /// The longest pause between attempts.
     public var maxBackoff: Duration
     /// Resume after this event id, as if reconnecting (events after it are replayed first).
+    ///
+    /// Without it, the first connection starts with what happens from then on. After a reconnect,
+    /// each topic resumes after the last event it delivered; a topic that had delivered nothing yet
+    /// resumes after the newest event of any topic, or, if there was none, replays what the server
+    /// keeps of it (up to 24 hours), so nothing that happened while disconnected is lost.
     public var since: Int64?
     /// Follow an order through its public tracking link instead of as a signed-in person.
     public var trackingToken: String?

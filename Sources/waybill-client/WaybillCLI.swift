@@ -160,6 +160,12 @@ struct OrderID: ExpressibleByArgument {
 func readPassword(_ given: String?) throws -> String {
     if let given { return given }
     if let env = ProcessInfo.processInfo.environment["WAYBILL_PASSWORD"], !env.isEmpty { return env }
+    if isatty(STDIN_FILENO) != 0, let typed = getpass("Password: ") {
+        // At a terminal: not echoed.
+        let password = String(cString: typed)
+        guard !password.isEmpty else { throw ValidationError("No password given.") }
+        return password
+    }
     FileHandle.standardError.write(Data("Password: ".utf8))
     guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("No password given.") }
     return line

@@ -103,4 +103,37 @@ struct SDKLiveTests {
             }
         }
     }
+
+    @Test("Positions kept in a file while offline survive the app being killed and reach the server after the relaunch",
+          arguments: TestDatabase.available)
+    func bufferedPositionsSurviveRelaunch(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                try await server.createAccount("luca@courier.example", role: .driver)
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-positions-\(UUID().uuidString).json")
+                defer { try? FileManager.default.removeItem(at: file) }
+                let start = (Int64(Date().timeIntervalSince1970) - 60) * 1000
+                let points = (0..<20).map { PositionReport(latitude: 46.9466 + Double($0) * 0.0001, longitude: 7.4441, recordedAt: start + Int64($0) * 1000) }
+
+                // Offline: the app records, then is killed before it could send anything.
+                let driver = server.sdk(port: port)
+                try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
+                try await driver.setDuty(true)
+                await server.stopHTTP()
+                let first = PositionUploader(session: driver, buffer: FilePositionBuffer(url: file))
+                for point in points { await first.record(point) }
+                await #expect(throws: WaybillClient.WaybillError.self) { try await first.flush() }
+
+                // Relaunched with the network back: a new uploader on the same file sends them all, in order.
+                try await server.startHTTP(port: port)
+                let second = PositionUploader(session: driver, buffer: FilePositionBuffer(url: file))
+                try await second.flush()
+                #expect(await second.accepted == 20)
+                #expect(await second.pending.isEmpty)
+                #expect(try await FilePositionBuffer(url: file).load().isEmpty)
+                let duty = try await driver.duty()
+                #expect(duty.position.map { Int64($0.recordedAt.timeIntervalSince1970 * 1000) } == points.last?.recordedAt)
+            }
+        }
+    }
 }
