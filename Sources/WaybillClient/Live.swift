@@ -28,13 +28,17 @@ public struct LiveOptions: Sendable {
     public var since: Int64?
     /// Follow an order through its public tracking link instead of as a signed-in person.
     public var trackingToken: String?
+    /// How often to ping the server; a ping unanswered for as long means the connection died
+    /// silently, and the stream reconnects. `nil`: rely on the connection being closed.
+    public var heartbeat: Duration?
 
     public init(initialBackoff: Duration = .milliseconds(250), maxBackoff: Duration = .seconds(30), since: Int64? = nil,
-                trackingToken: String? = nil) {
+                trackingToken: String? = nil, heartbeat: Duration? = .seconds(20)) {
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
         self.since = since
         self.trackingToken = trackingToken
+        self.heartbeat = heartbeat
     }
 }
 
@@ -121,7 +125,7 @@ struct LiveLoop {
                 let ticket = try await session.call { client in
                     try await client.createLiveTicket(body: .json(.init(trackingToken: options.trackingToken))).created.body.json
                 }
-                let socket = try await session.socketFactory.connect(to: session.liveURL(ticket: ticket.ticket))
+                let socket = try await session.socketFactory.connect(to: session.liveURL(ticket: ticket.ticket), heartbeat: options.heartbeat)
                 defer { Task { await socket.close() } }
                 var waiting = Set(topics.map(\.name))
                 var resumed: Set<String> = []

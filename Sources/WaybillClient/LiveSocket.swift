@@ -12,10 +12,15 @@ public protocol LiveSocket: Sendable {
 
 /// Opens ``LiveSocket``s.
 public protocol LiveSocketFactory: Sendable {
-    func connect(to url: URL) async throws -> any LiveSocket
+    /// Opens a WebSocket to `url`. With a `heartbeat`, the socket pings the server at that interval
+    /// and closes itself when a ping goes unanswered for as long, so a connection that died silently
+    /// (a phone changing networks, a router forgetting it) ends and can be replaced.
+    func connect(to url: URL, heartbeat: Duration?) async throws -> any LiveSocket
 }
 
-func defaultLiveSocketFactory() -> any LiveSocketFactory {
+/// The platform's WebSocket: `URLSessionWebSocketTask` on Apple platforms, websocket-kit on Linux.
+/// (For wrapping, say to log; ``WaybillSession`` uses it unless given another factory.)
+public func platformLiveSocketFactory() -> any LiveSocketFactory {
     #if canImport(Darwin)
     URLSessionLiveSocketFactory()
     #else
@@ -26,20 +31,37 @@ func defaultLiveSocketFactory() -> any LiveSocketFactory {
 #if canImport(Darwin)
 /// `URLSessionWebSocketTask`, on Apple platforms.
 struct URLSessionLiveSocketFactory: LiveSocketFactory {
-    func connect(to url: URL) async throws -> any LiveSocket {
+    func connect(to url: URL, heartbeat: Duration?) async throws -> any LiveSocket {
         let task = URLSession.shared.webSocketTask(with: url)
         task.maximumMessageSize = 1 << 20
         task.resume()
-        return URLSessionLiveSocket(task: task)
+        return URLSessionLiveSocket(task: task, heartbeat: heartbeat)
     }
 }
 
 final class URLSessionLiveSocket: LiveSocket, @unchecked Sendable {
     let task: URLSessionWebSocketTask
     let messages: AsyncThrowingStream<String, any Error>
+    let heartbeat: Task<Void, Never>?
 
-    init(task: URLSessionWebSocketTask) {
+    init(task: URLSessionWebSocketTask, heartbeat interval: Duration?) {
         self.task = task
+        heartbeat = interval.map { interval in
+            Task { [task] in
+                // Ping; no pong within the interval: the connection is dead, cancel it (receive fails).
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    let answered = PongFlag()
+                    task.sendPing { error in if error == nil { answered.set() } }
+                    try? await Task.sleep(for: interval)
+                    if Task.isCancelled { return }
+                    if !answered.isSet {
+                        task.cancel(with: .goingAway, reason: nil)
+                        return
+                    }
+                }
+            }
+        }
         messages = AsyncThrowingStream { continuation in
             let reader = Task {
                 do {
@@ -62,7 +84,17 @@ final class URLSessionLiveSocket: LiveSocket, @unchecked Sendable {
 
     func send(_ text: String) async throws { try await task.send(.string(text)) }
 
-    func close() async { task.cancel(with: .goingAway, reason: nil) }
+    func close() async {
+        heartbeat?.cancel()
+        task.cancel(with: .goingAway, reason: nil)
+    }
+}
+
+final class PongFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
 #else
 import NIOCore
@@ -72,29 +104,30 @@ import WebSocketKit
 
 /// SwiftNIO's WebSocket client (websocket-kit, no Vapor), on Linux.
 struct NIOLiveSocketFactory: LiveSocketFactory {
-    func connect(to url: URL) async throws -> any LiveSocket {
+    func connect(to url: URL, heartbeat: Duration?) async throws -> any LiveSocket {
+        // websocket-kit pings at this interval and, when a pong is missing, closes the channel itself.
+        let pingInterval = heartbeat.map { TimeAmount.nanoseconds(Int64($0.components.seconds) * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000) }
         let (stream, continuation) = AsyncThrowingStream<String, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let box = SocketBox()
+        let group = MultiThreadedEventLoopGroup.singleton
+        // The upgrade callback may run after the connect future completes: wait for the socket itself.
+        let upgraded = group.any().makePromise(of: WebSocket.self)
         let scheme = url.scheme ?? "ws"
-        try await WebSocket.connect(
-            scheme: scheme, host: url.host ?? "localhost", port: url.port ?? (scheme == "wss" ? 443 : 80),
-            path: url.path, query: url.query, configuration: .init(maxFrameSize: 1 << 20),
-            on: MultiThreadedEventLoopGroup.singleton
-        ) { socket in
-            box.set(socket)
-            socket.onText { _, text in continuation.yield(text) }
-            socket.onClose.whenComplete { _ in continuation.finish() }
-        }.get()
-        guard let socket = box.get() else { throw WaybillError.transport("the live channel did not open") }
-        return NIOLiveSocket(socket: socket, messages: stream)
+        do {
+            try await WebSocket.connect(
+                scheme: scheme, host: url.host ?? "localhost", port: url.port ?? (scheme == "wss" ? 443 : 80),
+                path: url.path, query: url.query, configuration: .init(maxFrameSize: 1 << 20), on: group
+            ) { socket in
+                socket.pingInterval = pingInterval
+                socket.onText { _, text in continuation.yield(text) }
+                socket.onClose.whenComplete { _ in continuation.finish() }
+                upgraded.succeed(socket)
+            }.get()
+        } catch {
+            upgraded.fail(error)
+            throw error
+        }
+        return NIOLiveSocket(socket: try await upgraded.futureResult.get(), messages: stream)
     }
-}
-
-final class SocketBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var socket: WebSocket?
-    func set(_ socket: WebSocket) { lock.withLock { self.socket = socket } }
-    func get() -> WebSocket? { lock.withLock { socket } }
 }
 
 struct NIOLiveSocket: LiveSocket {

@@ -72,7 +72,7 @@ public final class WaybillSession: Sendable {
         self.authenticator = authenticator
         client = Client(serverURL: serverURL, configuration: .waybill, transport: transport,
                         middlewares: [ErrorMiddleware(), AuthMiddleware(authenticator: authenticator)])
-        socketFactory = liveSockets ?? defaultLiveSocketFactory()
+        socketFactory = liveSockets ?? platformLiveSocketFactory()
     }
 
     static func defaultTransport() -> any ClientTransport {

@@ -137,3 +137,46 @@ struct SDKLiveTests {
         }
     }
 }
+
+@Suite("The live stream notices a connection that died silently", .timeLimit(.minutes(2)))
+struct SDKLiveHeartbeatTests {
+    @Test("When the network path to the server goes silent, the live stream's heartbeat notices, reconnects and delivers what it missed",
+          arguments: TestDatabase.available)
+    func silentConnectionIsReplaced(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let relay = try await FreezableRelay.start(to: port)
+                let cast = try await server.cast()
+                let id = try await server.placeOrder(cast.customer.access)
+                let customer = WaybillSession(serverURL: TestServer.apiURL(port: port),
+                                              liveSockets: LiveSocketsThroughRelay(relayPort: relay.port))
+                try await customer.signIn(email: "ada@example.com", password: TestServer.password)
+
+                let live = LiveRecorder()
+                await live.start(customer.liveUpdates([.order(UUID(uuidString: id)!)], options: LiveOptions(
+                    initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500), heartbeat: .milliseconds(300))))
+                try await live.wait(for: "subscribed") { await $0.connections == 1 }
+                try await server.advance(id, to: .assigned, cast: cast)
+                try await live.wait(for: "assigned") { await $0.statuses == ["assigned"] }
+
+                // The path goes silent: nothing arrives, nothing is closed.
+                let dropsBefore = await live.disconnections
+                relay.freezeOpenConnections()
+                let accepted = try await server.send(.POST, "/orders/\(id)/accept", token: cast.driver.access)
+                #expect(accepted.status == .ok)
+
+                // The unanswered ping ends the dead connection; a new one replays the acceptance.
+                try await live.wait(for: "the missed acceptance") { await $0.statuses.count >= 2 }
+                #expect(await live.statuses == ["assigned", "accepted"])
+                #expect(await live.disconnections > dropsBefore)
+                // The acceptance came over a new connection (replayed before it reports `connected`), not the frozen one.
+                let updates = await live.updates
+                let acceptedAt = try #require(updates.firstIndex { if case .event(let event) = $0, case .status(let change) = event.payload { change.status == "accepted" } else { false } })
+                #expect(updates[..<acceptedAt].contains { if case .disconnected = $0 { true } else { false } })
+                #expect(updates[acceptedAt...].contains(.connected))
+                await live.stop()
+                await relay.stop()
+            }
+        }
+    }
+}
