@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "WaybillClient", targets: ["WaybillClient"]),
         .executable(name: "waybill", targets: ["waybill"]),
         .executable(name: "waybill-bench", targets: ["waybill-bench"]),
+        .executable(name: "waybill-client", targets: ["waybill-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
@@ -30,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         // The live channel's load generator (waybill-bench).
         .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.15.0"),
+        // The SDK on Apple platforms (URLSession transport) and the command-line client.
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -89,15 +94,35 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The Swift SDK for apps: generated client plus a small facade.
+        // The Swift SDK for apps: the generated client behind a hand-written facade. No Vapor, no Fluent:
+        // URLSession on Apple platforms; async-http-client and websocket-kit (NIO only) on Linux.
         .target(
             name: "WaybillClient",
             dependencies: [
                 "WaybillCore",
                 "WaybillAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                         condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "WebSocketKit", package: "websocket-kit",
+                         condition: .when(platforms: [.linux])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The command-line client: uses only the SDK.
+        .executableTarget(
+            name: "waybill-client",
+            dependencies: [
+                "WaybillClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

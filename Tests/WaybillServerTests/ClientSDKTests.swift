@@ -13,29 +13,27 @@ struct ClientSDKTests {
             try await server.app.server.start(address: .hostname("127.0.0.1", port: 0))
             defer { Task { await server.app.server.shutdown() } }
             let port = try #require(server.app.http.server.shared.localAddress?.port)
-            let session = WaybillSession(serverURL: URL(string: "http://127.0.0.1:\(port)/api/v1")!)
+            let session = server.sdk(port: port)
 
             try await session.register(Registration(
                 firstName: "Sia", lastName: "Dk", address: "Quai 1", postalCode: "1204", city: "Genève",
                 email: "sia@example.com", password: TestServer.password, isCompany: false))
 
             // Errors arrive as the server's code and fields.
-            await #expect(throws: WaybillServerError.self) {
+            do throws(WaybillClient.WaybillError) {
                 try await session.signIn(email: "sia@example.com", password: TestServer.password)
+                Issue.record("signed in before confirming the address")
+            } catch .server(let problem) {
+                #expect(problem.status == 403)
+                #expect(problem.code == "email_not_verified")
             }
-            do {
-                try await session.signIn(email: "sia@example.com", password: TestServer.password)
-            } catch let error as WaybillServerError {
-                #expect(error.status == 403)
-                #expect(error.code == "email_not_verified")
-            }
-            do {
+            do throws(WaybillClient.WaybillError) {
                 try await session.register(Registration(firstName: "", lastName: "x", address: "x", postalCode: "1",
                                                         city: "x", email: "bad", password: "x", isCompany: false))
                 Issue.record("an invalid form was accepted")
-            } catch let error as WaybillServerError {
-                #expect(error.status == 422)
-                #expect(error.fields["firstName"] == "required")
+            } catch .server(let problem) {
+                #expect(problem.status == 422)
+                #expect(problem.fields["firstName"] == "required")
             }
 
             try await session.verifyEmail("sia@example.com", code: try await server.code(for: "sia@example.com"))

@@ -1,0 +1,686 @@
+import ArgumentParser
+import Foundation
+import WaybillClient
+
+@main
+struct WaybillCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waybill-client",
+        abstract: "Order, dispatch and deliver with a Waybill server from the command line.",
+        discussion: """
+            Uses the Swift SDK (WaybillClient) only. Sign in once with `login`; the session is kept in ~/.config/waybill/session.json (mode 0600), or the file named by --session-file or WAYBILL_SESSION_FILE, and refreshed as needed. The server comes from --server or WAYBILL_SERVER (default http://localhost:8080). Every command prints for people, or JSON with --json (errors too, on standard error, with the server's code and field errors).
+
+            Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
+            Drivers:   duty, accept, pickup, deliver, fail, position
+            Managers:  assign, users, fleet, and every order command
+            """,
+        subcommands: [
+            Register.self, Verify.self, Login.self, Logout.self, WhoAmI.self,
+            QuoteCommand.self, OrderCommand.self, Orders.self, Track.self,
+            Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
+            Assign.self, Users.self, Fleet.self,
+        ]
+    )
+}
+
+// MARK: - Shared options
+
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The server, such as https://waybill.example.com (env WAYBILL_SERVER).", valueName: "url"))
+    var server: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where the session's tokens are kept (env WAYBILL_SESSION_FILE).", valueName: "path"))
+    var sessionFile: String?
+
+    @Flag(name: .long, help: "Print JSON for scripts instead of text for people.")
+    var json = false
+
+    var serverURL: URL {
+        get throws {
+            let raw = server ?? ProcessInfo.processInfo.environment["WAYBILL_SERVER"] ?? "http://localhost:8080"
+            var text = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+            if !text.hasSuffix("/api/v1") { text += "/api/v1" }
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--server must be an http(s) URL, got \(raw)")
+            }
+            return url
+        }
+    }
+
+    var sessionFileURL: URL {
+        if let path = sessionFile ?? ProcessInfo.processInfo.environment["WAYBILL_SESSION_FILE"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/waybill/session.json")
+    }
+
+    func session() throws -> WaybillSession {
+        WaybillSession(serverURL: try serverURL, tokenStore: FileTokenStore(url: sessionFileURL))
+    }
+
+    /// Runs `body` and prints any error for people or as JSON, exiting with 1.
+    func run(_ body: (WaybillSession) async throws -> Void) async throws {
+        do {
+            try await body(try session())
+        } catch let error as WaybillError {
+            Output.error(error, json: json)
+            throw ExitCode(1)
+        }
+    }
+}
+
+enum Output {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    static func json(_ value: some Encodable) {
+        let data = (try? encoder.encode(value)) ?? Data("null".utf8)
+        line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Unbuffered, so `track` shows each event as it comes, even into a pipe.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ error: WaybillError, json: Bool) {
+        var text: String
+        if json {
+            struct Body: Encodable { var code: String; var message: String; var status: Int?; var fields: [String: String]? }
+            var body = Body(code: error.code ?? "client_error", message: error.description)
+            if case .server(let problem) = error {
+                body = Body(code: problem.code, message: problem.message, status: problem.status,
+                            fields: problem.fields.isEmpty ? nil : problem.fields)
+            }
+            text = String(decoding: (try? encoder.encode(["error": body])) ?? Data(), as: UTF8.self)
+        } else {
+            switch error {
+            case .server(let problem):
+                text = "error: \(problem.message) (\(problem.code))"
+                for (field, reason) in problem.fields.sorted(by: { $0.key < $1.key }) { text += "\n  \(field): \(reason)" }
+            case .sessionEnded, .notSignedIn:
+                text = "error: \(error.description) Run `waybill-client login`."
+            default:
+                text = "error: \(error.description)"
+            }
+        }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func time(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
+    static func summary(_ order: Order) -> String {
+        let driver = order.driver.map { " · driver \($0.firstName) \($0.lastName)" } ?? ""
+        return "\(order.reference)  \(order.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
+            + "\(order.price.money)  → \(order.dropoff.city)\(driver)  \(order.id)"
+    }
+
+    static func detail(_ order: Order) -> String {
+        var lines = [
+            "Order \(order.reference) (\(order.id))",
+            "  Status:     \(order.status.rawValue)",
+            "  From:       \(order.pickup.street), \(order.pickup.postalCode) \(order.pickup.city)",
+            "  To:         \(order.dropoff.street), \(order.dropoff.postalCode) \(order.dropoff.city)",
+            "  Recipient:  \(order.recipient.name)",
+            "  Price:      \(order.price.money) (\(order.payment.method.rawValue), \(order.payment.status.rawValue))",
+            "  Customer:   \(order.customer.firstName) \(order.customer.lastName)",
+        ]
+        if let driver = order.driver { lines.append("  Driver:     \(driver.firstName) \(driver.lastName) (\(driver.id))") }
+        if let proof = order.proof { lines.append("  Delivered:  to \(proof.recipientName), \(time(proof.deliveredAt)), signature \(proof.signature.url)") }
+        if let failure = order.failure { lines.append("  Failed:     \(failure.reason.rawValue)\(failure.note.map { " – \($0)" } ?? "")") }
+        if let eta = order.tracking?.eta { lines.append("  ETA:        \(eta.stop.rawValue) at \(time(eta.arrivesAt)) (\(eta.distanceMeters) m)") }
+        if let url = order.tracking?.trackingUrl { lines.append("  Tracking:   \(url)") }
+        if let events = order.events, !events.isEmpty {
+            lines.append("  History:")
+            for event in events { lines.append("    \(time(event.at))  \(event._type)\(event.note.map { " – \($0)" } ?? "")") }
+        }
+        if !order.availableActions.isEmpty { lines.append("  You can:    \(order.availableActions.map(\.rawValue).joined(separator: ", "))") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// An order id from the command line.
+struct OrderID: ExpressibleByArgument {
+    var uuid: UUID
+    init?(argument: String) {
+        guard let uuid = UUID(uuidString: argument) else { return nil }
+        self.uuid = uuid
+    }
+    static var defaultValueDescription: String { "an order id (UUID)" }
+}
+
+func readPassword(_ given: String?) throws -> String {
+    if let given { return given }
+    if let env = ProcessInfo.processInfo.environment["WAYBILL_PASSWORD"], !env.isEmpty { return env }
+    if isatty(STDIN_FILENO) != 0, let typed = getpass("Password: ") {
+        // At a terminal: not echoed.
+        let password = String(cString: typed)
+        guard !password.isEmpty else { throw ValidationError("No password given.") }
+        return password
+    }
+    FileHandle.standardError.write(Data("Password: ".utf8))
+    guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("No password given.") }
+    return line
+}
+
+// MARK: - Account
+
+struct Register: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a customer account.",
+        discussion: "The server mails a 6-digit code; confirm it with `verify` before signing in.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Email address.") var email: String
+    @Option(help: "Password (or WAYBILL_PASSWORD, or typed on standard input).") var password: String?
+    @Option(help: "First name.") var firstName: String
+    @Option(help: "Last name.") var lastName: String
+    @Option(help: "Street and number (the default pickup address).") var address: String
+    @Option(help: "Postal code.") var postalCode: String
+    @Option(help: "City.") var city: String
+    @Option(help: "Company name, for a company account (may pay by invoice).") var company: String?
+
+    func run() async throws {
+        let password = try readPassword(password)
+        try await options.run { session in
+            try await session.register(Registration(
+                firstName: firstName, lastName: lastName, address: address, postalCode: postalCode, city: city,
+                email: email, password: password, isCompany: company != nil, companyName: company))
+            if options.json { Output.json(["status": "registered", "email": email]) }
+            else { Output.line("Registered \(email). Enter the code from the email with `waybill-client verify`.") }
+        }
+    }
+}
+
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Confirm an email address with the mailed code.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Email address.") var email: String
+    @Argument(help: "The 6-digit code from the email.") var code: String
+
+    func run() async throws {
+        try await options.run { session in
+            try await session.verifyEmail(email, code: code)
+            if options.json { Output.json(["status": "verified", "email": email]) } else { Output.line("Confirmed \(email); you can sign in.") }
+        }
+    }
+}
+
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign in and keep the session for the next commands.",
+        discussion: "The password comes from --password, WAYBILL_PASSWORD, or a line on standard input.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Email address.") var email: String
+    @Option(help: "Password.") var password: String?
+
+    func run() async throws {
+        let password = try readPassword(password)
+        try await options.run { session in
+            let account = try await session.signIn(email: email, password: password)
+            if options.json { Output.json(account) }
+            else { Output.line("Signed in as \(account.firstName) \(account.lastName) <\(account.email)>, \(account.role.rawValue).") }
+        }
+    }
+}
+
+struct Logout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "End the session on the server and forget it here.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await options.run { session in
+            try await session.signOut()
+            if options.json { Output.json(["status": "signed_out"]) } else { Output.line("Signed out.") }
+        }
+    }
+}
+
+struct WhoAmI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the signed-in account.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await options.run { session in
+            let account = try await session.me()
+            if options.json { Output.json(account) }
+            else { Output.line("\(account.firstName) \(account.lastName) <\(account.email)>, \(account.role.rawValue), id \(account.id)") }
+        }
+    }
+}
+
+// MARK: - Customers
+
+struct DeliveryOptions: ParsableArguments {
+    @Option(help: "Drop-off street and number.") var toStreet: String
+    @Option(help: "Drop-off postal code.") var toPostalCode: String
+    @Option(help: "Drop-off city.") var toCity: String
+    @Option(help: "Drop-off latitude (with --to-longitude, priced by distance).") var toLatitude: Double?
+    @Option(help: "Drop-off longitude.") var toLongitude: Double?
+    @Option(help: "Pickup street; without it, the address on your account.") var fromStreet: String?
+    @Option(help: "Pickup postal code.") var fromPostalCode: String?
+    @Option(help: "Pickup city.") var fromCity: String?
+    @Option(help: "Pickup latitude.") var fromLatitude: Double?
+    @Option(help: "Pickup longitude.") var fromLongitude: Double?
+    @Option(help: "small, medium or large.") var weight: WeightClass = .small
+    @Option(help: "standard or express.") var service: ServiceLevel = .standard
+
+    var delivery: Delivery {
+        func pin(_ latitude: Double?, _ longitude: Double?) -> Coordinate? {
+            guard let latitude, let longitude else { return nil }
+            return Coordinate(latitude: latitude, longitude: longitude)
+        }
+        let pickup: Pickup = if let fromStreet {
+            .address(Address(street: fromStreet, postalCode: fromPostalCode ?? "", city: fromCity ?? "",
+                             coordinate: pin(fromLatitude, fromLongitude)))
+        } else {
+            .accountAddress(pin(fromLatitude, fromLongitude))
+        }
+        return Delivery(pickup: pickup,
+                        dropoff: Address(street: toStreet, postalCode: toPostalCode, city: toCity, coordinate: pin(toLatitude, toLongitude)),
+                        weightClass: weight, service: service)
+    }
+}
+
+extension WeightClass: ExpressibleByArgument {}
+extension ServiceLevel: ExpressibleByArgument {}
+extension PaymentMethod: ExpressibleByArgument {}
+extension FailureReason: ExpressibleByArgument {}
+extension Role: ExpressibleByArgument {}
+extension OrderStatus: ExpressibleByArgument {}
+
+struct QuoteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "quote", abstract: "Price a delivery without ordering it.")
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var delivery: DeliveryOptions
+
+    func run() async throws {
+        try await options.run { session in
+            let quote = try await session.quote(delivery.delivery)
+            if options.json { Output.json(quote); return }
+            Output.line("Price: \(quote.price.money)\(quote.distanceKm.map { " for \($0) km" } ?? "")")
+            for line in quote.breakdown { Output.line("  \(line.label): \(Money(line.amount, quote.price.currency))") }
+        }
+    }
+}
+
+struct OrderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "order", abstract: "Place, show and cancel orders.",
+        subcommands: [Create.self, Show.self, Cancel.self, ConfirmPayment.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Order a delivery (customers).",
+            discussion: "Cash and invoice orders are confirmed at once. For card and TWINT, open the printed payment URL, then run `order confirm-payment ID`.")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var delivery: DeliveryOptions
+        @Option(help: "card, twint, cash or invoice.") var payment: PaymentMethod = .cash
+        @Option(help: "Who receives the parcel.") var recipientName: String
+        @Option(help: "The recipient's email (told about the delivery).") var recipientEmail: String?
+        @Option(help: "The recipient's phone.") var recipientPhone: String?
+        @Option(help: "Notes for the driver.") var notes: String?
+        @Flag(help: "Mail the recipient a code the driver must enter on delivery.") var recipientCode = false
+
+        func run() async throws {
+            try await options.run { session in
+                let created = try await session.placeOrder(NewOrder(
+                    delivery: delivery.delivery, paymentMethod: payment,
+                    recipient: Recipient(name: recipientName, email: recipientEmail, phone: recipientPhone),
+                    notes: notes, requireRecipientCode: recipientCode))
+                if options.json { Output.json(created); return }
+                Output.line("Ordered \(created.order.reference) for \(created.order.price.money): \(created.order.status.rawValue). Id \(created.order.id)")
+                if created.next.action == .pay, let url = created.next.paymentUrl {
+                    Output.line("Pay at \(url)\(created.next.sandbox == true ? " (test page, no money moves)" : ""), then run `waybill-client order confirm-payment \(created.order.id)`.")
+                }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one order with its history, proof and tracking.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The order's id.") var order: OrderID
+
+        func run() async throws {
+            try await options.run { session in
+                let order = try await session.order(order.uuid)
+                if options.json { Output.json(order) } else { Output.line(Output.detail(order)) }
+            }
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Cancel an order (customers before pickup, managers before delivery).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The order's id.") var order: OrderID
+        @Option(help: "Why.") var reason: String
+
+        func run() async throws {
+            try await options.run { session in
+                let order = try await session.cancel(order.uuid, reason: reason)
+                if options.json { Output.json(order) } else { Output.line("Cancelled \(order.reference).") }
+            }
+        }
+    }
+
+    struct ConfirmPayment: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check the payment after paying on the payment page.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The order's id.") var order: OrderID
+
+        func run() async throws {
+            try await options.run { session in
+                let order = try await session.confirmPayment(order.uuid)
+                if options.json { Output.json(order) } else { Output.line("\(order.reference): \(order.status.rawValue), payment \(order.payment.status.rawValue).") }
+            }
+        }
+    }
+}
+
+struct Orders: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List orders, newest first.",
+        discussion: "Customers see their own, drivers those assigned to them, managers all.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Only these statuses (repeatable).") var status: [OrderStatus] = []
+    @Option(help: "At most this many.") var limit: Int?
+    @Option(help: "The next page (printed after a full page).") var cursor: String?
+
+    func run() async throws {
+        try await options.run { session in
+            let page = try await session.orders(status: status, cursor: cursor, limit: limit)
+            if options.json { Output.json(page); return }
+            if page.items.isEmpty { Output.line("No orders.") }
+            for order in page.items { Output.line(Output.summary(order)) }
+            if let next = page.nextCursor { Output.line("More: --cursor \(next)") }
+        }
+    }
+}
+
+struct Track: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow an order live until it is delivered, cancelled or failed.",
+        discussion: "Prints each event (status, driver position, arrival estimate) as it happens, reconnecting by itself if the connection drops or the server restarts, and exits once the order is delivered, cancelled or failed. With --json, one event per line, as the live channel sends it; connection notes go to standard error.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+    @Option(help: "Resume after this event id (replays what came after it).") var since: Int64?
+
+    static let terminal: Set<String> = ["delivered", "cancelled", "failed"]
+
+    func run() async throws {
+        try await options.run { session in
+            let updates = session.liveUpdates([.order(order.uuid)], options: LiveOptions(since: since))
+            var checked = false
+            do {
+                for try await update in updates {
+                    switch update {
+                    case .connected:
+                        // On standard error, even with --json: scripts read events from standard output.
+                        FileHandle.standardError.write(Data("(following \(order.uuid))\n".utf8))
+                        // Subscribed first, then read the status, so nothing falls in between.
+                        if !checked {
+                            checked = true
+                            let current = try await session.order(order.uuid)
+                            if Self.terminal.contains(current.status.rawValue) {
+                                if options.json { Output.json(["status": current.status.rawValue]) }
+                                else { Output.line("\(current.reference) is \(current.status.rawValue).") }
+                                return
+                            }
+                        }
+                    case .disconnected(let reason):
+                        FileHandle.standardError.write(Data("(connection lost: \(reason); reconnecting)\n".utf8))
+                    case .missedEvents:
+                        if !options.json { FileHandle.standardError.write(Data("(some older events are no longer kept)\n".utf8)) }
+                    case .event(let event):
+                        if options.json { Output.json(event) } else { Output.line(Self.describe(event)) }
+                        if case .status(let change) = event.payload, Self.terminal.contains(change.status) { return }
+                    }
+                }
+            } catch let error as WaybillError {
+                throw error
+            } catch {
+                throw WaybillError.from(error)
+            }
+        }
+    }
+
+    static func describe(_ event: LiveEvent) -> String {
+        let time = Output.time(Date(timeIntervalSince1970: Double(event.at) / 1000))
+        switch event.payload {
+        case .status(let change): return "\(time)  status \(change.status)"
+        case .location(let at):
+            return "\(time)  driver at \(String(format: "%.5f", at.latitude)), \(String(format: "%.5f", at.longitude))"
+        case .eta(let eta):
+            return "\(time)  arrives at \(eta.stop.rawValue) \(Output.time(Date(timeIntervalSince1970: Double(eta.arrivesAt) / 1000))) (\(eta.distanceMeters) m)"
+        case .notification(let note): return "\(time)  \(note.title)"
+        case .duty(let duty): return "\(time)  driver \(duty.onDuty ? "on" : "off") duty"
+        }
+    }
+}
+
+extension WaybillError {
+    static func from(_ error: any Error) -> WaybillError {
+        (error as? WaybillError) ?? .transport(String(describing: error))
+    }
+}
+
+// MARK: - Drivers
+
+struct Duty: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show or change whether you are on duty (drivers).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "on or off; without it, show the current duty.") var change: String?
+
+    func run() async throws {
+        try await options.run { session in
+            let state: Components.Schemas.DutyState
+            switch change {
+            case nil: state = try await session.duty()
+            case "on": state = try await session.setDuty(true)
+            case "off": state = try await session.setDuty(false)
+            default: throw ValidationError("Say `on` or `off`.")
+            }
+            if options.json { Output.json(state) } else { Output.line(state.onDuty ? "On duty." : "Off duty.") }
+        }
+    }
+}
+
+struct Accept: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Take on an order assigned to you (drivers).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+
+    func run() async throws {
+        try await options.run { session in
+            let order = try await session.accept(order.uuid)
+            if options.json { Output.json(order) } else { Output.line("Accepted \(order.reference): pick up at \(order.pickup.street), \(order.pickup.city).") }
+        }
+    }
+}
+
+struct PickupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pickup",
+        abstract: "Record that you have the parcel (drivers).",
+        discussion: "For cash orders, give the amount taken with --cash, in the order's currency (24.50).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+    @Option(help: "Cash collected, such as 24.50 (cash orders only).") var cash: String?
+
+    func run() async throws {
+        try await options.run { session in
+            var collected: Money?
+            if let cash {
+                let current = try await session.order(order.uuid)
+                guard let value = Decimal(string: cash), value >= 0 else { throw ValidationError("--cash must be an amount such as 24.50") }
+                let minor = NSDecimalNumber(decimal: value * 100).rounding(accordingToBehavior: nil).intValue
+                collected = Money(minor, current.price.currency)
+            }
+            let order = try await session.pickUp(order.uuid, cashCollected: collected)
+            if options.json { Output.json(order) } else { Output.line("Picked up \(order.reference); deliver to \(order.dropoff.street), \(order.dropoff.city).") }
+        }
+    }
+}
+
+struct Deliver: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Hand over the parcel with the recipient's signature (drivers).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+    @Option(help: ArgumentHelp("The recipient's signature, a PNG file.", valueName: "file.png")) var signature: String
+    @Option(help: "Who took the parcel; by default the order's recipient.") var recipientName: String?
+    @Option(help: ArgumentHelp("A photo of the handed-over parcel (JPEG or PNG).", valueName: "file")) var photo: String?
+    @Option(help: "The recipient's code, when the order asked for one.") var code: String?
+
+    func run() async throws {
+        let signatureData: Data
+        do { signatureData = try Data(contentsOf: URL(fileURLWithPath: signature)) } catch {
+            throw ValidationError("Cannot read \(signature): \(error.localizedDescription)")
+        }
+        let photoData = try photo.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        try await options.run { session in
+            var name = recipientName
+            if name == nil { name = try await session.order(order.uuid).recipient.name }
+            let order = try await session.deliver(order.uuid, signaturePNG: signatureData, recipientName: name!, photo: photoData, code: code)
+            if options.json { Output.json(order) } else { Output.line("Delivered \(order.reference) to \(order.proof?.recipientName ?? name!).") }
+        }
+    }
+}
+
+struct Fail: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Record that the delivery could not be made (drivers).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+    @Option(help: "recipient_absent, address_wrong, refused, damaged or other.") var reason: FailureReason
+    @Option(help: "What happened.") var note: String?
+
+    func run() async throws {
+        try await options.run { session in
+            let order = try await session.fail(order.uuid, reason: reason, note: note)
+            if options.json { Output.json(order) } else { Output.line("\(order.reference) failed: \(reason.rawValue).") }
+        }
+    }
+}
+
+struct PositionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "position", abstract: "Report your position now (drivers on duty).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Latitude.") var latitude: Double
+    @Argument(help: "Longitude.") var longitude: Double
+
+    func run() async throws {
+        try await options.run { session in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let receipt = try await session.reportPositions([PositionReport(latitude: latitude, longitude: longitude, recordedAt: now)])
+            if options.json { Output.json(receipt) } else { Output.line("Position sent (\(receipt.accepted) stored).") }
+        }
+    }
+}
+
+// MARK: - Managers
+
+struct Assign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Give an order to a driver (managers).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The order's id.") var order: OrderID
+    @Option(help: "The driver: an id, or an email address.") var driver: String
+    @Flag(help: "Take the order from its current driver.") var reassign = false
+
+    func run() async throws {
+        try await options.run { session in
+            let driverId: UUID
+            if let id = UUID(uuidString: driver) { driverId = id } else {
+                let page = try await session.users(query: driver)
+                guard let match = page.items.first(where: { $0.email.lowercased() == driver.lowercased() }), let id = UUID(uuidString: match.id) else {
+                    throw WaybillError.server(ServerProblem(status: 404, code: "not_found", message: "No account \(driver)."))
+                }
+                driverId = id
+            }
+            let order = try await session.assign(order.uuid, to: driverId, reassign: reassign)
+            if options.json { Output.json(order) }
+            else { Output.line("Assigned \(order.reference) to \(order.driver.map { "\($0.firstName) \($0.lastName)" } ?? driver).") }
+        }
+    }
+}
+
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List accounts, or invite a driver or manager (managers).",
+        subcommands: [List.self, Create.self, Disable.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List accounts, ordered by email.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "customer, driver or manager.") var role: Role?
+        @Option(help: "Match email, names or company.") var query: String?
+        @Option(help: "At most this many.") var limit: Int?
+        @Option(help: "The next page.") var cursor: String?
+
+        func run() async throws {
+            try await options.run { session in
+                let page = try await session.users(role: role, query: query, cursor: cursor, limit: limit)
+                if options.json { Output.json(page); return }
+                for user in page.items {
+                    Output.line("\(user.email.padding(toLength: 32, withPad: " ", startingAt: 0)) \(user.role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(user.firstName) \(user.lastName)\(user.disabled ? " (disabled)" : "")  \(user.id)")
+                }
+                if let next = page.nextCursor { Output.line("More: --cursor \(next)") }
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Invite a driver or manager; they set a password with the mailed code.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "driver or manager.") var role: Role
+        @Option(help: "Email address.") var email: String
+        @Option(help: "First name.") var firstName: String
+        @Option(help: "Last name.") var lastName: String
+
+        func run() async throws {
+            try await options.run { session in
+                let user = try await session.createUser(role: role, firstName: firstName, lastName: lastName, email: email)
+                if options.json { Output.json(user) } else { Output.line("Invited \(user.email) as \(user.role.rawValue), id \(user.id).") }
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an account, ending its sessions (or enable it again).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Flag(help: "Enable instead.") var enable = false
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("Give the account's id.") }
+            try await options.run { session in
+                let user = try await session.updateUser(uuid, disabled: !enable)
+                if options.json { Output.json(user) } else { Output.line("\(user.email) is \(user.disabled ? "disabled" : "enabled").") }
+            }
+        }
+    }
+}
+
+struct Fleet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Every driver with duty, position and load (managers).")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "Show each driver's distance to this order's pickup.") var near: OrderID?
+
+    func run() async throws {
+        try await options.run { session in
+            let fleet = try await session.fleet(near: near?.uuid)
+            if options.json { Output.json(fleet); return }
+            for entry in fleet.drivers {
+                let position = entry.position.map { String(format: " at %.5f, %.5f", $0.latitude, $0.longitude) } ?? ""
+                let distance = entry.distanceToPickupMeters.map { ", \($0) m from pickup" } ?? ""
+                Output.line("\(entry.driver.firstName) \(entry.driver.lastName)  \(entry.onDuty ? "on duty" : "off duty")\(position), \(entry.load) orders\(distance)  \(entry.driver.id)")
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import Vapor
+import WaybillCore
+@testable import WaybillServer
+
+/// Runs the built `waybill-client` executable, as a person or a script would.
+struct CLI: Sendable {
+    let server: String
+    let sessionFile: String
+
+    /// `.build/debug/waybill-client`, next to the test bundle (or `WAYBILL_CLIENT_BIN`).
+    static let executable: URL? = {
+        if let path = ProcessInfo.processInfo.environment["WAYBILL_CLIENT_BIN"] { return URL(fileURLWithPath: path) }
+        var candidates: [URL] = []
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir.appendingPathComponent("waybill-client"))
+            dir.deleteLastPathComponent()
+        }
+        // The package's own build folder, found from this file.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug/waybill-client"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    struct Result: Sendable, CustomStringConvertible {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var json: JSON { JSON(data: Data(stdout.utf8)) }
+        /// One JSON document per line.
+        var lines: [JSON] { stdout.split(separator: "\n").map { JSON(data: Data($0.utf8)) } }
+        var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+    }
+
+    func process(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = try #require(Self.executable, "build waybill-client first (swift build)")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["WAYBILL_SERVER"] = server
+        environment["WAYBILL_SESSION_FILE"] = sessionFile
+        environment.removeValue(forKey: "WAYBILL_PASSWORD")
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        return (process, out, err)
+    }
+
+    /// Runs the command to its end.
+    @discardableResult
+    func run(_ arguments: String...) async throws -> Result {
+        let (process, out, err) = try process(arguments)
+        try process.run()
+        return await Self.finish(process, out, err)
+    }
+
+    /// Reads both pipes to their end off the concurrency pool, then waits for the exit.
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let group = DispatchGroup()
+                nonisolated(unsafe) var stderr = Data()
+                group.enter()
+                DispatchQueue.global().async {
+                    stderr = err.fileHandleForReading.readDataToEndOfFile()
+                    group.leave()
+                }
+                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                                                      stderr: String(decoding: stderr, as: UTF8.self)))
+            }
+        }
+    }
+}
+
+@Suite("The command-line client drives a delivery through the SDK", .timeLimit(.minutes(3)))
+struct CommandLineClientTests {
+    @Test("waybill-client takes an order from sign-up to a delivery with a signature, while `track` follows it live",
+          arguments: TestDatabase.available)
+    func journey(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-cli-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                let url = "http://127.0.0.1:\(port)"
+                let ada = CLI(server: url, sessionFile: scratch.appendingPathComponent("ada.json").path)
+                let boss = CLI(server: url, sessionFile: scratch.appendingPathComponent("boss.json").path)
+                let luca = CLI(server: url, sessionFile: scratch.appendingPathComponent("luca.json").path)
+
+                // The customer signs up, confirms the address and signs in.
+                let registered = try await ada.run("register", "--email", "ada@example.com", "--password", TestServer.password,
+                                                   "--first-name", "Ada", "--last-name", "Muster", "--address", "Bahnhofstrasse 1",
+                                                   "--postal-code", "8001", "--city", "Zürich")
+                #expect(registered.status == 0, "\(registered)")
+                let code = try await server.code(for: "ada@example.com")
+                #expect(try await ada.run("verify", "--email", "ada@example.com", code).status == 0)
+                let login = try await ada.run("login", "--email", "ada@example.com", "--password", TestServer.password, "--json")
+                #expect(login.status == 0, "\(login)")
+                #expect(login.json["role"].string == "customer")
+                let mode = try FileManager.default.attributesOfItem(atPath: ada.sessionFile)[.posixPermissions] as? NSNumber
+                #expect(mode?.intValue == 0o600)
+
+                // Staff accounts, as `waybill user create` makes them.
+                try await server.createAccount("boss@courier.example", role: .manager)
+                try await server.createAccount("luca@courier.example", role: .driver)
+                #expect(try await boss.run("login", "--email", "boss@courier.example", "--password", TestServer.password).status == 0)
+                #expect(try await luca.run("login", "--email", "luca@courier.example", "--password", TestServer.password).status == 0)
+
+                // A quote, then the order, paid in cash.
+                let delivery = ["--to-street", "Bundesplatz 3", "--to-postal-code", "3005", "--to-city", "Bern",
+                                "--to-latitude", "46.9466", "--to-longitude", "7.4441", "--from-latitude", "47.3779", "--from-longitude", "8.5403"]
+                let quote = try await ada.run(["quote", "--json"] + delivery)
+                #expect(quote.status == 0, "\(quote)")
+                let price = try #require(quote.json["price"]["amount"].int)
+                let created = try await ada.run(["order", "create", "--payment", "cash", "--recipient-name", "Bea Beispiel", "--json"] + delivery)
+                #expect(created.status == 0, "\(created)")
+                let id = try #require(created.json["order"]["id"].string)
+                #expect(created.json["order"]["status"].string == "pending")
+                #expect(created.json["order"]["price"]["amount"].int == price)
+                #expect(try await ada.run("orders", "--json").json["items"][0]["id"].string == id)
+
+                // The customer follows the order live from another terminal.
+                let (tracker, trackOut, trackErr) = try ada.process(["track", id, "--json"])
+                let following = FollowingSignal()
+                trackErr.fileHandleForReading.readabilityHandler = { handle in following.read(handle.availableData) }
+                try tracker.run()
+                let tracked = Task { await CLI.finish(tracker, trackOut, Pipe.closed()) }
+                try await eventually { following.isFollowing }
+
+                // The manager assigns the order to the driver by email.
+                let drivers = try await boss.run("users", "--role", "driver", "--json")
+                #expect(drivers.json["items"].array.map { $0["email"].string } == ["luca@courier.example"])
+                let assigned = try await boss.run("assign", id, "--driver", "luca@courier.example", "--json")
+                #expect(assigned.status == 0, "\(assigned)")
+                #expect(assigned.json["status"].string == "assigned")
+
+                // The driver goes on duty, accepts, reports a position, picks up with the cash and delivers.
+                #expect(try await luca.run("duty", "on").status == 0)
+                #expect(try await luca.run("accept", id, "--json").json["status"].string == "accepted")
+                #expect(try await luca.run("position", "47.3780", "8.5404").status == 0)
+                let cash = String(format: "%.2f", Double(price) / 100)
+                let picked = try await luca.run("pickup", id, "--cash", cash, "--json")
+                #expect(picked.json["status"].string == "in_transit", "\(picked)")
+                let signature = scratch.appendingPathComponent("signature.png")
+                try Data(SampleImages.signaturePNG).write(to: signature)
+                let delivered = try await luca.run("deliver", id, "--signature", signature.path, "--json")
+                #expect(delivered.status == 0, "\(delivered)")
+                #expect(delivered.json["status"].string == "delivered")
+                #expect(delivered.json["proof"]["recipientName"].string == "Bea Beispiel")
+
+                // `track` saw every step and stopped by itself at delivered.
+                let track = await tracked.value
+                trackErr.fileHandleForReading.readabilityHandler = nil
+                #expect(track.status == 0, "\(track)")
+                let statuses = track.lines.filter { $0["type"].string == "status" }.map { $0["data"]["status"].string ?? "" }
+                #expect(statuses == ["assigned", "accepted", "in_transit", "delivered"])
+                #expect(track.lines.contains { $0["type"].string == "location" })
+
+                // For people: the order's detail; and the server's errors, with their code.
+                let shown = try await ada.run("order", "show", id)
+                #expect(shown.stdout.contains("Status:     delivered"), "\(shown)")
+                #expect(shown.stdout.contains("Bea Beispiel"))
+                let missing = try await ada.run("order", "show", UUID().uuidString, "--json")
+                #expect(missing.status == 1)
+                #expect(JSON(data: Data(missing.stderr.utf8))["error"]["code"].string == "not_found", "\(missing)")
+                let refused = try await ada.run("accept", id)
+                #expect(refused.status == 1)
+                #expect(refused.stderr.contains("error:"))
+
+                // Signed out, commands say how to sign in again.
+                #expect(try await ada.run("logout").status == 0)
+                let after = try await ada.run("orders")
+                #expect(after.status == 1)
+                #expect(after.stderr.contains("waybill-client login"))
+            }
+        }
+    }
+
+    @Test("Every command of waybill-client explains itself with --help")
+    func helpOnEveryCommand() async throws {
+        let cli = CLI(server: "http://127.0.0.1:9", sessionFile: "/nonexistent/session.json")
+        let commands: [[String]] = [
+            [], ["register"], ["verify"], ["login"], ["logout"], ["whoami"], ["quote"], ["order"], ["order", "create"],
+            ["order", "show"], ["order", "cancel"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
+            ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
+        ]
+        for command in commands {
+            let help = try await cli.run(command + ["--help"])
+            #expect(help.status == 0, "\(command): \(help)")
+            #expect(help.stdout.contains("USAGE: waybill-client"), "\(command): \(help.stdout)")
+            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"], "\(command) has no --json")
+        }
+        let deliver = try await cli.run("deliver", "--help")
+        #expect(deliver.stdout.contains("--signature <file.png>"))
+        #expect(deliver.stdout.contains("signature, a PNG file"))
+    }
+}
+
+extension CLI {
+    @discardableResult
+    func run(_ arguments: [String]) async throws -> Result {
+        let (process, out, err) = try process(arguments)
+        try process.run()
+        return await Self.finish(process, out, err)
+    }
+}
+
+extension Pipe {
+    /// A pipe whose reading end is at its end already (for a stream read elsewhere).
+    static func closed() -> Pipe {
+        let pipe = Pipe()
+        try? pipe.fileHandleForWriting.close()
+        return pipe
+    }
+}
+
+/// Watches `track`'s standard error for the line saying it is subscribed.
+final class FollowingSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func read(_ data: Data) { lock.withLock { text += String(decoding: data, as: UTF8.self) } }
+    var isFollowing: Bool { lock.withLock { text.contains("(following") } }
+}

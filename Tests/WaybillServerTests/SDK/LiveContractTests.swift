@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import Vapor
+import WaybillAPI
+import WaybillCore
+@testable import WaybillServer
+
+/// Other teams generate the live channel's message types from openapi.yaml: what the server sends
+/// must fit them.
+@Suite("openapi.yaml describes the live channel's messages", .timeLimit(.minutes(2)))
+struct LiveContractTests {
+    @Test("Every message the live channel sends during a delivery decodes as openapi.yaml's LiveMessage, and commands as LiveCommand",
+          arguments: TestDatabase.available)
+    func liveMessagesMatchTheSpec(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let id = try await server.placeOrder(cast.customer.access)
+                let customer = try await server.live(port: port, token: cast.customer.access)
+                let manager = try await server.live(port: port, token: cast.manager.access)
+                try await customer.subscribe("order:\(id)")
+                try await customer.subscribe("notifications")
+                try await customer.subscribe("fleet")  // refused: an error message
+                try await manager.subscribe("fleet")
+                try await server.goOnDuty(cast.driver.access)
+                try await server.advance(id, to: .accepted, cast: cast)
+                try await server.report(cast.driver.access, [(47.3769, 8.5417), (47.3771, 8.5425)], at: Date().addingTimeInterval(-10))
+                let picked = try await server.send(.POST, "/orders/\(id)/pickup", json: TestServer.cash(try await server.price(of: id)),
+                                                   token: cast.driver.access)
+                #expect(picked.status == .ok)
+                #expect(try await server.deliver(id, token: cast.driver.access).status == .ok)
+                try await customer.event("status", topic: "order:\(id)", count: 4)
+                try await customer.event("notification", topic: "notifications")
+                try await manager.event("duty", topic: "fleet")
+                try await customer.send(.ping)
+                try await customer.next { $0["type"].string == "pong" }
+                try await customer.send(.unsubscribe(topic: "notifications"))
+                try await customer.next { $0["type"].string == "unsubscribed" }
+
+                let raw = customer.rawMessages + manager.rawMessages
+                var seen: Set<String> = []
+                for text in raw {
+                    let message = try JSONDecoder().decode(Components.Schemas.LiveMessage.self, from: Data(text.utf8))
+                    seen.insert(message._type.rawValue)
+                    if let data = message.data {
+                        // The data decodes as the variant its type names.
+                        switch message._type {
+                        case .location: #expect(data.value1 != nil, "\(text)")
+                        case .eta: #expect(data.value2 != nil, "\(text)")
+                        case .status: #expect(data.value3 != nil, "\(text)")
+                        case .notification: #expect(data.value4 != nil, "\(text)")
+                        case .duty: #expect(data.value5 != nil, "\(text)")
+                        default: Issue.record("a reply with data: \(text)")
+                        }
+                        #expect(message.id != nil && message.at != nil && message.topic != nil, "\(text)")
+                    }
+                }
+                #expect(seen.isSuperset(of: ["subscribed", "unsubscribed", "error", "pong", "location", "eta", "status", "notification", "duty"]),
+                        "not every kind of message was seen: \(seen)")
+
+                for command in [LiveCommand.subscribe(topic: "order:\(id)", since: 42), .unsubscribe(topic: "fleet"), .ping] {
+                    let decoded = try JSONDecoder().decode(Components.Schemas.LiveCommand.self, from: JSONEncoder().encode(command))
+                    #expect(["subscribe", "unsubscribe", "ping"].contains(decoded._type.rawValue))
+                }
+                await customer.close()
+                await manager.close()
+            }
+        }
+    }
+}
