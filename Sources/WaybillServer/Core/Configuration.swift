@@ -43,6 +43,8 @@ public struct WaybillConfig: Sendable {
     public var databasePoolSize = 4
     /// Position reports accepted per driver and second (twice that in a burst).
     var positionReportsPerSecond: Double = 4
+    /// Unknown tracking links answered per client address and second, after a burst of 30.
+    var trackingMissesPerSecond: Double = 0.5
     /// APNs, FCM and Web Push credentials; a service without them logs pushes instead.
     var push = PushSettings()
     /// The web app's map tiles (`{z}/{x}/{y}` template) and their attribution.

@@ -19,7 +19,7 @@ public final class WaybillServices: Sendable {
     /// A few position reports a second per driver.
     let positionLimiter: TokenBuckets
     /// Unknown tracking links per client address (a link is 144 random bits; this is belt and braces).
-    let trackingMissLimiter = TokenBuckets(ratePerSecond: 0.5, burst: 30)
+    let trackingMissLimiter: TokenBuckets
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
@@ -34,6 +34,7 @@ public final class WaybillServices: Sendable {
         self.live = live
         self.liveFeed = liveFeed
         self.push = push
+        trackingMissLimiter = TokenBuckets(ratePerSecond: config.trackingMissesPerSecond, burst: 30)
         positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond, burst: config.positionReportsPerSecond * 2)
     }
 }
