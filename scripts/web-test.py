@@ -149,6 +149,16 @@ def shot(driver, name):
     driver.save_screenshot(os.path.join(args.screenshots, f"{name}-{'phone' if width < 800 else 'desk'}.png"))
 
 
+def shot_both(driver, name):
+    """A page reached by a form (no URL to come back to): both sizes now."""
+    size = driver.get_window_size()
+    for width, height in (PHONE, DESK):
+        driver.set_window_size(width, height)
+        time.sleep(0.2)
+        shot(driver, name)
+    driver.set_window_size(size["width"], size["height"])
+
+
 def sign_in(driver, email, password):
     go(driver, "/login")
     fill(driver, "email", email)
@@ -213,7 +223,7 @@ try:
     submit_primary(customer)
     wait(customer, EC.presence_of_element_located((By.CSS_SELECTOR, ".alert.error")))
     check("a wrong code is refused with a message", "wrong or has expired" in css(customer, ".alert.error").text)
-    shot(customer, "verify-wrong-code")
+    shot_both(customer, "verify-wrong-code")
     code = mailed_code(email)
     check("the verification code was mailed", code is not None)
     fill(customer, "code", code or "")
@@ -252,12 +262,12 @@ try:
     price = css(customer, "#price").text
     check("the price is shown before paying", re.search(r"\d", price) is not None, price)
     check("the summary lists both addresses", "Bahnhofstrasse 1" in customer.page_source and "Rue du Rhône 42" in customer.page_source)
-    shot(customer, "order-review")
+    shot_both(customer, "order-review")
     css(customer, "input[name=paymentMethod][value=card]").click()
     submit_primary(customer, "main form")
     wait(customer, EC.url_contains("/sandbox/checkout/"))
     check("card payment goes to the (labelled) sandbox checkout", "TEST MODE" in customer.page_source)
-    shot(customer, "sandbox-checkout")
+    shot_both(customer, "sandbox-checkout")
     css(customer, "form[action$='/pay'] button").click()
     wait(customer, EC.url_matches(r"/orders/[0-9A-Fa-f-]{36}"))
     order_url = customer.current_url.split("?")[0]
@@ -338,7 +348,7 @@ try:
     actions.pointer_action.pointer_up()
     actions.perform()
     check("the drawn signature becomes a PNG", css(driver, "[data-signature-output]").get_attribute("value").startswith("data:image/png;base64,"))
-    shot(driver, "proof-of-delivery")
+    shot_both(driver, "proof-of-delivery")
     submit_primary(driver)
     wait(driver, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
     check("the driver delivers", True)
@@ -433,7 +443,7 @@ try:
         manager: ["/dispatch", "/fleet", "/orders", order_path, "/users", "/tariff", "/notifications"],
     }
     names = {"/orders": "history", "/orders/new": "order-new", order_path: "order", "/account": "account", "/notifications": "notifications",
-             "/driver": "driver-today", "/dispatch": "dispatch", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
+             "/driver": "today", "/dispatch": "dispatch", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
     role_of = {customer: "customer", driver: "driver", manager: "manager"}
     for b, paths in pages.items():
         for size in (PHONE, DESK):
