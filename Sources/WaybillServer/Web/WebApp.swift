@@ -146,33 +146,35 @@ struct IslandEndpoints {
 /// The web app's own files (CSS, islands, service worker, manifest, icons) from the bundle, and
 /// Leaflet from `VENDOR_ASSETS_PATH` (put there by scripts/setup-assets).
 enum WebAssets {
-    /// Changes with the files, so pages can ask browsers to cache them for long.
-    nonisolated(unsafe) static var version = "1"
-    private nonisolated(unsafe) static var files: [String: (Data, String)] = [:]
-
     static let types = ["css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml",
                         "png": "image/png", "webmanifest": "application/manifest+json", "json": "application/json"]
 
-    static func load() {
-        guard files.isEmpty, let root = Bundle.module.resourceURL?.appendingPathComponent("web") else { return }
+    /// The bundled files and a hash of them, read once per process (a `static let` is initialised
+    /// exactly once, whichever thread or test asks first).
+    private static let bundle: (files: [String: (Data, String)], version: String) = {
+        guard let root = Bundle.module.resourceURL?.appendingPathComponent("web") else { return ([:], "0") }
         var loaded: [String: (Data, String)] = [:]
         var hasher = SHA256()
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
-        while let url = enumerator?.nextObject() as? URL {
+        var urls: [URL] = []
+        while let url = enumerator?.nextObject() as? URL { urls.append(url) }
+        for url in urls.sorted(by: { $0.path < $1.path }) {
             guard let data = try? Data(contentsOf: url), let type = types[url.pathExtension] else { continue }
             let relative = String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1))
             loaded[relative] = (data, type)
             hasher.update(data: Data(relative.utf8))
             hasher.update(data: data)
         }
-        files = loaded
-        version = String(Data(hasher.finalize()).base64URLEncodedString().prefix(10))
-    }
+        return (loaded, String(Data(hasher.finalize()).base64URLEncodedString().prefix(10)))
+    }()
+
+    /// Changes with the files, so pages can ask browsers to cache them for long.
+    static var version: String { bundle.version }
+    private static var files: [String: (Data, String)] { bundle.files }
 
     static func file(_ path: String) -> (Data, String)? { files[path] }
 
     static func register(_ app: Application) {
-        load()
         app.get("assets", "app.css") { req in serve(req, "app.css", maxAge: 31_536_000) }
         app.get("assets", "js", ":name") { req in serve(req, "js/" + (req.parameters.get("name") ?? ""), maxAge: 31_536_000) }
         app.get("assets", "icons", ":name") { req in serve(req, "icons/" + (req.parameters.get("name") ?? ""), maxAge: 86_400) }
