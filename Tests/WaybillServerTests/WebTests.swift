@@ -204,6 +204,26 @@ struct WebTests {
         }
     }
 
+    @Test("A NUL character is refused with a clear error, in the API and in the web app, never a 500", arguments: TestDatabase.available)
+    func nulCharacters(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let api = try await server.send(.POST, "/auth/password-reset", json: ["email": "a\u{0}@example.com"])
+            #expect(api.status == .unprocessableEntity)
+            #expect(api.json["error"]["fields"]["email"].string == "invalid_character")
+            try await server.registerCustomer("nul@example.com")
+            let browser = TestBrowser(server)
+            _ = try await browser.signIn("nul@example.com")
+            let page = try await browser.post("/account", ["firstName": "A\u{0}B", "lastName": "Muster"], from: "/account")
+            #expect(page.status == .badRequest)
+            #expect(try await User.query(on: server.db).filter(\.$email == "nul@example.com").first()?.firstName == "Ada")
+            let manager = try await server.createAccount("boss@courier.example", role: .manager)
+            _ = manager
+            let staff = TestBrowser(server)
+            _ = try await staff.signIn("boss@courier.example")
+            #expect(try await staff.get("/users?q=a%00b").status == .ok)
+        }
+    }
+
     @Test("Pages speak French to a French browser, and the choice can be switched")
     func french() async throws {
         try await TestServer.run(.sqlite) { server in

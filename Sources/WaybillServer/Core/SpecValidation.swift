@@ -154,7 +154,9 @@ struct SpecValidator: Sendable {
                 found.merge(problems(member, against: propertySchema, at: path.isEmpty ? name : "\(path).\(name)")) { a, _ in a }
             }
         case (.string(let minLength, let maxLength, let allowed), .string(let s)):
-            if let allowed, !allowed.contains(s) { found[here] = "invalid" }
+            // NUL is valid JSON but no text a person writes, and PostgreSQL cannot store it.
+            if s.unicodeScalars.contains("\u{0}") { found[here] = "invalid_character" }
+            else if let allowed, !allowed.contains(s) { found[here] = "invalid" }
             else if let maxLength, s.count > maxLength { found[here] = "too_long" }
             else if let minLength, s.count < minLength { found[here] = s.isEmpty ? "required" : "too_short" }
         case (.integer(let minimum, let maximum), .number(let n)):

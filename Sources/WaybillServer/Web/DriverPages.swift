@@ -180,6 +180,7 @@ struct DriverPages {
         let orders = Orders(request: req)
         let order = try await orders.visibleOrder(id, to: me)
         let form = try req.content.decode(ProofForm.self)
+        try requireStorableText([form.recipientName, form.code])
         let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? ""]
         // The pad sends a PNG as a data URL.
         let prefix = "data:image/png;base64,"

@@ -147,7 +147,7 @@ struct DispatchPages {
                    notice: String? = nil, status: HTTPResponseStatus = .ok) async throws -> Response {
         let req = ctx.request
         let roleFilter = req.query[String.self, at: "filterRole"].flatMap(Role.init(rawValue:))
-        let q = req.query[String.self, at: "q"].map { String($0.prefix(100)) }
+        let q = req.query[String.self, at: "q"].map { String(String.UnicodeScalarView($0.unicodeScalars.filter { $0 != "\u{0}" }).prefix(100)) }
         let page = try await Accounts(request: req).listUsers(role: roleFilter, query: q?.isEmpty == true ? nil : q,
                                                               cursor: req.query[String.self, at: "cursor"], limit: 50)
         let form = Form(ctx: ctx, values: values, errors: errors)

@@ -159,6 +159,7 @@ struct OrderPages {
     func review(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .customer)
         let form = try req.content.decode(OrderForm.self)
+        try requireStorableText(Array(form.values.values))
         var values = form.values
         if req.query[String.self, at: "edit"] != nil { return orderForm(ctx, me, values: values, errors: [:]) }
         let orders = Orders(request: req)
@@ -218,6 +219,7 @@ struct OrderPages {
     func create(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .customer)
         let form = try req.content.decode(OrderForm.self)
+        try requireStorableText(Array(form.values.values))
         let request = OrderRequest(
             quote: form.quoteRequest, paymentMethod: PaymentMethod(rawValue: form.paymentMethod ?? "") ?? .card,
             recipientName: form.recipientName, recipientEmail: form.recipientEmail, recipientPhone: form.recipientPhone,

@@ -70,6 +70,12 @@ struct WebSessionMiddleware: AsyncMiddleware {
             } catch {
                 return WebErrors.page(for: WaybillError(.payloadTooLarge, "payload_too_large", "The form is too large."), context)
             }
+            // NUL is no text a person types, and PostgreSQL cannot store it: refuse it in any form field
+            // (an urlencoded body spells it %00; multipart text fields are checked where they are read).
+            if request.headers.contentType == .urlEncodedForm,
+               let body = request.body.string, body.range(of: "%00", options: .caseInsensitive) != nil {
+                return WebErrors.page(for: WaybillError(.badRequest, "invalid_character", "A field holds a character that cannot be stored."), context)
+            }
             let given = request.headers.first(name: "X-CSRF-Token") ?? Self.formToken(request)
             guard let given, constantTimeEquals(Data(given.utf8), Data(csrf.utf8)) else {
                 return WebErrors.csrfRefused(context)
@@ -158,6 +164,13 @@ struct WebRedirectMiddleware: AsyncMiddleware {
         } catch let redirect as WebRedirect {
             return request.redirect(to: redirect.location, redirectType: .normal)
         }
+    }
+}
+
+/// Refuses a multipart form's text fields holding NUL (see `WebSessionMiddleware`).
+func requireStorableText(_ values: [String?]) throws {
+    if values.contains(where: { $0?.unicodeScalars.contains("\u{0}") == true }) {
+        throw WaybillError(.badRequest, "invalid_character", "A field holds a character that cannot be stored.")
     }
 }
 
