@@ -43,6 +43,8 @@ public struct WaybillConfig: Sendable {
     public var databasePoolSize = 4
     /// Position reports accepted per driver and second (twice that in a burst).
     var positionReportsPerSecond: Double = 4
+    /// How many reports a driver may send at once before the rate applies (twice the rate unless set).
+    var positionReportBurst: Double?
     /// Unknown tracking links answered per client address and second, after a burst of 30.
     var trackingMissesPerSecond: Double = 0.5
     /// APNs, FCM and Web Push credentials; a service without them logs pushes instead.

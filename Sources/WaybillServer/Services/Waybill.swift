@@ -35,7 +35,8 @@ public final class WaybillServices: Sendable {
         self.liveFeed = liveFeed
         self.push = push
         trackingMissLimiter = TokenBuckets(ratePerSecond: config.trackingMissesPerSecond, burst: 30)
-        positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond, burst: config.positionReportsPerSecond * 2)
+        positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond,
+                                       burst: config.positionReportBurst ?? config.positionReportsPerSecond * 2)
     }
 }
 
