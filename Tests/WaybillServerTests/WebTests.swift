@@ -224,6 +224,24 @@ struct WebTests {
         }
     }
 
+    @Test("Mark all as read clears the unread notifications in one step", arguments: TestDatabase.available)
+    func markAllRead(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            _ = try await server.placeOrder(cast.customer.access)
+            let browser = TestBrowser(server)
+            _ = try await browser.signIn("boss@courier.example")
+            let unread = { try await Notification.query(on: server.db).filter(\.$readAt == nil).count() }
+            let before = try await unread()
+            #expect(try await browser.get("/notifications").html.contains("Mark all as read"))
+            #expect(try await browser.post("/notifications/read-all", [:], from: "/notifications").status == .seeOther)
+            let managerID = try #require(try await User.query(on: server.db).filter(\.$email == "boss@courier.example").first()?.id)
+            #expect(try await Notification.query(on: server.db).filter(\.$userID == managerID).filter(\.$readAt == nil).count() == 0)
+            #expect(before > 0)
+            #expect(try await unread() == before - (try await Notification.query(on: server.db).filter(\.$userID == managerID).count()))
+        }
+    }
+
     @Test("Pages speak French to a French browser, and the choice can be switched")
     func french() async throws {
         try await TestServer.run(.sqlite) { server in

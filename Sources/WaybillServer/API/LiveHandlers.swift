@@ -82,8 +82,7 @@ extension APIHandler {
         var trackingToken: String?
         if case .json(let body)? = input.body { trackingToken = body.trackingToken }
         let issued = try await LiveTickets.issue(for: me, trackingToken: trackingToken, app: req.application, db: req.db)
-        let base = req.application.waybill.config.publicURL
-        let socketBase = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)
+        let socketBase = req.application.waybill.config.liveSocketBase
         return .created(.init(body: .json(S.LiveTicket(
             ticket: issued.ticket, url: socketBase + "/api/v1/live?ticket=" + issued.ticket, expiresAt: Self.date(issued.expiresAt)))))
     }

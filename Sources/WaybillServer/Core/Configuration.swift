@@ -59,6 +59,11 @@ public struct WaybillConfig: Sendable {
     /// Folder of third-party files for the web app (Leaflet, from scripts/setup-assets).
     public var vendorAssetsPath = "Public/vendor"
 
+    /// `PUBLIC_URL` as a WebSocket origin (`wss://` under https): where the live channel is opened.
+    var liveSocketBase: String {
+        publicURL.hasPrefix("https://") ? "wss://" + publicURL.dropFirst(8) : "ws://" + publicURL.dropFirst(7)
+    }
+
     /// The tile server's origin, for the pages' Content-Security-Policy.
     var mapTileOrigin: String? {
         guard let url = URL(string: mapTileURL.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),

@@ -136,4 +136,12 @@ extension Orders {
             return row
         }
     }
+
+    /// Marks every unread notification of the caller read, in one statement.
+    func markAllRead(for principal: Principal) async throws {
+        try await db.writeTransaction(app) { db in
+            try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil)
+                .set(\.$readAt, to: UnixTime.nowMillis).update()
+        }
+    }
 }

@@ -360,9 +360,7 @@ struct AccountPages {
 
     func readAll(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
-        let orders = Orders(request: req)
-        let page = try await orders.notifications(for: me, unreadOnly: true, cursor: nil, limit: 500)
-        for item in page.items { _ = try await orders.markRead(item.id!, for: me) }
+        try await Orders(request: req).markAllRead(for: me)
         return req.redirect(to: "/notifications", redirectType: .normal)
     }
 }

@@ -72,8 +72,7 @@ struct WebPage {
 
     static func csp(_ config: WaybillConfig) -> String {
         let tiles = config.mapTileOrigin.map { " " + $0 } ?? ""
-        let base = config.publicURL
-        let socket = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)
+        let socket = config.liveSocketBase
         return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:\(tiles); "
             + "connect-src 'self' \(socket); font-src 'self'; manifest-src 'self'; worker-src 'self'; "
             + "form-action 'self' https://checkout.stripe.com; frame-ancestors 'none'; base-uri 'none'"
@@ -120,7 +119,8 @@ struct UnreadCountKey: StorageKey { typealias Value = Int }
 
 struct WebUnreadMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        if request.method == .GET, let principal = try? request.web.principal {
+        // Pages only: an order's images (`/orders/{id}/files/…`) have no header to show it in.
+        if request.method == .GET, !request.url.path.contains("/files/"), let principal = try? request.web.principal {
             let count = try await Notification.query(on: request.db).filter(\.$userID == principal.userID)
                 .filter(\.$readAt == nil).count()
             request.storage[UnreadCountKey.self] = count

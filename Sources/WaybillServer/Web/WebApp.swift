@@ -71,9 +71,7 @@ struct IslandEndpoints {
         await Self.run(req) {
             let me = try Self.principal(req)
             let issued = try await LiveTickets.issue(for: me, trackingToken: nil, app: req.application, db: req.db)
-            let base = req.application.waybill.config.publicURL
-            let socket = base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)
-            return Self.json(["ticket": issued.ticket, "url": socket + "/api/v1/live?ticket=" + issued.ticket,
+            return Self.json(["ticket": issued.ticket, "url": req.application.waybill.config.liveSocketBase + "/api/v1/live?ticket=" + issued.ticket,
                               "expiresAt": issued.expiresAt], status: .created)
         }
     }
