@@ -13,9 +13,11 @@ public enum OneTimeCodePolicy {
 
 /// Growing delays after failed sign-ins, rather than a lockout that an attacker could trigger at will.
 ///
-/// Failures are counted in a one-hour window. The first `freeFailures` cost nothing; each one
-/// after that doubles the wait before the next attempt is heard, up to `maxDelay` seconds.
-/// At `maxFailuresPerWindow` no attempt is heard until the window ends.
+/// Attempts are counted in a one-hour window *before* the password is compared (a success takes
+/// its count back), so parallel guesses cannot slip past the count. The first `freeFailures`
+/// attempts are heard at once; from then on each one doubles the wait before the next attempt
+/// is heard, up to `maxDelay` seconds. At `maxFailuresPerWindow` no attempt is heard until the
+/// window ends.
 public struct LoginThrottlePolicy: Sendable, Equatable {
     public var freeFailures: Int
     public var maxDelay: Int64
@@ -36,8 +38,8 @@ public struct LoginThrottlePolicy: Sendable, Equatable {
 
     /// Seconds to wait after the `failures`-th failure in the current window (0 = none).
     public func delay(afterFailures failures: Int) -> Int64 {
-        guard failures > freeFailures else { return 0 }
-        let exponent = min(failures - freeFailures - 1, 20)
+        guard failures >= freeFailures else { return 0 }
+        let exponent = min(failures - freeFailures, 20)
         return min(Int64(1) << Int64(exponent), maxDelay)
     }
 
@@ -46,7 +48,9 @@ public struct LoginThrottlePolicy: Sendable, Equatable {
     public func nextAttemptAllowed(failures: Int, windowStart: Int64, lastFailure: Int64, now: Int64) -> Int64? {
         if now >= windowStart + window { return nil }
         if failures >= maxFailuresPerWindow { return windowStart + window }
-        let until = lastFailure + delay(afterFailures: failures)
-        return until > now ? until : nil
+        // Stored times are ours, but saturate rather than trap all the same.
+        let until = lastFailure.addingReportingOverflow(delay(afterFailures: failures))
+        if until.overflow { return windowStart.addingReportingOverflow(window).overflow ? nil : windowStart + window }
+        return until.partialValue > now ? until.partialValue : nil
     }
 }

@@ -37,6 +37,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateOrders())               // orders, events, files, notifications, tariff, payments
     app.migrations.add(CreateLive())                 // positions, trails, live events and tickets, tracking links
     app.migrations.add(AddWebSessions())             // web app sessions (cookie)
+    app.migrations.add(AddSessionLastUsed())         // idle timeout of web sessions
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -58,8 +59,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     hashingPool.start()
     app.lifecycle.use(ThreadPoolShutdown(pool: hashingPool))
     // Redirects are refused: Web Push endpoints come from browsers and must not steer the server.
-    let pushClient = HTTPClient(eventLoopGroup: app.eventLoopGroup,
-                                configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(20))))
+    let pushClient = HTTPClient(eventLoopGroup: app.eventLoopGroup, configuration: PushService.clientConfiguration)
     app.lifecycle.use(HTTPClientShutdown(client: pushClient))
     let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
@@ -83,6 +83,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         guard let id = UUID(uuidString: payload) else { return }
         try await Orders(app: app, db: app.db, logger: app.logger).refundNow(id)
     }
+
+    // A connection silent this long is closed: half-sent headers cannot hold sockets for ever.
+    // (The live channel pings more often than this, so quiet subscribers stay.)
+    app.http.server.configuration.idleTimeout = .seconds(Int64(config.httpIdleTimeoutSeconds))
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
@@ -130,6 +134,10 @@ struct SecurityHeadersMiddleware: AsyncMiddleware {
         let response = try await next.respond(to: request)
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
+        // Served over https: browsers keep to https for a year (ASVS 3.4.1).
+        if request.application.waybill.config.publicURL.hasPrefix("https://") {
+            response.headers.replaceOrAdd(name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains")
+        }
         if request.url.path.hasPrefix("/api/"), response.headers[.cacheControl].isEmpty {
             response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         }
@@ -209,8 +217,21 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
         task.withLockedValue { $0 = Task {
             async let mail: Void = outbox.run()
             async let live: Void = liveFeed.run()
-            _ = await (mail, live)
+            async let chores: Void = Self.housekeeping(application)
+            _ = await (mail, live, chores)
         } }
+    }
+
+    /// Hourly: photos of checkouts abandoned for a day are deleted.
+    static func housekeeping(_ app: Application) async {
+        while !Task.isCancelled {
+            do {
+                try await Orders(app: app, db: app.db, logger: app.logger).deleteAbandonedPhotos()
+            } catch {
+                app.logger.warning("Deleting abandoned photos failed: \(String(describing: error))")
+            }
+            try? await Task.sleep(for: .seconds(3600))
+        }
     }
 
     func shutdownAsync(_ application: Application) async {

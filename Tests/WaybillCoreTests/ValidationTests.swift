@@ -79,12 +79,12 @@ struct ValidationTests {
 struct ThrottlePolicyTests {
     let policy = LoginThrottlePolicy.perAccount
 
-    @Test("The first failures cost nothing; then each one doubles the wait, up to the cap")
+    @Test("The first attempts are heard at once; then each one doubles the wait, up to the cap")
     func delays() {
-        #expect((0...policy.freeFailures).map(policy.delay(afterFailures:)).allSatisfy { $0 == 0 })
-        #expect(policy.delay(afterFailures: policy.freeFailures + 1) == 1)
-        #expect(policy.delay(afterFailures: policy.freeFailures + 2) == 2)
-        #expect(policy.delay(afterFailures: policy.freeFailures + 3) == 4)
+        #expect((0..<policy.freeFailures).map(policy.delay(afterFailures:)).allSatisfy { $0 == 0 })
+        #expect(policy.delay(afterFailures: policy.freeFailures) == 1)
+        #expect(policy.delay(afterFailures: policy.freeFailures + 1) == 2)
+        #expect(policy.delay(afterFailures: policy.freeFailures + 2) == 4)
         #expect(policy.delay(afterFailures: 99) == policy.maxDelay)
     }
 
@@ -93,7 +93,9 @@ struct ThrottlePolicyTests {
         #expect(policy.nextAttemptAllowed(failures: 100, windowStart: 1000, lastFailure: 1000, now: 2000) == Int64(4600))
         #expect(policy.nextAttemptAllowed(failures: 100, windowStart: 1000, lastFailure: 1000, now: 4600) == nil)
         #expect(policy.nextAttemptAllowed(failures: 3, windowStart: 1000, lastFailure: 1500, now: 1500) == nil)
-        #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: 1500, now: 1501) == Int64(1502))
+        #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: 1500, now: 1501) == Int64(1504))
+        // A stored time at the end of Int64 saturates instead of trapping.
+        #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: .max, now: 1501) == Int64(4600))
     }
 
     @Test("Within the cap, an attacker can make at most about a hundred guesses an hour")

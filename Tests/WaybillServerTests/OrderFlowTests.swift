@@ -181,7 +181,7 @@ struct OrderFlowTests {
             #expect(page.text.contains("Acme SA") && page.text.contains("Total"))
             #expect(try await server.page(.GET, "/statements/forged.token").status == .notFound)
             // Managers see every company's; a private customer has none; drivers none at all.
-            let all = try await server.send(.GET, "/invoices?month=\(Orders.currentMonth())", token: cast.manager.access)
+            let all = try await server.send(.GET, "/invoices?month=\(Orders.currentMonth(in: server.app.waybill.config.displayTimeZone))", token: cast.manager.access)
             #expect(all.json["items"].array.count == 1)
             #expect(try await server.send(.GET, "/invoices", token: cast.customer.access).status == .forbidden)
             #expect(try await server.send(.GET, "/invoices", token: cast.driver.access).status == .forbidden)

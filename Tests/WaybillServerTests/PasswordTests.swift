@@ -58,9 +58,29 @@ struct PasswordTests {
             }
             let right = try await server.send(.POST, "/auth/verify-email", json: ["email": "guess@example.com", "code": code])
             #expect(right.status == .badRequest)
-            #expect(right.errorCode == "code_locked")
+            #expect(right.errorCode == "invalid_code")
             let user = try #require(try await User.query(on: server.db).first())
             #expect(user.emailVerifiedAt == nil)
+        }
+    }
+
+    @Test("The sixth wrong reset code answers the same bytes for a real account and an unknown one", arguments: TestDatabase.available)
+    func lockedCodeDoesNotRevealTheAccount(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("known@example.com")
+            _ = try await server.send(.POST, "/auth/password-reset", json: ["email": "known@example.com"])
+            _ = try await server.send(.POST, "/auth/password-reset", json: ["email": "unknown@example.com"])
+            var last: [String: (HTTPStatus, String)] = [:]
+            for email in ["known@example.com", "unknown@example.com"] {
+                for _ in 0...OneTimeCodePolicy.maxAttempts {
+                    let reply = try await server.send(.POST, "/auth/password-reset/complete",
+                                                      json: ["email": email, "code": "000000", "newPassword": "a-brand-new-secret"])
+                    last[email] = (reply.status, reply.text)
+                }
+            }
+            #expect(last["known@example.com"]?.0 == .badRequest)
+            #expect(last["known@example.com"]?.0 == last["unknown@example.com"]?.0)
+            #expect(last["known@example.com"]?.1 == last["unknown@example.com"]?.1)
         }
     }
 

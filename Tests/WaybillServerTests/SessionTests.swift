@@ -149,7 +149,7 @@ struct SessionTests {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("target@example.com")
             let policy = LoginThrottlePolicy.perAccount
-            for _ in 0..<(policy.freeFailures + 1) {
+            for _ in 0..<policy.freeFailures {
                 let reply = try await server.send(.POST, "/auth/login", json: ["email": "target@example.com", "password": "wrong-password"])
                 #expect(reply.status == .unauthorized)
             }

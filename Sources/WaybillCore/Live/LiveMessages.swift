@@ -211,6 +211,15 @@ public enum LiveCommand: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case type, topic, since }
 
+    /// The `since` a client may send: event ids are positive and stay below 2^53 (what JavaScript
+    /// numbers hold exactly). Anything else is answered `invalid_since`, never used in arithmetic.
+    public static let validSince: ClosedRange<Int64> = 0...(Int64(1) << 53 - 1)
+
+    /// Whether a subscription's `since` may be used.
+    public static func isValidSince(_ since: Int64?) -> Bool {
+        since.map(validSince.contains) ?? true
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch try c.decode(String.self, forKey: .type) {

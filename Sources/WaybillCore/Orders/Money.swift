@@ -1,3 +1,5 @@
+import Foundation
+
 /// An amount of money in minor units (centimes, cents) of an ISO 4217 currency. Never a
 /// floating-point number: prices are added, multiplied by whole percentages and rounded with
 /// integer arithmetic only.
@@ -10,10 +12,23 @@ public struct Money: Sendable, Hashable, Codable, CustomStringConvertible {
         self.currency = currency
     }
 
+    /// Minor units (cents) from an amount a person typed ("12.5", "12,50", "0.005"), rounded half
+    /// away from zero to the cent, never truncated; nil unless it is a number from 0 to `maximum`.
+    public static func minorUnits(fromText raw: String, maximum: Decimal) -> Int? {
+        let text = raw.replacingOccurrences(of: ",", with: ".").trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.count <= 32, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              text.filter({ $0 == "." }).count <= 1,
+              let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), value >= 0, value <= maximum else { return nil }
+        var scaled = value * 100
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &scaled, 0, .plain)
+        return Int(exactly: NSDecimalNumber(decimal: rounded).int64Value)
+    }
+
     /// "CHF 12.50" (two minor digits, the usual case for the currencies Waybill offers).
     public var description: String {
         let sign = amount < 0 ? "-" : ""
-        let units = abs(amount) / 100, cents = abs(amount) % 100
+        let units = amount.magnitude / 100, cents = amount.magnitude % 100
         return "\(currency) \(sign)\(units).\(cents < 10 ? "0" : "")\(cents)"
     }
 

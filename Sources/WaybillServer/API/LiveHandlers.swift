@@ -66,7 +66,7 @@ extension APIHandler {
 
     func getPublicTracking(_ input: Operations.GetPublicTracking.Input) async throws -> Operations.GetPublicTracking.Output {
         let req = try request
-        let view = try await tracking.publicView(token: input.path.token, clientAddress: req.remoteAddress?.ipAddress ?? "unknown")
+        let view = try await tracking.publicView(token: input.path.token, clientAddress: req.clientAddress)
         return .ok(.init(body: .json(S.PublicTracking(
             status: S.OrderStatus(rawValue: view.order.status.rawValue)!,
             timeline: view.timeline.map { S.PublicTrackingStage(status: S.OrderStatus(rawValue: $0.status.rawValue)!, at: Self.date($0.at)) },
@@ -81,7 +81,8 @@ extension APIHandler {
         let me: Principal? = req.headers.bearerAuthorization == nil ? nil : try await principal()
         var trackingToken: String?
         if case .json(let body)? = input.body { trackingToken = body.trackingToken }
-        let issued = try await LiveTickets.issue(for: me, trackingToken: trackingToken, app: req.application, db: req.db)
+        let issued = try await LiveTickets.issue(for: me, trackingToken: trackingToken, clientAddress: req.clientAddress,
+                                                 app: req.application, db: req.db)
         let socketBase = req.application.waybill.config.liveSocketBase
         return .created(.init(body: .json(S.LiveTicket(
             ticket: issued.ticket, url: socketBase + "/api/v1/live?ticket=" + issued.ticket, expiresAt: Self.date(issued.expiresAt)))))

@@ -326,7 +326,7 @@ extension APIHandler {
 
     static func order(_ record: OrderRecord) throws -> S.Order {
         let o = record.order
-        let staffView = record.capacities.contains(.manager) || record.capacities.contains(.assignee)
+        let details = PartyDetails.visible(to: record.capacities)
         let recipient = try o.recipient
         let signature = record.files.first { $0.kind == .signature }
         let proof: S.Proof? = signature.flatMap { signature in
@@ -339,11 +339,12 @@ extension APIHandler {
         return S.Order(
             id: o.id!.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
-            customer: person(record.customer, withEmail: staffView || record.capacities.contains(.owner)),
-            driver: record.driver.map { person($0, withEmail: record.capacities.contains(.manager)) },
+            customer: person(record.customer, withEmail: details.customerEmail),
+            driver: record.driver.map { person($0, withEmail: details.driverEmail) },
             pickup: address(try o.pickup), dropoff: address(try o.dropoff),
             weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
-            recipient: S.Recipient(name: recipient.name, email: recipient.email, phone: recipient.phone),
+            recipient: S.Recipient(name: recipient.name, email: details.recipientEmail ? recipient.email : nil,
+                                   phone: details.recipientPhone ? recipient.phone : nil),
             notes: o.notes, requireRecipientCode: o.requireRecipientCode,
             price: money(o.price), distanceKm: o.distanceMeters.map { Double(($0 + 50) / 100) / 10 },
             breakdown: full ? try o.breakdown.map(priceLine) : nil,

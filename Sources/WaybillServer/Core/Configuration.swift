@@ -1,6 +1,7 @@
 import Foundation
 import Vapor
 import Crypto
+import WaybillCore
 
 /// Everything Waybill reads from its environment, read here and nowhere else.
 ///
@@ -18,6 +19,12 @@ import Crypto
 /// | `DATABASE_POOL_SIZE` | PostgreSQL connections per event loop (one loop per core), default 4 |
 /// | `ETA_AVERAGE_SPEED_KMH` | average door-to-door speed for arrival estimates (default 25) |
 /// | `APNS_*`, `FCM_*`, `VAPID_*` | push notifications: see `PushSettings` |
+/// | `TRUSTED_PROXIES` | reverse proxies (CIDR list) whose forwarding headers name the client |
+/// | `LIVE_MAX_SOCKETS_PER_ACCOUNT`, `LIVE_MAX_SOCKETS_PER_ADDRESS`, `LIVE_PUBLIC_TICKETS_PER_MINUTE` | live channel limits |
+/// | `HTTP_IDLE_TIMEOUT_SECONDS` | silent connections (slow headers included) are closed after this |
+/// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour |
+/// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
+/// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
     public enum DatabaseTarget: Sendable, Equatable {
         case sqlite(path: String)
@@ -58,6 +65,19 @@ public struct WaybillConfig: Sendable {
     public var displayTimeZone = TimeZone(identifier: "Europe/Zurich") ?? .gmt
     /// Folder of third-party files for the web app (Leaflet, from scripts/setup-assets).
     public var vendorAssetsPath = "Public/vendor"
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` name the client (`TRUSTED_PROXIES`).
+    public var trustedProxies: [CIDR] = []
+    /// Live connections one account may hold open in one process, and one client address.
+    public var liveMaxSocketsPerAccount = 20
+    public var liveMaxSocketsPerAddress = 200
+    /// Live tickets for tracking links per client address and minute.
+    public var livePublicTicketsPerMinute = 20
+    /// Seconds a connection may stay silent (half-sent headers included) before it is closed.
+    public var httpIdleTimeoutSeconds = 30
+    /// Orders one customer may place per hour.
+    public var ordersPerCustomerPerHour = 30
+    /// Minutes a web session may go unused before it ends.
+    public var webSessionIdleMinutes = 12 * 60
 
     /// `PUBLIC_URL` as a WebSocket origin (`wss://` under https): where the live channel is opened.
     var liveSocketBase: String {
@@ -173,6 +193,30 @@ public struct WaybillConfig: Sendable {
             config.displayTimeZone = zone
         }
         if let raw = value("VENDOR_ASSETS_PATH") { config.vendorAssetsPath = raw }
+        if let raw = value("TRUSTED_PROXIES") {
+            switch CIDR.parseList(raw) {
+            case .success(let blocks): config.trustedProxies = blocks
+            case .failure(let bad):
+                throw ConfigurationError("TRUSTED_PROXIES must list addresses or CIDR blocks (10.0.0.0/8, ::1), separated by commas; `\(bad.text)` is neither.")
+            }
+        }
+        func number(_ name: String, _ range: ClosedRange<Int>, _ meaning: String) throws -> Int? {
+            guard let raw = value(name) else { return nil }
+            guard let parsed = Int(raw), range.contains(parsed) else {
+                throw ConfigurationError("\(name) must be \(meaning) from \(range.lowerBound) to \(range.upperBound).")
+            }
+            return parsed
+        }
+        if let n = try number("LIVE_MAX_SOCKETS_PER_ACCOUNT", 1...10_000, "a number of connections") { config.liveMaxSocketsPerAccount = n }
+        if let n = try number("LIVE_MAX_SOCKETS_PER_ADDRESS", 1...1_000_000, "a number of connections") { config.liveMaxSocketsPerAddress = n }
+        if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...100_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
+        if let n = try number("HTTP_IDLE_TIMEOUT_SECONDS", 1...3_600, "a number of seconds") { config.httpIdleTimeoutSeconds = n }
+        if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
+        if let n = try number("WEB_SESSION_IDLE_MINUTES", 5...525_600, "a number of minutes") { config.webSessionIdleMinutes = n }
+        // Mail to the log in production would put reset codes in the log: only when asked for.
+        if isProduction, smtp == nil, value("MAIL_TO_LOG") != "1" {
+            throw ConfigurationError("SMTP_URL is required in production (mail carries sign-up and reset codes). To write mail to the log instead, set MAIL_TO_LOG=1.")
+        }
         config.push = try PushSettings.fromEnvironment(env)
         if let key = value("STRIPE_SECRET_KEY") {
             let base = value("STRIPE_API_BASE") ?? "https://api.stripe.com"

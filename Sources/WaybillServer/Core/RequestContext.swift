@@ -1,4 +1,5 @@
 import Vapor
+import WaybillCore
 
 /// The Vapor request a generated API handler is serving. Handlers implement the generated
 /// `APIProtocol` and never see Vapor's `Request`; this task-local, set by `RequestContextMiddleware`
@@ -23,8 +24,13 @@ struct RequestContextMiddleware: AsyncMiddleware {
 }
 
 extension Request {
-    /// The client's address as the socket saw it. `X-Forwarded-For` is ignored: anyone can send it.
+    /// The client's address: the socket's peer, or, when that peer is one of `TRUSTED_PROXIES`, the
+    /// address the proxies' `Forwarded` / `X-Forwarded-For` name (anyone else's are ignored).
     var clientAddress: String {
-        remoteAddress?.ipAddress ?? "unknown"
+        let trusted = application.waybill.config.trustedProxies
+        let peer = remoteAddress?.ipAddress
+        guard !trusted.isEmpty else { return peer ?? "unknown" }
+        return ClientAddressPolicy.resolve(peer: peer, forwarded: headers[.forwarded], forwardedFor: headers[.xForwardedFor],
+                                           trusted: trusted)
     }
 }

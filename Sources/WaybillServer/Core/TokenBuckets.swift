@@ -14,6 +14,16 @@ final class TokenBuckets: Sendable {
         self.burst = burst
     }
 
+    /// Gives back a token taken for something that turned out not to count (a tracking link that
+    /// exists: only misses count, but they are counted before the look-up).
+    func giveBack(_ key: String) {
+        buckets.withLockedValue { buckets in
+            guard var bucket = buckets[key] else { return }
+            bucket.tokens = min(burst, bucket.tokens + 1)
+            buckets[key] = bucket
+        }
+    }
+
     /// Takes one token for `key`. Returns nil if allowed, else the seconds until a token is back.
     func take(_ key: String, now: Double = Date().timeIntervalSince1970) -> Int? {
         buckets.withLockedValue { buckets in

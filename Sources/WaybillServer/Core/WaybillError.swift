@@ -49,6 +49,9 @@ public struct WaybillError: Error, Sendable {
         WaybillError(.badRequest, "invalid_parameter", "A query parameter is malformed or out of range.", fields: [field: reason])
     }
 
+    static let tooManyConnections = WaybillError(.tooManyRequests, "too_many_connections",
+                                                 "Too many live connections are open for this account or address; close one first.", retryAfter: 5)
+
     public static func tooManyRequests(retryAfter seconds: Int, _ message: String = "Too many attempts. Try again later.") -> WaybillError {
         WaybillError(.tooManyRequests, "rate_limited", message, retryAfter: max(1, seconds))
     }

@@ -173,7 +173,8 @@ final class LiveFeed: Sendable {
             .orderBy("id").limit(limit).all())
         let oldest = try await sql.raw("SELECT MIN(id) AS id FROM live_events").first()
         let oldestID = try oldest.flatMap { try $0.decodeNil(column: "id") ? nil : $0.decode(column: "id", as: Int64.self) }
-        let pruned = oldestID.map { since + 1 < $0 } ?? false
+        // Written without `since + 1`: `since` comes from the client and may be Int64.max.
+        let pruned = oldestID.map { since < $0 - 1 } ?? false
         return (rows, rows.count < limit && !pruned)
     }
 

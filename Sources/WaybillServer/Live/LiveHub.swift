@@ -25,8 +25,35 @@ final class LiveHub: Sendable {
 
     init(logger: Logger) { self.logger = logger }
 
-    func add(_ connection: LiveConnection) {
-        connections.withLockedValue { $0[ObjectIdentifier(connection)] = connection }
+    /// Open connections allowed in this process per account and per client address.
+    struct Limits: Sendable {
+        var perAccount: Int
+        var perAddress: Int
+    }
+
+    /// Whether one more connection for this account and address stays within `limits`.
+    func hasRoom(account: UUID?, address: String, _ limits: Limits) -> Bool {
+        connections.withLockedValue { Self.hasRoom(in: $0, account: account, address: address, limits) }
+    }
+
+    private static func hasRoom(in connections: [ObjectIdentifier: LiveConnection], account: UUID?, address: String, _ limits: Limits) -> Bool {
+        var sameAccount = 0, sameAddress = 0
+        for connection in connections.values {
+            if account != nil, connection.identity.userID == account { sameAccount += 1 }
+            if connection.clientAddress == address { sameAddress += 1 }
+        }
+        return sameAccount < limits.perAccount && sameAddress < limits.perAddress
+    }
+
+    /// Adds a connection if it stays within `limits` (checked and added under one lock).
+    func add(_ connection: LiveConnection, _ limits: Limits? = nil) -> Bool {
+        connections.withLockedValue { connections in
+            if let limits, !Self.hasRoom(in: connections, account: connection.identity.userID, address: connection.clientAddress, limits) {
+                return false
+            }
+            connections[ObjectIdentifier(connection)] = connection
+            return true
+        }
     }
 
     func remove(_ connection: LiveConnection) {
@@ -82,6 +109,10 @@ final class LiveHub: Sendable {
                 return connection.identity.sessionID != except
             } }
             for connection in ended { connection.close(code: .policyViolation, reason: "session_ended") }
+        case LiveRow.accessChanged:
+            guard let user = data["user"].flatMap(UUID.init(uuidString:)) else { return }
+            let changed = connections.withLockedValue { $0.values.filter { $0.identity.userID == user } }
+            for connection in changed { connection.close(code: .policyViolation, reason: "access_changed") }
         case LiveRow.trackingChanged:
             let current = data["token"] ?? ""
             let subscribers = topics.withLockedValue { $0[row.topic].map { Array($0.values) } } ?? []
@@ -101,6 +132,12 @@ final class LiveRenderer {
     init(row: LiveRow) { self.row = row }
 
     enum Outcome { case send(String), skip, revoke }
+
+    /// The driver a status event assigns the order to, if it is one that names a driver.
+    var assignedDriver: UUID? {
+        if case .status(let status)? = payload { return status.driverId }
+        return nil
+    }
 
     func render(label: String, audience: LiveAudience) -> Outcome {
         switch audience {
@@ -203,9 +240,13 @@ final class LiveConnection: Sendable {
         var closed = false
     }
 
-    init(identity: LiveIdentity, socket: WebSocket) {
+    /// The client's address when it connected (for per-address limits and guess budgets).
+    let clientAddress: String
+
+    init(identity: LiveIdentity, socket: WebSocket, clientAddress: String) {
         self.identity = identity
         self.socket = socket
+        self.clientAddress = clientAddress
     }
 
     var storedTopics: [String] { state.withLockedValue { Array($0.subscriptions.keys) } }
@@ -224,15 +265,24 @@ final class LiveConnection: Sendable {
         state.withLockedValue { state in
             guard var subscription = state.subscriptions[topic] else { return }
             var lastID = Int64.min
+            // A driver replaying an order's history sees the periods it was theirs: an earlier
+            // driver's assignment hides what followed until the order came back to this one,
+            // and only the newest assignment decides whether the subscription stays.
+            var foreign = false
             for row in rows + (subscription.waiting ?? []) where row.id > lastID {
                 lastID = row.id
-                switch LiveRenderer(row: row).render(label: subscription.label, audience: subscription.audience) {
-                case .send(let text): write(text, state: &state)
+                // The hub's own control rows (ended sessions, changed tracking links) are never sent.
+                if row.isControl { continue }
+                let renderer = LiveRenderer(row: row)
+                switch renderer.render(label: subscription.label, audience: subscription.audience) {
+                case .send(let text):
+                    if case .assignee(let driver) = subscription.audience, renderer.assignedDriver == driver { foreign = false }
+                    if !foreign { write(text, state: &state) }
                 case .skip: break
-                case .revoke: revoked = true
+                case .revoke: foreign = true
                 }
-                if revoked { break }
             }
+            revoked = foreign
             subscription.waiting = nil
             state.subscriptions[topic] = subscription
         }
@@ -333,7 +383,12 @@ final class LiveConnection: Sendable {
             return state.closed
         }
         guard !alreadyClosed else { return }
-        let message = reason == "session_ended" ? "The session has ended; sign in again." : "The server is stopping; reconnect."
+        let message = switch reason {
+        case "session_ended": "The session has ended; sign in again."
+        case "access_changed": "What this account may see has changed; reconnect."
+        case "too_many_connections": "Too many live connections are open for this account or address."
+        default: "The server is stopping; reconnect."
+        }
         if let data = try? JSONEncoder().encode(LiveReply.error(code: reason, message: message, topic: nil)) {
             socket.send(String(decoding: data, as: UTF8.self))
         }

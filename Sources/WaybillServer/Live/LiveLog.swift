@@ -15,6 +15,8 @@ struct LiveRow: Sendable, Codable, Equatable {
     /// Types the hub acts on itself and never forwards to a client.
     static let sessionEnded = "_session_ended"
     static let trackingChanged = "_tracking_changed"
+    /// An account's role changed: its open connections close, and reconnect with what it may see now.
+    static let accessChanged = "_access_changed"
     var isControl: Bool { type.hasPrefix("_") }
 }
 

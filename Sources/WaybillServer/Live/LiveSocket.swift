@@ -2,6 +2,8 @@ import Fluent
 import Foundation
 import SQLKit
 import Vapor
+import NIOHTTP1
+import NIOWebSocket
 import WaybillCore
 
 /// Single-use tickets that open the live channel. An app asks for one with its access token over
@@ -15,13 +17,17 @@ enum LiveTickets {
         var expiresAt: Int64
     }
 
-    static func issue(for principal: Principal?, trackingToken: String?, app: Application, db: any Database) async throws -> Issued {
+    static func issue(for principal: Principal?, trackingToken: String?, clientAddress: String, app: Application,
+                      db: any Database) async throws -> Issued {
         if principal == nil {
-            // Without an account, only the viewer of a tracking link that works gets a ticket.
-            guard let token = trackingToken, Tracking.isWellFormedToken(token),
-                  try await Order.query(on: db).filter(\.$trackingToken == token).count() == 1 else {
-                throw trackingToken == nil ? WaybillError.unauthenticated : WaybillError.notFound
+            // Without an account, only the viewer of a tracking link that works gets a ticket: a few
+            // a minute per address (each is a write), and unknown links count as guesses.
+            guard let token = trackingToken else { throw WaybillError.unauthenticated }
+            let services = app.waybill
+            if let wait = services.publicTicketLimiter.take(clientAddress) {
+                throw WaybillError.tooManyRequests(retryAfter: wait)
             }
+            _ = try await Tracking.lookUp(token: token, clientAddress: clientAddress, services: services, db: db)
         }
         let ticket = TokenService.newRefreshToken()
         let expiresAt = UnixTime.nowMillis + lifetimeMillis
@@ -90,21 +96,40 @@ enum LiveSocket {
                 throw WaybillError(.badRequest, "websocket_required", "This endpoint speaks WebSocket only.")
             }
             let app = req.application
-            let shouldUpgrade: @Sendable (Request) -> EventLoopFuture<HTTPHeaders?> = { $0.eventLoop.makeSucceededFuture([:]) }
-            return req.webSocket(maxFrameSize: WebSocketMaxFrameSize(integerLiteral: 16 * 1024), shouldUpgrade: shouldUpgrade) { _, socket in
+            let hub = app.waybill.live
+            // Open connections per account and per address are limited: refused before the upgrade,
+            // and checked again as the connection joins the hub (two upgrades may race past the first).
+            let address = req.clientAddress
+            let limits = LiveHub.Limits(perAccount: config.liveMaxSocketsPerAccount, perAddress: config.liveMaxSocketsPerAddress)
+            guard hub.hasRoom(account: identity.userID, address: address, limits) else {
+                throw WaybillError.tooManyConnections
+            }
+            let pingSeconds = Int64(max(1, min(25, config.httpIdleTimeoutSeconds / 2)))
+            let response = Response(status: .switchingProtocols)
+            response.upgrader = BoundedWebSocketUpgrader { socket in
                 // On the socket's event loop: handlers are in place before the first frame is read.
-                let hub = app.waybill.live
-                let connection = LiveConnection(identity: identity, socket: socket)
-                hub.add(connection)
-                socket.pingInterval = .seconds(25)
+                let connection = LiveConnection(identity: identity, socket: socket, clientAddress: address)
+                guard hub.add(connection, limits) else {
+                    connection.close(code: .policyViolation, reason: "too_many_connections")
+                    return
+                }
+                // Pings keep a quiet connection inside the server's idle timeout.
+                socket.pingInterval = .seconds(pingSeconds)
                 let (commands, input) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
                 socket.onText { _, text in input.yield(text) }
                 socket.onBinary { _, _ in input.yield("") }
                 socket.onClose.whenComplete { _ in input.finish() }
                 Task { await serve(commands, connection: connection, app: app) }
             }
+            return response
         }
     }
+
+    /// The live channel's limits on what a client sends: 16 KB a frame and 64 KB a message, however
+    /// many continuation frames it is cut into (past that the connection closes with 1009 and what
+    /// was gathered is freed). Vapor's own upgrader gathers messages without a bound.
+    static let maxFrameSize = 16 * 1024
+    static let maxMessageSize = 64 * 1024
 
     /// Runs one connection: commands are handled one at a time, in the order they came.
     static func serve(_ commands: AsyncStream<String>, connection: LiveConnection, app: Application) async {
@@ -139,6 +164,9 @@ struct LiveSession {
             connection.reply(.unsubscribed(topic: label))
         case .subscribe(let label, let since):
             do {
+                guard LiveCommand.isValidSince(since) else {
+                    throw WaybillError(.badRequest, "invalid_since", "since is the id of an event you received: a whole number from 0 to 2^53-1.")
+                }
                 let topic = try await resolve(label)
                 if !connection.isSubscribed(topic.stored), connection.subscriptionCount >= LiveConnection.maxSubscriptions {
                     throw WaybillError(.tooManyRequests, "too_many_subscriptions", "At most \(LiveConnection.maxSubscriptions) topics per connection.")
@@ -179,9 +207,8 @@ struct LiveSession {
         switch topic {
         case .tracking(let token):
             if let allowed = identity.trackingToken, allowed != token { throw WaybillError.notFound }
-            guard Tracking.isWellFormedToken(token), let order = try await Order.query(on: db).filter(\.$trackingToken == token).first() else {
-                throw WaybillError.notFound
-            }
+            // Guesses over the socket count against the address like guesses over HTTP.
+            let order = try await Tracking.lookUp(token: token, clientAddress: connection.clientAddress, services: app.waybill, db: db)
             return Resolved(stored: LiveLog.orderTopic(order.id!), audience: .publicLink(token))
         case .order(let id):
             guard let userID = identity.userID, let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
@@ -195,5 +222,28 @@ struct LiveSession {
             guard let userID = identity.userID else { throw WaybillError.forbidden }
             return Resolved(stored: LiveLog.userTopic(userID), audience: .full)
         }
+    }
+}
+
+/// Upgrades to a WebSocket whose messages are bounded (see `LiveSocket.maxMessageSize`).
+struct BoundedWebSocketUpgrader: Upgrader {
+    let onUpgrade: @Sendable (WebSocket) -> Void
+
+    init(onUpgrade: @escaping @Sendable (WebSocket) -> Void) {
+        self.onUpgrade = onUpgrade
+    }
+
+    func applyUpgrade(req: Request, res: Response) -> any HTTPServerProtocolUpgrader {
+        var configuration = WebSocket.Configuration()
+        configuration.maxAccumulatedFrameSize = LiveSocket.maxMessageSize
+        configuration.maxAccumulatedFrameCount = LiveSocket.maxMessageSize / 64
+        // Fragments smaller than this (but the last) are a way to burn CPU, not to send a command.
+        configuration.minNonFinalFragmentSize = 64
+        let onUpgrade = self.onUpgrade
+        return NIOWebSocketServerUpgrader(maxFrameSize: LiveSocket.maxFrameSize, automaticErrorHandling: true,
+                                          shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture([:]) },
+                                          upgradePipelineHandler: { channel, _ in
+            WebSocket.server(on: channel, config: configuration, onUpgrade: onUpgrade)
+        })
     }
 }

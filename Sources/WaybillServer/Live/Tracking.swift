@@ -311,15 +311,25 @@ struct Tracking {
         var eta: ArrivalEstimate?
     }
 
+    /// The order behind a tracking link, for someone without an account. Every look-up takes a
+    /// token from the address's miss budget *before* the database is asked, and a hit gives it
+    /// back: so an address that has guessed too often is refused whatever it asks next, and parallel
+    /// guesses cannot outrun the count. 404 for unknown links, 429 once the budget is spent.
+    static func lookUp(token: String, clientAddress: String, services: WaybillServices, db: any Database) async throws -> Order {
+        if let wait = services.trackingMissLimiter.take(clientAddress) {
+            throw WaybillError.tooManyRequests(retryAfter: wait)
+        }
+        guard isWellFormedToken(token), let order = try await Order.query(on: db).filter(\.$trackingToken == token).first() else {
+            throw WaybillError.notFound
+        }
+        services.trackingMissLimiter.giveBack(clientAddress)
+        return order
+    }
+
     /// What anyone holding the link sees: status, the stages with their times, the ETA and, while
     /// the parcel is on its way, where the driver is, with the driver's first name. Nothing else.
     func publicView(token: String, clientAddress: String) async throws -> PublicView {
-        guard Self.isWellFormedToken(token), let order = try await Order.query(on: db).filter(\.$trackingToken == token).first() else {
-            if let wait = services.trackingMissLimiter.take(clientAddress) {
-                throw WaybillError.tooManyRequests(retryAfter: wait)
-            }
-            throw WaybillError.notFound
-        }
+        let order = try await Self.lookUp(token: token, clientAddress: clientAddress, services: services, db: db)
         let events = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).sort(\.$id).all()
         var view = PublicView(order: order, timeline: events.compactMap { event in event.status.map { ($0, event.at) } })
         if let driverID = order.driverID, [.accepted, .inTransit, .delivered].contains(order.status) {

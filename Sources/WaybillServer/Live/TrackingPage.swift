@@ -20,7 +20,7 @@ struct TrackingPage: RouteCollection {
         let token = req.parameters.get("token") ?? ""
         let view: Tracking.PublicView
         do {
-            view = try await Tracking(request: req).publicView(token: token, clientAddress: req.remoteAddress?.ipAddress ?? "unknown")
+            view = try await Tracking(request: req).publicView(token: token, clientAddress: req.clientAddress)
         } catch let error as WaybillError where error.status == .notFound {
             return Self.html(status: .notFound, title: "Tracking link not found", body: """
                 <h1>Tracking link not found</h1><p>This link does not exist or was withdrawn by the sender.</p>

@@ -61,6 +61,8 @@ final class Session: Model, @unchecked Sendable {
     /// A web app session's cookie secret, hashed (005_web); nil for app sessions.
     @OptionalField(key: "web_token_hash") var webTokenHash: String?
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    /// Web sessions: when last used, Unix ms (006); refreshed at most every few minutes.
+    @OptionalField(key: "last_used_at") var lastUsedAt: Int64?
 
     init() {}
     init(id: UUID? = nil, userID: UUID) {

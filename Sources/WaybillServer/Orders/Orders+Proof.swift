@@ -130,6 +130,9 @@ extension Orders {
         let name = try await store.save(image.bytes, extension: image.format.fileExtension)
         do {
             return try await transaction { db in
+                // Parallel uploads queue on the order's row (PostgreSQL; SQLite's writes are
+                // serialised already), so the count below cannot be read twice before an insert.
+                try await Self.lockOrderRow(id, on: db)
                 let count = try await OrderFile.query(on: db).filter(\.$orderID == id).filter(\.$kind == .parcelPhoto).count()
                 guard count < UploadLimits.photosPerOrder else {
                     throw WaybillError(.conflict, "too_many_photos", "An order has at most \(UploadLimits.photosPerOrder) photos.")
@@ -143,6 +146,36 @@ extension Orders {
             await store.delete(name)
             throw error
         }
+    }
+
+    /// Holds the order's row until the transaction ends (PostgreSQL's `FOR UPDATE`; on SQLite the
+    /// write lock already serialises writers).
+    static func lockOrderRow(_ id: UUID, on db: any Database) async throws {
+        guard let sql = db as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
+        try await sql.raw("SELECT id FROM orders WHERE id = \(bind: id) FOR UPDATE").run()
+    }
+
+    /// How long a checkout may stay unpaid before the customer's photos of it are deleted.
+    static let abandonedPhotoMillis: Int64 = 24 * 3_600_000
+
+    /// Deletes the photos of orders whose checkout was never paid within a day: pictures of
+    /// parcels that were never sent are not kept. Returns how many were deleted.
+    @discardableResult
+    func deleteAbandonedPhotos(now: Int64 = UnixTime.nowMillis) async throws -> Int {
+        let cutoff = now - Self.abandonedPhotoMillis
+        let abandoned = try await Order.query(on: db).filter(\.$status == .awaitingPayment).filter(\.$createdAt < cutoff)
+            .field(\.$id).limit(500).all().compactMap(\.id)
+        guard !abandoned.isEmpty else { return 0 }
+        let names = try await transaction { db -> [String] in
+            let files = try await OrderFile.query(on: db).filter(\.$orderID ~~ abandoned).filter(\.$kind == .parcelPhoto).all()
+            guard !files.isEmpty else { return [] }
+            try await OrderFile.query(on: db).filter(\.$id ~~ files.compactMap(\.id)).delete()
+            return files.map(\.storageName)
+        }
+        // The rows are gone first: a crash here leaves an unreferenced file, never a row without one.
+        for name in names { await services.files.delete(name) }
+        if !names.isEmpty { logger.info("Deleted \(names.count) photos of checkouts abandoned for a day") }
+        return names.count
     }
 
     func file(orderID: UUID, fileID: UUID, for principal: Principal) async throws -> (OrderFile, Data) {

@@ -115,6 +115,14 @@ struct Orders {
         if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
             return try await created(existing)
         }
+        // Each order mails every manager and may open a checkout: a budget per customer and hour.
+        let budgetKey = "orders:cust:" + principal.userID.uuidString
+        let limit = services.config.ordersPerCustomerPerHour
+        if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
+            throw WaybillError(.tooManyRequests, "too_many_orders",
+                               "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
+                               retryAfter: Int(clamping: wait))
+        }
         let tariffRecord = try await currentTariff()
         let tariff = try tariffRecord.tariff
         let valid = try request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany,

@@ -24,7 +24,7 @@ struct PaymentPages: RouteCollection {
             try await orders.settleCheckout(state)
             if let id = state.orderID.flatMap(UUID.init(uuidString:)), let order = try await Order.find(id, on: req.db) {
                 // Back in the web app: the delivery's page, if this browser is signed in as someone who may see it.
-                if let cookie = req.cookies[WebContext.sessionCookie]?.string,
+                if let cookie = req.cookies[WebContext.sessionCookie(req)]?.string,
                    let principal = try? await Accounts(request: req).authenticate(webCookie: cookie),
                    (try? await orders.visibleOrder(id, to: principal)) != nil {
                     return req.redirect(to: "/orders/\(id.uuidString)?paid=1", redirectType: .normal)

@@ -156,7 +156,10 @@ enum StripeSignature {
             if pair[0] == "v1", let bytes = hexBytes(pair[1]) { signatures.append(bytes) }
         }
         guard let timestamp, !signatures.isEmpty else { throw .malformed }
-        guard abs(now - timestamp) <= tolerance else { throw .stale }
+        // `t` is the sender's: the difference may not fit in 64 bits (t = Int64.min), so it is
+        // computed with its overflow reported, never trapped on.
+        let (age, overflow) = now.subtractingReportingOverflow(timestamp)
+        guard !overflow, age.magnitude <= UInt64(tolerance) else { throw .stale }
         var signed = Array("\(timestamp).".utf8)
         signed.append(contentsOf: payload)
         let expected = Array(HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8))))

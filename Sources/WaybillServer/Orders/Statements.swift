@@ -13,30 +13,32 @@ struct Statement: Sendable {
 }
 
 extension Orders {
-    /// `YYYY-MM` → the month's bounds in Unix milliseconds (UTC).
-    static func monthBounds(_ month: String) -> (Int64, Int64)? {
+    /// `YYYY-MM` → the month's bounds in Unix milliseconds, in `zone` (the display time zone: an
+    /// order placed at 00:30 on the 1st in Zurich belongs to that month, as every page shows it).
+    static func monthBounds(_ month: String, in zone: TimeZone) -> (Int64, Int64)? {
         let parts = month.split(separator: "-")
         guard parts.count == 2, parts[0].count == 4, parts[1].count == 2,
               let year = Int(parts[0]), let monthNumber = Int(parts[1]), (1...12).contains(monthNumber), (2000...9999).contains(year)
         else { return nil }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = zone
         guard let start = calendar.date(from: DateComponents(year: year, month: monthNumber, day: 1)),
               let end = calendar.date(byAdding: .month, value: 1, to: start) else { return nil }
         return (Int64(start.timeIntervalSince1970 * 1000), Int64(end.timeIntervalSince1970 * 1000))
     }
 
-    static func currentMonth() -> String {
+    static func currentMonth(in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month], from: Date())
         return String(format: "%04d-%02d", parts.year!, parts.month!)
     }
 
     /// Company customers: their own statement. Managers: every company's (or one customer's).
     func statements(month: String?, customerID: UUID?, for principal: Principal) async throws -> [Statement] {
-        let month = month ?? Self.currentMonth()
-        guard let (start, end) = Self.monthBounds(month) else { throw WaybillError.invalidParameter("month") }
+        let zone = services.config.displayTimeZone
+        let month = month ?? Self.currentMonth(in: zone)
+        guard let (start, end) = Self.monthBounds(month, in: zone) else { throw WaybillError.invalidParameter("month") }
         let query = Order.query(on: db)
             .filter(\.$paymentMethod == .invoice)
             .filter(\.$createdAt >= start).filter(\.$createdAt < end)
@@ -66,7 +68,8 @@ extension Orders {
     }
 
     func statement(customerID: UUID, month: String) async throws -> Statement {
-        guard let customer = try await User.find(customerID, on: db), let (start, end) = Self.monthBounds(month) else {
+        guard let customer = try await User.find(customerID, on: db),
+              let (start, end) = Self.monthBounds(month, in: services.config.displayTimeZone) else {
             throw WaybillError.notFound
         }
         let orders = try await Order.query(on: db)

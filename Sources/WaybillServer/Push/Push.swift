@@ -65,8 +65,16 @@ final class PushService: Sendable {
         var senders: [PushPlatform: any PushSender] = [:]
         if let apns = settings.apns { senders[.apns] = APNsSender(settings: apns, httpClient: httpClient, logger: logger) }
         if let fcm = settings.fcm { senders[.fcm] = FCMSender(settings: fcm, httpClient: httpClient, logger: logger) }
-        if let vapid = settings.vapid { senders[.webPush] = WebPushSender(settings: vapid, httpClient: httpClient, logger: logger) }
+        if let vapid = settings.vapid {
+            let check = PushAddressGuard(configuration: PushService.clientConfiguration)
+            senders[.webPush] = WebPushSender(settings: vapid, httpClient: httpClient, logger: logger, addressGuard: check)
+        }
         self.init(senders: senders, vapidPublicKey: settings.vapid?.publicKeyBase64URL, logger: logger)
+    }
+
+    /// Every push client's settings: redirects refused, bounded waits.
+    static var clientConfiguration: HTTPClient.Configuration {
+        .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(20)))
     }
 
     /// For tests and for callers that build their own senders.

@@ -10,12 +10,17 @@ struct WebPushSender: PushSender {
     let httpClient: HTTPClient
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Resolves and checks each endpoint's host, and connects to the checked address. Nil only in
+    /// tests that push to a local service through `httpClient`.
+    let addressGuard: PushAddressGuard?
 
-    init(settings: VAPIDSettings, httpClient: HTTPClient, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(settings: VAPIDSettings, httpClient: HTTPClient, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+         addressGuard: PushAddressGuard?) {
         self.settings = settings
         self.httpClient = httpClient
         self.logger = logger
         self.now = now
+        self.addressGuard = addressGuard
     }
 
     /// `token` is the browser's `PushSubscription` as JSON.
@@ -45,8 +50,27 @@ struct WebPushSender: PushSender {
         let host = subscription.endpoint.host ?? "?"
         let response: PushHTTP.Response
         do {
-            response = try await PushHTTP.post(httpClient, url: subscription.endpoint.absoluteString, headers: headers,
-                                                body: Data(body), logger: logger)
+            var client = httpClient
+            var ownClient: HTTPClient?
+            if let addressGuard {
+                do {
+                    let address = try await addressGuard.checkedAddress(for: host)
+                    client = addressGuard.client(for: host, address: address, group: httpClient.eventLoopGroup)
+                    ownClient = client
+                } catch let refusal as PushAddressGuard.Refusal {
+                    // Never deliverable: the device row goes.
+                    logger.warning("Web Push endpoint refused: \(host) resolves to \(refusal)")
+                    return .gone
+                }
+            }
+            do {
+                response = try await PushHTTP.post(client, url: subscription.endpoint.absoluteString, headers: headers,
+                                                    body: Data(body), logger: logger)
+            } catch {
+                try? await ownClient?.shutdown()
+                throw error
+            }
+            try? await ownClient?.shutdown()
         } catch {
             logger.warning("Web Push to \(host) failed: \(error)")
             return .retry("network: \(error)")

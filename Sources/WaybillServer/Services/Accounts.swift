@@ -53,6 +53,23 @@ struct Accounts {
         return try await app.writeLock.withLock { try await body(throttle) }
     }
 
+    /// Counts one password attempt against each key before the password is compared. When any key
+    /// says wait, nothing is counted (the transaction rolls back) and the answer is 429 with the wait.
+    private func reserveAttempt(_ keys: [(String, LoginThrottlePolicy)], _ message: String) async throws {
+        do {
+            try await db.writeTransaction(app) { db in
+                let throttle = try Throttle(db)
+                for (key, policy) in keys {
+                    if let wait = try await throttle.reserve(key, policy: policy) { throw ThrottleWait(seconds: wait) }
+                }
+            }
+        } catch let wait as ThrottleWait {
+            throw WaybillError.tooManyRequests(retryAfter: Int(clamping: wait.seconds), message)
+        }
+    }
+
+    private struct ThrottleWait: Error { let seconds: Int64 }
+
     func findUser(email: String) async throws -> User? {
         try await User.query(on: db).filter(\.$email == Validation.normalizeEmail(email)).first()
     }
@@ -155,26 +172,23 @@ struct Accounts {
         let email = Validation.normalizeEmail(rawEmail)
         let accountKey = Throttle.key("login:acct", email)
         let clientKey = Throttle.key("login:ip", clientAddress)
-        let wait = try await throttle { throttle in
-            max(try await throttle.retryAfter(accountKey, policy: .perAccount) ?? 0,
-                try await throttle.retryAfter(clientKey, policy: .perClient) ?? 0)
-        }
-        if wait > 0 {
-            throw WaybillError.tooManyRequests(retryAfter: Int(wait), "Too many failed sign-ins. Wait a moment and try again.")
-        }
+        // The attempt is counted before the password is compared, in one transaction per attempt,
+        // so forty guesses sent at once are forty counted attempts, not forty free ones.
+        try await reserveAttempt([(clientKey, .perClient), (accountKey, .perAccount)],
+                                 "Too many failed sign-ins. Wait a moment and try again.")
         let user = try await findUser(email: email)
         // Too long for bcrypt: checked against the decoy so it takes as long, then refused.
         let verified = try await services.passwords.verify(String(password.utf8.prefix(PasswordPolicy.maxBytes)) ?? "", against: user?.passwordHash)
         let ok = verified && password.utf8.count <= PasswordPolicy.maxBytes
         guard ok, let user, user.id != nil else {
-            try await throttle { throttle in
-                try await throttle.record(accountKey, window: LoginThrottlePolicy.perAccount.window)
-                try await throttle.record(clientKey, window: LoginThrottlePolicy.perClient.window)
-            }
             logger.info("Sign-in refused: invalid credentials")
             throw WaybillError.invalidCredentials
         }
-        try await throttle { throttle in try await throttle.reset(accountKey) }
+        // A success: the account starts afresh and the address gets its attempt back.
+        try await throttle { throttle in
+            try await throttle.reset(accountKey)
+            try await throttle.release(clientKey)
+        }
         if user.isDisabled { throw WaybillError.accountDisabled }
         if user.emailVerifiedAt == nil { throw WaybillError.emailNotVerified }
         return user
@@ -191,6 +205,7 @@ struct Accounts {
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
             session.webTokenHash = TokenService.hash(secret)
+            session.lastUsedAt = UnixTime.nowMillis
             try await session.create(on: db)
             return session.id!
         }
@@ -209,8 +224,22 @@ struct Accounts {
         if let created = session.createdAt, created.addingTimeInterval(TokenService.refreshLifetime) < Date() {
             throw WaybillError.sessionRevoked
         }
+        // Unused for longer than the idle limit: ended (ASVS 7.3.1). Use is noted at most every
+        // five minutes, so a page view is not a write.
+        let now = UnixTime.nowMillis
+        let lastUsed = session.lastUsedAt ?? session.createdAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? now
+        let idleLimit = Int64(services.config.webSessionIdleMinutes) * 60_000
+        if now - lastUsed > idleLimit {
+            try? await revokeSession(sessionID, reason: "idle")
+            throw WaybillError.sessionRevoked
+        }
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.unauthenticated }
         if user.isDisabled { throw WaybillError.accountDisabled }
+        if now - lastUsed > 5 * 60_000 {
+            try await app.writeLock.withLock {
+                try await Session.query(on: db).filter(\.$id == sessionID).set(\.$lastUsedAt, to: now).update()
+            }
+        }
         return Principal(user: user, sessionID: sessionID)
     }
 
@@ -362,16 +391,14 @@ struct Accounts {
 
     func changePassword(_ principal: Principal, current: String, new: String) async throws {
         let accountKey = Throttle.key("login:acct", principal.user.email)
-        if let wait = try await throttle({ try await $0.retryAfter(accountKey, policy: .perAccount) }) {
-            throw WaybillError.tooManyRequests(retryAfter: Int(wait))
-        }
+        try await reserveAttempt([(accountKey, .perAccount)], "Too many attempts. Try again later.")
         let verified = current.utf8.count <= PasswordPolicy.maxBytes
             ? try await services.passwords.verify(current, against: principal.user.passwordHash) : false
         guard verified else {
-            try await throttle { try await $0.record(accountKey, window: LoginThrottlePolicy.perAccount.window) }
             throw WaybillError(.unprocessableEntity, "validation_failed", "The current password is wrong.",
                                fields: ["currentPassword": "incorrect"])
         }
+        try await throttle { try await $0.reset(accountKey) }
         var errors = FieldErrors()
         PasswordPolicy.validate(new, field: "newPassword", email: principal.user.email, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
@@ -445,7 +472,13 @@ struct Accounts {
         }
         return try await transaction { db in
             guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
-            if let role { user.role = role }
+            if let role, role != user.role {
+                user.role = role
+                // A live connection keeps the role it was opened with: close them all, in every
+                // process, so that a demoted manager's open socket sees nothing more of the fleet.
+                try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(id),
+                                                 data: ["user": id.uuidString], on: db)
+            }
             if let disabled {
                 if disabled, user.disabledAt == nil {
                     user.disabledAt = Date()

@@ -74,7 +74,9 @@ struct OneTimeCodes: Sendable {
             .where("attempts", .lessThan, SQLBind(OneTimeCodePolicy.maxAttempts))
             .returning("attempts")
             .all()
-        guard !counted.isEmpty else { throw WaybillError.codeLocked }
+        // A dead code answers exactly as a wrong one, and as any code for an unknown account:
+        // "locked" would tell a stranger that the account exists.
+        guard !counted.isEmpty else { throw WaybillError.invalidCode }
         let expected = Data(row.codeHash.utf8)
         let given = Data(hash(code.trimmingCharacters(in: .whitespaces), userID: userID, purpose: purpose).utf8)
         guard expected.count == given.count, constantTimeEquals(expected, given) else {

@@ -49,6 +49,53 @@ struct Throttle {
         return entry
     }
 
+    /// Counts an attempt *before* it is tried, if `policy` lets it be heard now: nil when counted
+    /// (go ahead), else the seconds to wait. Atomic per key: on PostgreSQL the row is locked for the
+    /// check and the count (several processes), on SQLite the caller holds the write lock. Run it
+    /// inside a transaction.
+    func reserve(_ key: String, policy: LoginThrottlePolicy, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
+        let entry = try await lockedEntry(key, now: now)
+        if let entry, entry.window_start > now - policy.window,
+           let next = policy.nextAttemptAllowed(failures: entry.count, windowStart: entry.window_start, lastFailure: entry.last_at, now: now) {
+            return max(1, next - now)
+        }
+        try await record(key, window: policy.window, now: now)
+        return nil
+    }
+
+    /// "At most `limit` per window", counted atomically like `reserve`: nil when counted, else the
+    /// seconds to wait. Run it inside a transaction.
+    func take(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
+        if let entry = try await lockedEntry(key, now: now), entry.window_start > now - window, entry.count >= limit {
+            return max(1, entry.window_start + window - now)
+        }
+        try await record(key, window: window, now: now)
+        return nil
+    }
+
+    /// The key's row, locked until the transaction ends on PostgreSQL (SQLite: the write lock).
+    private func lockedEntry(_ key: String, now: Int64) async throws -> Entry? {
+        let entry: Entry?
+        if sql.dialect.name == "postgresql" {
+            // Make sure there is a row to lock, so that the first parallel attempts queue on it too.
+            try await sql.raw("""
+                INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 0, 0)
+                ON CONFLICT (key) DO NOTHING
+                """).run()
+            entry = try await sql.raw("SELECT count, window_start, last_at FROM throttles WHERE key = \(bind: key) FOR UPDATE")
+                .first(decoding: Entry.self)
+        } else {
+            entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
+                .where("key", .equal, SQLBind(key)).first(decoding: Entry.self)
+        }
+        return entry
+    }
+
+    /// Takes back one counted attempt (it turned out to be a success).
+    func release(_ key: String) async throws {
+        try await sql.raw("UPDATE throttles SET count = count - 1 WHERE key = \(bind: key) AND count > 0").run()
+    }
+
     func reset(_ key: String) async throws {
         try await sql.delete(from: "throttles").where("key", .equal, SQLBind(key)).run()
     }

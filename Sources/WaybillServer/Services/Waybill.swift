@@ -20,6 +20,8 @@ public final class WaybillServices: Sendable {
     let positionLimiter: TokenBuckets
     /// Unknown tracking links per client address (a link is 144 random bits; this is belt and braces).
     let trackingMissLimiter: TokenBuckets
+    /// Live tickets for tracking links per client address (each one is a database write).
+    let publicTicketLimiter: TokenBuckets
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
@@ -35,6 +37,8 @@ public final class WaybillServices: Sendable {
         self.liveFeed = liveFeed
         self.push = push
         trackingMissLimiter = TokenBuckets(ratePerSecond: config.trackingMissesPerSecond, burst: 30)
+        publicTicketLimiter = TokenBuckets(ratePerSecond: Double(config.livePublicTicketsPerMinute) / 60,
+                                           burst: Double(config.livePublicTicketsPerMinute))
         positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond,
                                        burst: config.positionReportBurst ?? config.positionReportsPerSecond * 2)
     }

@@ -74,7 +74,7 @@ struct AccountPages {
         do {
             let (_, cookie) = try await Accounts(request: req).webLogin(email: email, password: password)
             let response = req.redirect(to: safeLocalPath(form["next"]) ?? "/", redirectType: .normal)
-            response.cookies[WebContext.sessionCookie] = WebCookies.make(
+            response.cookies[WebContext.sessionCookie(req)] = WebCookies.make(
                 cookie, maxAge: Int(TokenService.refreshLifetime), secure: req.application.waybill.config.publicURL.hasPrefix("https://"))
             return response
         } catch let error as WaybillError {
@@ -91,7 +91,7 @@ struct AccountPages {
         let ctx = try req.web
         if let principal = ctx.principal { try await Accounts(request: req).endSession(principal.sessionID) }
         let response = req.redirect(to: "/login", redirectType: .normal)
-        response.cookies[WebContext.sessionCookie] = WebCookies.expired(secure: req.application.waybill.config.publicURL.hasPrefix("https://"))
+        response.cookies[WebContext.sessionCookie(req)] = WebCookies.expired(secure: req.application.waybill.config.publicURL.hasPrefix("https://"))
         return response
     }
 
@@ -320,7 +320,7 @@ struct AccountPages {
     func switchLanguage(_ req: Request) async throws -> Response {
         guard let lang = Lang(rawValue: req.parameters.get("lang") ?? "") else { throw WaybillError.notFound }
         let response = req.redirect(to: safeLocalPath(req.query[String.self, at: "back"]) ?? "/")
-        response.cookies[WebContext.langCookie] = HTTPCookies.Value(
+        response.cookies[WebContext.langCookie(req)] = HTTPCookies.Value(
             string: lang.rawValue, maxAge: 365 * 86400, path: "/", isSecure: req.application.waybill.config.publicURL.hasPrefix("https://"),
             isHTTPOnly: true, sameSite: .lax)
         return response

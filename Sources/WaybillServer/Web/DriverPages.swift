@@ -111,9 +111,10 @@ struct DriverPages {
         let order = try await orders.visibleOrder(id, to: me)
         var cash: Money?
         if order.paymentMethod == .cash {
-            let raw = (try AccountPages.form(req)["cash"] ?? "").replacingOccurrences(of: ",", with: ".").trimmingCharacters(in: .whitespaces)
-            guard let value = Decimal(string: raw), value >= 0, value < 1_000_000 else { throw WaybillError.validation("cashCollected", "invalid") }
-            cash = Money(NSDecimalNumber(decimal: value * 100).intValue, order.currency)
+            guard let cents = Money.minorUnits(fromText: try AccountPages.form(req)["cash"] ?? "", maximum: 999_999) else {
+                throw WaybillError.validation("cashCollected", "invalid")
+            }
+            cash = Money(cents, order.currency)
         }
         _ = try await orders.pickup(id, cashCollected: cash, by: me)
         return req.redirect(to: "/orders/\(id.uuidString)?done=in_transit", redirectType: .normal)

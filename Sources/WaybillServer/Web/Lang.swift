@@ -7,7 +7,7 @@ enum Lang: String, Sendable, CaseIterable {
 
     /// The visitor's choice (cookie), else the browser's first language we have, else English.
     static func choose(_ req: Request) -> Lang {
-        if let raw = req.cookies[WebContext.langCookie]?.string, let lang = Lang(rawValue: raw) { return lang }
+        if let raw = req.cookies[WebContext.langCookie(req)]?.string, let lang = Lang(rawValue: raw) { return lang }
         for part in (req.headers.first(name: .acceptLanguage) ?? "").split(separator: ",") {
             let tag = part.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             if let lang = Lang(rawValue: String(tag.prefix(2))) { return lang }

@@ -269,9 +269,10 @@ struct DispatchPages {
         let form = try AccountPages.form(req)
         var errors: [String: String] = [:]
         func cents(_ key: String) -> Int {
-            let raw = (form[key] ?? "").replacingOccurrences(of: ",", with: ".").trimmingCharacters(in: .whitespaces)
-            guard let value = Decimal(string: raw), value >= 0, value <= Decimal(Tariff.maxAmount / 100) else { errors[key] = "invalid"; return 0 }
-            return NSDecimalNumber(decimal: value * 100).intValue
+            guard let value = Money.minorUnits(fromText: form[key] ?? "", maximum: Decimal(Tariff.maxAmount) / 100) else {
+                errors[key] = "invalid"; return 0
+            }
+            return value
         }
         func integer(_ key: String) -> Int {
             guard let value = Int((form[key] ?? "").trimmingCharacters(in: .whitespaces)) else { errors[key] = "invalid"; return 0 }

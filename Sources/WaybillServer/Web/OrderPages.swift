@@ -317,6 +317,7 @@ struct OrderPages {
         let record = try await orders.detail(id, for: me)
         let order = record.order
         let caps = record.capacities
+        let details = PartyDetails.visible(to: caps)
         let actions = OrderStateMachine.availableActions(from: order.status, as: caps)
         let form = Form(ctx: ctx)
         let pickup = try order.pickup, dropoff = try order.dropoff, recipient = try order.recipient
@@ -423,7 +424,7 @@ struct OrderPages {
         }
 
         let customerBlock = caps.contains(.manager) || caps.contains(.assignee) ? """
-            <dt>\(h(ctx.t(.customer)))</dt><dd>\(h(record.customer.companyName.map { $0 + " — " } ?? ""))\(h(record.customer.displayName))\(caps.contains(.manager) ? " · " + h(record.customer.email) : "")</dd>
+            <dt>\(h(ctx.t(.customer)))</dt><dd>\(h(record.customer.companyName.map { $0 + " — " } ?? ""))\(h(record.customer.displayName))\(details.customerEmail ? " · " + h(record.customer.email) : "")</dd>
             """ : ""
         let payment = """
             <dt>\(h(ctx.t(.payment)))</dt><dd>\(h(ctx.payment(order.paymentMethod))) · \(h(ctx.paymentStatus(order.paymentStatus)))\(order.sandbox ? " (\(h(ctx.t(.test))))" : "")\(order.cashCollected.map { " · " + h(ctx.t(.cashCollectedAmount, Money($0, order.currency).description)) } ?? "")</dd>
@@ -450,7 +451,7 @@ struct OrderPages {
             <dt>\(h(ctx.t(.pickup)))</dt><dd>\(ctx.address(pickup))</dd>
             <dt>\(h(ctx.t(.dropoff)))</dt><dd>\(ctx.address(dropoff))</dd>
             <dt>\(h(ctx.t(.parcel)))</dt><dd>\(h(ctx.weight(order.weightClass))), \(h(ctx.service(order.service)))</dd>
-            <dt>\(h(ctx.t(.recipient)))</dt><dd>\(h(recipient.name))\(caps.contains(.owner) || caps.contains(.manager) ? [recipient.email, recipient.phone].compactMap { $0 }.map { ", " + h($0) }.joined() : recipient.phone.map { ", <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</dd>
+            <dt>\(h(ctx.t(.recipient)))</dt><dd>\(h(recipient.name))\((details.recipientEmail ? recipient.email : nil).map { ", " + h($0) } ?? "")\((details.recipientPhone ? recipient.phone : nil).map { ", <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</dd>
             \(order.notes.map { "<dt>\(h(ctx.t(.notes)))</dt><dd>\(h($0))</dd>" } ?? "")
             <dt>\(h(ctx.t(.price)))</dt><dd>\(ctx.money(order.price))</dd>
             \(payment)
@@ -507,8 +508,8 @@ struct OrderPages {
 
     func statements(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .customer, .manager)
-        let month = req.query[String.self, at: "month"] ?? Orders.currentMonth()
-        guard Orders.monthBounds(month) != nil else { throw WaybillError.invalidParameter("month") }
+        let month = req.query[String.self, at: "month"] ?? Orders.currentMonth(in: ctx.timeZone)
+        guard Orders.monthBounds(month, in: ctx.timeZone) != nil else { throw WaybillError.invalidParameter("month") }
         let list = try await Orders(request: req).statements(month: month, customerID: nil, for: me)
         let links = StatementLinks(secret: req.application.waybill.config.jwtSecret)
         let rows = list.map { statement -> String in

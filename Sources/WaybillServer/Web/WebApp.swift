@@ -70,7 +70,7 @@ struct IslandEndpoints {
     func liveTicket(_ req: Request) async throws -> Response {
         await Self.run(req) {
             let me = try Self.principal(req)
-            let issued = try await LiveTickets.issue(for: me, trackingToken: nil, app: req.application, db: req.db)
+            let issued = try await LiveTickets.issue(for: me, trackingToken: nil, clientAddress: req.clientAddress, app: req.application, db: req.db)
             return Self.json(["ticket": issued.ticket, "url": req.application.waybill.config.liveSocketBase + "/api/v1/live?ticket=" + issued.ticket,
                               "expiresAt": issued.expiresAt], status: .created)
         }

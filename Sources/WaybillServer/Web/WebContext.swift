@@ -18,9 +18,15 @@ struct WebContext: Sendable {
     func t(_ text: Text) -> String { text.in(lang) }
     func t(_ text: Text, _ args: String...) -> String { text.format(lang, args) }
 
-    static let sessionCookie = "wb_session"
-    static let anonCookie = "wb_anon"
-    static let langCookie = "wb_lang"
+    /// Under https the cookies carry the `__Host-` prefix: the browser then only takes them from this
+    /// very host, over https, for the whole site — no subdomain or plain-http page can plant one.
+    static func sessionCookie(_ req: Request) -> String { cookieName("wb_session", req) }
+    static func anonCookie(_ req: Request) -> String { cookieName("wb_anon", req) }
+    static func langCookie(_ req: Request) -> String { cookieName("wb_lang", req) }
+
+    static func cookieName(_ base: String, _ req: Request) -> String {
+        req.application.waybill.config.publicURL.hasPrefix("https://") ? "__Host-" + base : base
+    }
 }
 
 private struct WebContextKey: StorageKey { typealias Value = WebContext }
@@ -44,14 +50,14 @@ struct WebSessionMiddleware: AsyncMiddleware {
         let services = request.application.waybill
         var principal: Principal?
         var clearSession = false
-        if let cookie = request.cookies[WebContext.sessionCookie]?.string, !cookie.isEmpty {
+        if let cookie = request.cookies[WebContext.sessionCookie(request)]?.string, !cookie.isEmpty {
             do {
                 principal = try await Accounts(request: request).authenticate(webCookie: cookie)
             } catch let error as WaybillError where error.status == .unauthorized || error.status == .forbidden {
                 clearSession = true  // ended, expired or disabled: back to the sign-in page
             }
         }
-        var anon = request.cookies[WebContext.anonCookie]?.string ?? ""
+        var anon = request.cookies[WebContext.anonCookie(request)]?.string ?? ""
         var newAnon = false
         if principal == nil, anon.count != 32 || !anon.allSatisfy(\.isHexDigit) {
             anon = randomHex(bytes: 16)
@@ -65,6 +71,14 @@ struct WebSessionMiddleware: AsyncMiddleware {
         if request.method != .GET, request.method != .HEAD {
             // Read the body here (bounded) so the token can be checked before any handler runs.
             let isUpload = request.headers.contentType == .formData
+            if isUpload, !Self.mayUpload(request, principal: principal) {
+                // Uploads are large: refused from the headers alone, before a byte of the body is
+                // kept, when nobody is signed in or another site sent them. The connection closes
+                // rather than reading the rest of what was announced.
+                let refused = WebErrors.csrfRefused(context)
+                refused.headers.replaceOrAdd(name: .connection, value: "close")
+                return refused
+            }
             do {
                 _ = try await request.body.collect(max: isUpload ? WebLimits.uploadBody : WebLimits.formBody).get()
             } catch {
@@ -93,12 +107,23 @@ struct WebSessionMiddleware: AsyncMiddleware {
         }
         let secure = services.config.publicURL.hasPrefix("https://")
         if clearSession {
-            response.cookies[WebContext.sessionCookie] = WebCookies.expired(secure: secure)
+            response.cookies[WebContext.sessionCookie(request)] = WebCookies.expired(secure: secure)
         }
         if newAnon {
-            response.cookies[WebContext.anonCookie] = WebCookies.make(anon, maxAge: nil, secure: secure)
+            response.cookies[WebContext.anonCookie(request)] = WebCookies.make(anon, maxAge: nil, secure: secure)
         }
         return response
+    }
+
+    /// Whether a multipart body may be read at all: only from a signed-in person, and, when the
+    /// browser says where the form came from (`Origin`, `Sec-Fetch-Site`), only from this site.
+    /// Its CSRF token is then checked as for any form, once the (bounded) body is in.
+    static func mayUpload(_ request: Request, principal: Principal?) -> Bool {
+        guard principal != nil else { return false }
+        if let site = request.headers.first(name: "Sec-Fetch-Site")?.lowercased(), site != "same-origin", site != "none" { return false }
+        if let origin = request.headers.first(name: .origin)?.lowercased(),
+           !request.application.waybill.config.liveAllowedOrigins.contains(origin) { return false }
+        return true
     }
 
     /// HMAC of the session (or anonymous visitor) under the server's secret: nothing to store,
@@ -174,9 +199,7 @@ func requireStorableText(_ values: [String?]) throws {
     }
 }
 
-/// A local path to go back to after signing in: never another site.
+/// A local path to go back to after signing in: never another site (the rule: `RedirectPolicy`).
 func safeLocalPath(_ raw: String?) -> String? {
-    guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.hasPrefix("/\\"), raw.count < 500,
-          !raw.contains(where: { $0.isNewline }) else { return nil }
-    return raw
+    RedirectPolicy.safeLocalPath(raw)
 }

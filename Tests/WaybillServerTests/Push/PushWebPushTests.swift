@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Testing
 import Vapor
+import WaybillCore
 @testable import WaybillServer
 
 @Suite("Push: Web Push against a local push service")
@@ -22,7 +23,31 @@ struct PushWebPushTests {
 
     static func sender(_ client: HTTPClient, clock: TestClock = TestClock()) -> (WebPushSender, VAPIDSettings) {
         let settings = VAPIDSettings(privateKey: .init(), subject: "mailto:ops@waybill.example")
-        return (WebPushSender(settings: settings, httpClient: client, logger: Logger(label: "test.webpush"), now: clock.function), settings)
+        return (WebPushSender(settings: settings, httpClient: client, logger: Logger(label: "test.webpush"), now: clock.function,
+                              addressGuard: nil), settings)
+    }
+
+    @Test("A subscription whose host resolves to a private, loopback or link-local address gets no request, and is dropped")
+    func privateAddressesRefused() async throws {
+        try await FakePushServer.with { server, client in
+            let settings = VAPIDSettings(privateKey: .init(), subject: "mailto:ops@waybill.example")
+            // The names look public; what they resolve to does not (as with 169.254.169.254.nip.io).
+            let answers: [String: [String]] = [
+                "metadata.example.com": ["169.254.169.254"], "intranet.example.com": ["93.184.216.34", "10.0.0.5"],
+                "loop.example.com": ["::1"], "mapped.example.com": ["::ffff:127.0.0.1"], "none.example.com": [],
+            ]
+            var check = PushAddressGuard(configuration: PushService.clientConfiguration)
+            check.resolve = { host in (answers[host] ?? []).compactMap(IPAddress.init) }
+            let webPush = WebPushSender(settings: settings, httpClient: client, logger: Logger(label: "test.webpush"), addressGuard: check)
+            for host in answers.keys.sorted() {
+                let subscription = Browser().subscription(endpoint: "https://\(host)/wp/x")
+                #expect(await webPush.send(PushMessage(title: "t", body: "b"), to: subscription) == .gone, "\(host)")
+            }
+            #expect(server.requests.isEmpty)
+            let literal = Browser().subscription(endpoint: "https://[fe80::1]/wp/x")
+            #expect(await webPush.send(PushMessage(title: "t", body: "b"), to: literal) == .gone)
+            #expect(server.requests.isEmpty)
+        }
     }
 
     @Test("The push carries VAPID authorization, aes128gcm, TTL, Urgency and Topic, and its body decrypts to the message JSON")

@@ -136,4 +136,7 @@ final class LiveTestClient: Sendable {
     }
 
     func close() async { try? await socket.close() }
+
+    /// Forgets what was received so far (the next `next` looks at new messages only).
+    func clear() { received.withLockedValue { $0.removeAll() } }
 }

@@ -88,6 +88,7 @@ struct TestServer: Sendable {
                 bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
             )
             config.databasePoolSize = 2  // many test servers share one PostgreSQL
+            config.ordersPerCustomerPerHour = 1_000_000  // tests place many orders; HardeningTests checks the budget
             adjust(&config)
             try await configure(app, config: config, mailer: mailer ?? recording, push: push)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
