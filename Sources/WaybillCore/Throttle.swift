@@ -48,9 +48,13 @@ public struct LoginThrottlePolicy: Sendable, Equatable {
     public func nextAttemptAllowed(failures: Int, windowStart: Int64, lastFailure: Int64, now: Int64) -> Int64? {
         if now >= windowStart + window { return nil }
         if failures >= maxFailuresPerWindow { return windowStart + window }
-        // Stored times are ours, but saturate rather than trap all the same.
-        let until = lastFailure.addingReportingOverflow(delay(afterFailures: failures))
-        if until.overflow { return windowStart.addingReportingOverflow(window).overflow ? nil : windowStart + window }
-        return until.partialValue > now ? until.partialValue : nil
+        let wait = delay(afterFailures: failures)
+        guard wait > 0 else { return nil }
+        // Times are whole seconds: a wait of d seconds ends d seconds after the end of the second
+        // the last attempt was counted in, so it can never shrink to a few milliseconds at a
+        // second's boundary. Stored times are ours, but saturate rather than trap all the same.
+        let next = lastFailure.addingReportingOverflow(wait + 1)
+        if next.overflow { return windowStart.addingReportingOverflow(window).overflow ? nil : windowStart + window }
+        return next.partialValue > now ? next.partialValue : nil
     }
 }

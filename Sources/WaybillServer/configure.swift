@@ -91,8 +91,9 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
-    app.middleware.use(APIErrorMiddleware(validator: try SpecValidator(yaml: spec)))
+    // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware())
+    app.middleware.use(APIErrorMiddleware(validator: try SpecValidator(yaml: spec)))
 
     try routes(app, spec: spec)
 }

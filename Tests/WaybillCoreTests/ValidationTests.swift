@@ -93,7 +93,7 @@ struct ThrottlePolicyTests {
         #expect(policy.nextAttemptAllowed(failures: 100, windowStart: 1000, lastFailure: 1000, now: 2000) == Int64(4600))
         #expect(policy.nextAttemptAllowed(failures: 100, windowStart: 1000, lastFailure: 1000, now: 4600) == nil)
         #expect(policy.nextAttemptAllowed(failures: 3, windowStart: 1000, lastFailure: 1500, now: 1500) == nil)
-        #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: 1500, now: 1501) == Int64(1504))
+        #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: 1500, now: 1501) == Int64(1505))
         // A stored time at the end of Int64 saturates instead of trapping.
         #expect(policy.nextAttemptAllowed(failures: 7, windowStart: 1000, lastFailure: .max, now: 1501) == Int64(4600))
     }
