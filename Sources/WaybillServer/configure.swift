@@ -92,7 +92,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.middleware = .init()
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
-    app.middleware.use(SecurityHeadersMiddleware())
+    app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
     app.middleware.use(APIErrorMiddleware(validator: try SpecValidator(yaml: spec)))
 
     try routes(app, spec: spec)
@@ -131,12 +131,15 @@ struct HealthStatus: Content {
 }
 
 struct SecurityHeadersMiddleware: AsyncMiddleware {
+    /// Served over https: browsers are told to keep to https (HSTS).
+    let strictTransport: Bool
+
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let response = try await next.respond(to: request)
         response.headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
         // Served over https: browsers keep to https for a year (ASVS 3.4.1).
-        if request.application.waybill.config.publicURL.hasPrefix("https://") {
+        if strictTransport {
             response.headers.replaceOrAdd(name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains")
         }
         if request.url.path.hasPrefix("/api/"), response.headers[.cacheControl].isEmpty {

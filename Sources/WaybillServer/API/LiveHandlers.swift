@@ -23,9 +23,10 @@ extension APIHandler {
     func reportLocations(_ input: Operations.ReportLocations.Input) async throws -> Operations.ReportLocations.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let batch = body.positions.map { p in
-            PositionReport(latitude: p.latitude, longitude: p.longitude, accuracy: p.accuracy, heading: p.heading, speed: p.speed,
-                           recordedAt: Int64((p.recordedAt.timeIntervalSince1970 * 1000).rounded()))
+        let batch = try body.positions.enumerated().map { index, p in
+            guard let millis = UnixTime.millis(p.recordedAt) else { throw WaybillError.validation("positions[\(index)].recordedAt", "invalid") }
+            return PositionReport(latitude: p.latitude, longitude: p.longitude, accuracy: p.accuracy, heading: p.heading, speed: p.speed,
+                                  recordedAt: millis)
         }
         let result = try await tracking.report(batch, by: me)
         return .ok(.init(body: .json(S.LocationReceipt(accepted: result.accepted, ignored: result.ignored, orders: result.orders))))

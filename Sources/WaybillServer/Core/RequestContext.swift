@@ -27,7 +27,7 @@ extension Request {
     /// The client's address: the socket's peer, or, when that peer is one of `TRUSTED_PROXIES`, the
     /// address the proxies' `Forwarded` / `X-Forwarded-For` name (anyone else's are ignored).
     var clientAddress: String {
-        let trusted = application.waybill.config.trustedProxies
+        let trusted = application.waybillIfConfigured?.config.trustedProxies ?? []
         let peer = remoteAddress?.ipAddress
         guard !trusted.isEmpty else { return peer ?? "unknown" }
         return ClientAddressPolicy.resolve(peer: peer, forwarded: headers[.forwarded], forwardedFor: headers[.xForwardedFor],

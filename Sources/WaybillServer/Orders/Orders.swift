@@ -288,8 +288,8 @@ struct Orders {
         if let driver = filter.driverID { query.where("driver_id", .equal, SQLBind(driver)) }
         if filter.statuses.count == 1 { query.where("status", .equal, SQLBind(filter.statuses[0].rawValue)) }
         else if !filter.statuses.isEmpty { query.where("status", .in, SQLBind.group(filter.statuses.map(\.rawValue))) }
-        if let from = filter.from { query.where("created_at", .greaterThanOrEqual, SQLBind(Int64(from.timeIntervalSince1970 * 1000))) }
-        if let to = filter.to { query.where("created_at", .lessThan, SQLBind(Int64(to.timeIntervalSince1970 * 1000))) }
+        if let from = filter.from { query.where("created_at", .greaterThanOrEqual, SQLBind(UnixTime.clampedMillis(from))) }
+        if let to = filter.to { query.where("created_at", .lessThan, SQLBind(UnixTime.clampedMillis(to))) }
         if let raw = filter.cursor {
             guard let (at, id) = Self.decodeCursor(raw) else { throw WaybillError.invalidParameter("cursor") }
             query.where { group in

@@ -38,6 +38,26 @@ public struct Outbox: Sendable {
 enum UnixTime {
     static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
     static var nowSeconds: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Times from outside are kept within ±2^53 ms (about ±285,000 years): far beyond any real time,
+    /// and every sum or difference of two of them fits in 64 bits.
+    static let outsideRange: ClosedRange<Int64> = -(Int64(1) << 53)...(Int64(1) << 53)
+
+    /// Milliseconds of a date that came from outside, or nil if it is not a finite time in range
+    /// (`Int64(x)` traps on a Double out of range, as a date in the year 300,000,000 would be).
+    static func millis(_ date: Date) -> Int64? {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        guard value.isFinite, let millis = Int64(exactly: value), outsideRange.contains(millis) else { return nil }
+        return millis
+    }
+
+    /// The same, clamped into range: for a filter bound, where "after the year 300,000,000" simply
+    /// matches nothing.
+    static func clampedMillis(_ date: Date) -> Int64 {
+        let value = date.timeIntervalSince1970 * 1000
+        guard value.isFinite else { return value > 0 ? outsideRange.upperBound : outsideRange.lowerBound }
+        return Int64(min(max(value, Double(outsideRange.lowerBound)), Double(outsideRange.upperBound)))
+    }
 }
 
 /// Sends what the outbox holds. One runs in each `waybill serve` process; several processes on one

@@ -47,6 +47,9 @@ public final class WaybillServices: Sendable {
 extension Application {
     private struct ServicesKey: StorageKey { typealias Value = WaybillServices }
 
+    /// Waybill's services, or nil before `configure` (or after the application shut down).
+    var waybillIfConfigured: WaybillServices? { storage[ServicesKey.self] }
+
     /// Waybill's services. Set by `configure`.
     public var waybill: WaybillServices {
         get {

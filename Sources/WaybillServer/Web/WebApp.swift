@@ -109,11 +109,11 @@ struct IslandEndpoints {
             let plain = ISO8601DateFormatter()
             var batch: [PositionReport] = []
             for (index, p) in body.positions.enumerated() {
-                guard let date = parser.date(from: p.recordedAt) ?? plain.date(from: p.recordedAt) else {
+                guard let date = parser.date(from: p.recordedAt) ?? plain.date(from: p.recordedAt), let millis = UnixTime.millis(date) else {
                     throw WaybillError.validation("positions[\(index)].recordedAt", "invalid")
                 }
                 batch.append(PositionReport(latitude: p.latitude, longitude: p.longitude, accuracy: p.accuracy, heading: p.heading,
-                                            speed: p.speed, recordedAt: Int64((date.timeIntervalSince1970 * 1000).rounded())))
+                                            speed: p.speed, recordedAt: millis))
             }
             let result = try await Tracking(request: req).report(batch, by: me)
             return Self.json(["accepted": result.accepted, "ignored": result.ignored])
