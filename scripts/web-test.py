@@ -393,6 +393,38 @@ try:
     wait(customer, EC.presence_of_element_located((By.TAG_NAME, "h1")))
     check("a form posted without its CSRF token is refused", "The form has expired" in customer.page_source)
 
+    # ---------------------------------------------------------- names are text, never HTML (audit finding 5)
+    # The driver, on duty with a position, renames themselves to markup; the manager's fleet map and
+    # dispatch board must show it as text, and a <meta refresh> name must not send the manager away.
+    hostile_names = ['<img src=x onerror="document.title=\'pwned\'">',
+                     '<meta http-equiv="refresh" content="0;url=https://evil.example/">']
+    for hostile in hostile_names:
+        go(driver, "/account")
+        fill(driver, "firstName", hostile)
+        submit_primary(driver)
+        wait(driver, lambda d: "/account" in d.current_url and "alert ok" in d.page_source)
+        go(manager, "/fleet")
+        try:
+            shown = wait(manager, lambda d: [e.get_attribute("textContent") for e in d.find_elements(By.CSS_SELECTOR, ".map-label-driver")
+                                             if hostile in (e.get_attribute("textContent") or "")])
+        except TimeoutException:
+            shown = []
+        time.sleep(3)  # a refresh to another site would have happened by now
+        injected = manager.execute_script(
+            "return document.querySelectorAll('img[src=\"x\"], .leaflet-tooltip img, .leaflet-tooltip meta, body meta[http-equiv]').length")
+        check(f"a driver named {hostile[:12]}… is shown as text on the fleet map, and the page stays put",
+              bool(shown) and injected == 0 and manager.current_url == base + "/fleet" and manager.title != "pwned",
+              f"labels={shown} injected={injected} url={manager.current_url} title={manager.title}")
+        go(manager, "/dispatch")
+        time.sleep(2)
+        injected = manager.execute_script("return document.querySelectorAll('img[src=\"x\"], body meta[http-equiv]').length")
+        check(f"the dispatch board with a driver named {hostile[:12]}… stays put, nothing injected",
+              injected == 0 and manager.current_url == base + "/dispatch" and manager.title != "pwned",
+              f"injected={injected} url={manager.current_url}")
+    go(driver, "/account")
+    fill(driver, "firstName", "Luca")
+    submit_primary(driver)
+
     # ---------------------------------------------------------- installable and offline
     go(customer, "/orders")
     caches = customer.execute_async_script(

@@ -2,6 +2,8 @@
 // moving from "waybill:live" events, and lets forms pick a point ([data-map-pick]).
 // Leaflet is loaded on demand from /assets/vendor/leaflet/; if that fails the server-rendered
 // fallback inside each div stays as it is.
+// Rule for every island: build DOM from text, never innerHTML. Names come from people: Leaflet sets
+// a string tooltip as HTML, so tooltips get an element whose textContent holds the name.
 
 const VENDOR = "/assets/vendor/leaflet/";
 const COLOURS = { pickup: "#1a7f37", dropoff: "#c62828", driver: "#0b5cad", pin: "#d35400" };
@@ -41,8 +43,11 @@ function pinIcon(L, kind) {
   return L.divIcon({ html: el, className: "map-pin map-pin-" + kind, iconSize: [22, 22], iconAnchor: [11, 11] });
 }
 
-const label = (layer, text, kind) =>
-  layer.bindTooltip(String(text), { permanent: true, direction: "top", offset: [0, -8], className: "map-label map-label-" + kind });
+function label(layer, text, kind) {
+  const el = document.createElement("span");
+  el.textContent = String(text);
+  return layer.bindTooltip(el, { permanent: true, direction: "top", offset: [0, -8], className: "map-label map-label-" + kind });
+}
 
 function addMarker(state, { id, lat, lng, label: text, kind }) {
   const layer = window.L.circleMarker([lat, lng], {
