@@ -167,3 +167,15 @@ extension HardeningTests {
         }
     }
 }
+
+extension HardeningTests {
+    @Test("A token bucket with no refill at all answers a day's wait instead of trapping on infinity")
+    func bucketWithoutRate() {
+        let buckets = TokenBuckets(ratePerSecond: 0, burst: 1)
+        #expect(buckets.take("a", now: 0) == nil)
+        #expect(buckets.take("a", now: 1) == 86_400)
+        let slow = TokenBuckets(ratePerSecond: 1e-300, burst: 1)
+        #expect(slow.take("b", now: 0) == nil)
+        #expect(slow.take("b", now: 0) == 86_400)
+    }
+}

@@ -36,7 +36,9 @@ final class TokenBuckets: Sendable {
             bucket.at = now
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket
-                return max(1, Int(((1 - bucket.tokens) / ratePerSecond).rounded(.up)))
+                // A rate of (nearly) nothing must not turn into Int(infinity), which traps.
+                let wait = ((1 - bucket.tokens) / ratePerSecond).rounded(.up)
+                return wait.isFinite && wait < 86_400 ? max(1, Int(wait)) : 86_400
             }
             bucket.tokens -= 1
             buckets[key] = bucket

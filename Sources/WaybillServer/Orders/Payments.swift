@@ -89,7 +89,7 @@ struct StripePayments: PaymentProvider {
             paid: (json["payment_status"] as? String) == "paid",
             expired: (json["status"] as? String) == "expired",
             orderID: (metadata?["order_id"] as? String) ?? (json["client_reference_id"] as? String),
-            amount: (json["amount_total"] as? NSNumber)?.intValue,
+            amount: (json["amount_total"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) },
             currency: (json["currency"] as? String)?.uppercased(),
             paymentIntent: json["payment_intent"] as? String)
     }
