@@ -40,13 +40,9 @@ struct HardeningTests {
                 let replies = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                     for index in 0..<40 {
                         group.addTask {
-                            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/auth/login")
-                            request.method = .POST
-                            request.headers.add(name: "Content-Type", value: "application/json")
-                            request.body = .bytes(ByteBuffer(string: #"{"email":"target@example.com","password":"wrong-\#(index)-password"}"#))
-                            let response = try await client.execute(request, timeout: .seconds(60))
-                            _ = try await response.body.collect(upTo: 1 << 16)
-                            return (Int(response.status.code), response.headers.first(name: "Retry-After"))
+                            let answer = try await server.postOverHTTP(port: port, "/auth/login",
+                                json: #"{"email":"target@example.com","password":"wrong-\#(index)-password"}"#, client: client)
+                            return (answer.status, answer.headers.first(name: "Retry-After"))
                         }
                     }
                     return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
@@ -108,8 +104,7 @@ struct HardeningTests {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
             let id = try await server.placeOrder(cast.customer.access)
-            let link = try #require(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).json["tracking"]["trackingUrl"].string)
-            let token = String(link.split(separator: "/").last!)
+            let token = try await server.trackingToken(id, customer: cast.customer.access)
             try await server.serving { port in
                 let customer = try await server.live(port: port, token: cast.customer.access)
                 let viewer = try await server.live(port: port, trackingToken: token)

@@ -190,20 +190,13 @@ struct HardeningWebTests {
             }) { server in
                 let cast = try await server.cast()
                 let id = try await server.placeOrder(cast.customer.access)
-                let link = try #require(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).json["tracking"]["trackingUrl"].string)
-                let token = String(link.split(separator: "/").last!)
+                let token = try await server.trackingToken(id, customer: cast.customer.access)
                 try await server.serving { port in
                     let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
                     defer { _ = client.shutdown() }
                     func ticket(from address: String) async throws -> Int {
-                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/live/ticket")
-                        request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.headers.add(name: "X-Forwarded-For", value: address)
-                        request.body = .bytes(ByteBuffer(string: #"{"trackingToken":"\#(token)"}"#))
-                        let response = try await client.execute(request, timeout: .seconds(30))
-                        _ = try await response.body.collect(upTo: 1 << 16)
-                        return Int(response.status.code)
+                        try await server.postOverHTTP(port: port, "/live/ticket", json: #"{"trackingToken":"\#(token)"}"#,
+                                                      headers: [("X-Forwarded-For", address)], client: client).status
                     }
                     var answers: [Int] = []
                     for address in ["198.51.100.1", "198.51.100.1", "198.51.100.1", "198.51.100.2"] {

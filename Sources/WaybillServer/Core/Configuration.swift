@@ -207,11 +207,12 @@ public struct WaybillConfig: Sendable {
             }
             return parsed
         }
-        if let n = try number("LIVE_MAX_SOCKETS_PER_ACCOUNT", 1...10_000, "a number of connections") { config.liveMaxSocketsPerAccount = n }
-        if let n = try number("LIVE_MAX_SOCKETS_PER_ADDRESS", 1...1_000_000, "a number of connections") { config.liveMaxSocketsPerAddress = n }
-        if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...100_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
+        // Generous upper bounds: load tests and busy company accounts raise these far above the defaults.
+        if let n = try number("LIVE_MAX_SOCKETS_PER_ACCOUNT", 1...10_000_000, "a number of connections") { config.liveMaxSocketsPerAccount = n }
+        if let n = try number("LIVE_MAX_SOCKETS_PER_ADDRESS", 1...10_000_000, "a number of connections") { config.liveMaxSocketsPerAddress = n }
+        if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...10_000_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
         if let n = try number("HTTP_IDLE_TIMEOUT_SECONDS", 1...3_600, "a number of seconds") { config.httpIdleTimeoutSeconds = n }
-        if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
+        if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
         if let n = try number("WEB_SESSION_IDLE_MINUTES", 5...525_600, "a number of minutes") { config.webSessionIdleMinutes = n }
         // Mail to the log in production would put reset codes in the log: only when asked for.
         if isProduction, smtp == nil, value("MAIL_TO_LOG") != "1" {

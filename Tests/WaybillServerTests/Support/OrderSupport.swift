@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Testing
 import Vapor
@@ -35,6 +36,25 @@ extension TestServer {
         ]
         for (key, value) in extra { body[key] = value }
         return body
+    }
+
+    /// The token of an order's tracking link, as its customer sees it.
+    func trackingToken(_ orderID: String, customer token: String) async throws -> String {
+        let link = try #require(try await send(.GET, "/orders/\(orderID)", token: token).json["tracking"]["trackingUrl"].string)
+        return String(link.split(separator: "/").last!)
+    }
+
+    /// Posts JSON over a real connection to a server started with `serving` (status and headers).
+    func postOverHTTP(port: Int, _ path: String, json: String, headers: [(String, String)] = [],
+                      client: HTTPClient) async throws -> (status: Int, headers: HTTPHeaders) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1\(path)")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: json))
+        let response = try await client.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 1 << 16)
+        return (Int(response.status.code), response.headers)
     }
 
     /// Places an order and returns its id.
