@@ -83,6 +83,11 @@ struct APIErrorMiddleware: AsyncMiddleware {
             return decodingError(error)
         case let error as any AbortError:
             return abortError(error)
+        case is ConnectionPoolTimeoutError:
+            // Every database connection stayed busy past the pool's wait (a flood, a slow disk): the
+            // request was not served, and may simply be sent again.
+            logger.warning("No database connection became free in time")
+            return WaybillError(.serviceUnavailable, "unavailable", "The server is busy; try again in a moment.", retryAfter: 1)
         case let error as any DatabaseError where error.isConstraintFailure:
             logger.warning("Constraint failure reached the error middleware: \(String(reflecting: error))")
             return WaybillError(.conflict, "conflict", "The change conflicts with existing data.")
