@@ -187,3 +187,24 @@ extension HardeningTests {
         #expect(mapped.retryAfter == 1)
     }
 }
+
+extension HardeningTests {
+    @Test("One client address holds at most LIVE_MAX_SOCKETS_PER_ADDRESS live connections, whatever the accounts",
+          arguments: [TestDatabase.sqlite])
+    func socketsPerAddress(db: TestDatabase) async throws {
+        try await TestServer.run(db, adjust: { $0.liveMaxSocketsPerAddress = 2 }) { server in
+            let cast = try await server.cast()
+            try await server.serving { port in
+                let first = try await server.live(port: port, token: cast.customer.access)
+                let second = try await server.live(port: port, token: cast.driver.access)
+                await #expect(throws: (any Error).self) { _ = try await server.live(port: port, token: cast.manager.access) }
+                await first.close()
+                try await Task.sleep(for: .milliseconds(300))
+                let third = try await server.live(port: port, token: cast.manager.access)
+                #expect(try await third.subscribe("fleet")["type"].string == "subscribed")
+                await second.close()
+                await third.close()
+            }
+        }
+    }
+}
