@@ -414,7 +414,9 @@ struct ErrorMiddleware: ClientMiddleware {
         }
         guard response.status.code >= 400 else { return (response, responseBody) }
         let data: Data = if let responseBody { (try? await Data(collecting: responseBody, upTo: 1024 * 1024)) ?? Data() } else { Data() }
+        // A day at most: a huge Retry-After from a server or a proxy must not overflow a sleep.
         let retryAfter = response.headerFields[.retryAfter].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            .map { min(max($0, 0), 86_400) }
         throw WaybillError.server(ServerProblem.decode(status: response.status.code, data: data, retryAfter: retryAfter))
     }
 }

@@ -46,15 +46,16 @@ public struct LoginThrottlePolicy: Sendable, Equatable {
     /// When the next attempt may be heard, given the failures so far in a window that started at
     /// `windowStart` and whose last failure was at `lastFailure` (Unix seconds). `nil` = now.
     public func nextAttemptAllowed(failures: Int, windowStart: Int64, lastFailure: Int64, now: Int64) -> Int64? {
-        if now >= windowStart + window { return nil }
-        if failures >= maxFailuresPerWindow { return windowStart + window }
+        let (windowEnd, endOverflow) = windowStart.addingReportingOverflow(window)
+        if endOverflow || now >= windowEnd { return nil }
+        if failures >= maxFailuresPerWindow { return windowEnd }
         let wait = delay(afterFailures: failures)
         guard wait > 0 else { return nil }
         // Times are whole seconds: a wait of d seconds ends d seconds after the end of the second
         // the last attempt was counted in, so it can never shrink to a few milliseconds at a
         // second's boundary. Stored times are ours, but saturate rather than trap all the same.
         let next = lastFailure.addingReportingOverflow(wait + 1)
-        if next.overflow { return windowStart.addingReportingOverflow(window).overflow ? nil : windowStart + window }
+        if next.overflow { return windowEnd }
         return next.partialValue > now ? next.partialValue : nil
     }
 }

@@ -520,8 +520,15 @@ struct PickupCommand: AsyncParsableCommand {
             var collected: Money?
             if let cash {
                 let current = try await session.order(order.uuid)
-                guard let value = Decimal(string: cash), value >= 0 else { throw ValidationError("--cash must be an amount such as 24.50") }
-                let minor = NSDecimalNumber(decimal: value * 100).rounding(accordingToBehavior: nil).intValue
+                guard let value = Decimal(string: cash), value >= 0, value <= 1_000_000 else {
+                    throw ValidationError("--cash must be an amount such as 24.50")
+                }
+                // Rounded to the cent (24.505 is 24.51), never truncated or wrapped.
+                var scaled = value * 100, rounded = Decimal()
+                NSDecimalRound(&rounded, &scaled, 0, .plain)
+                guard let minor = Int(exactly: NSDecimalNumber(decimal: rounded).int64Value) else {
+                    throw ValidationError("--cash must be an amount such as 24.50")
+                }
                 collected = Money(minor, current.price.currency)
             }
             let order = try await session.pickUp(order.uuid, cashCollected: collected)

@@ -104,3 +104,16 @@ struct NumbersFromOutsideTests {
         #expect(policy.nextAttemptAllowed(failures: 50, windowStart: 0, lastFailure: .max, now: 10) == policy.window)
     }
 }
+
+@Suite("Distances between any two valid points")
+struct AntipodalDistanceTests {
+    @Test("Points on opposite sides of the Earth are half its circumference apart, never NaN")
+    func antipodes() {
+        for latitude in stride(from: -90.0, through: 90.0, by: 1) {
+            let here = Coordinate(latitude: latitude, longitude: 0), there = Coordinate(latitude: -latitude, longitude: 180)
+            let distance = here.distance(to: there)
+            #expect(distance.isFinite && abs(distance - 20_015_114) < 2_000, "\(latitude): \(distance)")
+        }
+        #expect(Coordinate(latitude: 8, longitude: 0).distance(to: Coordinate(latitude: -8, longitude: 180)).isFinite)
+    }
+}

@@ -208,3 +208,27 @@ extension HardeningTests {
         }
     }
 }
+
+extension HardeningTests {
+    @Test("Antipodal points in a quote, an order, a driver's position and the fleet never crash the server",
+          arguments: TestDatabase.available)
+    func antipodes(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let north: [String: any Sendable] = ["street": "A 1", "postalCode": "1000", "city": "North", "latitude": 8.0, "longitude": 0.0]
+            let south: [String: any Sendable] = ["street": "B 2", "postalCode": "2000", "city": "South", "latitude": -8.0, "longitude": 180.0]
+            let quote = try await server.send(.POST, "/quotes", json: ["pickup": north, "dropoff": south, "weightClass": "small", "service": "standard"],
+                                              token: cast.customer.access)
+            #expect(quote.status.code < 500, "\(quote)")
+            let id = try await server.placeOrder(cast.customer.access, extra: ["pickup": north, "dropoff": south])
+            try await server.advance(id, to: .accepted, cast: cast)
+            try await server.goOnDuty(cast.driver.access)
+            let point: [String: any Sendable] = ["latitude": -8.0, "longitude": 180.0, "recordedAt": ISO8601DateFormatter().string(from: Date())]
+            #expect(try await server.send(.POST, "/drivers/me/locations", json: ["positions": [point]], token: cast.driver.access).status.code < 500)
+            #expect(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).status == .ok)
+            #expect(try await server.send(.GET, "/fleet?orderId=\(id)", token: cast.manager.access).status == .ok)
+            let token = try await server.trackingToken(id, customer: cast.customer.access)
+            #expect(try await server.send(.GET, "/public/tracking/\(token)").status == .ok)
+        }
+    }
+}

@@ -39,8 +39,11 @@ public struct Coordinate: Sendable, Hashable, Codable {
         let φ1 = latitude * .pi / 180, φ2 = other.latitude * .pi / 180
         let Δφ = (other.latitude - latitude) * .pi / 180
         let Δλ = (other.longitude - longitude) * .pi / 180
-        let a = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
-        return 2 * radius * atan2(a.squareRoot(), (1 - a).squareRoot())
+        // For points on opposite sides of the Earth rounding can make `a` a hair above 1, and
+        // (1 - a).squareRoot() NaN, which every Int(...) of the distance would trap on: clamped.
+        let a = min(1, max(0, sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)))
+        let distance = 2 * radius * atan2(a.squareRoot(), (1 - a).squareRoot())
+        return distance.isFinite ? distance : 0
     }
 }
 

@@ -229,13 +229,14 @@ struct Accounts {
         let now = UnixTime.nowMillis
         let lastUsed = session.lastUsedAt ?? session.createdAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? now
         let idleLimit = Int64(services.config.webSessionIdleMinutes) * 60_000
-        if now - lastUsed > idleLimit {
+        let idle = now.subtractingReportingOverflow(lastUsed)
+        if idle.overflow || idle.partialValue > idleLimit {
             try? await revokeSession(sessionID, reason: "idle")
             throw WaybillError.sessionRevoked
         }
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.unauthenticated }
         if user.isDisabled { throw WaybillError.accountDisabled }
-        if now - lastUsed > 5 * 60_000 {
+        if idle.partialValue > 5 * 60_000 {
             try await app.writeLock.withLock {
                 try await Session.query(on: db).filter(\.$id == sessionID).set(\.$lastUsedAt, to: now).update()
             }

@@ -67,7 +67,7 @@ struct Throttle {
     /// seconds to wait. Run it inside a transaction.
     func take(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
         if let entry = try await lockedEntry(key, now: now), entry.window_start > now - window, entry.count >= limit {
-            return max(1, entry.window_start + window - now)
+            return Self.secondsLeft(windowStart: entry.window_start, window: window, now: now)
         }
         try await record(key, window: window, now: now)
         return nil
@@ -91,6 +91,15 @@ struct Throttle {
         return entry
     }
 
+    /// Seconds until a window ends, at least 1; a stored start so far off that the sum would not fit
+    /// (never written by us) counts as a whole window.
+    static func secondsLeft(windowStart: Int64, window: Int64, now: Int64) -> Int64 {
+        let end = windowStart.addingReportingOverflow(window)
+        guard !end.overflow else { return window }
+        let left = end.partialValue.subtractingReportingOverflow(now)
+        return left.overflow ? window : max(1, min(left.partialValue, window))
+    }
+
     /// Takes back one counted attempt (it turned out to be a success).
     func release(_ key: String) async throws {
         try await sql.raw("UPDATE throttles SET count = count - 1 WHERE key = \(bind: key) AND count > 0").run()
@@ -110,6 +119,6 @@ struct Throttle {
     /// For simple budgets ("at most `limit` per window"): nil when allowed, else seconds to wait.
     func budgetExceeded(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
         guard let entry = try await current(key, window: window, now: now), entry.count >= limit else { return nil }
-        return max(1, entry.window_start + window - now)
+        return Self.secondsLeft(windowStart: entry.window_start, window: window, now: now)
     }
 }
