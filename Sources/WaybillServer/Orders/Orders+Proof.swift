@@ -162,20 +162,27 @@ extension Orders {
     /// parcels that were never sent are not kept. Returns how many were deleted.
     @discardableResult
     func deleteAbandonedPhotos(now: Int64 = UnixTime.nowMillis) async throws -> Int {
+        guard let sql = db as? any SQLDatabase else { return 0 }
         let cutoff = now - Self.abandonedPhotoMillis
-        let abandoned = try await Order.query(on: db).filter(\.$status == .awaitingPayment).filter(\.$createdAt < cutoff)
-            .field(\.$id).limit(500).all().compactMap(\.id)
-        guard !abandoned.isEmpty else { return 0 }
-        let names = try await transaction { db -> [String] in
-            let files = try await OrderFile.query(on: db).filter(\.$orderID ~~ abandoned).filter(\.$kind == .parcelPhoto).all()
-            guard !files.isEmpty else { return [] }
-            try await OrderFile.query(on: db).filter(\.$id ~~ files.compactMap(\.id)).delete()
-            return files.map(\.storageName)
+        var deleted = 0
+        // The photos themselves are selected (not the unpaid orders, most of which have none), in
+        // batches, so a backlog of unpaid orders cannot hide the ones that do have photos.
+        while true {
+            let batch = try await sql.raw("""
+                SELECT f.id, f.storage_name FROM order_files f JOIN orders o ON o.id = f.order_id
+                WHERE f.kind = \(bind: OrderFile.Kind.parcelPhoto.rawValue) AND o.status = \(bind: OrderStatus.awaitingPayment.rawValue)
+                  AND o.created_at < \(bind: cutoff)
+                LIMIT 500
+                """).all().map { (id: try $0.decode(column: "id", as: UUID.self), name: try $0.decode(column: "storage_name", as: String.self)) }
+            guard !batch.isEmpty else { break }
+            try await transaction { db in try await OrderFile.query(on: db).filter(\.$id ~~ batch.map(\.id)).delete() }
+            // The rows are gone first: a crash here leaves an unreferenced file, never a row without one.
+            for file in batch { await services.files.delete(file.name) }
+            deleted += batch.count
+            if batch.count < 500 { break }
         }
-        // The rows are gone first: a crash here leaves an unreferenced file, never a row without one.
-        for name in names { await services.files.delete(name) }
-        if !names.isEmpty { logger.info("Deleted \(names.count) photos of checkouts abandoned for a day") }
-        return names.count
+        if deleted > 0 { logger.info("Deleted \(deleted) photos of checkouts abandoned for a day") }
+        return deleted
     }
 
     func file(orderID: UUID, fileID: UUID, for principal: Principal) async throws -> (OrderFile, Data) {

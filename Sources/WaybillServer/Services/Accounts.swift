@@ -133,14 +133,12 @@ struct Accounts {
         }
     }
 
-    /// Per client address: at most 30 requests that mail a code per hour.
+    /// Per client address: at most 30 requests that mail a code per hour, counted atomically
+    /// (parallel requests cannot all read 29 and pass).
     private func checkCodeBudgetForClient() async throws {
         let key = Throttle.key("codes:ip", clientAddress)
-        try await throttle { throttle in
-            if let wait = try await throttle.budgetExceeded(key, limit: 30, window: 3600) {
-                throw WaybillError.tooManyRequests(retryAfter: Int(wait))
-            }
-            try await throttle.record(key, window: 3600)
+        if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(key, limit: 30, window: 3600) }) {
+            throw WaybillError.tooManyRequests(retryAfter: Int(clamping: wait))
         }
     }
 

@@ -26,13 +26,6 @@ struct Throttle {
         return "\(kind):\(digest)"
     }
 
-    func current(_ key: String, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Entry? {
-        let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
-            .where("key", .equal, SQLBind(key)).first(decoding: Entry.self)
-        guard let entry, entry.window_start > now - window else { return nil }
-        return entry
-    }
-
     /// Counts one event and returns the state after it.
     @discardableResult
     func record(_ key: String, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Entry {
@@ -54,8 +47,8 @@ struct Throttle {
     /// check and the count (several processes), on SQLite the caller holds the write lock. Run it
     /// inside a transaction.
     func reserve(_ key: String, policy: LoginThrottlePolicy, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        let entry = try await lockedEntry(key, now: now)
-        if let entry, entry.window_start > now - policy.window,
+        // The policy itself knows when a window has ended.
+        if let entry = try await lockedEntry(key, now: now),
            let next = policy.nextAttemptAllowed(failures: entry.count, windowStart: entry.window_start, lastFailure: entry.last_at, now: now) {
             return max(1, next - now)
         }
@@ -109,16 +102,4 @@ struct Throttle {
         try await sql.delete(from: "throttles").where("key", .equal, SQLBind(key)).run()
     }
 
-    /// Seconds to wait before `key` may try again under `policy`, or nil.
-    func retryAfter(_ key: String, policy: LoginThrottlePolicy, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        guard let entry = try await current(key, window: policy.window, now: now) else { return nil }
-        return policy.nextAttemptAllowed(failures: entry.count, windowStart: entry.window_start, lastFailure: entry.last_at, now: now)
-            .map { $0 - now }
-    }
-
-    /// For simple budgets ("at most `limit` per window"): nil when allowed, else seconds to wait.
-    func budgetExceeded(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        guard let entry = try await current(key, window: window, now: now), entry.count >= limit else { return nil }
-        return Self.secondsLeft(windowStart: entry.window_start, window: window, now: now)
-    }
 }

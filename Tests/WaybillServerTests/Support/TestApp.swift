@@ -89,6 +89,9 @@ struct TestServer: Sendable {
             )
             config.databasePoolSize = 2  // many test servers share one PostgreSQL
             config.ordersPerCustomerPerHour = 1_000_000  // tests place many orders; HardeningTests checks the budget
+            // A loaded machine running the whole suite can take longer than 30 s to answer one of many
+            // parallel requests; the idle timeout itself is checked by scripts/attack.
+            config.httpIdleTimeoutSeconds = 600
             adjust(&config)
             try await configure(app, config: config, mailer: mailer ?? recording, push: push)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
