@@ -202,6 +202,11 @@ extension WaybillSession {
         try await call { try await $0.getDuty().ok.body.json }
     }
 
+    /// The driver's day: duty, the orders still to do in the order to do them, those done today.
+    public func driverDay() async throws(WaybillError) -> Components.Schemas.DriverDay {
+        try await call { try await $0.getDriverDay().ok.body.json }
+    }
+
     /// Goes on or off duty. Off duty, nobody sees the driver and positions are refused.
     @discardableResult
     public func setDuty(_ onDuty: Bool) async throws(WaybillError) -> Components.Schemas.DutyState {
@@ -311,7 +316,8 @@ extension WaybillSession {
         _ = try await call { try await $0.resetUser(path: .init(userId: id.uuidString.lowercased())).accepted }
     }
 
-    /// Every driver with duty, position and load; with `orderId`, their distance to its pickup.
+    /// Every driver with duty, position and load, in the order dispatch offers them; with
+    /// `orderId`, their distance to its pickup (nearest first among those on duty).
     public func fleet(near orderId: UUID? = nil) async throws(WaybillError) -> Components.Schemas.Fleet {
         try await call { try await $0.getFleet(query: .init(orderId: orderId?.uuidString.lowercased())).ok.body.json }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenAPIRuntime
+import WaybillCore
 
 /// Everything that can go wrong when calling Waybill, as one enum.
 public enum WaybillError: Error, Sendable, CustomStringConvertible {
@@ -33,6 +34,16 @@ public enum WaybillError: Error, Sendable, CustomStringConvertible {
         case .sessionEnded(let code): code
         default: nil
         }
+    }
+
+    /// The server's error code as the one list the server, the web app and this SDK share (nil
+    /// for a code this version does not know, or no answer from the server).
+    public var errorCode: ErrorCode? { code.flatMap(ErrorCode.init(rawValue:)) }
+
+    /// What to tell a person, in English or French: the shared message for the code, else this
+    /// error's own description.
+    public func message(french: Bool) -> String {
+        errorCode?.message(french: french) ?? description
     }
 
     /// The reasons per input field, for showing next to each field of a form.

@@ -226,6 +226,17 @@ public final class WaybillSession: Sendable {
     public func markNotificationRead(_ id: UUID) async throws(WaybillError) -> Components.Schemas.Notification {
         try await call { try await $0.markNotificationRead(path: .init(notificationId: id.uuidString.lowercased())).ok.body.json }
     }
+
+    /// Marks every notification read.
+    public func markAllNotificationsRead() async throws(WaybillError) {
+        _ = try await call { try await $0.markAllNotificationsRead().ok }
+    }
+
+    /// The ways this customer may pay for a new order, in the order to offer them (the server
+    /// refuses any other with the same rule).
+    public func paymentOptions() async throws(WaybillError) -> Components.Schemas.PaymentOptions {
+        try await call { try await $0.getPaymentOptions().ok.body.json }
+    }
 }
 
 // MARK: - Tokens

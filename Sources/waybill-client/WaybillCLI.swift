@@ -118,7 +118,7 @@ enum Output {
     }
 
     static func summary(_ order: Order) -> String {
-        let driver = order.driver.map { " · driver \($0.firstName) \($0.lastName)" } ?? ""
+        let driver = order.driver.map { " · driver " + [$0.firstName, $0.lastName].compactMap { $0 }.joined(separator: " ") } ?? ""
         return "\(order.reference)  \(order.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
             + "\(order.price.money)  → \(order.dropoff.city)\(driver)  \(order.id)"
     }
@@ -131,9 +131,9 @@ enum Output {
             "  To:         \(order.dropoff.street), \(order.dropoff.postalCode) \(order.dropoff.city)",
             "  Recipient:  \(order.recipient.name)",
             "  Price:      \(order.price.money) (\(order.payment.method.rawValue), \(order.payment.status.rawValue))",
-            "  Customer:   \(order.customer.firstName) \(order.customer.lastName)",
+            "  Customer:   " + [order.customer.firstName, order.customer.lastName].compactMap { $0 }.joined(separator: " "),
         ]
-        if let driver = order.driver { lines.append("  Driver:     \(driver.firstName) \(driver.lastName) (\(driver.id))") }
+        if let driver = order.driver { lines.append("  Driver:     " + [driver.firstName, driver.lastName].compactMap { $0 }.joined(separator: " ") + " (\(driver.id))") }
         if let proof = order.proof { lines.append("  Delivered:  to \(proof.recipientName), \(time(proof.deliveredAt)), signature \(proof.signature.url)") }
         if let failure = order.failure { lines.append("  Failed:     \(failure.reason.rawValue)\(failure.note.map { " – \($0)" } ?? "")") }
         if let eta = order.tracking?.eta { lines.append("  ETA:        \(eta.stop.rawValue) at \(time(eta.arrivesAt)) (\(eta.distanceMeters) m)") }

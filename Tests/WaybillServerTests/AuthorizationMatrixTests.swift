@@ -103,6 +103,10 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/notifications", token: t) },
         Row(operation: "markNotificationRead", expected: expect("customerA=200 others=404"), setup: customerANotification) { w, x, t in
             try await w.server.send(.POST, "/notifications/\(x.notification)/read", token: t) },
+        Row(operation: "markAllNotificationsRead", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/notifications/read-all", token: t) },
+        Row(operation: "getPaymentOptions", expected: expect("customerA=200 customerB=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/payment-options", token: t) },
         // users
         Row(operation: "listUsers", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/users", token: t) },
@@ -164,6 +168,8 @@ struct AuthorizationMatrixTests {
         Row(operation: "reportLocations", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
             if let t { _ = try? await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) }
             return try await w.server.report(t ?? "", [(47.0, 8.0)], at: Date().addingTimeInterval(Double.random(in: -300 ... -1))) },
+        Row(operation: "getDriverDay", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/drivers/me/day", token: t) },
         Row(operation: "getFleet", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/fleet", token: t) },
         Row(operation: "getOrderTrail", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
@@ -177,6 +183,113 @@ struct AuthorizationMatrixTests {
         Row(operation: "changePassword", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/me/password", json: ["currentPassword": TestServer.password, "newPassword": TestServer.password + "-2"], token: t) },
     ]
+
+    // MARK: the same rules, asked of the services directly
+
+    typealias ServiceCall = @Sendable (World, Target, Principal) async throws -> Void
+
+    /// Each row's operation as a call to the service behind it, with no HTTP in between. Rows
+    /// that are about the caller's own account only (no rule to break) are listed in `noRule`.
+    static let serviceCalls: [String: ServiceCall] = {
+        @Sendable func orders(_ w: World) -> Orders { Orders(app: w.server.app, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func accounts(_ w: World) -> Accounts { Accounts(app: w.server.app, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
+        @Sendable func tracking(_ w: World) -> Tracking { Tracking(app: w.server.app, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func id(_ raw: String) -> UUID { UUID(uuidString: raw)! }
+        let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
+        return [
+            "markNotificationRead": { w, x, p in _ = try await orders(w).markRead(id(x.notification), for: p) },
+            "markAllNotificationsRead": { w, _, p in try await orders(w).markAllRead(for: p) },
+            "listNotifications": { w, _, p in _ = try await orders(w).notifications(for: p, unreadOnly: false, cursor: nil, limit: 50) },
+            "getPaymentOptions": { w, _, p in _ = try await orders(w).paymentOptions(for: p) },
+            "listUsers": { w, _, p in _ = try await accounts(w).listUsers(role: nil, query: nil, cursor: nil, limit: 50, for: p) },
+            "createUser": { w, _, p in
+                _ = try await accounts(w).createStaff(role: .driver, firstName: "New", lastName: "Driver",
+                                                      email: "svc-\(UUID().uuidString.prefix(8))@courier.example", by: p) },
+            "getUser": { w, x, p in _ = try await accounts(w).user(id(x.user), for: p) },
+            "updateUser": { w, x, p in _ = try await accounts(w).updateUser(actor: p, id: id(x.user), role: nil, disabled: false) },
+            "resetUser": { w, x, p in try await accounts(w).resetUser(id: id(x.user), by: p) },
+            "getTariff": { w, _, p in _ = try await orders(w).tariff(for: p) },
+            "putTariff": { w, _, p in _ = try await orders(w).replaceTariff(try await orders(w).currentTariff().tariff, by: p) },
+            "createQuote": { w, _, p in
+                _ = try await orders(w).quote(QuoteRequest(pickup: PickupInput(address: bern), dropoff: bern, weightClass: .small, service: .standard), for: p) },
+            "listOrders": { w, _, p in _ = try await orders(w).list(Orders.ListFilter(), for: p) },
+            "createOrder": { w, _, p in
+                let quote = QuoteRequest(pickup: PickupInput(address: bern), dropoff: bern, weightClass: .small, service: .standard)
+                _ = try await orders(w).create(OrderRequest(quote: quote, paymentMethod: .cash, recipientName: "Rita"), by: p, idempotencyKey: nil) },
+            "getOrder": { w, x, p in _ = try await orders(w).detail(id(x.order), for: p) },
+            "confirmPayment": { w, x, p in _ = try await orders(w).confirmPayment(id(x.order), by: p) },
+            "cancelOrder": { w, x, p in _ = try await orders(w).cancel(id(x.order), reason: "matrix", by: p) },
+            "assignOrder": { w, x, p in _ = try await orders(w).assign(id(x.order), to: id(w.cast.driver.userID), by: p) },
+            "acceptOrder": { w, x, p in _ = try await orders(w).accept(id(x.order), by: p) },
+            "pickupOrder": { w, x, p in
+                let price = try await w.server.price(of: x.order)
+                _ = try await orders(w).pickup(id(x.order), cashCollected: Money(price, "CHF"), by: p) },
+            "deliverOrder": { w, x, p in
+                _ = try await orders(w).deliver(id(x.order), signature: .init(bytes: SampleImages.signaturePNG, field: "signature"), photo: nil,
+                                                recipientName: "Bea Beispiel", code: nil, by: p) },
+            "failOrder": { w, x, p in _ = try await orders(w).fail(id(x.order), reason: .recipientAbsent, note: nil, by: p) },
+            "addOrderPhoto": { w, x, p in _ = try await orders(w).addPhoto(id(x.order), .init(bytes: SampleImages.photoJPEG, field: "photo"), by: p) },
+            "getOrderFile": { w, x, p in _ = try await orders(w).file(orderID: id(x.order), fileID: id(x.file), for: p) },
+            "listInvoices": { w, _, p in _ = try await orders(w).statements(month: nil, customerID: nil, for: p) },
+            "getDuty": { w, _, p in _ = try await tracking(w).duty(of: p) },
+            "setDuty": { w, _, p in _ = try await tracking(w).setDuty(true, by: p) },
+            "reportLocations": { w, _, p in
+                _ = try? await tracking(w).setDuty(true, by: p)
+                let at = Int64(Date().addingTimeInterval(Double.random(in: -300 ... -1)).timeIntervalSince1970 * 1000)
+                _ = try await tracking(w).report([PositionReport(latitude: 47, longitude: 8, accuracy: nil, heading: nil, speed: nil, recordedAt: at)], by: p) },
+            "getDriverDay": { w, _, p in _ = try await orders(w).driverDay(for: p) },
+            "getFleet": { w, _, p in _ = try await tracking(w).fleet(nearOrder: nil, by: p) },
+            "getOrderTrail": { w, x, p in _ = try await tracking(w).trail(id(x.order), for: p) },
+            "renewTrackingLink": { w, x, p in _ = try await tracking(w).renewLink(id(x.order), by: p) },
+            "revokeTrackingLink": { w, x, p in _ = try await tracking(w).revokeLink(id(x.order), by: p) },
+        ]
+    }()
+
+    /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
+    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword"]
+
+    @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
+    func serviceMatrix(db: TestDatabase) async throws {
+        #expect(Set(Self.rows.map(\.operation)) == Set(Self.serviceCalls.keys).union(Self.noRule), "every operation has a service call or is rule-free")
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let tokens: [Caller: String] = [.customerA: cast.customer.access, .customerB: cast.otherCustomer.access, .driverA: cast.driver.access,
+                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access]
+            let ids: [Caller: String] = [.customerA: cast.customer.userID, .customerB: cast.otherCustomer.userID, .driverA: cast.driver.userID,
+                                         .driverB: cast.otherDriver.userID, .manager: cast.manager.userID]
+            var principals: [Caller: Principal] = [:]
+            for (caller, raw) in ids {
+                let user = try #require(try await User.find(UUID(uuidString: raw)!, on: server.db))
+                principals[caller] = Principal(user: user, sessionID: UUID())
+            }
+            let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
+            var mismatches: [String] = []
+            var cells = 0
+            // Anonymous and disabled callers never reach a service: authentication answers them.
+            let callers: [Caller] = [.customerB, .driverB, .customerA, .driverA, .manager]
+            for row in Self.rows {
+                guard let call = Self.serviceCalls[row.operation] else { continue }
+                let shared = try await row.setup(world)
+                for caller in callers.sorted(by: { (row.expected[$0]! < 300 ? 1 : 0) < (row.expected[$1]! < 300 ? 1 : 0) }) {
+                    let expected = row.expected[caller]!
+                    let target = expected < 300 ? try await row.setup(world) : shared
+                    var got: UInt
+                    do {
+                        try await call(world, target, principals[caller]!)
+                        got = expected < 300 ? expected : 200
+                    } catch let error as WaybillError {
+                        got = error.status.code
+                    } catch let error as FieldErrorsError {
+                        got = error.apiError.status.code
+                    }
+                    cells += 1
+                    if got != expected { mismatches.append("\(row.operation) as \(caller.rawValue): HTTP says \(expected), the service \(got)") }
+                }
+            }
+            print("Service matrix (\(db)): \(cells) cells, \(mismatches.count) mismatches")
+            #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
+        }
+    }
 
     static func sendable(_ value: Any?) -> any Sendable {
         switch value {

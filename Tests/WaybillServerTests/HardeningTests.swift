@@ -183,7 +183,7 @@ extension HardeningTests {
     func poolTimeoutIsUnavailable() {
         let mapped = APIErrorMiddleware.map(ConnectionPoolTimeoutError.connectionRequestTimeout, logger: Logger(label: "test"))
         #expect(mapped.status == .serviceUnavailable)
-        #expect(mapped.code == "unavailable")
+        #expect(mapped.code == .unavailable)
         #expect(mapped.retryAfter == 1)
     }
 }

@@ -51,7 +51,7 @@ struct LiveTests {
                 #expect(first.status == .ok, "\(first)")
                 let seen = try await customer.event("location", topic: orderTopic)
                 #expect(seen["data"]["driverId"].string == cast.driver.userID)
-                #expect(seen["data"]["driverFirstName"].string == "Test")
+                #expect(seen["data"]["driverFirstName"].string == "Luca")
                 #expect(seen["data"]["latitude"].double == 47.36)
                 let eta = try await customer.event("eta", topic: orderTopic)
                 #expect(eta["data"]["stop"].string == "pickup")
@@ -75,7 +75,7 @@ struct LiveTests {
                 // In transit: now the public sees the position too, with the driver's first name only.
                 #expect(try await server.report(cast.driver.access, [(47.3610, 8.5305)], at: Date().addingTimeInterval(2)).status == .ok)
                 let publicLocation = try await viewer.event("location", topic: "tracking:\(token)")
-                #expect(publicLocation["data"]["driverFirstName"].string == "Test")
+                #expect(publicLocation["data"]["driverFirstName"].string == "Luca")
                 #expect(publicLocation["data"]["driverId"].exists == false)
                 #expect(publicLocation["data"]["orderId"].exists == false)
                 #expect(try await customer.event("eta", topic: orderTopic, count: 2)["data"]["stop"].string == "dropoff")

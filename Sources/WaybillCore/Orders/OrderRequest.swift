@@ -130,8 +130,9 @@ public struct OrderRequest: Sendable, Equatable {
             if trimmed.count > Self.maxNotesLength { errors.add("notes", "too_long") }
             cleanNotes = trimmed
         }
-        if paymentMethod == .invoice && !isCompany { errors.add("paymentMethod", "invoice_requires_company") }
-        if paymentMethod == .twint && currency != "CHF" { errors.add("paymentMethod", "twint_requires_chf") }
+        if let refusal = PaymentOptions.refusal(paymentMethod, isCompany: isCompany, currency: currency) {
+            errors.add("paymentMethod", refusal)
+        }
         guard errors.isEmpty else { return .failure(FieldErrorsError(errors)) }
         return .success(ValidOrder(
             pickup: pickup, dropoff: dropoff, weightClass: quote.weightClass, service: quote.service,

@@ -84,20 +84,3 @@ public enum OrderStateMachine {
         }
     }
 }
-
-/// Which contact details of an order's parties a viewer sees, decided once for the API, the web
-/// app and the SDK alike, on the least exposure that still lets each one do their part: the driver
-/// may call the recipient, but needs neither the recipient's nor the customer's email.
-public struct PartyDetails: Sendable, Equatable {
-    public var customerEmail: Bool
-    public var recipientEmail: Bool
-    public var recipientPhone: Bool
-    public var driverEmail: Bool
-
-    public static func visible(to capacities: Set<OrderCapacity>) -> PartyDetails {
-        let ownerOrManager = capacities.contains(.owner) || capacities.contains(.manager) || capacities.contains(.system)
-        return PartyDetails(customerEmail: ownerOrManager, recipientEmail: ownerOrManager,
-                            recipientPhone: ownerOrManager || capacities.contains(.assignee),
-                            driverEmail: capacities.contains(.manager) || capacities.contains(.system))
-    }
-}

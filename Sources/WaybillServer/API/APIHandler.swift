@@ -113,34 +113,29 @@ struct APIHandler: APIProtocol {
 
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         let me = try await principal()
-        try me.require(.manager)
         let limit = input.query.limit ?? 50
         guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await accounts.listUsers(role: input.query.role.map(Role.init), query: input.query.q,
-                                                cursor: input.query.cursor, limit: limit)
+                                                cursor: input.query.cursor, limit: limit, for: me)
         return .ok(.init(body: .json(S.UserPage(items: page.users.map(Self.user), nextCursor: page.nextCursor))))
     }
 
     func createUser(_ input: Operations.CreateUser.Input) async throws -> Operations.CreateUser.Output {
         let me = try await principal()
-        try me.require(.manager)
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let role: Role = body.role == .manager ? .manager : .driver
-        let user = try await accounts.createStaff(role: role, firstName: body.firstName, lastName: body.lastName, email: body.email)
+        let user = try await accounts.createStaff(role: role, firstName: body.firstName, lastName: body.lastName, email: body.email, by: me)
         return .created(.init(body: .json(Self.user(user))))
     }
 
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         let me = try await principal()
-        try me.require(.manager)
         let id = try Self.uuid(input.path.userId)
-        guard let user = try await User.find(id, on: try request.db) else { throw WaybillError.notFound }
-        return .ok(.init(body: .json(Self.user(user))))
+        return .ok(.init(body: .json(Self.user(try await accounts.user(id, for: me)))))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
         let me = try await principal()
-        try me.require(.manager)
         let id = try Self.uuid(input.path.userId)
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let user = try await accounts.updateUser(actor: me, id: id, role: body.role.map(Role.init), disabled: body.disabled)
@@ -149,8 +144,7 @@ struct APIHandler: APIProtocol {
 
     func resetUser(_ input: Operations.ResetUser.Input) async throws -> Operations.ResetUser.Output {
         let me = try await principal()
-        try me.require(.manager)
-        try await accounts.resetUser(id: try Self.uuid(input.path.userId))
+        try await accounts.resetUser(id: try Self.uuid(input.path.userId), by: me)
         return .accepted(.init(body: .json(Self.success)))
     }
 
@@ -178,7 +172,7 @@ struct APIHandler: APIProtocol {
 }
 
 extension WaybillError {
-    static let unsupportedBody = WaybillError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+    static let unsupportedBody = WaybillError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
 }
 
 extension Role {

@@ -9,9 +9,7 @@ extension APIHandler {
 
     func getDuty(_ input: Operations.GetDuty.Input) async throws -> Operations.GetDuty.Output {
         let me = try await principal()
-        try me.require(.driver, .manager)
-        let state = try await DriverState.find(me.userID, on: try request.db)
-        return .ok(.init(body: .json(Self.duty(state))))
+        return .ok(.init(body: .json(Self.duty(try await tracking.duty(of: me)))))
     }
 
     func setDuty(_ input: Operations.SetDuty.Input) async throws -> Operations.SetDuty.Output {
@@ -91,6 +89,13 @@ extension APIHandler {
 
     // MARK: mapping
 
+    func getDriverDay(_ input: Operations.GetDriverDay.Input) async throws -> Operations.GetDriverDay.Output {
+        let me = try await principal()
+        let day = try await orders.driverDay(for: me)
+        return .ok(.init(body: .json(S.DriverDay(duty: Self.duty(day.state), todo: try day.todo.map { try Self.order($0) },
+                                                 done: try day.done.map { try Self.order($0) }))))
+    }
+
     static func duty(_ state: DriverState?) -> S.DutyState {
         S.DutyState(onDuty: state?.onDuty ?? false, since: state.map { date($0.dutyChangedAt) }, position: state?.position.map(position))
     }
@@ -109,7 +114,7 @@ extension APIHandler {
 extension APIHandler {
     func getVapidPublicKey(_ input: Operations.GetVapidPublicKey.Input) async throws -> Operations.GetVapidPublicKey.Output {
         guard let key = try request.application.waybill.push.vapidPublicKey else {
-            throw WaybillError(.notFound, "push_not_configured", "This server has no VAPID keys; Web Push is off.")
+            throw WaybillError(.notFound, .pushNotConfigured, "This server has no VAPID keys; Web Push is off.")
         }
         return .ok(.init(body: .json(S.VapidPublicKey(publicKey: key))))
     }

@@ -12,13 +12,11 @@ extension APIHandler {
 
     func getTariff(_ input: Operations.GetTariff.Input) async throws -> Operations.GetTariff.Output {
         let me = try await principal()
-        try me.require(.manager)
-        return .ok(.init(body: .json(try Self.tariff(try await orders.currentTariff()))))
+        return .ok(.init(body: .json(try Self.tariff(try await orders.tariff(for: me)))))
     }
 
     func putTariff(_ input: Operations.PutTariff.Input) async throws -> Operations.PutTariff.Output {
         let me = try await principal()
-        try me.require(.manager)
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         func rate(_ r: S.Rate) -> Tariff.Rate { Tariff.Rate(baseFee: r.baseFee, perKm: r.perKm, flatFee: r.flatFee) }
         let record = try await orders.replaceTariff(Tariff(
@@ -156,7 +154,7 @@ extension APIHandler {
             // The runtime checks required and repeated parts as it reads: a missing part is reported
             // per field below; anything else is a malformed body.
             if signature != nil && name != nil {
-                throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.")
+                throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
             }
         }
         guard let signature, let name else {
@@ -182,7 +180,7 @@ extension APIHandler {
         } catch let error as WaybillError {
             throw error
         } catch {
-            if photo != nil { throw WaybillError(.badRequest, "invalid_multipart", "The multipart body is malformed or repeats a part.") }
+            if photo != nil { throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.") }
         }
         guard let photo else { throw WaybillError.validation("photo", "required") }
         let file = try await orders.addPhoto(id, .init(bytes: photo, field: "photo"), by: me)
@@ -200,7 +198,7 @@ extension APIHandler {
         var bytes: [UInt8] = []
         for try await chunk in body {
             guard bytes.count + chunk.count <= limit else {
-                throw WaybillError(.payloadTooLarge, "payload_too_large", "\(field) is larger than \(limit / 1024) KB.", fields: [field: "too_large"])
+                throw WaybillError(.payloadTooLarge, .payloadTooLarge, "\(field) is larger than \(limit / 1024) KB.", fields: [field: "too_large"])
             }
             bytes.append(contentsOf: chunk)
         }
@@ -235,6 +233,19 @@ extension APIHandler {
         return .ok(.init(body: .json(S.NotificationPage(items: page.items.map(Self.notification), unreadCount: page.unread, nextCursor: page.next))))
     }
 
+    func markAllNotificationsRead(_ input: Operations.MarkAllNotificationsRead.Input) async throws -> Operations.MarkAllNotificationsRead.Output {
+        let me = try await principal()
+        try await orders.markAllRead(for: me)
+        return .ok(.init(body: .json(S.UnreadCount(unreadCount: 0))))
+    }
+
+    func getPaymentOptions(_ input: Operations.GetPaymentOptions.Input) async throws -> Operations.GetPaymentOptions.Output {
+        let me = try await principal()
+        let options = try await orders.paymentOptions(for: me)
+        return .ok(.init(body: .json(S.PaymentOptions(methods: options.methods.map { S.PaymentMethod(rawValue: $0.rawValue)! },
+                                                      currency: options.currency))))
+    }
+
     func markNotificationRead(_ input: Operations.MarkNotificationRead.Input) async throws -> Operations.MarkNotificationRead.Output {
         let me = try await principal()
         return .ok(.init(body: .json(Self.notification(try await orders.markRead(try Self.uuid(input.path.notificationId), for: me)))))
@@ -245,7 +256,7 @@ extension APIHandler {
     func stripeWebhook(_ input: Operations.StripeWebhook.Input) async throws -> Operations.StripeWebhook.Output {
         let req = try request
         guard let secret = req.application.waybill.config.stripe?.webhookSecret else {
-            throw WaybillError(.serviceUnavailable, "webhooks_not_configured", "This server has no STRIPE_WEBHOOK_SECRET.")
+            throw WaybillError(.serviceUnavailable, .webhooksNotConfigured, "This server has no STRIPE_WEBHOOK_SECRET.")
         }
         // The signature covers the exact bytes Stripe sent, so verify those, not a re-encoding.
         let raw = req.body.data.map { Array($0.readableBytesView) } ?? []
@@ -254,10 +265,10 @@ extension APIHandler {
         } catch {
             let reason = switch error { case .stale: "stale"; case .malformed: "malformed"; case .mismatch: "mismatch" }
             req.logger.warning("Stripe webhook refused: signature \(reason)")
-            throw WaybillError(.badRequest, "invalid_signature", "The Stripe-Signature header does not match (\(reason)).")
+            throw WaybillError(.badRequest, .invalidSignature, "The Stripe-Signature header does not match (\(reason)).")
         }
         guard let json = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
-            throw WaybillError(.badRequest, "invalid_json", "The body is not valid JSON.")
+            throw WaybillError(.badRequest, .invalidJSON, "The body is not valid JSON.")
         }
         try await orders.handleStripeEvent(json)
         return .ok(.init(body: .json(Self.success)))
@@ -303,8 +314,8 @@ extension APIHandler {
             value2: .init(version: record.id ?? 0, updatedAt: date(record.createdAt)))
     }
 
-    static func person(_ user: User, withEmail: Bool) -> S.PersonSummary {
-        S.PersonSummary(id: user.id!.uuidString, firstName: user.firstName, lastName: user.lastName,
+    static func person(_ user: User, withEmail: Bool, withLastName: Bool = true) -> S.PersonSummary {
+        S.PersonSummary(id: user.id!.uuidString, firstName: user.firstName, lastName: withLastName ? user.lastName : nil,
                         email: withEmail ? user.email : nil, companyName: user.companyName, role: S.Role(user.role))
     }
 
@@ -340,7 +351,7 @@ extension APIHandler {
             id: o.id!.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
             customer: person(record.customer, withEmail: details.customerEmail),
-            driver: record.driver.map { person($0, withEmail: details.driverEmail) },
+            driver: record.driver.map { person($0, withEmail: details.driverEmail, withLastName: details.staffLastNames) },
             pickup: address(try o.pickup), dropoff: address(try o.dropoff),
             weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
             recipient: S.Recipient(name: recipient.name, email: details.recipientEmail ? recipient.email : nil,
@@ -359,7 +370,8 @@ extension APIHandler {
             photos: full ? record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
             events: full ? record.events.map { event, actor in
                 S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
-                             at: date(event.at), actor: actor.map { person($0, withEmail: false) }, note: event.note)
+                             at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: details.staffLastNames || $0.id == o.customerID) },
+                             note: event.note)
             } : nil,
             availableActions: OrderStateMachine.availableActions(from: o.status, as: record.capacities)
                 .map { S.OrderAction(rawValue: $0.rawValue)! },

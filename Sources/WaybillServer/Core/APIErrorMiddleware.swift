@@ -21,7 +21,7 @@ struct APIErrorMiddleware: AsyncMiddleware {
                 let path = request.url.path.split(separator: "/").dropFirst(2).map(String.init)
                 let allowed = validator.methods(path: path)
                 if !allowed.isEmpty, !allowed.contains(request.method.rawValue) {
-                    apiError = WaybillError(.methodNotAllowed, "method_not_allowed", "Use \(allowed.sorted().joined(separator: ", ")) here.")
+                    apiError = WaybillError(.methodNotAllowed, .methodNotAllowed, "Use \(allowed.sorted().joined(separator: ", ")) here.")
                     let response = Self.response(for: apiError)
                     response.headers.replaceOrAdd(name: .allow, value: allowed.sorted().joined(separator: ", "))
                     return response
@@ -36,7 +36,7 @@ struct APIErrorMiddleware: AsyncMiddleware {
         headers.contentType = .json
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         if let retryAfter = error.retryAfter { headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
-        let body = ErrorBody(error: .init(code: error.code, message: error.message, fields: error.fields,
+        let body = ErrorBody(error: .init(code: error.code.rawValue, message: error.message, fields: error.fields,
                                           currentStatus: error.currentStatus))
         let data = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
         return Response(status: error.status, headers: headers, body: .init(data: data))
@@ -65,18 +65,18 @@ struct APIErrorMiddleware: AsyncMiddleware {
                 if let decoding = error.underlyingError as? DecodingError {
                     if !requestHasBody {
                         // No body: a path or query parameter did not parse.
-                        return WaybillError(.badRequest, "invalid_parameter", "A parameter is malformed (\(error.causeDescription)).")
+                        return WaybillError(.badRequest, .invalidParameter, "A parameter is malformed (\(error.causeDescription)).")
                     }
                     return decodingError(decoding)
                 }
                 let status = error.httpStatus.code
                 if status == 415 {
-                    return WaybillError(.unsupportedMediaType, "unsupported_media_type", "The request is malformed: \(error.causeDescription).")
+                    return WaybillError(.unsupportedMediaType, .unsupportedMediaType, "The request is malformed: \(error.causeDescription).")
                 }
                 if (400..<500).contains(status) {
-                    return WaybillError(HTTPResponseStatus(statusCode: status), "bad_request", "The request is malformed: \(error.causeDescription).")
+                    return WaybillError(HTTPResponseStatus(statusCode: status), .badRequest, "The request is malformed: \(error.causeDescription).")
                 }
-                return WaybillError(.badRequest, "bad_request", "The request is malformed: \(error.causeDescription).")
+                return WaybillError(.badRequest, .badRequest, "The request is malformed: \(error.causeDescription).")
             }
             return map(error.underlyingError, logger: logger)
         case let error as DecodingError:
@@ -87,13 +87,13 @@ struct APIErrorMiddleware: AsyncMiddleware {
             // Every database connection stayed busy past the pool's wait (a flood, a slow disk): the
             // request was not served, and may simply be sent again.
             logger.warning("No database connection became free in time")
-            return WaybillError(.serviceUnavailable, "unavailable", "The server is busy; try again in a moment.", retryAfter: 1)
+            return WaybillError(.serviceUnavailable, .unavailable, "The server is busy; try again in a moment.", retryAfter: 1)
         case let error as any DatabaseError where error.isConstraintFailure:
             logger.warning("Constraint failure reached the error middleware: \(String(reflecting: error))")
-            return WaybillError(.conflict, "conflict", "The change conflicts with existing data.")
+            return WaybillError(.conflict, .conflict, "The change conflicts with existing data.")
         default:
             logger.error("Unhandled error: \(String(reflecting: error))")
-            return WaybillError(.internalServerError, "internal_error", "Something went wrong on our side. Please try again.")
+            return WaybillError(.internalServerError, .internalError, "Something went wrong on our side. Please try again.")
         }
     }
 
@@ -112,26 +112,26 @@ struct APIErrorMiddleware: AsyncMiddleware {
             return .validation(path(context.codingPath), "invalid_type")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
-                return WaybillError(.badRequest, "invalid_json", "The body is not valid JSON.")
+                return WaybillError(.badRequest, .invalidJSON, "The body is not valid JSON.")
             }
             return .validation(path(context.codingPath), "invalid")
         @unknown default:
-            return WaybillError(.badRequest, "bad_request", "The request is malformed.")
+            return WaybillError(.badRequest, .badRequest, "The request is malformed.")
         }
     }
 
     static func abortError(_ error: any AbortError) -> WaybillError {
         let status = error.status
-        let code: String
+        let code: ErrorCode
         switch status {
-        case .notFound: code = "not_found"
-        case .methodNotAllowed: code = "method_not_allowed"
-        case .payloadTooLarge: code = "payload_too_large"
-        case .unsupportedMediaType: code = "unsupported_media_type"
-        case .unauthorized: code = "unauthenticated"
-        case .forbidden: code = "forbidden"
-        case .tooManyRequests: code = "rate_limited"
-        default: code = status.code >= 500 ? "internal_error" : "bad_request"
+        case .notFound: code = .notFound
+        case .methodNotAllowed: code = .methodNotAllowed
+        case .payloadTooLarge: code = .payloadTooLarge
+        case .unsupportedMediaType: code = .unsupportedMediaType
+        case .unauthorized: code = .unauthenticated
+        case .forbidden: code = .forbidden
+        case .tooManyRequests: code = .rateLimited
+        default: code = status.code >= 500 ? .internalError : .badRequest
         }
         let message = status.code >= 500 ? "Something went wrong on our side. Please try again." : error.reason
         return WaybillError(status, code, message)

@@ -218,18 +218,18 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             }
             let problems = validator.queryProblems(operation, items)
             if !problems.isEmpty {
-                throw WaybillError(.badRequest, "invalid_parameter", "A query parameter is malformed or out of range.", fields: problems)
+                throw WaybillError(.badRequest, .invalidParameter, "A query parameter is malformed or out of range.", fields: problems)
             }
         }
 
         if let length = request.headers.first(name: .contentLength).flatMap(Int.init), length > maxBodySize {
-            throw WaybillError(.payloadTooLarge, "payload_too_large", "The body is larger than \(maxBodySize) bytes.")
+            throw WaybillError(.payloadTooLarge, .payloadTooLarge, "The body is larger than \(maxBodySize) bytes.")
         }
         let buffer: ByteBuffer?
         do {
             buffer = try await request.body.collect(max: maxBodySize).get()
         } catch let error as any AbortError where error.status == .payloadTooLarge {
-            throw WaybillError(.payloadTooLarge, "payload_too_large", "The body is larger than \(maxBodySize) bytes.")
+            throw WaybillError(.payloadTooLarge, .payloadTooLarge, "The body is larger than \(maxBodySize) bytes.")
         }
         guard let schema = operation.body else { return try await next.respond(to: request) }
         guard let buffer, buffer.readableBytes > 0 else {
@@ -240,20 +240,20 @@ struct SpecValidationMiddleware: AsyncMiddleware {
                 try request.content.encode([String: String](), as: .json)
                 return try await next.respond(to: request)
             }
-            throw WaybillError(.badRequest, "missing_body", "This operation needs a JSON body.")
+            throw WaybillError(.badRequest, .missingBody, "This operation needs a JSON body.")
         }
         if let type = request.headers.contentType, !(type.type == "application" && type.subType == "json") {
-            throw WaybillError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+            throw WaybillError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: buffer)
         } catch {
-            throw WaybillError(.badRequest, "invalid_json", "The body is not valid JSON.")
+            throw WaybillError(.badRequest, .invalidJSON, "The body is not valid JSON.")
         }
         let problems = SpecValidator.problems(value, against: schema)
         if !problems.isEmpty {
-            throw WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: problems)
+            throw WaybillError(.unprocessableEntity, .validationFailed, "Some fields are missing or invalid.", fields: problems)
         }
         if request.headers.contentType == nil {
             request.headers.contentType = .json

@@ -6,14 +6,14 @@ import WaybillCore
 /// `{"error": {"code": …, "message": …, "fields": {…}}}`.
 public struct WaybillError: Error, Sendable {
     public var status: HTTPResponseStatus
-    public var code: String
+    public var code: ErrorCode
     public var message: String
     public var fields: [String: String]?
     public var retryAfter: Int?
     /// With `invalid_transition`: the order's status now.
     public var currentStatus: String?
 
-    public init(_ status: HTTPResponseStatus, _ code: String, _ message: String,
+    public init(_ status: HTTPResponseStatus, _ code: ErrorCode, _ message: String,
                 fields: [String: String]? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
@@ -23,37 +23,37 @@ public struct WaybillError: Error, Sendable {
     }
 
     public static func validation(_ errors: FieldErrors) -> WaybillError {
-        WaybillError(.unprocessableEntity, "validation_failed", "Some fields are missing or invalid.", fields: errors.fields)
+        WaybillError(.unprocessableEntity, .validationFailed, "Some fields are missing or invalid.", fields: errors.fields)
     }
 
     public static func validation(_ field: String, _ reason: String) -> WaybillError {
         validation(FieldErrors([field: reason]))
     }
 
-    public static let unauthenticated = WaybillError(.unauthorized, "unauthenticated", "Sign in to continue.")
-    public static let invalidToken = WaybillError(.unauthorized, "invalid_token", "The access token is not valid.")
-    public static let tokenExpired = WaybillError(.unauthorized, "token_expired", "The access token has expired; refresh it.")
-    public static let sessionRevoked = WaybillError(.unauthorized, "session_revoked", "This session has ended; sign in again.")
-    public static let invalidCredentials = WaybillError(.unauthorized, "invalid_credentials", "The email or password is wrong.")
-    public static let invalidRefreshToken = WaybillError(.unauthorized, "invalid_refresh_token", "The refresh token is not valid; sign in again.")
-    public static let emailNotVerified = WaybillError(.forbidden, "email_not_verified", "Confirm your email address with the code we sent before signing in.")
-    public static let accountDisabled = WaybillError(.forbidden, "account_disabled", "This account has been disabled.")
-    public static let forbidden = WaybillError(.forbidden, "forbidden", "Your role does not allow this.")
-    public static let notFound = WaybillError(.notFound, "not_found", "Not found.")
-    public static let emailInUse = WaybillError(.conflict, "email_in_use", "An account already uses this email address.", fields: ["email": "in_use"])
-    public static let invalidCode = WaybillError(.badRequest, "invalid_code", "The code is wrong or has expired. Ask for a new one.")
-    public static let codeLocked = WaybillError(.badRequest, "code_locked", "Too many wrong tries. Ask for a new code.")
+    public static let unauthenticated = WaybillError(.unauthorized, .unauthenticated, "Sign in to continue.")
+    public static let invalidToken = WaybillError(.unauthorized, .invalidToken, "The access token is not valid.")
+    public static let tokenExpired = WaybillError(.unauthorized, .tokenExpired, "The access token has expired; refresh it.")
+    public static let sessionRevoked = WaybillError(.unauthorized, .sessionRevoked, "This session has ended; sign in again.")
+    public static let invalidCredentials = WaybillError(.unauthorized, .invalidCredentials, "The email or password is wrong.")
+    public static let invalidRefreshToken = WaybillError(.unauthorized, .invalidRefreshToken, "The refresh token is not valid; sign in again.")
+    public static let emailNotVerified = WaybillError(.forbidden, .emailNotVerified, "Confirm your email address with the code we sent before signing in.")
+    public static let accountDisabled = WaybillError(.forbidden, .accountDisabled, "This account has been disabled.")
+    public static let forbidden = WaybillError(.forbidden, .forbidden, "Your role does not allow this.")
+    public static let notFound = WaybillError(.notFound, .notFound, "Not found.")
+    public static let emailInUse = WaybillError(.conflict, .emailInUse, "An account already uses this email address.", fields: ["email": "in_use"])
+    public static let invalidCode = WaybillError(.badRequest, .invalidCode, "The code is wrong or has expired. Ask for a new one.")
+    public static let codeLocked = WaybillError(.badRequest, .codeLocked, "Too many wrong tries. Ask for a new code.")
 
     /// A query parameter that parses but makes no sense (an unknown cursor, a month that is not one).
     public static func invalidParameter(_ field: String, _ reason: String = "invalid") -> WaybillError {
-        WaybillError(.badRequest, "invalid_parameter", "A query parameter is malformed or out of range.", fields: [field: reason])
+        WaybillError(.badRequest, .invalidParameter, "A query parameter is malformed or out of range.", fields: [field: reason])
     }
 
-    static let tooManyConnections = WaybillError(.tooManyRequests, "too_many_connections",
+    static let tooManyConnections = WaybillError(.tooManyRequests, .tooManyConnections,
                                                  "Too many live connections are open for this account or address; close one first.", retryAfter: 5)
 
     public static func tooManyRequests(retryAfter seconds: Int, _ message: String = "Too many attempts. Try again later.") -> WaybillError {
-        WaybillError(.tooManyRequests, "rate_limited", message, retryAfter: max(1, seconds))
+        WaybillError(.tooManyRequests, .rateLimited, message, retryAfter: max(1, seconds))
     }
 }
 

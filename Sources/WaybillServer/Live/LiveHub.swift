@@ -209,6 +209,12 @@ struct LiveIdentity: Sendable {
     var role: Role?
     /// Set for a viewer who opened the channel from a public tracking link.
     var trackingToken: String?
+
+    /// A signed-in account as WaybillCore's policies know it (nil for a public viewer).
+    var caller: Caller? {
+        guard let userID, let role else { return nil }
+        return Caller(id: userID, role: role)
+    }
 }
 
 /// One open WebSocket: its subscriptions and a bounded number of frames in flight.
@@ -317,7 +323,7 @@ final class LiveConnection: Sendable {
     private func revoke(topic: String, hub: LiveHub) {
         guard let label = state.withLockedValue({ $0.subscriptions.removeValue(forKey: topic)?.label }) else { return }
         hub.unsubscribe(self, from: topic)
-        reply(.error(code: "forbidden", message: "This order is no longer yours.", topic: label))
+        reply(.error(code: ErrorCode.forbidden.rawValue, message: "This order is no longer yours.", topic: label))
     }
 
     /// A tracking link was revoked or replaced: public viewers of the old link are let go.
@@ -329,7 +335,7 @@ final class LiveConnection: Sendable {
         }
         guard let label else { return }
         hub.unsubscribe(self, from: topic)
-        reply(.error(code: "link_revoked", message: "This tracking link is no longer valid.", topic: label))
+        reply(.error(code: ErrorCode.linkRevoked.rawValue, message: "This tracking link is no longer valid.", topic: label))
     }
 
     func reply(_ reply: LiveReply) {
@@ -383,12 +389,7 @@ final class LiveConnection: Sendable {
             return state.closed
         }
         guard !alreadyClosed else { return }
-        let message = switch reason {
-        case "session_ended": "The session has ended; sign in again."
-        case "access_changed": "What this account may see has changed; reconnect."
-        case "too_many_connections": "Too many live connections are open for this account or address."
-        default: "The server is stopping; reconnect."
-        }
+        let message = ErrorCode(rawValue: reason)?.english ?? "The server is stopping; reconnect."
         if let data = try? JSONEncoder().encode(LiveReply.error(code: reason, message: message, topic: nil)) {
             socket.send(String(decoding: data, as: UTF8.self))
         }

@@ -80,20 +80,20 @@ enum LiveSocket {
             // Browsers always send Origin; a page elsewhere must not ride on a user's ticket.
             if let origin = req.headers.first(name: .origin) {
                 guard config.liveAllowedOrigins.contains(origin.lowercased()) else {
-                    throw WaybillError(.forbidden, "origin_not_allowed", "This origin may not open the live channel.")
+                    throw WaybillError(.forbidden, .originNotAllowed, "This origin may not open the live channel.")
                 }
             }
             guard let ticket = req.query[String.self, at: "ticket"] else {
-                throw WaybillError(.unauthorized, "ticket_required", "Open the live channel with a ticket from POST /api/v1/live/ticket.")
+                throw WaybillError(.unauthorized, .ticketRequired, "Open the live channel with a ticket from POST /api/v1/live/ticket.")
             }
             let upgrading = req.headers.first(name: .upgrade)?.lowercased() == "websocket"
             // A plain GET does not use the ticket up.
             guard let identity = upgrading ? try await LiveTickets.redeem(ticket, app: req.application, db: req.db)
                                            : try await LiveTickets.peek(ticket, db: req.db) else {
-                throw WaybillError(.unauthorized, "invalid_ticket", "The ticket is unknown, used or expired; ask for a new one.")
+                throw WaybillError(.unauthorized, .invalidTicket, "The ticket is unknown, used or expired; ask for a new one.")
             }
             guard upgrading else {
-                throw WaybillError(.badRequest, "websocket_required", "This endpoint speaks WebSocket only.")
+                throw WaybillError(.badRequest, .websocketRequired, "This endpoint speaks WebSocket only.")
             }
             let app = req.application
             let hub = app.waybill.live
@@ -150,7 +150,7 @@ struct LiveSession {
 
     func handle(_ text: String) async {
         guard let command = try? JSONDecoder().decode(LiveCommand.self, from: Data(text.utf8)) else {
-            connection.reply(.error(code: "invalid_command", message: #"Send {"type": "subscribe", "topic": …}, "unsubscribe" or "ping"."#, topic: nil))
+            connection.reply(.error(code: ErrorCode.invalidCommand.rawValue, message: #"Send {"type": "subscribe", "topic": …}, "unsubscribe" or "ping"."#, topic: nil))
             return
         }
         switch command {
@@ -165,11 +165,11 @@ struct LiveSession {
         case .subscribe(let label, let since):
             do {
                 guard LiveCommand.isValidSince(since) else {
-                    throw WaybillError(.badRequest, "invalid_since", "since is the id of an event you received: a whole number from 0 to 2^53-1.")
+                    throw WaybillError(.badRequest, .invalidSince, "since is the id of an event you received: a whole number from 0 to 2^53-1.")
                 }
                 let topic = try await resolve(label)
                 if !connection.isSubscribed(topic.stored), connection.subscriptionCount >= LiveConnection.maxSubscriptions {
-                    throw WaybillError(.tooManyRequests, "too_many_subscriptions", "At most \(LiveConnection.maxSubscriptions) topics per connection.")
+                    throw WaybillError(.tooManyRequests, .tooManySubscriptions, "At most \(LiveConnection.maxSubscriptions) topics per connection.")
                 }
                 connection.begin(topic: topic.stored, label: label, audience: topic.audience, replaying: since != nil)
                 hub.subscribe(connection, to: topic.stored)
@@ -183,10 +183,10 @@ struct LiveSession {
                 }
                 connection.reply(.subscribed(topic: label, replayed: replayed, complete: complete))
             } catch let error as WaybillError {
-                connection.reply(.error(code: error.code, message: error.message, topic: label))
+                connection.reply(.error(code: error.code.rawValue, message: error.message, topic: label))
             } catch {
                 app.logger.warning("Live subscription failed: \(String(describing: error))")
-                connection.reply(.error(code: "unavailable", message: "Try again shortly.", topic: label))
+                connection.reply(.error(code: ErrorCode.unavailable.rawValue, message: "Try again shortly.", topic: label))
             }
         }
     }
@@ -200,7 +200,7 @@ struct LiveSession {
     /// 403 as the HTTP API would answer).
     func resolve(_ label: String) async throws -> Resolved {
         guard let topic = LiveTopic(label) else {
-            throw WaybillError(.badRequest, "invalid_topic", "Topics are order:<id>, fleet, notifications and tracking:<token>.")
+            throw WaybillError(.badRequest, .invalidTopic, "Topics are order:<id>, fleet, notifications and tracking:<token>.")
         }
         let identity = connection.identity
         let db = app.db
@@ -211,12 +211,14 @@ struct LiveSession {
             let order = try await Tracking.lookUp(token: token, clientAddress: connection.clientAddress, services: app.waybill, db: db)
             return Resolved(stored: LiveLog.orderTopic(order.id!), audience: .publicLink(token))
         case .order(let id):
-            guard let userID = identity.userID, let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
-            if identity.role == .manager || order.customerID == userID { return Resolved(stored: LiveLog.orderTopic(id), audience: .full) }
-            if order.driverID == userID { return Resolved(stored: LiveLog.orderTopic(id), audience: .assignee(userID)) }
-            throw WaybillError.notFound
+            guard let caller = identity.caller, let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
+            switch OrderPolicy.liveFeed(for: OrderPolicy.capacities(of: caller, for: order.parties)) {
+            case .full: return Resolved(stored: LiveLog.orderTopic(id), audience: .full)
+            case .assignee: return Resolved(stored: LiveLog.orderTopic(id), audience: .assignee(caller.id))
+            case nil: throw WaybillError.notFound
+            }
         case .fleet:
-            guard identity.role == .manager else { throw WaybillError.forbidden }
+            guard identity.caller?.may(.dispatch) == true else { throw WaybillError.forbidden }
             return Resolved(stored: LiveLog.fleetTopic, audience: .full)
         case .notifications:
             guard let userID = identity.userID else { throw WaybillError.forbidden }

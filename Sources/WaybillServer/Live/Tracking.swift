@@ -64,18 +64,20 @@ struct Tracking {
 
     var services: WaybillServices { app.waybill }
     static let policy = PositionPolicy()
-    /// Statuses in which an order's customer (and, in transit, the public) sees the driver.
-    static let trackedStatuses: [OrderStatus] = [.accepted, .inTransit]
-
-    /// People who drive: drivers, and managers who assigned an order to themselves.
-    private func requireDriver(_ principal: Principal) throws {
-        try principal.require(.driver, .manager)
-    }
+    /// Statuses in which the driver heads for a stop (`OrderStatus.nextStop`): their positions
+    /// join the order's trail and its watchers see them.
+    static let headingStatuses = OrderStatus.allCases.filter { $0.nextStop != nil }
 
     // MARK: Duty
 
+    /// The caller's own duty and last position (nil if they never went on duty).
+    func duty(of principal: Principal) async throws -> DriverState? {
+        try principal.require(.drive)
+        return try await DriverState.find(principal.userID, on: db)
+    }
+
     func setDuty(_ onDuty: Bool, by principal: Principal) async throws -> DriverState {
-        try requireDriver(principal)
+        try principal.require(.drive)
         let driverID = principal.userID
         let now = UnixTime.nowMillis
         return try await db.writeTransaction(app) { db in
@@ -103,7 +105,7 @@ struct Tracking {
     /// trail of each order the driver has accepted or is carrying; the newest goes live with a new
     /// ETA. Off duty, nothing is stored (409), so nobody can be followed off the clock.
     func report(_ batch: [PositionReport], by principal: Principal) async throws -> Reported {
-        try requireDriver(principal)
+        try principal.require(.drive)
         let driverID = principal.userID
         if let wait = services.positionLimiter.take(driverID.uuidString) {
             throw WaybillError.tooManyRequests(retryAfter: wait, "Positions arrive faster than a few a second; send them in batches.")
@@ -113,7 +115,7 @@ struct Tracking {
         return try await db.writeTransaction(app) { db in
             guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
             guard let state = try await DriverState.find(driverID, on: db), state.onDuty else {
-                throw WaybillError(.conflict, "off_duty", "Go on duty before sharing your position.")
+                throw WaybillError(.conflict, .offDuty, "Go on duty before sharing your position.")
             }
             let now = UnixTime.nowMillis
             let cleaned = try Self.policy.clean(batch, previous: state.position, now: now).orValidationError()
@@ -131,7 +133,7 @@ struct Tracking {
                 try await sql.raw("SET LOCAL synchronous_commit TO OFF").run()
             }
             let active = try await Order.query(on: db).filter(\.$driverID == driverID)
-                .filter(\.$status ~~ Self.trackedStatuses).all()
+                .filter(\.$status ~~ Self.headingStatuses).all()
             var events: [(payload: LivePayload, topic: String)] = []
             if !active.isEmpty {
                 var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
@@ -159,12 +161,10 @@ struct Tracking {
 
     /// From the driver's position to the pickup (accepted) or the drop-off (in transit).
     static func estimate(for order: Order, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
-        let stop: ArrivalEstimate.Stop
-        let target: Coordinate?
-        switch order.status {
-        case .accepted: (stop, target) = (.pickup, (try? order.pickup)?.coordinate)
-        case .inTransit: (stop, target) = (.dropoff, (try? order.dropoff)?.coordinate)
-        default: return nil
+        guard let stop = order.status.nextStop else { return nil }
+        let target = switch stop {
+        case .pickup: (try? order.pickup)?.coordinate
+        case .dropoff: (try? order.dropoff)?.coordinate
         }
         guard let target else { return nil }
         return ArrivalEstimate.estimate(from: position, to: target, stop: stop, averageSpeedKmh: speedKmh)
@@ -180,7 +180,7 @@ struct Tracking {
         try await LiveLog.publish(.status(LiveStatus(orderId: id, reference: order.reference, status: order.status.rawValue,
                                                      driverId: order.driverID, at: now)),
                                   to: [LiveLog.orderTopic(id), LiveLog.fleetTopic], at: now, on: db)
-        if trackedStatuses.contains(order.status), let driverID = order.driverID,
+        if order.status.nextStop != nil, let driverID = order.driverID,
            let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position,
            let eta = estimate(for: order, from: position, speedKmh: speedKmh) {
             try await LiveLog.publish(.eta(LiveETA(orderId: id, estimate: eta)), to: [LiveLog.orderTopic(id)], at: now, on: db)
@@ -193,8 +193,8 @@ struct Tracking {
     /// or in transit and the driver on duty; the tracking link for its customer and managers.
     func view(of order: Order, capacities: Set<OrderCapacity>, driver: User?) async throws -> OrderTracking {
         var tracking = OrderTracking()
-        if capacities.contains(.owner) || capacities.contains(.manager) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
-        guard Self.trackedStatuses.contains(order.status), let driverID = order.driverID,
+        if OrderPolicy.allows(.seeTrackingLink, status: order.status, as: capacities) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
+        guard order.status.nextStop != nil, let driverID = order.driverID,
               let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position else { return tracking }
         tracking.position = position
         tracking.driverFirstName = driver?.firstName
@@ -234,7 +234,7 @@ struct Tracking {
     /// Every active driver with duty, position (on duty only), load and, given an order, the
     /// distance to its pickup: what a dispatcher needs to choose.
     func fleet(nearOrder orderID: UUID?, by principal: Principal) async throws -> [FleetEntry] {
-        try principal.require(.manager)
+        try principal.require(.dispatch)
         guard let sql = db as? any SQLDatabase else { return [] }
         var pickup: Coordinate?
         if let orderID {
@@ -246,7 +246,7 @@ struct Tracking {
             .map(DriverState.init(row:))
         var byDriver = Dictionary(uniqueKeysWithValues: states.map { ($0.driverID, $0) })
         let loads = try await sql.select().column("driver_id").column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("orders")
-            .where("status", .in, [OrderStatus.assigned, .accepted, .inTransit].map(\.rawValue))
+            .where("status", .in, OrderStatus.driverListStatuses.map(\.rawValue))
             .where("driver_id", .isNot, SQLLiteral.null).groupBy("driver_id").all()
         var loadByDriver: [UUID: Int] = [:]
         for row in loads { loadByDriver[try row.decode(column: "driver_id", as: UUID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
@@ -256,13 +256,29 @@ struct Tracking {
         if !onDutyManagers.isEmpty {
             people += try await User.query(on: db).filter(\.$role == .manager).filter(\.$id ~~ onDutyManagers).filter(\.$disabledAt == nil).all()
         }
-        return people.map { driver in
+        let entries = people.map { driver in
             var state = byDriver.removeValue(forKey: driver.id!)
             if state?.onDuty == false { state?.position = nil }
-            var distance: Int?
-            if let position = state?.position, let pickup { distance = Int(position.coordinate.distance(to: pickup).rounded()) }
-            return FleetEntry(driver: driver, state: state, load: loadByDriver[driver.id!] ?? 0, distanceToPickupMeters: distance)
+            return FleetEntry(driver: driver, state: state, load: loadByDriver[driver.id!] ?? 0, distanceToPickupMeters: nil)
         }
+        return Self.ranked(entries, pickup: pickup)
+    }
+
+    /// The fleet with each driver's distance to `pickup`, in `DispatchPolicy`'s order: the list a
+    /// dispatcher chooses from, the same in the API and on the board.
+    static func ranked(_ entries: [FleetEntry], pickup: Coordinate?) -> [FleetEntry] {
+        var byID: [UUID: FleetEntry] = [:]
+        let candidates = entries.map { entry -> DriverCandidate in
+            var entry = entry
+            entry.distanceToPickupMeters = nil
+            if let position = entry.state?.position, let pickup {
+                entry.distanceToPickupMeters = Int(position.coordinate.distance(to: pickup).rounded())
+            }
+            byID[entry.driver.id!] = entry
+            return DriverCandidate(id: entry.driver.id!, name: entry.driver.displayName, onDuty: entry.state?.onDuty == true,
+                                   load: entry.load, distanceToPickupMeters: entry.distanceToPickupMeters)
+        }
+        return DispatchPolicy.rank(candidates).compactMap { byID[$0.id] }
     }
 
     // MARK: Tracking links
@@ -294,8 +310,7 @@ struct Tracking {
         let orders = Orders(app: app, db: db, logger: logger)
         return try await db.writeTransaction(app) { db in
             let order = try await orders.visibleOrder(orderID, to: principal, on: db)
-            let capacities = orders.capacities(of: principal, for: order)
-            guard capacities.contains(.owner) || capacities.contains(.manager) else { throw WaybillError.forbidden }
+            try orders.check(token == nil ? .revokeTrackingLink : .renewTrackingLink, on: order, by: principal)
             order.trackingToken = token
             try await order.save(on: db)
             try await LiveLog.publishControl(LiveRow.trackingChanged, topic: LiveLog.orderTopic(orderID), data: ["token": token ?? ""], on: db)
@@ -332,12 +347,13 @@ struct Tracking {
         let order = try await Self.lookUp(token: token, clientAddress: clientAddress, services: services, db: db)
         let events = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).sort(\.$id).all()
         var view = PublicView(order: order, timeline: events.compactMap { event in event.status.map { ($0, event.at) } })
-        if let driverID = order.driverID, [.accepted, .inTransit, .delivered].contains(order.status) {
-            view.driverFirstName = try await User.find(driverID, on: db)?.firstName
-            if Self.trackedStatuses.contains(order.status), let state = try await DriverState.find(driverID, on: db), state.onDuty,
+        let shown = PublicTrackingView.visible(in: order.status)
+        if let driverID = order.driverID {
+            if shown.driverFirstName { view.driverFirstName = try await User.find(driverID, on: db)?.firstName }
+            if shown.eta || shown.position, let state = try await DriverState.find(driverID, on: db), state.onDuty,
                let position = state.position {
-                if order.status == .inTransit { view.position = position }
-                view.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
+                if shown.position { view.position = position }
+                if shown.eta { view.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh) }
             }
         }
         return view

@@ -10,40 +10,63 @@ struct TrackingPage: RouteCollection {
         routes.get("assets", "live-tracking.js", use: script)
     }
 
-    static let statusText: [OrderStatus: String] = [
-        .awaitingPayment: "Waiting for payment", .pending: "Order received", .assigned: "Driver assigned",
-        .accepted: "Driver on the way to pick up", .inTransit: "On its way to you", .delivered: "Delivered",
-        .cancelled: "Cancelled", .failed: "Delivery failed",
-    ]
+    /// What the public is told of each status: worded for the person waiting for the parcel.
+    static func statusText(_ status: OrderStatus) -> Text {
+        switch status {
+        case .awaitingPayment: .pubAwaitingPayment
+        case .pending: .pubPending
+        case .assigned: .pubAssigned
+        case .accepted: .pubAccepted
+        case .inTransit: .pubInTransit
+        case .delivered: .pubDelivered
+        case .cancelled: .pubCancelled
+        case .failed: .pubFailed
+        }
+    }
 
+    /// In the visitor's language (their choice in the web app, else their browser's). The live
+    /// island is language-neutral: the page hands it its texts in data attributes.
     func page(_ req: Request) async throws -> Response {
+        let lang = Lang.choose(req)
         let token = req.parameters.get("token") ?? ""
         let view: Tracking.PublicView
         do {
             view = try await Tracking(request: req).publicView(token: token, clientAddress: req.clientAddress)
         } catch let error as WaybillError where error.status == .notFound {
-            return Self.html(status: .notFound, title: "Tracking link not found", body: """
-                <h1>Tracking link not found</h1><p>This link does not exist or was withdrawn by the sender.</p>
+            return Self.html(status: .notFound, lang: lang, title: Text.pubNotFoundTitle.in(lang), body: """
+                <h1>\(h(Text.pubNotFoundTitle.in(lang)))</h1><p>\(h(Text.pubNotFound.in(lang)))</p>
                 """)
         }
-        let e = PaymentPages.escape
-        let status = Self.statusText[view.order.status] ?? view.order.status.rawValue
+        let status = Self.statusText(view.order.status).in(lang)
         let timeline = view.timeline.map { step in
-            "<li><time datetime=\"\(Self.iso(step.at))\">\(Self.iso(step.at))</time> — \(e(Self.statusText[step.status] ?? step.status.rawValue))</li>"
+            "<li><time datetime=\"\(Self.iso(step.at))\">\(Self.iso(step.at))</time> — \(h(Self.statusText(step.status).in(lang)))</li>"
         }.joined()
-        let eta = view.eta.map { "<p id=\"eta\">Expected at the \($0.stop == .pickup ? "pickup" : "drop-off") around <time datetime=\"\(Self.iso($0.arrivesAt))\">\(Self.iso($0.arrivesAt))</time> (\(String(format: "%.1f", Double($0.distanceMeters) / 1000)) km away).</p>" } ?? #"<p id="eta" hidden></p>"#
+        let eta = view.eta.map { estimate -> String in
+            let time = "<time datetime=\"\(Self.iso(estimate.arrivesAt))\">\(Self.iso(estimate.arrivesAt))</time>"
+            let text = (estimate.stop == .pickup ? Text.pubEtaPickup : Text.pubEtaDropoff)
+                .format(lang, ["\u{0}", String(format: "%.1f", Double(estimate.distanceMeters) / 1000)])
+            return "<p id=\"eta\">\(h(text).replacingOccurrences(of: "\u{0}", with: time))</p>"
+        } ?? #"<p id="eta" hidden></p>"#
         let position = view.position.map { p in
-            #"<p id="position">Driver’s position: <a href="https://www.openstreetmap.org/?mlat=\#(p.latitude)&mlon=\#(p.longitude)#map=16/\#(p.latitude)/\#(p.longitude)">\#(String(format: "%.5f, %.5f", p.latitude, p.longitude))</a></p>"#
+            let link = #"<a href="https://www.openstreetmap.org/?mlat=\#(p.latitude)&mlon=\#(p.longitude)#map=16/\#(p.latitude)/\#(p.longitude)">\#(String(format: "%.5f, %.5f", p.latitude, p.longitude))</a>"#
+            return #"<p id="position">"# + h(Text.pubPosition.format(lang, ["\u{0}"])).replacingOccurrences(of: "\u{0}", with: link) + "</p>"
         } ?? #"<p id="position" hidden></p>"#
-        let driver = view.driverFirstName.map { "<p>Your driver: <strong>\(e($0))</strong></p>" } ?? ""
-        return Self.html(status: .ok, title: "Tracking · \(status)", body: """
-            <h1 id="status" data-token="\(e(token))">\(e(status))</h1>
+        let driver = view.driverFirstName.map { "<p>" + h(Text.pubYourDriver.format(lang, ["\u{0}"])).replacingOccurrences(of: "\u{0}", with: "<strong>\(h($0))</strong>") + "</p>" } ?? ""
+        var statuses: [String: String] = [:]
+        for s in OrderStatus.allCases { statuses[s.rawValue] = Self.statusText(s).in(lang) }
+        let statusJSON = String(decoding: (try? JSONEncoder().encode(statuses)) ?? Data("{}".utf8), as: UTF8.self)
+        let texts = [("eta-pickup", Text.pubEtaPickup), ("eta-dropoff", Text.pubEtaDropoff), ("position", Text.pubPosition),
+                     ("live-on", Text.pubLiveOn), ("live-off", Text.pubLiveOff), ("reconnecting", Text.pubReconnecting),
+                     ("withdrawn", Text.pubWithdrawn)]
+            .map { " data-text-\($0.0)=\"\(h($0.1.in(lang)))\"" }.joined()
+        return Self.html(status: .ok, lang: lang, title: Text.pubTitle.format(lang, [status]), body: """
+            <h1 id="status" data-token="\(h(token))" data-statuses="\(h(statusJSON))"\(texts)>\(h(status))</h1>
             \(driver)
             \(eta)
             \(position)
-            <h2>Progress</h2>
+            <h2>\(h(Text.pubProgress.in(lang)))</h2>
             <ol id="timeline">\(timeline)</ol>
-            <p class="hint" id="live-state">Reload the page for the latest news.</p>
+            <p class="hint" id="live-state">\(h(Text.pubReload.in(lang)))</p>
             <script type="module" src="/assets/live-tracking.js"></script>
             """)
     }
@@ -52,10 +75,10 @@ struct TrackingPage: RouteCollection {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
     }
 
-    static func html(status: HTTPResponseStatus, title: String, body: String) -> Response {
+    static func html(status: HTTPResponseStatus, lang: Lang, title: String, body: String) -> Response {
         let html = """
             <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <html lang="\(lang.rawValue)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex">
             <title>\(PaymentPages.escape(title)) · Waybill</title>
             <style>
@@ -82,11 +105,11 @@ struct TrackingPage: RouteCollection {
     }
 
     static let javascript = #"""
-    const statusText = {awaiting_payment: "Waiting for payment", pending: "Order received", assigned: "Driver assigned",
-      accepted: "Driver on the way to pick up", in_transit: "On its way to you", delivered: "Delivered",
-      cancelled: "Cancelled", failed: "Delivery failed"};
+    // The page's language is the server's choice: the texts come from the heading's data attributes.
     const heading = document.getElementById("status");
     const token = heading?.dataset.token;
+    const statusText = JSON.parse(heading?.dataset.statuses || "{}");
+    const text = (name, ...args) => args.reduce((t, arg) => t.replace("%@", arg), heading?.dataset["text" + name] || "");
     const state = document.getElementById("live-state");
     let lastId = null, delay = 1000;
     const iso = (ms) => new Date(ms).toISOString();
@@ -95,17 +118,17 @@ struct TrackingPage: RouteCollection {
       try {
         const reply = await fetch("/api/v1/live/ticket", {method: "POST", headers: {"Content-Type": "application/json"},
           body: JSON.stringify({trackingToken: token})});
-        if (!reply.ok) { state.textContent = "Live updates are not available."; return; }
+        if (!reply.ok) { state.textContent = text("LiveOff"); return; }
         const {url} = await reply.json();
         const socket = new WebSocket(url);
         socket.onopen = () => {
           delay = 1000;
-          state.textContent = "Live: this page updates by itself.";
+          state.textContent = text("LiveOn");
           socket.send(JSON.stringify(lastId === null ? {type: "subscribe", topic: "tracking:" + token}
                                                      : {type: "subscribe", topic: "tracking:" + token, since: lastId}));
         };
         socket.onmessage = (message) => show(JSON.parse(message.data));
-        socket.onclose = () => { state.textContent = "Reconnecting…"; setTimeout(connect, delay); delay = Math.min(delay * 2, 30000); };
+        socket.onclose = () => { state.textContent = text("Reconnecting"); setTimeout(connect, delay); delay = Math.min(delay * 2, 30000); };
       } catch { setTimeout(connect, delay); delay = Math.min(delay * 2, 30000); }
     }
 
@@ -121,14 +144,13 @@ struct TrackingPage: RouteCollection {
       } else if (event.type === "location") {
         const p = document.getElementById("position");
         p.hidden = false;
-        p.textContent = "Driver’s position: " + data.latitude.toFixed(5) + ", " + data.longitude.toFixed(5) + " at " + iso(data.recordedAt);
+        p.textContent = text("Position", data.latitude.toFixed(5) + ", " + data.longitude.toFixed(5) + " (" + iso(data.recordedAt) + ")");
       } else if (event.type === "eta") {
         const p = document.getElementById("eta");
         p.hidden = false;
-        p.textContent = "Expected at the " + (data.stop === "pickup" ? "pickup" : "drop-off") + " around " + iso(data.arrivesAt)
-          + " (" + (data.distanceMeters / 1000).toFixed(1) + " km away).";
+        p.textContent = text(data.stop === "pickup" ? "EtaPickup" : "EtaDropoff", iso(data.arrivesAt), (data.distanceMeters / 1000).toFixed(1));
       } else if (event.type === "error" && event.code === "link_revoked") {
-        state.textContent = "This tracking link was withdrawn.";
+        state.textContent = text("Withdrawn");
       }
     }
 

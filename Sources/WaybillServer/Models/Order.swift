@@ -124,6 +124,9 @@ final class Order: Model, @unchecked Sendable {
         recipientCodeAttempts = 0
     }
 
+    /// Whom the order concerns, for `OrderPolicy`.
+    var parties: OrderParties { OrderParties(customerID: customerID, driverID: driverID) }
+
     /// One decoder for the JSON columns (decoding is safe from several threads).
     nonisolated(unsafe) static let decoder = JSONDecoder()
 

@@ -57,13 +57,13 @@ extension ImageProblem {
     func apiError(field: String) -> WaybillError {
         switch self {
         case .notAnImage:
-            return WaybillError(.unsupportedMediaType, "unsupported_image", "\(field) is not a PNG or JPEG image.", fields: [field: "not_an_image"])
+            return WaybillError(.unsupportedMediaType, .unsupportedImage, "\(field) is not a PNG or JPEG image.", fields: [field: "not_an_image"])
         case .formatNotAllowed(let format):
-            return WaybillError(.unsupportedMediaType, "unsupported_image", "\(field) may not be \(format.rawValue.uppercased()).", fields: [field: "format_not_allowed"])
+            return WaybillError(.unsupportedMediaType, .unsupportedImage, "\(field) may not be \(format.rawValue.uppercased()).", fields: [field: "format_not_allowed"])
         case .corrupt:
-            return WaybillError(.unprocessableEntity, "validation_failed", "\(field) is a damaged image.", fields: [field: "corrupt_image"])
+            return WaybillError(.unprocessableEntity, .validationFailed, "\(field) is a damaged image.", fields: [field: "corrupt_image"])
         case .dimensionsTooLarge(let width, let height):
-            return WaybillError(.unprocessableEntity, "validation_failed", "\(field) is \(width) × \(height) pixels, more than allowed.", fields: [field: "dimensions_too_large"])
+            return WaybillError(.unprocessableEntity, .validationFailed, "\(field) is \(width) × \(height) pixels, more than allowed.", fields: [field: "dimensions_too_large"])
         }
     }
 }

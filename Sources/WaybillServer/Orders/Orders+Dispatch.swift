@@ -86,9 +86,9 @@ extension Orders {
     }
 
     func assign(_ id: UUID, to driverID: UUID, reassign: Bool = false, by principal: Principal) async throws -> Order {
-        try principal.require(.manager)
+        try principal.require(.dispatch)
         guard let driver = try await User.find(driverID, on: db),
-              driver.role == .driver || driver.id == principal.userID, !driver.isDisabled else {
+              DispatchPolicy.mayCarry(assignee: Caller(id: driverID, role: driver.role), disabled: driver.isDisabled, assignedBy: principal.caller) else {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
         return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in
@@ -101,7 +101,8 @@ extension Orders {
             order.failureReason = nil
             order.failureNote = nil
             try await OrderEvent(orderID: order.id!, type: reassign ? "reassigned" : "assigned", status: .assigned,
-                                 actorID: principal.userID, note: driver.displayName).create(on: db)
+                                 // The timeline is read by the customer too, who knows the driver by first name.
+                                 actorID: principal.userID, note: driver.firstName).create(on: db)
             if driverID != principal.userID {
                 try await Notifier.notify([driver], .orderAssigned, order: order,
                                           body: "Pick up at \((try? order.pickup.singleLine) ?? "") and deliver to \((try? order.dropoff.singleLine) ?? "").",

@@ -12,10 +12,9 @@ extension Orders {
     /// Asks the provider about the order's checkout and, if it is paid, moves the order on.
     func confirmPayment(_ id: UUID, by principal: Principal) async throws -> OrderRecord {
         let order = try await visibleOrder(id, to: principal)
-        let capacities = capacities(of: principal, for: order)
-        guard capacities.contains(.owner) || capacities.contains(.manager) else { throw WaybillError.forbidden }
+        try check(.confirmPayment, on: order, by: principal)
         guard order.paymentMethod.isOnline else {
-            throw WaybillError(.conflict, "not_an_online_payment", "This order is paid \(order.paymentMethod.rawValue == "cash" ? "in cash" : "by invoice").")
+            throw WaybillError(.conflict, .notAnOnlinePayment, "This order is paid \(order.paymentMethod.rawValue == "cash" ? "in cash" : "by invoice").")
         }
         if order.status == .awaitingPayment, let session = order.checkoutSessionID {
             let state = try await services.payments.checkout(id: session)
@@ -68,7 +67,7 @@ extension Orders {
                                      note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).create(on: db)
                 try await Self.announceNew(order, on: db)
             }
-        } catch let error as WaybillError where error.code == "invalid_transition" {
+        } catch let error as WaybillError where error.code == .invalidTransition {
             return  // a concurrent confirmation won; the order is confirmed either way
         }
     }
@@ -76,7 +75,7 @@ extension Orders {
     /// Handles one verified Stripe event, once per event id.
     func handleStripeEvent(_ json: [String: Any]) async throws {
         guard let eventID = json["id"] as? String, let type = json["type"] as? String else {
-            throw WaybillError(.badRequest, "invalid_event", "The event has no id or type.")
+            throw WaybillError(.badRequest, .invalidEvent, "The event has no id or type.")
         }
         let handled = ["checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired"]
         guard handled.contains(type),

@@ -67,7 +67,7 @@ extension Orders {
             throw WaybillError.validation("code", "required")
         }
         guard let expected = order.recipientCodeHash, let sql = db as? any SQLDatabase else {
-            throw WaybillError(.conflict, "no_recipient_code", "No recipient code was sent for this order.")
+            throw WaybillError(.conflict, .noRecipientCode, "No recipient code was sent for this order.")
         }
         let counted = try await app.writeLock.withLock {
             try await sql.update(Order.schema)
@@ -77,18 +77,18 @@ extension Orders {
                 .returning("id").all()
         }
         guard !counted.isEmpty else {
-            throw WaybillError(.unprocessableEntity, "recipient_code_locked",
+            throw WaybillError(.unprocessableEntity, .recipientCodeLocked,
                                "Too many wrong codes. Mark the delivery failed or ask a manager.", fields: ["code": "locked"])
         }
         let given = services.codes.hashRecipientCode(code, orderID: order.id!)
         guard constantTimeEquals(Data(given.utf8), Data(expected.utf8)) else {
-            throw WaybillError(.unprocessableEntity, "invalid_recipient_code", "The recipient's code is wrong.", fields: ["code": "invalid"])
+            throw WaybillError(.unprocessableEntity, .invalidRecipientCode, "The recipient's code is wrong.", fields: ["code": "invalid"])
         }
     }
 
     func sanitize(_ upload: Upload, allowed: Set<ImageFormat>, maxBytes: Int, maxPixels: Int) async throws -> SanitizedImage {
         guard upload.bytes.count <= maxBytes else {
-            throw WaybillError(.payloadTooLarge, "payload_too_large", "\(upload.field) is larger than \(maxBytes / 1024) KB.",
+            throw WaybillError(.payloadTooLarge, .payloadTooLarge, "\(upload.field) is larger than \(maxBytes / 1024) KB.",
                                fields: [upload.field: "too_large"])
         }
         let result = try await app.threadPool.runIfActive {
@@ -120,10 +120,8 @@ extension Orders {
     /// The customer's photo of the parcel or document, before pickup.
     func addPhoto(_ id: UUID, _ upload: Upload, by principal: Principal) async throws -> OrderFile {
         let order = try await visibleOrder(id, to: principal)
-        guard capacities(of: principal, for: order).contains(.owner) else { throw WaybillError.forbidden }
-        guard [.awaitingPayment, .pending, .assigned, .accepted].contains(order.status) else {
-            throw WaybillError.invalidTransition(order.status, .pickup)
-                .with(message: "Photos can be added until the parcel is picked up; this order is \(order.status.rawValue).")
+        do { try check(.addPhoto, on: order, by: principal) } catch let error as WaybillError where error.status == .conflict {
+            throw error.with(message: "Photos can be added until the parcel is picked up; this order is \(order.status.rawValue).")
         }
         let image = try await sanitize(upload, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
         let store = services.files
@@ -135,7 +133,7 @@ extension Orders {
                 try await Self.lockOrderRow(id, on: db)
                 let count = try await OrderFile.query(on: db).filter(\.$orderID == id).filter(\.$kind == .parcelPhoto).count()
                 guard count < UploadLimits.photosPerOrder else {
-                    throw WaybillError(.conflict, "too_many_photos", "An order has at most \(UploadLimits.photosPerOrder) photos.")
+                    throw WaybillError(.conflict, .tooManyPhotos, "An order has at most \(UploadLimits.photosPerOrder) photos.")
                 }
                 let file = Self.fileRecord(order: order, kind: .parcelPhoto, image: image, name: name, by: principal.userID)
                 try await file.create(on: db)

@@ -7,7 +7,7 @@ import WaybillCore
 
 extension WaybillError {
     static func invalidTransition(_ status: OrderStatus, _ action: OrderAction) -> WaybillError {
-        var error = WaybillError(.conflict, "invalid_transition",
+        var error = WaybillError(.conflict, .invalidTransition,
                                  "This order is \(status.rawValue); it cannot be \(action.pastTense) now.")
         error.currentStatus = status.rawValue
         return error
@@ -66,14 +66,21 @@ struct Orders {
 
     // MARK: Tariff and quotes
 
+    /// The tariff as a manager reads it to change it.
+    func tariff(for principal: Principal) async throws -> TariffRecord {
+        try principal.require(.manageTariff)
+        return try await currentTariff()
+    }
+
     func currentTariff(on db: (any Database)? = nil) async throws -> TariffRecord {
         guard let record = try await TariffRecord.query(on: db ?? self.db).sort(\.$id, .descending).first() else {
-            throw WaybillError(.serviceUnavailable, "no_tariff", "No tariff is set.")
+            throw WaybillError(.serviceUnavailable, .noTariff, "No tariff is set.")
         }
         return record
     }
 
     func replaceTariff(_ tariff: Tariff, by principal: Principal) async throws -> TariffRecord {
+        try principal.require(.manageTariff)
         let clean = try tariff.validated().orValidationError()
         do {
             return try await transaction { db in
@@ -83,8 +90,15 @@ struct Orders {
                 return record
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
-            throw WaybillError(.conflict, "conflict", "Another manager changed the tariff at the same moment; reload it and try again.")
+            throw WaybillError(.conflict, .conflict, "Another manager changed the tariff at the same moment; reload it and try again.")
         }
+    }
+
+    /// The ways the caller may pay for a new order (`PaymentOptions`), in the order to offer them.
+    func paymentOptions(for principal: Principal) async throws -> (methods: [PaymentMethod], currency: String) {
+        try principal.require(.placeOrders)
+        let currency = try await currentTariff().tariff.currency
+        return (PaymentOptions.available(isCompany: principal.user.isCompany, currency: currency), currency)
     }
 
     func quote(_ request: QuoteRequest, for principal: Principal) async throws -> Quote {
@@ -105,7 +119,7 @@ struct Orders {
     }
 
     func create(_ request: OrderRequest, by principal: Principal, idempotencyKey: String?) async throws -> Created {
-        try principal.require(.customer)
+        try principal.require(.placeOrders)
         let customer = principal.user
         let key = try idempotencyKey.map { raw -> String in
             let trimmed = raw.trimmingCharacters(in: .whitespaces)
@@ -119,7 +133,7 @@ struct Orders {
         let budgetKey = "orders:cust:" + principal.userID.uuidString
         let limit = services.config.ordersPerCustomerPerHour
         if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
-            throw WaybillError(.tooManyRequests, "too_many_orders",
+            throw WaybillError(.tooManyRequests, .tooManyOrders,
                                "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
                                retryAfter: Int(clamping: wait))
         }
@@ -223,11 +237,19 @@ struct Orders {
     // MARK: Seeing orders
 
     func capacities(of principal: Principal, for order: Order) -> Set<OrderCapacity> {
-        var result: Set<OrderCapacity> = []
-        if order.customerID == principal.userID { result.insert(.owner) }
-        if order.driverID == principal.userID { result.insert(.assignee) }
-        if principal.user.role == .manager { result.insert(.manager) }
-        return result
+        OrderPolicy.capacities(of: principal.caller, for: order.parties)
+    }
+
+    /// 403 or 409 unless `OrderPolicy` lets the caller do `action` to the order now.
+    func check(_ action: OrderSideAction, on order: Order, by principal: Principal) throws {
+        switch OrderPolicy.decide(action, status: order.status, as: capacities(of: principal, for: order)) {
+        case .allowed: return
+        case .forbidden: throw WaybillError.forbidden
+        case .wrongStatus(let status):
+            var error = WaybillError(.conflict, .invalidTransition, "This order is \(status.rawValue); that cannot be done now.")
+            error.currentStatus = status.rawValue
+            throw error
+        }
     }
 
     /// The order if the caller may see it: its customer, its driver, or a manager. Otherwise 404,
@@ -275,13 +297,13 @@ struct Orders {
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
         guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
         let query = sql.select().columns(Order.listColumns.map { SQLIdentifier($0) }).from(Order.schema)
-        switch principal.user.role {
-        case .customer:
-            query.where("customer_id", .equal, SQLBind(principal.userID))
-                .where("status", .notEqual, SQLBind(OrderStatus.awaitingPayment.rawValue))
-        case .driver:
-            query.where("driver_id", .equal, SQLBind(principal.userID))
-        case .manager:
+        switch OrderPolicy.listScope(for: principal.caller) {
+        case .placedBy(let customer):
+            query.where("customer_id", .equal, SQLBind(customer))
+                .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
+        case .assignedTo(let driver):
+            query.where("driver_id", .equal, SQLBind(driver))
+        case .all:
             break
         }
         if let customer = filter.customerID { query.where("customer_id", .equal, SQLBind(customer)) }
@@ -300,16 +322,22 @@ struct Orders {
         let rows = try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1).all()
         let orders = try rows.map(Order.init(listRow:))
         let page = Array(orders.prefix(filter.limit))
-        var ids = Set(page.map(\.customerID))
-        for order in page { if let driver = order.driverID { ids.insert(driver) } }
-        let users = try await Self.people(Array(ids), on: sql)
-        let records = page.compactMap { order -> OrderRecord? in
-            guard let customer = users[order.customerID] else { return nil }
-            return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] },
-                               capacities: capacities(of: principal, for: order))
-        }
+        let records = try await summaries(page, for: principal)
         let next = orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
         return (records, next)
+    }
+
+    /// Orders the caller may see, as list entries: with their customer and driver, read at once.
+    func summaries(_ orders: [Order], for principal: Principal) async throws -> [OrderRecord] {
+        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        var ids = Set(orders.map(\.customerID))
+        for order in orders { if let driver = order.driverID { ids.insert(driver) } }
+        let users = try await Self.people(Array(ids), on: sql)
+        return orders.compactMap { order -> OrderRecord? in
+            let capacities = capacities(of: principal, for: order)
+            guard !capacities.isEmpty, let customer = users[order.customerID] else { return nil }
+            return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+        }
     }
 
     /// The people a page of orders names, with the fields a summary shows.

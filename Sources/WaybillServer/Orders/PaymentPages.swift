@@ -84,7 +84,7 @@ struct PaymentPages: RouteCollection {
     func statementPage(_ req: Request) async throws -> Response {
         let links = StatementLinks(secret: req.application.waybill.config.jwtSecret)
         guard let token = req.parameters.get("token"), let (customerID, month) = links.verify(token) else {
-            throw WaybillError(.notFound, "link_expired", "This statement link is not valid or has expired; open the statement again from the app.")
+            throw WaybillError(.notFound, .linkExpired, "This statement link is not valid or has expired; open the statement again from the app.")
         }
         let statement = try await Orders(request: req).statement(customerID: customerID, month: month)
         let rows = try statement.orders.map { order -> String in

@@ -42,7 +42,7 @@ protocol PaymentProvider: Sendable {
 
 extension WaybillError {
     static func paymentProvider(_ detail: String) -> WaybillError {
-        WaybillError(.badGateway, "payment_provider_error", "The payment provider could not be reached or refused the request (\(detail)). Nothing was changed; try again.")
+        WaybillError(.badGateway, .paymentProviderError, "The payment provider could not be reached or refused the request (\(detail)). Nothing was changed; try again.")
     }
 }
 

@@ -43,15 +43,15 @@ extension Orders {
             .filter(\.$paymentMethod == .invoice)
             .filter(\.$createdAt >= start).filter(\.$createdAt < end)
             .filter(\.$status != .cancelled)
-        switch principal.user.role {
-        case .manager:
+        let all = principal.may(.readAllStatements)
+        if all {
             if let customerID { query.filter(\.$customerID == customerID) }
-        case .customer:
-            guard principal.user.isCompany else {
-                throw WaybillError(.forbidden, "not_a_company", "Monthly statements are for company accounts.")
+        } else if principal.may(.placeOrders) {
+            guard PaymentOptions.paysByInvoice(isCompany: principal.user.isCompany) else {
+                throw WaybillError(.forbidden, .notACompany, "Monthly statements are for company accounts.")
             }
             query.filter(\.$customerID == principal.userID)
-        case .driver:
+        } else {
             throw WaybillError.forbidden
         }
         let orders = try await query.sort(\.$createdAt).all()
@@ -60,7 +60,7 @@ extension Orders {
         if !grouped.isEmpty {
             for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[user.id!] = user }
         }
-        if principal.user.role == .customer, grouped.isEmpty {
+        if !all, grouped.isEmpty {
             return [Statement(customer: principal.user, month: month, orders: [])]
         }
         return grouped.compactMap { id, orders in customers[id].map { Statement(customer: $0, month: month, orders: orders) } }

@@ -10,9 +10,15 @@ struct Principal: Sendable {
 
     var userID: UUID { user.id! }
 
-    func require(_ roles: Role...) throws {
-        guard roles.contains(user.role) else { throw WaybillError.forbidden }
+    /// The caller as WaybillCore's policies know them.
+    var caller: Caller { Caller(id: userID, role: user.role) }
+
+    /// 403 unless the caller's role grants `permission` (`WaybillCore.Permission`).
+    func require(_ permission: Permission) throws {
+        guard caller.may(permission) else { throw WaybillError.forbidden }
     }
+
+    func may(_ permission: Permission) -> Bool { caller.may(permission) }
 }
 
 struct IssuedTokens: Sendable {
@@ -394,7 +400,7 @@ struct Accounts {
         let verified = current.utf8.count <= PasswordPolicy.maxBytes
             ? try await services.passwords.verify(current, against: principal.user.passwordHash) : false
         guard verified else {
-            throw WaybillError(.unprocessableEntity, "validation_failed", "The current password is wrong.",
+            throw WaybillError(.unprocessableEntity, .validationFailed, "The current password is wrong.",
                                fields: ["currentPassword": "incorrect"])
         }
         try await throttle { try await $0.reset(accountKey) }
@@ -442,8 +448,9 @@ struct Accounts {
 
     // MARK: User management (managers)
 
-    func createStaff(role: Role, firstName: String, lastName: String, email: String) async throws -> User {
-        guard Role.staff.contains(role) else { throw WaybillError.validation("role", "invalid") }
+    func createStaff(role: Role, firstName: String, lastName: String, email: String, by principal: Principal) async throws -> User {
+        try principal.require(.manageUsers)
+        guard AccountPolicy.creatableRoles.contains(role) else { throw WaybillError.validation("role", "invalid") }
         var errors = FieldErrors()
         let first = Validation.text(firstName, field: "firstName", maxLength: Validation.maxNameLength, into: &errors)
         let last = Validation.text(lastName, field: "lastName", maxLength: Validation.maxNameLength, into: &errors)
@@ -464,10 +471,19 @@ struct Accounts {
         }
     }
 
+    /// One account, for a manager.
+    func user(_ id: UUID, for principal: Principal) async throws -> User {
+        try principal.require(.manageUsers)
+        guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+        return user
+    }
+
     func updateUser(actor: Principal, id: UUID, role: Role?, disabled: Bool?) async throws -> User {
-        // The caller's own record is already loaded; no need to read it again for this check.
-        if id == actor.userID, (role != nil && role != actor.user.role) || disabled == true {
-            throw WaybillError(.conflict, "cannot_modify_self", "You cannot change your own role or disable your own account.")
+        // The caller's own record is already loaded; no need to read it again for the self check.
+        switch AccountPolicy.mayUpdate(id, changingRole: role != nil && role != actor.user.role, disabling: disabled == true, by: actor.caller) {
+        case .forbidden: throw WaybillError.forbidden
+        case .notOnSelf: throw WaybillError(.conflict, .cannotModifySelf, "You cannot change your own role or disable your own account.")
+        case .allowed: break
         }
         return try await transaction { db in
             guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
@@ -491,7 +507,8 @@ struct Accounts {
         }
     }
 
-    func resetUser(id: UUID) async throws {
+    func resetUser(id: UUID, by principal: Principal) async throws {
+        try principal.require(.manageUsers)
         guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
         if let wait = try await OneTimeCodes.sendBlocked(userID: id, purpose: .passwordReset, on: db) {
             throw WaybillError.tooManyRequests(retryAfter: Int(wait), "A code was mailed to this account moments ago.")
@@ -510,12 +527,13 @@ struct Accounts {
     }
 
     /// Accounts ordered by email; `q` matches email, names and company name, ignoring case.
-    func listUsers(role: Role?, query: String?, cursor: String?, limit: Int) async throws -> UserPage {
+    func listUsers(role: Role?, query: String?, cursor: String?, limit: Int, for principal: Principal) async throws -> UserPage {
+        try principal.require(.manageUsers)
         var builder = User.query(on: db).sort(\.$email).limit(limit + 1)
         if let role { builder = builder.filter(\.$role == role) }
         if let cursor {
             guard let data = Data(base64URLEncoded: cursor), let after = String(data: data, encoding: .utf8) else {
-                throw WaybillError(.badRequest, "invalid_cursor", "The cursor is not one this server gave out.")
+                throw WaybillError(.badRequest, .invalidCursor, "The cursor is not one this server gave out.")
             }
             builder = builder.filter(\.$email > after)
         }

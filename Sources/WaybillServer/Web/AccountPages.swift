@@ -35,11 +35,10 @@ struct AccountPages {
     func home(_ req: Request) async throws -> Response {
         let ctx = try req.web
         guard let user = ctx.user else { return req.redirect(to: "/login") }
-        switch user.role {
-        case .customer: return req.redirect(to: "/orders")
-        case .driver: return req.redirect(to: "/driver")
-        case .manager: return req.redirect(to: "/dispatch")
-        }
+        let caller = Caller(id: user.id!, role: user.role)
+        if caller.may(.dispatch) { return req.redirect(to: "/dispatch") }
+        if caller.may(.drive) { return req.redirect(to: "/driver") }
+        return req.redirect(to: "/orders")
     }
 
     // MARK: Sign in and out
@@ -78,7 +77,7 @@ struct AccountPages {
                 cookie, maxAge: Int(TokenService.refreshLifetime), secure: req.application.waybill.config.publicURL.hasPrefix("https://"))
             return response
         } catch let error as WaybillError {
-            if error.code == "email_not_verified" {
+            if error.code == .emailNotVerified {
                 return req.redirect(to: "/verify?email=" + (email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""), redirectType: .normal)
             }
             let response = loginView(ctx, values: ["email": email, "next": form["next"] ?? ""], error: ctx.message(error), status: error.status)
@@ -257,7 +256,7 @@ struct AccountPages {
                      notice: String? = nil, status: HTTPResponseStatus = .ok) -> Response {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let company = user.isCompany ? form.field("companyName", ctx.t(.companyName), autocomplete: "organization") : ""
-        let addressFields = user.role == .customer ? """
+        let addressFields = Caller(id: user.id!, role: user.role).may(.placeOrders) ? """
             \(form.field("address", ctx.t(.street), autocomplete: "street-address"))
             <div class="row">\(form.field("postalCode", ctx.t(.postalCode), autocomplete: "postal-code"))\(form.field("city", ctx.t(.city), autocomplete: "address-level2"))</div>
             """ : ""
@@ -288,7 +287,7 @@ struct AccountPages {
     func updateAccount(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         let form = try Self.form(req)
-        let customer = me.user.role == .customer
+        let customer = me.may(.placeOrders)
         let changes = ProfileChanges(
             firstName: form["firstName"], lastName: form["lastName"],
             address: customer ? form["address"] : nil, postalCode: customer ? form["postalCode"] : nil,

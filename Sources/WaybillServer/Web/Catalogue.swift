@@ -58,24 +58,16 @@ extension Text {
     static let duty = Text("Duty", "Service")
     static let email = Text("Email", "E-mail")
     static let enable = Text("Enable", "Réactiver")
-    static let errAccountDisabled = Text("This account has been disabled.", "Ce compte a été désactivé.")
-    static let errCodeLocked = Text("Too many wrong tries. Ask for a new code.", "Trop d’essais erronés. Demandez un nouveau code.")
     static let errEmailInUse = Text("An account already uses this email address.", "Un compte utilise déjà cette adresse e-mail.")
-    static let errEmailNotVerified = Text("Confirm your email address with the code we sent before signing in.", "Confirmez votre adresse e-mail avec le code reçu avant de vous connecter.")
-    static let errForbidden = Text("Your role does not allow this.", "Votre rôle ne le permet pas.")
     static let errForbiddenTitle = Text("Not allowed", "Non autorisé")
     static let errFormExpired = Text("This form is out of date or did not come from Waybill. Go back, reload the page and try again.", "Ce formulaire est périmé ou ne vient pas de Waybill. Revenez en arrière, rechargez la page et réessayez.")
     static let errFormExpiredTitle = Text("The form has expired", "Le formulaire a expiré")
     static let errGenericTitle = Text("Something is not right", "Quelque chose ne va pas")
     static let errIncorrect = Text("This is not correct.", "Ce n’est pas correct.")
     static let errInvalid = Text("This value is not valid.", "Cette valeur n’est pas valable.")
-    static let errInvalidCode = Text("The code is wrong or has expired. Ask for a new one.", "Le code est faux ou a expiré. Demandez-en un nouveau.")
-    static let errInvalidCredentials = Text("The email or password is wrong.", "L’e-mail ou le mot de passe est faux.")
-    static let errInvalidTransition = Text("This delivery has changed in the meantime; the page shows where it is now.", "Cette livraison a changé entre-temps ; la page montre où elle en est.")
     static let errMismatch = Text("The values do not match.", "Les valeurs ne correspondent pas.")
     static let errNoAccountAddress = Text("Your account has no address: give another one.", "Votre compte n’a pas d’adresse : indiquez-en une autre.")
     static let errNotAllowed = Text("This choice is not available for your account.", "Ce choix n’est pas disponible pour votre compte.")
-    static let errNotFound = Text("This page does not exist, or you may not see it.", "Cette page n’existe pas, ou vous ne pouvez pas la voir.")
     static let errNotFoundTitle = Text("Not found", "Introuvable")
     static let errPasswordCommon = Text("This password is too common.", "Ce mot de passe est trop courant.")
     static let errPasswordShort = Text("The password is too short (at least 10 characters).", "Le mot de passe est trop court (au moins 10 caractères).")
@@ -278,11 +270,54 @@ extension Text {
     static let weightSmall = Text("Small (document, up to 2 kg)", "Petit (document, jusqu’à 2 kg)")
     static let youAreOffDuty = Text("You are off duty: nobody sees your position.", "Vous êtes hors service : personne ne voit votre position.")
     static let youAreOnDuty = Text("You are on duty.", "Vous êtes en service.")
+    // The public tracking page (`TrackingPage`).
+    static let pubAwaitingPayment = Text("Waiting for payment", "En attente du paiement")
+    static let pubPending = Text("Order received", "Commande reçue")
+    static let pubAssigned = Text("Driver assigned", "Chauffeur désigné")
+    static let pubAccepted = Text("Driver on the way to pick up", "Chauffeur en route vers l’enlèvement")
+    static let pubInTransit = Text("On its way to you", "En route vers vous")
+    static let pubDelivered = Text("Delivered", "Livré")
+    static let pubCancelled = Text("Cancelled", "Annulé")
+    static let pubFailed = Text("Delivery failed", "Livraison échouée")
+    static let pubNotFoundTitle = Text("Tracking link not found", "Lien de suivi introuvable")
+    static let pubNotFound = Text("This link does not exist or was withdrawn by the sender.", "Ce lien n’existe pas ou a été retiré par l’expéditeur.")
+    static let pubTitle = Text("Tracking · %@", "Suivi · %@")
+    static let pubYourDriver = Text("Your driver: %@", "Votre chauffeur : %@")
+    static let pubEtaPickup = Text("Expected at the pickup around %@ (%@ km away).", "Attendu à l’enlèvement vers %@ (à %@ km).")
+    static let pubEtaDropoff = Text("Expected at the drop-off around %@ (%@ km away).", "Attendu à la livraison vers %@ (à %@ km).")
+    static let pubPosition = Text("Driver’s position: %@", "Position du chauffeur : %@")
+    static let pubProgress = Text("Progress", "Étapes")
+    static let pubReload = Text("Reload the page for the latest news.", "Rechargez la page pour les dernières nouvelles.")
+    static let pubLiveOn = Text("Live: this page updates by itself.", "En direct : cette page se met à jour toute seule.")
+    static let pubLiveOff = Text("Live updates are not available.", "Les mises à jour en direct ne sont pas disponibles.")
+    static let pubReconnecting = Text("Reconnecting…", "Reconnexion…")
+    static let pubWithdrawn = Text("This tracking link was withdrawn.", "Ce lien de suivi a été retiré.")
 }
 
 /// Every entry, for the test that checks each has both languages.
 enum CatalogueIndex {
     static let all: [Text] = [
+        .pubAwaitingPayment,
+        .pubPending,
+        .pubAssigned,
+        .pubAccepted,
+        .pubInTransit,
+        .pubDelivered,
+        .pubCancelled,
+        .pubFailed,
+        .pubNotFoundTitle,
+        .pubNotFound,
+        .pubTitle,
+        .pubYourDriver,
+        .pubEtaPickup,
+        .pubEtaDropoff,
+        .pubPosition,
+        .pubProgress,
+        .pubReload,
+        .pubLiveOn,
+        .pubLiveOff,
+        .pubReconnecting,
+        .pubWithdrawn,
         .accept,
         .actionDone,
         .active,
@@ -340,24 +375,16 @@ enum CatalogueIndex {
         .duty,
         .email,
         .enable,
-        .errAccountDisabled,
-        .errCodeLocked,
         .errEmailInUse,
-        .errEmailNotVerified,
-        .errForbidden,
         .errForbiddenTitle,
         .errFormExpired,
         .errFormExpiredTitle,
         .errGenericTitle,
         .errIncorrect,
         .errInvalid,
-        .errInvalidCode,
-        .errInvalidCredentials,
-        .errInvalidTransition,
         .errMismatch,
         .errNoAccountAddress,
         .errNotAllowed,
-        .errNotFound,
         .errNotFoundTitle,
         .errPasswordCommon,
         .errPasswordShort,

@@ -17,33 +17,26 @@ struct DriverPages {
     }
 
     func today(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .driver, .manager)
-        // Open work first (under way, then accepted, then new), each oldest first; then today's finished ones.
-        let open = try await Order.query(on: req.db).filter(\.$driverID == me.userID)
-            .filter(\.$status ~~ [.assigned, .accepted, .inTransit]).sort(\.$createdAt).all()
-        let rank: [OrderStatus: Int] = [.inTransit: 0, .accepted: 1, .assigned: 2]
-        let sorted = open.sorted { (rank[$0.status] ?? 3, $0.createdAt) < (rank[$1.status] ?? 3, $1.createdAt) }
-        let startOfDay = Self.startOfToday(ctx.timeZone)
-        let finished = try await Order.query(on: req.db).filter(\.$driverID == me.userID)
-            .filter(\.$status ~~ [.delivered, .failed]).filter(\.$updatedAt >= startOfDay).sort(\.$updatedAt, .descending).all()
-        let state = try await DriverState.find(me.userID, on: req.db)
-        let onDuty = state?.onDuty ?? false
+        let (ctx, me) = try WebAuth.require(req, .drive)
+        let day = try await Orders(request: req).driverDay(for: me)
+        let sorted = day.todo.map(\.order), finished = day.done.map(\.order)
+        let onDuty = day.state?.onDuty ?? false
         let form = Form(ctx: ctx)
 
         let cards = try sorted.enumerated().map { index, order -> String in
             let pickup = try order.pickup, dropoff = try order.dropoff, recipient = try order.recipient
-            let next = order.status == .inTransit ? dropoff : pickup
-            let cash = order.paymentMethod == .cash && order.status != .inTransit
+            let next = order.status.nextStop == .dropoff ? dropoff : pickup
+            let cash = order.paymentStatus == .dueOnPickup
                 ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
+            // The card's one button: the assignee's next step in the state machine.
+            let actions = OrderStateMachine.availableActions(from: order.status, as: [.assignee])
             var buttons = ""
-            switch order.status {
-            case .assigned:
+            if actions.contains(.accept) {
                 buttons = "<form method=\"post\" action=\"/driver/orders/\(order.id!.uuidString)/accept\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
-            case .accepted:
+            } else if actions.contains(.pickup) {
                 buttons = "<a class=\"button primary\" href=\"/orders/\(order.id!.uuidString)\">\(h(ctx.t(.pickedUp)))…</a>"
-            case .inTransit:
+            } else if actions.contains(.deliver) {
                 buttons = "<a class=\"button primary\" href=\"/driver/orders/\(order.id!.uuidString)/deliver\">\(h(ctx.t(.deliverProof)))</a>"
-            default: break
             }
             return """
                 <li class="card">
@@ -84,14 +77,9 @@ struct DriverPages {
         return boxed ? "<section class=\"duty\">\(inner)</section>" : inner
     }
 
-    static func startOfToday(_ zone: TimeZone) -> Int64 {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        return Int64(calendar.startOfDay(for: Date()).timeIntervalSince1970 * 1000)
-    }
 
     func duty(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req, .driver, .manager)
+        let (_, me) = try WebAuth.require(req, .drive)
         let on = try AccountPages.form(req)["onDuty"] == "true"
         _ = try await Tracking(request: req).setDuty(on, by: me)
         return req.redirect(to: "/driver", redirectType: .normal)
@@ -192,8 +180,9 @@ struct DriverPages {
         do {
             _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
                                          recipientName: form.recipientName ?? "", code: form.code, by: me)
-        } catch let error as WaybillError where error.status == .unprocessableEntity || error.code == "invalid_code" || error.code == "code_locked"
-            || error.code == "invalid_recipient_code" {
+        } catch let error as WaybillError where error.status == .unprocessableEntity
+            || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
+            // Shown on the form, in the driver's language, so they can try again or call dispatch.
             return proofView(ctx, order: order, values: values, errors: error.fields ?? [:], message: ctx.message(error), status: error.status)
         }
         return req.redirect(to: "/orders/\(id.uuidString)?done=delivered", redirectType: .normal)

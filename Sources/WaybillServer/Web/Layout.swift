@@ -30,7 +30,7 @@ struct WebPage {
         let path = ctx.request.url.path
         let other: Lang = lang == .en ? .fr : .en
         let back = (ctx.request.url.path + (ctx.request.url.query.map { "?" + $0 } ?? "")).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"
-        let sandboxBanner = ctx.request.application.waybill.payments.isSandbox && ctx.role == .customer
+        let sandboxBanner = ctx.request.application.waybill.payments.isSandbox && ctx.principal?.may(.placeOrders) == true
             ? "<p class=\"test-banner\" role=\"note\">\(h(ctx.t(.sandboxBanner)))</p>" : ""
         let vapid = (try? ctx.request.application.waybill.push.vapidPublicKey).flatMap { $0 }
         let html = """
@@ -87,16 +87,19 @@ struct WebPage {
                 </ul></nav>
                 """
         }
+        // The menu offers what the account's permissions allow (WaybillCore's `Permission`).
         var links: [(String, String)] = []
-        switch user.role {
-        case .customer:
-            links = [("/orders/new", ctx.t(.newDelivery)), ("/orders", ctx.t(.myDeliveries))]
-            if user.isCompany { links.append(("/statements", ctx.t(.statements))) }
-        case .driver:
-            links = [("/driver", ctx.t(.today)), ("/orders", ctx.t(.history))]
-        case .manager:
-            links = [("/dispatch", ctx.t(.dispatch)), ("/fleet", ctx.t(.fleet)), ("/orders", ctx.t(.orders)),
-                     ("/users", ctx.t(.users)), ("/tariff", ctx.t(.tariff)), ("/driver", ctx.t(.myRuns))]
+        let caller = Caller(id: user.id!, role: user.role)
+        if caller.may(.placeOrders) {
+            links += [("/orders/new", ctx.t(.newDelivery)), ("/orders", ctx.t(.myDeliveries))]
+            if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append(("/statements", ctx.t(.statements))) }
+        }
+        if caller.may(.dispatch) { links += [("/dispatch", ctx.t(.dispatch)), ("/fleet", ctx.t(.fleet)), ("/orders", ctx.t(.orders))] }
+        if caller.may(.manageUsers) { links.append(("/users", ctx.t(.users))) }
+        if caller.may(.manageTariff) { links.append(("/tariff", ctx.t(.tariff))) }
+        if caller.may(.drive) {
+            if caller.may(.dispatch) { links.append(("/driver", ctx.t(.myRuns))) }
+            else { links += [("/driver", ctx.t(.today)), ("/orders", ctx.t(.history))] }
         }
         let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
         let unread = ctx.request.storage[UnreadCountKey.self] ?? 0
@@ -217,20 +220,12 @@ extension WebContext {
         }
     }
 
-    /// A service error's message in the page's language where the catalogue has it.
+    /// A service error's message in the page's language: WaybillCore's `ErrorCode` has one for
+    /// every code, in English and French (the API's message may say more, in English).
     func message(_ error: WaybillError) -> String {
         switch error.code {
-        case "invalid_credentials": t(.errInvalidCredentials)
-        case "email_not_verified": t(.errEmailNotVerified)
-        case "account_disabled": t(.errAccountDisabled)
-        case "invalid_code": t(.errInvalidCode)
-        case "code_locked": t(.errCodeLocked)
-        case "rate_limited": t(.errRateLimited, String(error.retryAfter ?? 1))
-        case "validation_failed": t(.errValidation)
-        case "forbidden": t(.errForbidden)
-        case "not_found": t(.errNotFound)
-        case "invalid_transition": t(.errInvalidTransition)
-        default: error.message
+        case .rateLimited: t(.errRateLimited, String(error.retryAfter ?? 1))
+        default: error.code.message(french: lang == .fr)
         }
     }
 }

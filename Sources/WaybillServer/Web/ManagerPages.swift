@@ -26,17 +26,7 @@ struct DispatchPages {
         guard let me = ctx.principal else { return "" }
         var entries: [Tracking.FleetEntry]
         if let fleet { entries = fleet } else { entries = try await Tracking(request: ctx.request).fleet(nearOrder: nil, by: me) }
-        if let pickup = (try? order.pickup)?.coordinate {
-            for index in entries.indices {
-                if let position = entries[index].state?.position {
-                    entries[index].distanceToPickupMeters = Int(position.coordinate.distance(to: pickup).rounded())
-                }
-            }
-        }
-        let sorted = entries.sorted { a, b in
-            let da = a.distanceToPickupMeters ?? Int.max, db = b.distanceToPickupMeters ?? Int.max
-            return (da, a.load, a.driver.firstName) < (db, b.load, b.driver.firstName)
-        }
+        let sorted = Tracking.ranked(entries, pickup: (try? order.pickup)?.coordinate)
         var options = sorted.map { entry -> (String, String) in
             var text = entry.driver.displayName + " · " + ctx.t(.loadCount, String(entry.load))
             if let d = entry.distanceToPickupMeters { text += " · " + String(format: "%.1f km", Double(d) / 1000) }
@@ -57,9 +47,9 @@ struct DispatchPages {
     }
 
     func board(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .manager)
+        let (ctx, me) = try WebAuth.require(req, .dispatch)
         let fleet = try await Tracking(request: req).fleet(nearOrder: nil, by: me)
-        let open = try await Order.query(on: req.db).filter(\.$status ~~ [.pending, .assigned, .accepted, .inTransit, .failed])
+        let open = try await Order.query(on: req.db).filter(\.$status ~~ DispatchColumn.allCases.flatMap(\.statuses))
             .sort(\.$createdAt).all()
         var ids = Set(open.map(\.customerID))
         for order in open { if let d = order.driverID { ids.insert(d) } }
@@ -75,21 +65,24 @@ struct DispatchPages {
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 \(order.driverID.flatMap { people[$0] }.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
                 \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")
-                \(assign ? try await Self.assignForm(ctx, order: order, reassign: order.status != .pending && order.status != .failed, fleet: fleet) : "")
+                \(assign ? try await Self.assignForm(ctx, order: order, reassign: DispatchPolicy.assignAction(for: order.status) == .reassign, fleet: fleet) : "")
                 </li>
                 """
         }
-        var columns: [(String, String, [Order], Bool)] = [
-            ("new", ctx.t(.colNew), open.filter { $0.status == .pending }, true),
-            ("assigned", ctx.t(.colAssigned), open.filter { $0.status == .assigned || $0.status == .accepted }, false),
-            ("under-way", ctx.t(.colUnderWay), open.filter { $0.status == .inTransit }, false),
-            ("failed", ctx.t(.colFailed), open.filter { $0.status == .failed }, true),
-        ]
-        columns = columns.map { ($0.0, $0.1, $0.2, $0.3) }
         var html = ""
-        for (id, title, orders, assign) in columns {
+        for column in DispatchColumn.allCases {
+            let id = column == .underWay ? "under-way" : column.rawValue
+            let title = switch column {
+            case .new: ctx.t(.colNew)
+            case .assigned: ctx.t(.colAssigned)
+            case .underWay: ctx.t(.colUnderWay)
+            case .failed: ctx.t(.colFailed)
+            }
+            let orders = open.filter { $0.status.dispatchColumn == column }
             var cards = ""
-            for order in orders { cards += try await card(order, assign: assign) }
+            // Cards offer the assign form where dispatch may (re)assign from the column's status
+            // without taking the order from a driver who has it: new and failed orders.
+            for order in orders { cards += try await card(order, assign: DispatchPolicy.assignAction(for: order.status) == .assign) }
             html += """
                 <section class="column" id="col-\(id)" aria-labelledby="h-\(id)"><h2 id="h-\(id)">\(h(title)) <span class="count">\(orders.count)</span></h2>
                 \(cards.isEmpty ? "<p class=\"empty\">\(h(ctx.t(.none)))</p>" : "<ol class=\"cards\">\(cards)</ol>")</section>
@@ -102,7 +95,7 @@ struct DispatchPages {
     }
 
     func assign(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req, .manager)
+        let (_, me) = try WebAuth.require(req, .dispatch)
         let id = try OrderPages.orderID(req)
         let form = try AccountPages.form(req)
         guard let driver = (form["driverId"]).flatMap(UUID.init(uuidString:)) else { throw WaybillError.validation("driverId", "required") }
@@ -114,7 +107,7 @@ struct DispatchPages {
     // MARK: Fleet
 
     func fleet(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .manager)
+        let (ctx, me) = try WebAuth.require(req, .dispatch)
         let entries = try await Tracking(request: req).fleet(nearOrder: nil, by: me)
         var map = WebMap(id: "fleet-map", label: ctx.t(.fleetMap), fleet: true)
         for entry in entries {
@@ -139,7 +132,7 @@ struct DispatchPages {
     // MARK: People
 
     func users(_ req: Request) async throws -> Response {
-        let (ctx, _) = try WebAuth.require(req, .manager)
+        let (ctx, _) = try WebAuth.require(req, .manageUsers)
         return try await usersView(ctx, values: ["role": "driver"], errors: [:])
     }
 
@@ -149,7 +142,8 @@ struct DispatchPages {
         let roleFilter = req.query[String.self, at: "filterRole"].flatMap(Role.init(rawValue:))
         let q = req.query[String.self, at: "q"].map { String(String.UnicodeScalarView($0.unicodeScalars.filter { $0 != "\u{0}" }).prefix(100)) }
         let page = try await Accounts(request: req).listUsers(role: roleFilter, query: q?.isEmpty == true ? nil : q,
-                                                              cursor: req.query[String.self, at: "cursor"], limit: 50)
+                                                              cursor: req.query[String.self, at: "cursor"], limit: 50,
+                                                              for: try WebAuth.require(req, .manageUsers).1)
         let form = Form(ctx: ctx, values: values, errors: errors)
         let hidden = form.hidden()
         let rows = page.users.map { user -> String in
@@ -186,15 +180,14 @@ struct DispatchPages {
     }
 
     func createUser(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .manager)
-        try me.require(.manager)
+        let (ctx, me) = try WebAuth.require(req, .manageUsers)
         let form = try AccountPages.form(req)
-        guard let role = Role(rawValue: form["role"] ?? ""), role != .customer else {
+        guard let role = Role(rawValue: form["role"] ?? ""), AccountPolicy.creatableRoles.contains(role) else {
             return try await usersView(ctx, values: form, errors: ["role": "invalid"], message: ctx.t(.errValidation), status: .unprocessableEntity)
         }
         do {
             _ = try await Accounts(request: req).createStaff(role: role, firstName: form["firstName"] ?? "", lastName: form["lastName"] ?? "",
-                                                             email: form["email"] ?? "")
+                                                             email: form["email"] ?? "", by: me)
         } catch let error as WaybillError {
             return try await usersView(ctx, values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status)
         }
@@ -207,19 +200,19 @@ struct DispatchPages {
     }
 
     func resetUser(_ req: Request) async throws -> Response {
-        let (ctx, _) = try WebAuth.require(req, .manager)
-        try await Accounts(request: req).resetUser(id: try Self.userID(req))
+        let (ctx, me) = try WebAuth.require(req, .manageUsers)
+        try await Accounts(request: req).resetUser(id: try Self.userID(req), by: me)
         return try await usersView(ctx, values: ["role": "driver"], errors: [:], notice: ctx.t(.resetSent))
     }
 
     func disableUser(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req, .manager)
+        let (_, me) = try WebAuth.require(req, .manageUsers)
         _ = try await Accounts(request: req).updateUser(actor: me, id: try Self.userID(req), role: nil, disabled: true)
         return req.redirect(to: "/users", redirectType: .normal)
     }
 
     func enableUser(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req, .manager)
+        let (_, me) = try WebAuth.require(req, .manageUsers)
         _ = try await Accounts(request: req).updateUser(actor: me, id: try Self.userID(req), role: nil, disabled: false)
         return req.redirect(to: "/users", redirectType: .normal)
     }
@@ -227,8 +220,8 @@ struct DispatchPages {
     // MARK: Tariff
 
     func tariffPage(_ req: Request) async throws -> Response {
-        let (ctx, _) = try WebAuth.require(req, .manager)
-        let record = try await Orders(request: req).currentTariff()
+        let (ctx, me) = try WebAuth.require(req, .manageTariff)
+        let record = try await Orders(request: req).tariff(for: me)
         return tariffView(ctx, Self.values(try record.tariff), version: record.id ?? 0, errors: [:],
                           notice: req.query[String.self, at: "saved"] != nil ? ctx.t(.saved) : nil)
     }
@@ -265,7 +258,7 @@ struct DispatchPages {
     }
 
     func saveTariff(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .manager)
+        let (ctx, me) = try WebAuth.require(req, .manageTariff)
         let form = try AccountPages.form(req)
         var errors: [String: String] = [:]
         func cents(_ key: String) -> Int {
@@ -283,7 +276,7 @@ struct DispatchPages {
         }
         let tariff = Tariff(currency: form["currency"] ?? "", small: rate("small"), medium: rate("medium"), large: rate("large"),
                             expressMultiplierPercent: integer("expressMultiplierPercent"), roundingIncrement: integer("roundingIncrement"))
-        let version = try await Orders(request: req).currentTariff().id ?? 0
+        let version = try await Orders(request: req).tariff(for: me).id ?? 0
         guard errors.isEmpty else {
             return tariffView(ctx, form, version: version, errors: errors, message: ctx.t(.errValidation), status: .unprocessableEntity)
         }

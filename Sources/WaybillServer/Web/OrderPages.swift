@@ -92,7 +92,7 @@ struct OrderPages {
     }
 
     func newOrder(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .customer)
+        let (ctx, me) = try WebAuth.require(req, .placeOrders)
         var values = ["pickupMode": me.user.accountAddress == nil ? "other" : "own", "weightClass": "small", "service": "standard"]
         for key in ["dropoffStreet", "dropoffPostalCode", "dropoffCity"] { if let v = req.query[String.self, at: key] { values[key] = v } }
         return orderForm(ctx, me, values: values, errors: [:])
@@ -157,7 +157,7 @@ struct OrderPages {
 
     /// Step two: the price, the summary, the payment method and the optional photo.
     func review(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .customer)
+        let (ctx, me) = try WebAuth.require(req, .placeOrders)
         let form = try req.content.decode(OrderForm.self)
         try requireStorableText(Array(form.values.values))
         var values = form.values
@@ -169,11 +169,15 @@ struct OrderPages {
         } catch let error as WaybillError {
             return orderForm(ctx, me, values: values, errors: Self.formErrors(error.fields), message: ctx.message(error), status: error.status)
         }
-        let tariff = try await orders.currentTariff().tariff
-        var methods: [(String, String)] = [("card", ctx.t(.payCard))]
-        if tariff.currency == "CHF" { methods.append(("twint", "TWINT")) }
-        methods.append(("cash", ctx.t(.payCashAtPickup)))
-        if me.user.isCompany { methods.append(("invoice", ctx.t(.payInvoiceMonthly))) }
+        let methods = try await orders.paymentOptions(for: me).methods.map { method -> (String, String) in
+            let label = switch method {
+            case .card: ctx.t(.payCard)
+            case .twint: "TWINT"
+            case .cash: ctx.t(.payCashAtPickup)
+            case .invoice: ctx.t(.payInvoiceMonthly)
+            }
+            return (method.rawValue, label)
+        }
         // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
         values["idempotencyKey"] = UUID().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
@@ -217,7 +221,7 @@ struct OrderPages {
     }
 
     func create(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .customer)
+        let (ctx, me) = try WebAuth.require(req, .placeOrders)
         let form = try req.content.decode(OrderForm.self)
         try requireStorableText(Array(form.values.values))
         let request = OrderRequest(
@@ -255,10 +259,10 @@ struct OrderPages {
         if let status = OrderStatus(rawValue: statusParam) { filter.statuses = [status] }
         if let from = req.query[String.self, at: "from"].flatMap(Self.day) { filter.from = from }
         if let to = req.query[String.self, at: "to"].flatMap(Self.day) { filter.to = to.addingTimeInterval(86400) }
-        if me.user.role == .manager, let driver = req.query[String.self, at: "driver"].flatMap(UUID.init(uuidString:)) { filter.driverID = driver }
+        let manager = me.may(.dispatch)
+        if manager, let driver = req.query[String.self, at: "driver"].flatMap(UUID.init(uuidString:)) { filter.driverID = driver }
         if let cursor = req.query[String.self, at: "cursor"], !cursor.isEmpty { filter.cursor = cursor }
         let page = try await Orders(request: req).list(filter, for: me)
-        let manager = me.user.role == .manager
         let rows = try page.records.map { record -> String in
             let order = record.order
             let who = manager ? "<td>\(h(record.customer.companyName ?? record.customer.displayName))</td><td>\(h(record.driver?.displayName ?? "—"))</td>" : ""
@@ -267,7 +271,7 @@ struct OrderPages {
                 <td>\(ctx.statusBadge(order.status))</td>\(who)<td>\(h(try order.dropoff.city))</td><td class="num">\(ctx.money(order.price))</td></tr>
                 """
         }.joined()
-        let statusOptions = [("", ctx.t(.allStatuses))] + OrderStatus.allCases.filter { manager || $0 != .awaitingPayment }.map { ($0.rawValue, ctx.status($0)) }
+        let statusOptions = [("", ctx.t(.allStatuses))] + OrderStatus.allCases.filter { manager || $0.listedForCustomer }.map { ($0.rawValue, ctx.status($0)) }
         var drivers = ""
         if manager {
             let list = try await User.query(on: req.db).filter(\.$role ~~ [.driver, .manager]).sort(\.$firstName).all()
@@ -279,10 +283,11 @@ struct OrderPages {
         let filterForm = Form(ctx: ctx, values: ["status": statusParam, "from": req.query[String.self, at: "from"] ?? "", "to": req.query[String.self, at: "to"] ?? ""])
         var nextQuery = req.url.query?.split(separator: "&").filter { !$0.hasPrefix("cursor=") }.joined(separator: "&") ?? ""
         if let next = page.nextCursor { nextQuery += (nextQuery.isEmpty ? "" : "&") + "cursor=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
-        let title = me.user.role == .customer ? ctx.t(.myDeliveries) : ctx.t(.orderHistory)
+        let customer = me.may(.placeOrders)
+        let title = customer ? ctx.t(.myDeliveries) : ctx.t(.orderHistory)
         return WebPage(title: title, body: """
             <h1>\(h(title))</h1>
-            \(me.user.role == .customer ? "<p><a class=\"button primary\" href=\"/orders/new\">\(h(ctx.t(.newDelivery)))</a></p>" : "")
+            \(customer ? "<p><a class=\"button primary\" href=\"/orders/new\">\(h(ctx.t(.newDelivery)))</a></p>" : "")
             <form method="get" action="/orders" class="filters">
             \(filterForm.select("status", ctx.t(.status), options: statusOptions, required: false, attributes: "data-autosubmit"))
             \(drivers)
@@ -331,7 +336,7 @@ struct OrderPages {
         // Timeline: every stage with its date and time.
         let stages = record.events.map { event, actor -> String in
             let label = event.status.map { ctx.status($0) } ?? event.type.replacingOccurrences(of: "_", with: " ")
-            let by = actor.map { " · " + h($0.displayName) } ?? ""
+            let by = actor.map { " · " + h(details.staffLastNames || $0.id == order.customerID ? $0.displayName : $0.firstName) } ?? ""
             return "<li><span class=\"when\">\(ctx.time(event.at))</span> <strong>\(h(label))</strong>\(by)\(event.note.map { "<br><span class=\"note\">\(h($0))</span>" } ?? "")</li>"
         }.joined()
 
@@ -339,7 +344,7 @@ struct OrderPages {
         let eta = tracking?.eta.map { estimate -> String in
             "<p class=\"eta\">\(h(estimate.stop == .pickup ? ctx.t(.etaPickup) : ctx.t(.etaDropoff))) \(ctx.clock(estimate.arrivesAt)) · \(String(format: "%.1f", Double(estimate.distanceMeters) / 1000)) km</p>"
         } ?? ""
-        let driverLine = record.driver.map { "<p>\(h(ctx.t(.driver))): <strong>\(h(caps.contains(.manager) ? $0.displayName : $0.firstName))</strong></p>" } ?? ""
+        let driverLine = record.driver.map { "<p>\(h(ctx.t(.driver))): <strong>\(h(details.staffLastNames ? $0.displayName : $0.firstName))</strong></p>" } ?? ""
 
         // The map: both stops, the driver while under way, and the route so far.
         var map = WebMap(id: "order-map", label: ctx.t(.mapOfDelivery), orderID: id)
@@ -348,10 +353,10 @@ struct OrderPages {
         if let p = tracking?.position, let driver = record.driver {
             map.markers.append(.init(id: "driver:\(driver.id!.uuidString)", latitude: p.latitude, longitude: p.longitude, label: driver.firstName, kind: "driver"))
         }
-        if [.accepted, .inTransit, .delivered].contains(order.status) {
+        if order.status.driverHasSetOff {
             map.trail = try await Tracking(request: req).trail(id, for: me, limit: 500).map { [$0.latitude, $0.longitude] }
         }
-        let showMap = !map.markers.isEmpty || [.accepted, .inTransit].contains(order.status)
+        let showMap = !map.markers.isEmpty || order.status.nextStop != nil
 
         // Files: the parcel photo, the signature and the delivery photo.
         let files = record.files.map { file -> String in
@@ -385,7 +390,7 @@ struct OrderPages {
                 <button type="submit" class="danger">\(h(ctx.t(.markFailed)))</button></form></details>
                 """)
         }
-        if caps.contains(.manager), actions.contains(.assign) || actions.contains(.reassign) {
+        if actions.contains(.assign) || actions.contains(.reassign) {
             actionBlocks.append(try await DispatchPages.assignForm(ctx, order: order, reassign: !actions.contains(.assign)))
         }
         if actions.contains(.cancel) {
@@ -399,13 +404,13 @@ struct OrderPages {
 
         // The driver shares their position from the order's page too, while it is open.
         var sharing = ""
-        if caps.contains(.assignee), [.accepted, .inTransit].contains(order.status) {
+        if OrderPolicy.allows(.sharePosition, status: order.status, as: caps) {
             let onDuty = try await DriverState.find(me.userID, on: req.db)?.onDuty ?? false
             sharing = DriverPages.sharingToggle(ctx, onDuty: onDuty)
         }
 
         var linkBlock = ""
-        if caps.contains(.owner) || caps.contains(.manager), !order.status.isFinal || order.status == .delivered {
+        if OrderPolicy.allows(.renewTrackingLink, status: order.status, as: caps) {
             if let url = tracking?.trackingURL {
                 linkBlock = """
                     <h2>\(h(ctx.t(.trackingLink)))</h2>
@@ -423,7 +428,7 @@ struct OrderPages {
             }
         }
 
-        let customerBlock = caps.contains(.manager) || caps.contains(.assignee) ? """
+        let customerBlock = details.customer ? """
             <dt>\(h(ctx.t(.customer)))</dt><dd>\(h(record.customer.companyName.map { $0 + " — " } ?? ""))\(h(record.customer.displayName))\(details.customerEmail ? " · " + h(record.customer.email) : "")</dd>
             """ : ""
         let payment = """
@@ -507,7 +512,7 @@ struct OrderPages {
     // MARK: Statements (company accounts)
 
     func statements(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req, .customer, .manager)
+        let (ctx, me) = try WebAuth.require(req)
         let month = req.query[String.self, at: "month"] ?? Orders.currentMonth(in: ctx.timeZone)
         guard Orders.monthBounds(month, in: ctx.timeZone) != nil else { throw WaybillError.invalidParameter("month") }
         let list = try await Orders(request: req).statements(month: month, customerID: nil, for: me)

@@ -82,13 +82,13 @@ struct WebSessionMiddleware: AsyncMiddleware {
             do {
                 _ = try await request.body.collect(max: isUpload ? WebLimits.uploadBody : WebLimits.formBody).get()
             } catch {
-                return WebErrors.page(for: WaybillError(.payloadTooLarge, "payload_too_large", "The form is too large."), context)
+                return WebErrors.page(for: WaybillError(.payloadTooLarge, .payloadTooLarge, "The form is too large."), context)
             }
             // NUL is no text a person types, and PostgreSQL cannot store it: refuse it in any form field
             // (an urlencoded body spells it %00; multipart text fields are checked where they are read).
             if request.headers.contentType == .urlEncodedForm,
                let body = request.body.string, body.range(of: "%00", options: .caseInsensitive) != nil {
-                return WebErrors.page(for: WaybillError(.badRequest, "invalid_character", "A field holds a character that cannot be stored."), context)
+                return WebErrors.page(for: WaybillError(.badRequest, .invalidCharacter, "A field holds a character that cannot be stored."), context)
             }
             let given = request.headers.first(name: "X-CSRF-Token") ?? Self.formToken(request)
             guard let given, constantTimeEquals(Data(given.utf8), Data(csrf.utf8)) else {
@@ -103,7 +103,7 @@ struct WebSessionMiddleware: AsyncMiddleware {
         } catch let error as FieldErrorsError {
             response = WebErrors.page(for: error.apiError, context)
         } catch let error as any AbortError where !(error is WebRedirect) {
-            response = WebErrors.page(for: WaybillError(error.status, "error", error.reason), context)
+            response = WebErrors.page(for: WaybillError(error.status, .badRequest, error.reason), context)
         }
         let secure = services.config.publicURL.hasPrefix("https://")
         if clearSession {
@@ -166,10 +166,12 @@ enum WebCookies {
 /// Who may see a page.
 enum WebAuth {
     /// The signed-in person, or a redirect to the sign-in page that comes back here afterwards.
-    static func require(_ req: Request, _ roles: Role...) throws -> (WebContext, Principal) {
+    /// The signed-in caller (else a redirect to sign in) and, for pages that show a form before
+    /// any service is asked, the `Permission` the page's service will require (else 403).
+    static func require(_ req: Request, _ permission: Permission? = nil) throws -> (WebContext, Principal) {
         let context = try req.web
         guard let principal = context.principal else { throw WebRedirect.signIn(req) }
-        if !roles.isEmpty, !roles.contains(principal.user.role) { throw WaybillError.forbidden }
+        if let permission { try principal.require(permission) }
         return (context, principal)
     }
 }
@@ -197,7 +199,7 @@ struct WebRedirectMiddleware: AsyncMiddleware {
 /// Refuses a multipart form's text fields holding NUL (see `WebSessionMiddleware`).
 func requireStorableText(_ values: [String?]) throws {
     if values.contains(where: { $0?.unicodeScalars.contains("\u{0}") == true }) {
-        throw WaybillError(.badRequest, "invalid_character", "A field holds a character that cannot be stored.")
+        throw WaybillError(.badRequest, .invalidCharacter, "A field holds a character that cannot be stored.")
     }
 }
 

@@ -230,9 +230,11 @@ struct TestServer: Sendable {
 
     /// Creates a verified account of any role directly, as `waybill user create` does.
     @discardableResult
+    /// A staff account named after its email ("luca@…" is Luca), with a last name nobody else has.
     func createAccount(_ email: String, role: Role, password: String = TestServer.password) async throws -> Tokens {
         let hash = try await app.waybill.passwords.hash(password)
-        try await User(role: role, email: email, passwordHash: hash, firstName: "Test", lastName: role.rawValue.capitalized,
+        let first = String(email.prefix { $0 != "@" && $0 != "." && $0 != "-" }).capitalized
+        try await User(role: role, email: email, passwordHash: hash, firstName: first, lastName: "Zurbriggen-\(role.rawValue.capitalized)",
                        emailVerifiedAt: Date()).create(on: db)
         return try await login(email, password: password)
     }

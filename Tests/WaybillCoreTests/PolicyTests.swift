@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+@testable import WaybillCore
+
+/// The rules of who may see and do what, each written out by hand and checked over every status,
+/// every role and every combination of capacities, so that a new status or role cannot slip
+/// through without somebody deciding what it means.
+@Suite("Policies")
+struct PolicyTests {
+    static let everyCapacitySet: [Set<OrderCapacity>] = {
+        let all = OrderCapacity.allCases
+        return (0..<(1 << all.count)).map { mask in Set(all.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element)) }
+    }()
+
+    @Test("Each role has exactly the permissions written here")
+    func permissionsByRole() {
+        let expected: [Role: Set<Permission>] = [
+            .customer: [.placeOrders],
+            .driver: [.drive],
+            .manager: [.manageUsers, .manageTariff, .dispatch, .drive, .readAllStatements],
+        ]
+        for role in Role.allCases {
+            let granted = Set(Permission.allCases.filter { $0.isGranted(to: role) })
+            #expect(granted == expected[role], "\(role)")
+        }
+    }
+
+    @Test("Capacities: the customer owns, the driver carries, dispatch manages; a stranger has none")
+    func capacities() {
+        let customer = UUID(), driver = UUID(), stranger = UUID()
+        let parties = OrderParties(customerID: customer, driverID: driver)
+        #expect(OrderPolicy.capacities(of: Caller(id: customer, role: .customer), for: parties) == [.owner])
+        #expect(OrderPolicy.capacities(of: Caller(id: driver, role: .driver), for: parties) == [.assignee])
+        #expect(OrderPolicy.capacities(of: Caller(id: stranger, role: .driver), for: parties).isEmpty)
+        #expect(OrderPolicy.capacities(of: Caller(id: stranger, role: .customer), for: parties).isEmpty)
+        #expect(OrderPolicy.capacities(of: Caller(id: stranger, role: .manager), for: parties) == [.manager])
+        // A manager who took the order themself is both.
+        #expect(OrderPolicy.capacities(of: Caller(id: driver, role: .manager), for: parties) == [.manager, .assignee])
+        #expect(OrderPolicy.capacities(of: Caller(id: driver, role: .driver), for: OrderParties(customerID: customer, driverID: nil)).isEmpty)
+    }
+
+    @Test("Lists: customers their own orders, drivers theirs, managers all")
+    func listScopes() {
+        let id = UUID()
+        #expect(OrderPolicy.listScope(for: Caller(id: id, role: .customer)) == .placedBy(id))
+        #expect(OrderPolicy.listScope(for: Caller(id: id, role: .driver)) == .assignedTo(id))
+        #expect(OrderPolicy.listScope(for: Caller(id: id, role: .manager)) == .all)
+        #expect(OrderStatus.allCases.filter { !$0.listedForCustomer } == [.awaitingPayment])
+    }
+
+    /// "status action capacity" for everything allowed; every other combination is refused.
+    static let sideActionsAllowed: Set<String> = {
+        var allowed: Set<String> = []
+        for status in OrderStatus.allCases {
+            for capacity in OrderCapacity.allCases { allowed.insert("\(status.rawValue) see \(capacity.rawValue)") }
+            for capacity in [OrderCapacity.owner, .manager, .system] {
+                allowed.insert("\(status.rawValue) revoke_tracking_link \(capacity.rawValue)")
+                allowed.insert("\(status.rawValue) confirm_payment \(capacity.rawValue)")
+                if status != .cancelled {
+                    allowed.insert("\(status.rawValue) see_tracking_link \(capacity.rawValue)")
+                    allowed.insert("\(status.rawValue) renew_tracking_link \(capacity.rawValue)")
+                }
+            }
+        }
+        for status in ["awaiting_payment", "pending", "assigned", "accepted"] { allowed.insert("\(status) add_photo owner") }
+        for status in ["accepted", "in_transit"] { allowed.insert("\(status) share_position assignee") }
+        return allowed
+    }()
+
+    @Test("Side actions: exactly the written combinations of status, action and capacity are allowed")
+    func sideActions() {
+        for status in OrderStatus.allCases {
+            for action in OrderSideAction.allCases {
+                for capacity in OrderCapacity.allCases {
+                    let key = "\(status.rawValue) \(action.rawValue) \(capacity.rawValue)"
+                    let decision = OrderPolicy.decide(action, status: status, as: [capacity])
+                    if Self.sideActionsAllowed.contains(key) {
+                        #expect(decision == .allowed(status), "\(key)")
+                    } else {
+                        #expect(decision != .allowed(status), "\(key) should be refused")
+                    }
+                }
+                #expect(OrderPolicy.decide(action, status: status, as: []) == .forbidden, "nobody: \(status) \(action)")
+            }
+        }
+    }
+
+    @Test("Several capacities allow what any one of them allows")
+    func capacitiesCombine() {
+        for status in OrderStatus.allCases {
+            for action in OrderSideAction.allCases {
+                for set in Self.everyCapacitySet where set.count > 1 {
+                    let any = set.contains { OrderPolicy.allows(action, status: status, as: [$0]) }
+                    #expect(OrderPolicy.allows(action, status: status, as: set) == any, "\(status) \(action) \(set)")
+                }
+            }
+        }
+    }
+
+    @Test("A capacity that may act but not now is told so (409), one that never may is forbidden (403)")
+    func wrongStatusVersusForbidden() {
+        #expect(OrderPolicy.decide(.addPhoto, status: .inTransit, as: [.owner]) == .wrongStatus(.inTransit))
+        #expect(OrderPolicy.decide(.addPhoto, status: .pending, as: [.manager]) == .forbidden)
+        #expect(OrderPolicy.decide(.renewTrackingLink, status: .cancelled, as: [.owner]) == .wrongStatus(.cancelled))
+        #expect(OrderPolicy.decide(.renewTrackingLink, status: .pending, as: [.assignee]) == .forbidden)
+        #expect(OrderPolicy.decide(.sharePosition, status: .assigned, as: [.assignee]) == .wrongStatus(.assigned))
+    }
+
+    @Test("Live channel: the customer and managers follow everything, the driver their own view, nobody else anything")
+    func liveFeeds() {
+        for set in Self.everyCapacitySet {
+            let expected: OrderPolicy.LiveFeedKind? =
+                !set.isDisjoint(with: [.owner, .manager, .system]) ? .full : set.contains(.assignee) ? .assignee : nil
+            #expect(OrderPolicy.liveFeed(for: set) == expected, "\(set)")
+        }
+    }
+
+    @Test("Party details: least exposure for every set of capacities")
+    func partyDetails() {
+        for set in Self.everyCapacitySet {
+            let d = PartyDetails.visible(to: set)
+            let staff = set.contains(.manager) || set.contains(.system)
+            #expect(d.customer == (staff || set.contains(.assignee)), "\(set)")
+            #expect(d.customerEmail == (staff || set.contains(.owner)), "\(set)")
+            #expect(d.recipientEmail == (staff || set.contains(.owner)), "\(set)")
+            #expect(d.recipientPhone == (staff || set.contains(.owner) || set.contains(.assignee)), "\(set)")
+            #expect(d.driverEmail == staff, "\(set)")
+            #expect(d.staffLastNames == (staff || set.contains(.assignee)), "\(set)")
+        }
+        // The settled disagreements: the driver never sees an email; the customer knows the driver by first name.
+        let driver = PartyDetails.visible(to: [.assignee]), customer = PartyDetails.visible(to: [.owner])
+        #expect(!driver.customerEmail && !driver.recipientEmail && driver.recipientPhone)
+        #expect(!customer.staffLastNames && !customer.driverEmail)
+    }
+
+    @Test("The public page: stages always, the driver's first name once they set off, the position only in transit")
+    func publicView() {
+        let expected: [OrderStatus: (name: Bool, eta: Bool, position: Bool)] = [
+            .awaitingPayment: (false, false, false), .pending: (false, false, false), .assigned: (false, false, false),
+            .accepted: (true, true, false), .inTransit: (true, true, true), .delivered: (true, false, false),
+            .cancelled: (false, false, false), .failed: (false, false, false),
+        ]
+        for status in OrderStatus.allCases {
+            let view = PublicTrackingView.visible(in: status)
+            let want = expected[status]!
+            #expect(view.driverFirstName == want.name && view.eta == want.eta && view.position == want.position, "\(status)")
+        }
+    }
+
+    @Test("Status meanings: the driver's list, next stops, set-off, the sender's parcel and the board's columns")
+    func statusMeanings() {
+        #expect(OrderStatus.driverListStatuses == [.assigned, .accepted, .inTransit])
+        #expect(OrderStatus.allCases.filter(\.isOnDriversList) == [.assigned, .accepted, .inTransit])
+        #expect(OrderStatus.allCases.compactMap(\.nextStop) == [.pickup, .dropoff])
+        #expect(OrderStatus.accepted.nextStop == .pickup && OrderStatus.inTransit.nextStop == .dropoff)
+        #expect(OrderStatus.allCases.filter(\.driverHasSetOff) == [.accepted, .inTransit, .delivered])
+        #expect(OrderStatus.allCases.filter(\.parcelWithSender) == [.awaitingPayment, .pending, .assigned, .accepted])
+        #expect(OrderStatus.allCases.filter(\.endsDriversWork) == [.delivered, .failed])
+        // Every status on the driver's list has a rank and no other does.
+        #expect(OrderStatus.allCases.filter { $0.driverListRank != nil } == OrderStatus.allCases.filter(\.isOnDriversList))
+        #expect(DispatchColumn.new.statuses == [.pending])
+        #expect(DispatchColumn.assigned.statuses == [.assigned, .accepted])
+        #expect(DispatchColumn.underWay.statuses == [.inTransit])
+        #expect(DispatchColumn.failed.statuses == [.failed])
+        // Every status is either on the board or final or not yet paid.
+        for status in OrderStatus.allCases {
+            #expect((status.dispatchColumn != nil) != (status.isFinal || status == .awaitingPayment), "\(status)")
+        }
+    }
+
+    @Test("Dispatch: assign from new or failed, reassign from assigned or accepted, nothing otherwise")
+    func assignOrReassign() {
+        let expected: [OrderStatus: OrderAction] = [.pending: .assign, .failed: .assign, .assigned: .reassign, .accepted: .reassign]
+        for status in OrderStatus.allCases { #expect(DispatchPolicy.assignAction(for: status) == expected[status], "\(status)") }
+    }
+
+    @Test("Dispatch: an order goes to an active driver, or a manager to themself")
+    func whoMayCarry() {
+        let manager = Caller(id: UUID(), role: .manager), other = Caller(id: UUID(), role: .manager)
+        let driver = Caller(id: UUID(), role: .driver), customer = Caller(id: UUID(), role: .customer)
+        #expect(DispatchPolicy.mayCarry(assignee: driver, disabled: false, assignedBy: manager))
+        #expect(!DispatchPolicy.mayCarry(assignee: driver, disabled: true, assignedBy: manager))
+        #expect(DispatchPolicy.mayCarry(assignee: manager, disabled: false, assignedBy: manager))
+        #expect(!DispatchPolicy.mayCarry(assignee: other, disabled: false, assignedBy: manager))
+        #expect(!DispatchPolicy.mayCarry(assignee: customer, disabled: false, assignedBy: manager))
+        #expect(!DispatchPolicy.mayCarry(assignee: driver, disabled: false, assignedBy: driver))
+    }
+
+    @Test("Ranking: on duty first, then nearest, then the lightest load, then by name")
+    func ranking() {
+        func c(_ name: String, duty: Bool, load: Int, km: Int?) -> DriverCandidate {
+            DriverCandidate(id: UUID(), name: name, onDuty: duty, load: load, distanceToPickupMeters: km.map { $0 * 1000 })
+        }
+        let ranked = DispatchPolicy.rank([
+            c("Off", duty: false, load: 0, km: nil), c("Far", duty: true, load: 0, km: 9), c("NearBusy", duty: true, load: 3, km: 1),
+            c("NearFree", duty: true, load: 0, km: 1), c("Unknown", duty: true, load: 0, km: nil), c("Anna", duty: true, load: 3, km: 1),
+        ])
+        #expect(ranked.map(\.name) == ["NearFree", "Anna", "NearBusy", "Far", "Unknown", "Off"])
+    }
+
+    @Test("The driver's day: under way, then accepted, then new, each oldest first; nothing else")
+    func driverDay() {
+        let items: [(OrderStatus, Int64)] = [(.assigned, 1), (.inTransit, 5), (.accepted, 3), (.delivered, 0), (.inTransit, 2), (.assigned, 0)]
+        let sorted = DriverDayPolicy.sorted(items, status: \.0, createdAt: \.1)
+        #expect(sorted.map { "\($0.0.rawValue)@\($0.1)" } == ["in_transit@2", "in_transit@5", "accepted@3", "assigned@0", "assigned@1"])
+    }
+
+    @Test("Payment options: card and cash always, TWINT in francs, invoice for companies")
+    func paymentOptions() {
+        #expect(PaymentOptions.available(isCompany: false, currency: "CHF") == [.card, .twint, .cash])
+        #expect(PaymentOptions.available(isCompany: true, currency: "CHF") == [.card, .twint, .cash, .invoice])
+        #expect(PaymentOptions.available(isCompany: false, currency: "EUR") == [.card, .cash])
+        #expect(PaymentOptions.available(isCompany: true, currency: "EUR") == [.card, .cash, .invoice])
+        #expect(PaymentOptions.refusal(.twint, isCompany: true, currency: "EUR") == "twint_requires_chf")
+        #expect(PaymentOptions.refusal(.invoice, isCompany: false, currency: "CHF") == "invoice_requires_company")
+        // The order checks refuse exactly what the options leave out.
+        for company in [false, true] {
+            for currency in ["CHF", "EUR"] {
+                for method in PaymentMethod.allCases {
+                    let offered = PaymentOptions.available(isCompany: company, currency: currency).contains(method)
+                    #expect(offered == (PaymentOptions.refusal(method, isCompany: company, currency: currency) == nil))
+                }
+            }
+        }
+    }
+
+    @Test("Accounts: only managers manage them, and not their own role or access")
+    func accounts() {
+        let manager = Caller(id: UUID(), role: .manager)
+        #expect(AccountPolicy.mayUpdate(UUID(), changingRole: true, disabling: true, by: manager) == .allowed)
+        #expect(AccountPolicy.mayUpdate(manager.id, changingRole: true, disabling: false, by: manager) == .notOnSelf)
+        #expect(AccountPolicy.mayUpdate(manager.id, changingRole: false, disabling: true, by: manager) == .notOnSelf)
+        #expect(AccountPolicy.mayUpdate(manager.id, changingRole: false, disabling: false, by: manager) == .allowed)
+        for role in [Role.customer, .driver] {
+            #expect(AccountPolicy.mayUpdate(UUID(), changingRole: false, disabling: false, by: Caller(id: UUID(), role: role)) == .forbidden)
+        }
+        #expect(AccountPolicy.creatableRoles == [.driver, .manager])
+    }
+}
+
+@Suite("Error codes")
+struct ErrorCodeTests {
+    @Test("Every error code has a message in English and in French, and they differ")
+    func everyCodeSpeaksBothLanguages() {
+        for code in ErrorCode.allCases {
+            #expect(!code.english.isEmpty && !code.french.isEmpty, "\(code)")
+            #expect(code.english != code.french, "\(code.rawValue) is not translated")
+            #expect(code.message(french: true) == code.french && code.message(french: false) == code.english)
+        }
+        #expect(Set(ErrorCode.allCases.map(\.rawValue)).count == ErrorCode.allCases.count)
+        #expect(ErrorCode.allCases.allSatisfy { $0.rawValue.allSatisfy { $0.isLowercase || $0 == "_" } })
+    }
+}
