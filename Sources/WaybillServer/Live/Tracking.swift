@@ -42,7 +42,6 @@ struct DriverState: Sendable {
 /// What an order's page shows of its delivery under way.
 struct OrderTracking: Sendable {
     var position: PositionReport?
-    var driverFirstName: String?
     var eta: ArrivalEstimate?
     /// `PUBLIC_URL/t/{token}`, for the order's customer and managers.
     var trackingURL: String?
@@ -191,13 +190,12 @@ struct Tracking {
 
     /// The live part of an order's page: the driver's position and ETA while the order is accepted
     /// or in transit and the driver on duty; the tracking link for its customer and managers.
-    func view(of order: Order, capacities: Set<OrderCapacity>, driver: User?) async throws -> OrderTracking {
+    func view(of order: Order, capacities: Set<OrderCapacity>) async throws -> OrderTracking {
         var tracking = OrderTracking()
         if OrderPolicy.allows(.seeTrackingLink, status: order.status, as: capacities) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
         guard order.status.nextStop != nil, let driverID = order.driverID,
               let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position else { return tracking }
         tracking.position = position
-        tracking.driverFirstName = driver?.firstName
         tracking.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
         return tracking
     }

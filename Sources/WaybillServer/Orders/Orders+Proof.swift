@@ -191,3 +191,23 @@ extension Orders {
         return (file, try await services.files.read(file.storageName))
     }
 }
+
+extension OneTimeCodes {
+    func hashRecipientCode(_ code: String, orderID: UUID) -> String {
+        let message = Data("recipient|\(orderID.uuidString)|\(code)".utf8)
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+    }
+}
+
+extension MailTemplates {
+    static func recipientCode(to recipient: MailAddress, reference: String, code: String) -> MailMessage {
+        MailMessage(to: recipient, subject: "Your delivery code: \(code)", text: """
+            Hello,
+
+            A parcel (\(reference)) is on its way to you. Give the driver this code when you receive it: \(code)
+
+            Bonjour,
+            Un colis (\(reference)) est en route vers vous. Donnez ce code au livreur à la réception : \(code)
+            """)
+    }
+}

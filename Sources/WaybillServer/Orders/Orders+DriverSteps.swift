@@ -1,0 +1,76 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// The driver's steps: accept, pick up (cash collected, the recipient's code sent), fail. Delivery
+/// with its proof is in `Orders+Proof`.
+extension Orders {
+    func accept(_ id: UUID, by principal: Principal) async throws -> Order {
+        try await transition(id, .accept, by: principal) { order, db in
+            try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
+            if let customer = try await User.find(order.customerID, on: db) {
+                try await Notifier.notify([customer], .orderAccepted, order: order,
+                                          body: "\(principal.user.firstName) will pick up your parcel \(order.reference) at \((try? order.pickup.singleLine) ?? "").",
+                                          on: db)
+            }
+        }
+    }
+
+    func pickup(_ id: UUID, cashCollected: Money?, by principal: Principal) async throws -> Order {
+        let existing = try await visibleOrder(id, to: principal)
+        if existing.paymentMethod == .cash {
+            guard let cash = cashCollected else { throw WaybillError.validation("cashCollected", "required_for_cash") }
+            var errors = FieldErrors()
+            if cash.currency.uppercased() != existing.currency { errors.add("cashCollected.currency", "must_be_\(existing.currency)") }
+            if cash.amount < 0 { errors.add("cashCollected.amount", "out_of_range") }
+            if !errors.isEmpty { throw WaybillError.validation(errors) }
+        } else if cashCollected != nil {
+            throw WaybillError.validation("cashCollected", "not_a_cash_order")
+        }
+        let codes = services.codes
+        let order = try await transition(id, .pickup, by: principal) { order, db in
+            var note: String?
+            if order.paymentMethod == .cash, let cash = cashCollected {
+                order.cashCollected = cash.amount
+                order.paymentStatus = .collected
+                note = "Cash collected: \(Money(cash.amount, order.currency))"
+                if cash.amount != order.priceAmount {
+                    try await Notifier.notify(try await Notifier.managers(on: db), .cashDiscrepancy, order: order,
+                                              body: "\(principal.user.displayName) collected \(Money(cash.amount, order.currency)) for \(order.reference); the price is \(order.price).",
+                                              on: db)
+                }
+            }
+            try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note).create(on: db)
+            if let customer = try await User.find(order.customerID, on: db) {
+                try await Notifier.notify([customer], .orderPickedUp, order: order,
+                                          body: "Delivery in progress: your parcel \(order.reference) is on its way to \((try? order.dropoff.singleLine) ?? "").",
+                                          on: db)
+            }
+            if order.requireRecipientCode, let email = try order.recipient.email {
+                let code = OneTimeCodes.randomCode()
+                order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
+                order.recipientCodeAttempts = 0
+                try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: try order.recipient.name, address: email),
+                                                                    reference: order.reference, code: code), on: db)
+                try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).create(on: db)
+            }
+        }
+        return order
+    }
+
+    func fail(_ id: UUID, reason: FailureReason, note: String?, by principal: Principal) async throws -> Order {
+        let note = note?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return try await transition(id, .fail, by: principal) { order, db in
+            order.failureReason = reason
+            order.failureNote = (note?.isEmpty ?? true) ? nil : note
+            try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
+                                 note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).create(on: db)
+            try await Notifier.notify(try await Notifier.managers(on: db), .orderFailed, order: order,
+                                      body: "\(principal.user.displayName) could not deliver \(order.reference) (\(reason.rawValue)). Reassign or cancel it.",
+                                      on: db)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Fluent
+import Foundation
+import Vapor
+import WaybillCore
+
+/// The inbox: a person's notifications, read and marked read. (Writing them is `Notifier`.)
+extension Orders {
+    func notifications(for principal: Principal, unreadOnly: Bool, cursor: String?, limit: Int) async throws -> (items: [Notification], unread: Int, next: String?) {
+        let query = Notification.query(on: db).filter(\.$userID == principal.userID)
+        if unreadOnly { query.filter(\.$readAt == nil) }
+        if let cursor {
+            guard let (at, id) = Self.decodeCursor(cursor) else { throw WaybillError.invalidParameter("cursor") }
+            query.group(.or) { or in
+                or.filter(\.$createdAt < at)
+                or.group(.and) { and in and.filter(\.$createdAt == at).filter(\.$id < id) }
+            }
+        }
+        let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
+        let unread = try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil).count()
+        let page = Array(rows.prefix(limit))
+        let next = rows.count > limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
+        return (page, unread, next)
+    }
+
+    func markRead(_ id: UUID, for principal: Principal) async throws -> Notification {
+        try await db.writeTransaction(app) { db in
+            guard let row = try await Notification.query(on: db).filter(\.$id == id).filter(\.$userID == principal.userID).first() else {
+                throw WaybillError.notFound
+            }
+            if row.readAt == nil {
+                row.readAt = UnixTime.nowMillis
+                try await row.save(on: db)
+            }
+            return row
+        }
+    }
+
+    /// Marks every unread notification of the caller read, in one statement.
+    func markAllRead(for principal: Principal) async throws {
+        try await db.writeTransaction(app) { db in
+            try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil)
+                .set(\.$readAt, to: UnixTime.nowMillis).update()
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Ordering: the tariff, quotes, payment options and placing an order.
+extension Orders {
+    // MARK: Tariff and quotes
+
+    /// The tariff as a manager reads it to change it.
+    func tariff(for principal: Principal) async throws -> TariffRecord {
+        try principal.require(.manageTariff)
+        return try await currentTariff()
+    }
+
+    func currentTariff(on db: (any Database)? = nil) async throws -> TariffRecord {
+        guard let record = try await TariffRecord.query(on: db ?? self.db).sort(\.$id, .descending).first() else {
+            throw WaybillError(.serviceUnavailable, .noTariff, "No tariff is set.")
+        }
+        return record
+    }
+
+    func replaceTariff(_ tariff: Tariff, by principal: Principal) async throws -> TariffRecord {
+        try principal.require(.manageTariff)
+        let clean = try tariff.validated().orValidationError()
+        do {
+            return try await transaction { db in
+                let current = try await TariffRecord.query(on: db).sort(\.$id, .descending).first()
+                let record = TariffRecord(version: (current?.id ?? 0) + 1, tariff: clean, createdBy: principal.userID)
+                try await record.create(on: db)
+                return record
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError(.conflict, .conflict, "Another manager changed the tariff at the same moment; reload it and try again.")
+        }
+    }
+
+    /// The ways the caller may pay for a new order (`PaymentOptions`), in the order to offer them.
+    func paymentOptions(for principal: Principal) async throws -> (methods: [PaymentMethod], currency: String) {
+        try principal.require(.placeOrders)
+        let currency = try await currentTariff().tariff.currency
+        return (PaymentOptions.available(isCompany: principal.user.isCompany, currency: currency), currency)
+    }
+
+    func quote(_ request: QuoteRequest, for principal: Principal) async throws -> Quote {
+        var errors = FieldErrors()
+        let (pickup, dropoff) = request.validatedAddresses(accountAddress: principal.user.accountAddress, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        let tariff = try await currentTariff().tariff
+        return Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
+                             pickup: pickup.coordinate, dropoff: dropoff.coordinate)
+    }
+
+    // MARK: Ordering
+
+    struct Created: Sendable {
+        let record: OrderRecord
+        let paymentURL: String?
+        let sandbox: Bool
+    }
+
+    func create(_ request: OrderRequest, by principal: Principal, idempotencyKey: String?) async throws -> Created {
+        try principal.require(.placeOrders)
+        let customer = principal.user
+        let key = try idempotencyKey.map { raw -> String in
+            let trimmed = raw.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= 200 else { throw WaybillError.validation("Idempotency-Key", "invalid") }
+            return "\(principal.userID.uuidString):\(trimmed)"
+        }
+        if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
+            return try await created(existing)
+        }
+        // Each order mails every manager and may open a checkout: a budget per customer and hour.
+        let budgetKey = "orders:cust:" + principal.userID.uuidString
+        let limit = services.config.ordersPerCustomerPerHour
+        if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
+            throw WaybillError(.tooManyRequests, .tooManyOrders,
+                               "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
+                               retryAfter: Int(clamping: wait))
+        }
+        let tariffRecord = try await currentTariff()
+        let tariff = try tariffRecord.tariff
+        let valid = try request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany,
+                                          currency: tariff.currency).orValidationError()
+        let quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
+                                  pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate)
+        let now = UnixTime.nowMillis
+        let order = Order()
+        order.id = UUID()
+        order.reference = Self.newReference()
+        order.customerID = principal.userID
+        order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
+        order.version = 1
+        order.createdAt = now
+        order.updatedAt = now
+        order.pickupJSON = Order.json(valid.pickup)
+        order.dropoffJSON = Order.json(valid.dropoff)
+        order.weightClass = valid.weightClass
+        order.service = valid.service
+        order.recipientJSON = Order.json(valid.recipient)
+        order.notes = valid.notes
+        order.priceAmount = quote.price.amount
+        order.currency = quote.price.currency
+        order.distanceMeters = quote.distanceMeters
+        order.breakdownJSON = Order.json(quote.breakdown)
+        order.tariffVersion = tariffRecord.id ?? 0
+        order.paymentMethod = valid.paymentMethod
+        order.paymentStatus = switch valid.paymentMethod {
+        case .card, .twint: .awaiting
+        case .cash: .dueOnPickup
+        case .invoice: .invoiced
+        }
+        order.sandbox = services.payments.isSandbox && valid.paymentMethod.isOnline
+        order.idempotencyKey = key
+        order.requireRecipientCode = valid.requireRecipientCode
+        order.recipientCodeAttempts = 0
+        order.trackingToken = Tracking.newTrackingToken()
+
+        // The checkout is opened before the order is stored: if the provider fails, nothing is
+        // written; if storing fails, the unused checkout simply expires.
+        if valid.paymentMethod.isOnline {
+            let checkout = try await services.payments.createCheckout(CheckoutRequest(
+                orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
+                customerEmail: customer.email,
+                successURL: services.config.publicURL + "/payments/return?session_id={CHECKOUT_SESSION_ID}",
+                cancelURL: services.config.publicURL + "/payments/return?order=\(order.id!.uuidString)&cancelled=1"))
+            order.checkoutSessionID = checkout.id
+            order.checkoutURL = checkout.url
+        }
+        let speed = services.config.etaAverageSpeedKmh
+        var attempts = 0
+        while true {
+            do {
+                try await transaction { db in
+                    try await order.create(on: db)
+                    try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
+                    if order.status == .pending {
+                        try await Self.announceNew(order, on: db)
+                        try await Tracking.publishStatus(order, speedKmh: speed, on: db)
+                    }
+                }
+                break
+            } catch {
+                guard let dbError = error as? any DatabaseError, dbError.isConstraintFailure else { throw error }
+                // The same idempotency key raced in twice: answer with the order that won.
+                if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
+                    return try await created(existing)
+                }
+                // Otherwise the random reference (40 bits) repeated one already taken: draw again.
+                attempts += 1
+                guard attempts < 3, try await Order.query(on: db).filter(\.$reference == order.reference).count() > 0 else { throw error }
+                order.reference = Self.newReference()
+            }
+        }
+        logger.info("Order \(order.reference) created (\(order.paymentMethod.rawValue))")
+        return try await created(order)
+    }
+
+    private func created(_ order: Order) async throws -> Created {
+        let record = try await load(order, capacities: [.owner])
+        let awaiting = order.status == .awaitingPayment
+        return Created(record: record, paymentURL: awaiting ? order.checkoutURL : nil, sandbox: order.sandbox)
+    }
+
+    static func announceNew(_ order: Order, on db: any Database) async throws {
+        try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
+                                  body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
+                                  on: db)
+    }
+
+    /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.
+    static func newReference() -> String {
+        let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+        var generator = SystemRandomNumberGenerator()
+        return "WB-" + String((0..<8).map { _ in alphabet[Int.random(in: 0..<32, using: &generator)] })
+    }
+}

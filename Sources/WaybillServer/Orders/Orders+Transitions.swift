@@ -1,0 +1,87 @@
+import Crypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Changing orders: the one way through the state machine, and cancelling.
+extension Orders {
+    // MARK: Changing orders
+
+    /// Applies `action` through the state machine in one transaction: the caller must see the
+    /// order (else 404), have a capacity allowed to act (else 403) and find it in a status that
+    /// allows it (else 409 with the current status). The change lands only if nobody changed the
+    /// order since it was read (a version check), so of two managers assigning at once one wins.
+    @discardableResult
+    func transition(_ id: UUID, _ action: OrderAction, by principal: Principal?,
+                    change: @escaping @Sendable (Order, any Database) async throws -> Void = { _, _ in }) async throws -> Order {
+        let orders = self
+        let speed = services.config.etaAverageSpeedKmh
+        return try await transaction { db in
+            guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
+            let capacities: Set<OrderCapacity> = principal.map { orders.capacities(of: $0, for: order) } ?? [.system]
+            if capacities.isEmpty { throw WaybillError.notFound }
+            switch OrderStateMachine.decide(action, from: order.status, as: capacities) {
+            case .forbidden:
+                throw WaybillError.forbidden
+            case .wrongStatus(let status):
+                throw WaybillError.invalidTransition(status, action)
+            case .allowed(let next):
+                try await Self.claim(order, action: action, on: db)
+                order.status = next
+                order.updatedAt = UnixTime.nowMillis
+                try await change(order, db)
+                try await order.save(on: db)
+                try await Tracking.publishStatus(order, speedKmh: speed, on: db)
+            }
+            return order
+        }
+    }
+
+    /// Compare-and-set on the version: fails with 409 if another change landed first.
+    static func claim(_ order: Order, action: OrderAction, on db: any Database) async throws {
+        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        let rows = try await sql.update(Order.schema)
+            .set("version", to: SQLBind(order.version + 1))
+            .where("id", .equal, SQLBind(order.id!))
+            .where("version", .equal, SQLBind(order.version))
+            .returning("id")
+            .all()
+        guard !rows.isEmpty else {
+            let now = try await Order.find(order.id!, on: db)
+            throw WaybillError.invalidTransition(now?.status ?? order.status, action)
+        }
+        order.version += 1
+    }
+
+    func cancel(_ id: UUID, reason: String, by principal: Principal) async throws -> Order {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw WaybillError.validation("reason", "required") }
+        let order = try await transition(id, .cancel, by: principal) { order, db in
+            order.cancellationReason = reason
+            if order.paymentStatus == .paid { order.paymentStatus = .refundPending }
+            else if order.paymentStatus == .awaiting || order.paymentStatus == .dueOnPickup || order.paymentStatus == .invoiced {
+                order.paymentStatus = .void
+            }
+            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal.userID, note: reason).create(on: db)
+            try await Self.notifyCancelled(order, by: principal.userID, reason: reason, on: db)
+            if order.paymentStatus == .refundPending {
+                try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: order.id!.uuidString, on: db)
+            }
+        }
+        if order.paymentStatus == .refundPending {
+            // Try at once so the answer usually shows the refund; the outbox retries if this fails.
+            try? await refundNow(id)
+            return try await Order.find(id, on: db) ?? order
+        }
+        return order
+    }
+
+    static func notifyCancelled(_ order: Order, by actor: UUID?, reason: String, on db: any Database) async throws {
+        var people: [User] = []
+        if let customer = try await User.find(order.customerID, on: db), customer.id != actor { people.append(customer) }
+        if let driverID = order.driverID, driverID != actor, let driver = try await User.find(driverID, on: db) { people.append(driver) }
+        try await Notifier.notify(people, .orderCancelled, order: order, body: "Order \(order.reference) was cancelled: \(reason)", on: db)
+    }
+}
