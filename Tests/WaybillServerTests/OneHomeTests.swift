@@ -232,3 +232,15 @@ struct PublicPageLanguageTests {
         }
     }
 }
+
+@Suite("Migrations")
+struct MigrationSeedTests {
+    @Test("A new database starts with the first tariff as written in its migration", arguments: TestDatabase.available)
+    func firstTariff(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let first = try #require(try await TariffRecord.find(1, on: server.db))
+            #expect(try first.tariff == .initial)
+            #expect(first.createdBy == nil && first.createdAt > 0)
+        }
+    }
+}

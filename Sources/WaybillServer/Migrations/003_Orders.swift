@@ -1,4 +1,5 @@
 import Fluent
+import Foundation
 import SQLKit
 import WaybillCore
 
@@ -13,7 +14,12 @@ struct CreateOrders: AsyncMigration {
             .field("created_by", .uuid)
             .field("created_at", .int64, .required)
             .create()
-        try await TariffRecord(version: 1, tariff: .initial, createdBy: nil).create(on: database)
+        // The first tariff as it was when this migration shipped, written as a plain row: a
+        // migration must not go through the live model (or `Tariff.initial`), which may change.
+        guard let sql = database as? any SQLDatabase else { throw MigrationNeedsSQL() }
+        let initial = #"{"currency":"CHF","expressMultiplierPercent":150,"large":{"baseFee":1800,"flatFee":3000,"perKm":250},"medium":{"baseFee":1200,"flatFee":2000,"perKm":180},"roundingIncrement":5,"small":{"baseFee":900,"flatFee":1500,"perKm":150}}"#
+        try await sql.insert(into: "tariffs").columns("version", "data", "created_by", "created_at")
+            .values(SQLBind(1), SQLBind(initial), SQLLiteral.null, SQLBind(Int64(Date().timeIntervalSince1970 * 1000))).run()
         try await database.schema("orders")
             .id()
             .field("reference", .string, .required)
@@ -121,3 +127,5 @@ struct CreateOrders: AsyncMigration {
         }
     }
 }
+
+struct MigrationNeedsSQL: Error {}
