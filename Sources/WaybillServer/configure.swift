@@ -18,7 +18,9 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
 }
 
 /// - Parameter push: overrides the push senders chosen from the configuration (tests).
-func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?, push: PushService?) async throws {
+/// - Parameter clock: the time as the application reads it (tests pass one they move).
+func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?, push: PushService?,
+               clock: WaybillClock = .system) async throws {
     // storage
     switch config.database {
     case .sqlite(let path):
@@ -74,7 +76,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool),
         live: hub,
         liveFeed: liveFeed,
-        push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger)
+        push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger),
+        clock: clock
     )
     outbox.handle(Outbox.pushKind) { payload in
         try await PushDelivery(app: app).deliver(payload)
@@ -90,6 +93,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
+    app.middleware.use(ClockMiddleware(clock: clock))  // every request reads the application's clock
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
@@ -218,11 +222,14 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
     func didBootAsync(_ application: Application) async throws {
         let outbox = self.outbox
         let liveFeed = self.liveFeed
+        let clock = application.waybill.clock
         task.withLockedValue { $0 = Task {
-            async let mail: Void = outbox.run()
-            async let live: Void = liveFeed.run()
-            async let chores: Void = Self.housekeeping(application)
-            _ = await (mail, live, chores)
+            await UnixTime.$clock.withValue(clock) {
+                async let mail: Void = outbox.run()
+                async let live: Void = liveFeed.run()
+                async let chores: Void = Self.housekeeping(application)
+                _ = await (mail, live, chores)
+            }
         } }
     }
 

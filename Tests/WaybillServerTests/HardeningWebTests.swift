@@ -39,8 +39,10 @@ struct HardeningWebTests {
             let browser = TestBrowser(server)
             _ = try await browser.signIn("idle@example.com")
             #expect(try await browser.get("/orders").status == .ok)
-            let limit = Int64(server.app.waybill.config.webSessionIdleMinutes) * 60_000
-            try await server.sql.update("sessions").set("last_used_at", to: UnixTime.nowMillis - limit - 60_000).run()
+            // Time passes on the server's clock; nobody waits.
+            server.clock.advance(by: TimeInterval(server.app.waybill.config.webSessionIdleMinutes * 60 - 60))
+            #expect(try await browser.get("/orders").status == .ok, "a minute short of the limit, and used again")
+            server.clock.advance(by: TimeInterval(server.app.waybill.config.webSessionIdleMinutes * 60 + 60))
             let after = try await browser.get("/orders")
             #expect(after.status == .seeOther)
             #expect(after.location?.hasPrefix("/login") == true)

@@ -244,3 +244,28 @@ struct MigrationSeedTests {
         }
     }
 }
+
+@Suite("The server's clock is the application's")
+struct ClockTests {
+    @Test("A mailed code stops working once its lifetime has passed: the test moves the clock instead of waiting",
+          arguments: TestDatabase.available)
+    func codesExpire(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let email = "late@example.com"
+            #expect(try await server.send(.POST, "/auth/register", json: TestServer.form(email, isCompany: false, password: TestServer.password)).status == .created)
+            let code = try await server.code(for: email)
+            server.clock.advance(by: TimeInterval(OneTimeCodePolicy.lifetime) + 1)
+            let late = try await server.send(.POST, "/auth/verify-email", json: ["email": email, "code": code])
+            #expect(late.status == .badRequest)
+            #expect(late.json["error"]["code"].string == ErrorCode.invalidCode.rawValue)
+        }
+    }
+
+    @Test("A service called directly reads the clock it is given")
+    func servicesReadTheGivenClock() async throws {
+        let clock = TestClock()
+        clock.advance(by: 86_400 * 365)
+        let then = await clock.run { UnixTime.nowMillis }
+        #expect(then - UnixTime.nowMillis > 86_400_000 * 364)
+    }
+}

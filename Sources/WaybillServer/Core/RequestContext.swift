@@ -23,6 +23,15 @@ struct RequestContextMiddleware: AsyncMiddleware {
     }
 }
 
+/// Binds the application's clock (`UnixTime.clock`) around each request.
+struct ClockMiddleware: AsyncMiddleware {
+    let clock: WaybillClock
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        try await UnixTime.$clock.withValue(clock) { try await next.respond(to: request) }
+    }
+}
+
 extension Request {
     /// The client's address: the socket's peer, or, when that peer is one of `TRUSTED_PROXIES`, the
     /// address the proxies' `Forwarded` / `X-Forwarded-For` name (anyone else's are ignored).

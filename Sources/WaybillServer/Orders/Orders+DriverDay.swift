@@ -28,6 +28,6 @@ extension Orders {
     static func startOfToday(_ zone: TimeZone) -> Int64 {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        return Int64(calendar.startOfDay(for: Date()).timeIntervalSince1970 * 1000)
+        return Int64(calendar.startOfDay(for: UnixTime.now).timeIntervalSince1970 * 1000)
     }
 }

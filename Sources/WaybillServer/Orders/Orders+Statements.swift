@@ -30,7 +30,7 @@ extension Orders {
     static func currentMonth(in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month], from: Date())
+        let parts = calendar.dateComponents([.year, .month], from: UnixTime.now)
         return String(format: "%04d-%02d", parts.year!, parts.month!)
     }
 

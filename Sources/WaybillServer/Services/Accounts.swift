@@ -111,7 +111,7 @@ struct Accounts {
         try await transaction { db in
             try await OneTimeCodes.consume(row, on: db)
             try await User.query(on: db).filter(\.$id == row.$user.id).filter(\.$emailVerifiedAt == nil)
-                .set(\.$emailVerifiedAt, to: Date()).update()
+                .set(\.$emailVerifiedAt, to: UnixTime.now).update()
         }
     }
 
@@ -159,7 +159,7 @@ struct Accounts {
             let session = Session(userID: userID)
             try await session.create(on: db)
             try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
-                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
+                                   expiresAt: UnixTime.now.addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
             if let (platform, token) = device {
                 try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
             }
@@ -225,7 +225,7 @@ struct Accounts {
               let hash = session.webTokenHash, constantTimeEquals(Data(hash.utf8), Data(TokenService.hash(String(parts[1])).utf8))
         else { throw WaybillError.unauthenticated }
         guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
-        if let created = session.createdAt, created.addingTimeInterval(TokenService.refreshLifetime) < Date() {
+        if let created = session.createdAt, created.addingTimeInterval(TokenService.refreshLifetime) < UnixTime.now {
             throw WaybillError.sessionRevoked
         }
         // Unused for longer than the idle limit: ended (ASVS 7.3.1). Use is noted at most every
@@ -264,7 +264,7 @@ struct Accounts {
             logger.warning("Retired refresh token presented again: session revoked")
             throw WaybillError.sessionRevoked
         }
-        guard stored.expiresAt > Date() else { throw WaybillError.invalidRefreshToken }
+        guard stored.expiresAt > UnixTime.now else { throw WaybillError.invalidRefreshToken }
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.invalidRefreshToken }
         if user.isDisabled { throw WaybillError.accountDisabled }
 
@@ -273,14 +273,14 @@ struct Accounts {
         let rotated = try await transaction { db -> Bool in
             guard let sql = db as? any SQLDatabase else { return false }
             let retired = try await sql.update(RefreshToken.schema)
-                .set("retired_at", to: SQLBind(Date()))
+                .set("retired_at", to: SQLBind(UnixTime.now))
                 .where("id", .equal, SQLBind(tokenID))
                 .where("retired_at", .is, SQLLiteral.null)
                 .returning("id")
                 .all()
             guard !retired.isEmpty else { return false }
             try await RefreshToken(sessionID: sessionID, tokenHash: TokenService.hash(next),
-                                   expiresAt: Date().addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
+                                   expiresAt: UnixTime.now.addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
             return true
         }
         guard rotated else {
@@ -301,7 +301,7 @@ struct Accounts {
     func revokeSession(_ id: UUID, reason: String) async throws {
         try await transaction { db in
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
-                .set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+                .set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
             if let userID = try await Session.find(id, on: db)?.$user.id {
                 try await LiveLog.publishControl(LiveRow.sessionEnded, topic: LiveLog.userTopic(userID),
                                                  data: ["user": userID.uuidString, "session": id.uuidString], on: db)
@@ -313,7 +313,7 @@ struct Accounts {
     static func revokeSessions(userID: UUID, except: UUID? = nil, reason: String, on db: any Database) async throws {
         var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
         if let except { query = query.filter(\.$id != except) }
-        try await query.set(\.$revokedAt, to: Date()).set(\.$revokeReason, to: reason).update()
+        try await query.set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
         // Live connections of those sessions close too.
         var data = ["user": userID.uuidString]
         if let except { data["except"] = except.uuidString }
@@ -369,7 +369,7 @@ struct Accounts {
             guard let user = try await User.find(userID, on: db) else { throw WaybillError.invalidCode }
             user.passwordHash = hash
             // The code arrived by mail, so the address works.
-            if user.emailVerifiedAt == nil { user.emailVerifiedAt = Date() }
+            if user.emailVerifiedAt == nil { user.emailVerifiedAt = UnixTime.now }
             try await user.save(on: db)
             try await Self.revokeSessions(userID: userID, reason: "password_reset", on: db)
         }
@@ -496,7 +496,7 @@ struct Accounts {
             }
             if let disabled {
                 if disabled, user.disabledAt == nil {
-                    user.disabledAt = Date()
+                    user.disabledAt = UnixTime.now
                     try await Self.revokeSessions(userID: id, reason: "disabled", on: db)
                 } else if !disabled {
                     user.disabledAt = nil

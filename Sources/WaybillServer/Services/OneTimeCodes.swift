@@ -28,7 +28,7 @@ struct OneTimeCodes: Sendable {
     /// Whether another code of this purpose may be mailed to this account now, as seconds to wait
     /// (nil = yes). Limits what anyone can make Waybill send to one mailbox.
     static func sendBlocked(userID: UUID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> Int64? {
-        let hourAgo = Date().addingTimeInterval(-3600)
+        let hourAgo = UnixTime.now.addingTimeInterval(-3600)
         let recent = try await OneTimeCode.query(on: db)
             .filter(\.$user.$id == userID).filter(\.$purpose == purpose).filter(\.$createdAt > hourAgo)
             .sort(\.$createdAt, .descending).all()
@@ -47,11 +47,11 @@ struct OneTimeCodes: Sendable {
     func issue(userID: UUID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> String {
         try await OneTimeCode.query(on: db)
             .filter(\.$user.$id == userID).filter(\.$purpose == purpose).filter(\.$consumedAt == nil)
-            .set(\.$consumedAt, to: Date())
+            .set(\.$consumedAt, to: UnixTime.now)
             .update()
         let code = Self.randomCode()
         try await OneTimeCode(userID: userID, purpose: purpose, codeHash: hash(code, userID: userID, purpose: purpose),
-                              expiresAt: Date().addingTimeInterval(TimeInterval(OneTimeCodePolicy.lifetime)))
+                              expiresAt: UnixTime.now.addingTimeInterval(TimeInterval(OneTimeCodePolicy.lifetime)))
             .create(on: db)
         return code
     }
@@ -66,7 +66,7 @@ struct OneTimeCodes: Sendable {
             .sort(\.$createdAt, .descending).first(),
             let id = row.id
         else { throw WaybillError.invalidCode }
-        guard row.expiresAt > Date() else { throw WaybillError.invalidCode }
+        guard row.expiresAt > UnixTime.now else { throw WaybillError.invalidCode }
         guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
         let counted = try await sql.update(OneTimeCode.schema)
             .set("attempts", to: SQLRaw("attempts + 1"))
@@ -90,7 +90,7 @@ struct OneTimeCodes: Sendable {
     static func consume(_ row: OneTimeCode, on db: any Database) async throws {
         guard let sql = db as? any SQLDatabase, let id = row.id else { throw Abort(.internalServerError) }
         let done = try await sql.update(OneTimeCode.schema)
-            .set("consumed_at", to: SQLBind(Date()))
+            .set("consumed_at", to: SQLBind(UnixTime.now))
             .where("id", .equal, SQLBind(id))
             .where("consumed_at", .is, SQLLiteral.null)
             .returning("id")

@@ -34,10 +34,25 @@ public struct Outbox: Sendable {
     }
 }
 
-/// Unix time, as stored in integer columns (named so as not to shadow the standard `Clock`).
+/// Where the server reads the time. The application has one (`WaybillServices.clock`): the
+/// system's, or in tests a clock they move forward instead of sleeping.
+public struct WaybillClock: Sendable {
+    public let now: @Sendable () -> Date
+
+    public init(now: @escaping @Sendable () -> Date) { self.now = now }
+
+    public static let system = WaybillClock { Date() }
+}
+
+/// Unix time, as stored in integer columns (named so as not to shadow the standard `Clock`). It
+/// reads the clock of the application serving the current request or job (`UnixTime.$clock`, bound
+/// by `ClockMiddleware` and the background workers); elsewhere the system's.
 enum UnixTime {
-    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-    static var nowSeconds: Int64 { Int64(Date().timeIntervalSince1970) }
+    @TaskLocal static var clock: WaybillClock = .system
+
+    static var now: Date { clock.now() }
+    static var nowMillis: Int64 { Int64(now.timeIntervalSince1970 * 1000) }
+    static var nowSeconds: Int64 { Int64(now.timeIntervalSince1970) }
 
     /// Times from outside are kept within ±2^53 ms (about ±285,000 years): far beyond any real time,
     /// and every sum or difference of two of them fits in 64 bits.
@@ -133,7 +148,7 @@ public final class OutboxWorker: Sendable {
             do {
                 try await deliver(message)
                 message.status = .sent
-                message.sentAt = Date()
+                message.sentAt = UnixTime.now
                 message.payload = nil
                 message.lastError = nil
                 message.attempts += 1

@@ -22,10 +22,13 @@ public final class WaybillServices: Sendable {
     let trackingMissLimiter: TokenBuckets
     /// Live tickets for tracking links per client address (each one is a database write).
     let publicTicketLimiter: TokenBuckets
+    /// The time as this application reads it (`UnixTime`): the system's, or a test's.
+    let clock: WaybillClock
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
-         push: PushService) {
+         push: PushService, clock: WaybillClock = .system) {
+        self.clock = clock
         self.config = config
         self.tokens = tokens
         self.passwords = passwords

@@ -185,11 +185,3 @@ struct DecodedJWT {
     func int(_ claim: String) -> Int64? { (claims[claim] as? NSNumber)?.int64Value }
 }
 
-/// A clock the test moves by hand.
-final class TestClock: Sendable {
-    private let value: NIOLockedValueBox<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { value = NIOLockedValueBox(start) }
-    var now: Date { value.withLockedValue { $0 } }
-    func advance(minutes: Double) { value.withLockedValue { $0 = $0.addingTimeInterval(minutes * 60) } }
-    var function: @Sendable () -> Date { { self.now } }
-}

@@ -30,7 +30,7 @@ struct PushAPNsTests {
     func request() async throws {
         try await FakePushServer.with { server, client in
             let key = P256.Signing.PrivateKey()
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let apns = Self.sender(server, client, clock: clock, key: key)
             let message = PushMessage(title: "Parcel picked up", body: "Anna is on her way", data: ["orderId": "o-17", "aps": "ignored"],
                                       collapseKey: "order-o-17", badge: 3)
@@ -75,7 +75,7 @@ struct PushAPNsTests {
     @Test("One provider token serves every push for 40 minutes; after that a new one is signed")
     func tokenReuse() async throws {
         try await FakePushServer.with { server, client in
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let apns = Self.sender(server, client, clock: clock)
             let message = PushMessage(title: "t", body: "b")
             let start = Int64(clock.now.timeIntervalSince1970)
@@ -99,7 +99,7 @@ struct PushAPNsTests {
     @Test("410 and BadDeviceToken mean gone, 429 and 500 retry, other refusals are final, a refused provider token is replaced and the push resent")
     func answers() async throws {
         try await FakePushServer.with { server, client in
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let apns = Self.sender(server, client, clock: clock)
             let message = PushMessage(title: "t", body: "b")
 

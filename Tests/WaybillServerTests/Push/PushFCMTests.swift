@@ -23,7 +23,7 @@ struct PushFCMTests {
     @Test("The signed assertion is exchanged for an access token, which then authorizes messages:send, and is reused until it nears expiry")
     func tokenExchangeAndSend() async throws {
         try await FakePushServer.with { server, client in
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let key = Self.rsaKey
             let fcm = Self.sender(server, client, clock: clock, key: key)
             let message = PushMessage(title: "Delivered", body: "Your parcel was left at the door", data: ["orderId": "o-9"],
@@ -79,7 +79,7 @@ struct PushFCMTests {
     @Test("UNREGISTERED means gone, 503 and 429 retry, INVALID_ARGUMENT is final, 401 fetches a new access token and resends")
     func answers() async throws {
         try await FakePushServer.with { server, client in
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let fcm = Self.sender(server, client, clock: clock, key: Self.rsaKey)
             let message = PushMessage(title: "t", body: "b")
             let send = "/v1/projects/"

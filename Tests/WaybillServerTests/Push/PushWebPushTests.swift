@@ -21,7 +21,7 @@ struct PushWebPushTests {
         }
     }
 
-    static func sender(_ client: HTTPClient, clock: TestClock = TestClock()) -> (WebPushSender, VAPIDSettings) {
+    static func sender(_ client: HTTPClient, clock: TestClock = TestClock.fixed()) -> (WebPushSender, VAPIDSettings) {
         let settings = VAPIDSettings(privateKey: .init(), subject: "mailto:ops@waybill.example")
         return (WebPushSender(settings: settings, httpClient: client, logger: Logger(label: "test.webpush"), now: clock.function,
                               addressGuard: nil), settings)
@@ -53,7 +53,7 @@ struct PushWebPushTests {
     @Test("The push carries VAPID authorization, aes128gcm, TTL, Urgency and Topic, and its body decrypts to the message JSON")
     func request() async throws {
         try await FakePushServer.with { server, client in
-            let clock = TestClock()
+            let clock = TestClock.fixed()
             let (webPush, vapid) = Self.sender(client, clock: clock)
             let browser = Browser()
             let subscription = browser.subscription(endpoint: server.baseURL + "/wp/sub-1")

@@ -58,6 +58,8 @@ struct TestServer: Sendable {
     let app: Application
     let mailer: RecordingMailer
     let database: TestDatabase
+    /// The server's clock: the system's until a test moves it forward (`clock.advance`).
+    let clock: TestClock
 
     /// Runs `body` against a fresh, migrated Waybill. Each test gets its own SQLite file or its own
     /// PostgreSQL schema, so tests can run in parallel.
@@ -69,6 +71,7 @@ struct TestServer: Sendable {
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let recording = RecordingMailer()
+        let clock = TestClock()
         let app = try await Application.make(.testing)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-test-\(UUID().uuidString)")
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
@@ -93,12 +96,12 @@ struct TestServer: Sendable {
             // parallel requests; the idle timeout itself is checked by scripts/attack.
             config.httpIdleTimeoutSeconds = 600
             adjust(&config)
-            try await configure(app, config: config, mailer: mailer ?? recording, push: push)
+            try await configure(app, config: config, mailer: mailer ?? recording, push: push, clock: clock.waybillClock)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
             try await migrate(app)
-            try await body(TestServer(app: app, mailer: recording, database: database))
+            try await body(TestServer(app: app, mailer: recording, database: database, clock: clock))
         } catch {
             await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
             throw error
@@ -242,6 +245,31 @@ struct TestServer: Sendable {
 
 
 struct TestSkipped: Error {}
+
+/// A clock tests move forward instead of sleeping: from a fixed start, or (without one) the system
+/// time, plus however far the test moved it.
+final class TestClock: Sendable {
+    private let start: Date?
+    private let offset = NIOLockedValueBox<TimeInterval>(0)
+
+    init(_ start: Date? = nil) { self.start = start }
+
+    /// The push tests' clock: a fixed moment, so tokens' times are known.
+    static func fixed() -> TestClock { TestClock(Date(timeIntervalSince1970: 1_800_000_000)) }
+
+    func advance(by seconds: TimeInterval) { offset.withLockedValue { $0 += seconds } }
+    func advance(minutes: Double) { advance(by: minutes * 60) }
+
+    var now: Date { (start ?? Date()).addingTimeInterval(offset.withLockedValue { $0 }) }
+    var function: @Sendable () -> Date { { self.now } }
+
+    var waybillClock: WaybillClock { WaybillClock { [self] in now } }
+
+    /// Runs `body` (which calls services directly, outside any request) on this clock.
+    func run<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        try await UnixTime.$clock.withValue(waybillClock, operation: body)
+    }
+}
 
 struct Tokens: Sendable {
     var access: String
