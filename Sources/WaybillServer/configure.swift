@@ -79,6 +79,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger),
         clock: clock
     )
+    app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     outbox.handle(Outbox.pushKind) { payload in
         try await PushDelivery(app: app).deliver(payload)
     }

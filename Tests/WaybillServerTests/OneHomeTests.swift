@@ -1,4 +1,5 @@
 import Fluent
+import NIOConcurrencyHelpers
 import Foundation
 import Testing
 import Vapor
@@ -267,5 +268,51 @@ struct ClockTests {
         clock.advance(by: 86_400 * 365)
         let then = await clock.run { UnixTime.nowMillis }
         #expect(then - UnixTime.nowMillis > 86_400_000 * 364)
+    }
+}
+
+@Suite("Domain events")
+struct DomainEventTests {
+    struct Refused: Error {}
+
+    @Test("Each state change records exactly one event, in its transaction: a subscriber that fails undoes the change",
+          arguments: TestDatabase.available)
+    func oneEventPerChange(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let seen = NIOLockedValueBox<[String]>([])
+            let refuse = NIOLockedValueBox(false)
+            server.app.waybill.events.subscribe("test") { event, _ in
+                if refuse.withLockedValue({ $0 }) { throw Refused() }
+                let name = switch event {
+                case .orderPlaced: "placed"
+                case .orderAssigned: "assigned"
+                case .orderAccepted: "accepted"
+                case .orderPickedUp: "picked_up"
+                case .orderDelivered: "delivered"
+                case .orderFailed: "failed"
+                case .orderCancelled: "cancelled"
+                case .checkoutExpired: "expired"
+                case .paymentRefunded: "refunded"
+                }
+                seen.withLockedValue { $0.append("\(name):\(event.order.status.rawValue)") }
+            }
+            #expect(server.app.waybill.events.names == ["notifications", "live-status", "test"])
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            try await server.advance(id, to: .delivered, cast: cast)
+            #expect(seen.withLockedValue { $0 } == ["placed:pending", "assigned:assigned", "accepted:accepted", "picked_up:in_transit", "delivered:delivered"])
+
+            // A subscriber that fails: the cancellation, its history line and its notifications do not land.
+            let other = try await server.placeOrder(cast.customer.access)
+            let notificationsBefore = try await Notification.query(on: server.db).count()
+            refuse.withLockedValue { $0 = true }
+            let refused = try await server.send(.POST, "/orders/\(other)/cancel", json: ["reason": "no"], token: cast.customer.access)
+            #expect(refused.status == .internalServerError)
+            refuse.withLockedValue { $0 = false }
+            let order = try #require(try await Order.find(UUID(uuidString: other)!, on: server.db))
+            #expect(order.status == .pending && order.cancellationReason == nil)
+            #expect(try await OrderEvent.query(on: server.db).filter(\.$orderID == order.id!).filter(\.$type == "cancelled").count() == 0)
+            #expect(try await Notification.query(on: server.db).count() == notificationsBefore)
+        }
     }
 }

@@ -14,22 +14,14 @@ extension Orders {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
         return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in
-            if let previous = order.driverID, previous != driverID, previous != principal.userID,
-               let previousDriver = try await User.find(previous, on: db) {
-                try await Notifier.notify([previousDriver], .orderUnassigned, order: order,
-                                          body: "Order \(order.reference) has been given to another driver; you no longer need to pick it up.", on: db)
-            }
+            let previous = order.driverID
             order.driverID = driverID
             order.failureReason = nil
             order.failureNote = nil
             try await OrderEvent(orderID: order.id!, type: reassign ? "reassigned" : "assigned", status: .assigned,
                                  // The timeline is read by the customer too, who knows the driver by first name.
                                  actorID: principal.userID, note: driver.firstName).create(on: db)
-            if driverID != principal.userID {
-                try await Notifier.notify([driver], .orderAssigned, order: order,
-                                          body: "Pick up at \((try? order.pickup.singleLine) ?? "") and deliver to \((try? order.dropoff.singleLine) ?? "").",
-                                          on: db)
-            }
+            return .orderAssigned(order, driver: driver, previousDriverID: previous, actor: principal.userID)
         }
     }
 }

@@ -11,11 +11,7 @@ extension Orders {
     func accept(_ id: UUID, by principal: Principal) async throws -> Order {
         try await transition(id, .accept, by: principal) { order, db in
             try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
-            if let customer = try await User.find(order.customerID, on: db) {
-                try await Notifier.notify([customer], .orderAccepted, order: order,
-                                          body: "\(principal.user.firstName) will pick up your parcel \(order.reference) at \((try? order.pickup.singleLine) ?? "").",
-                                          on: db)
-            }
+            return .orderAccepted(order, driver: principal.user)
         }
     }
 
@@ -37,18 +33,8 @@ extension Orders {
                 order.cashCollected = cash.amount
                 order.paymentStatus = .collected
                 note = "Cash collected: \(Money(cash.amount, order.currency))"
-                if cash.amount != order.priceAmount {
-                    try await Notifier.notify(try await Notifier.managers(on: db), .cashDiscrepancy, order: order,
-                                              body: "\(principal.user.displayName) collected \(Money(cash.amount, order.currency)) for \(order.reference); the price is \(order.price).",
-                                              on: db)
-                }
             }
             try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note).create(on: db)
-            if let customer = try await User.find(order.customerID, on: db) {
-                try await Notifier.notify([customer], .orderPickedUp, order: order,
-                                          body: "Delivery in progress: your parcel \(order.reference) is on its way to \((try? order.dropoff.singleLine) ?? "").",
-                                          on: db)
-            }
             if order.requireRecipientCode, let email = try order.recipient.email {
                 let code = OneTimeCodes.randomCode()
                 order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
@@ -57,6 +43,7 @@ extension Orders {
                                                                     reference: order.reference, code: code), on: db)
                 try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).create(on: db)
             }
+            return .orderPickedUp(order, driver: principal.user, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
         }
         return order
     }
@@ -68,9 +55,7 @@ extension Orders {
             order.failureNote = (note?.isEmpty ?? true) ? nil : note
             try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
                                  note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).create(on: db)
-            try await Notifier.notify(try await Notifier.managers(on: db), .orderFailed, order: order,
-                                      body: "\(principal.user.displayName) could not deliver \(order.reference) (\(reason.rawValue)). Reassign or cancel it.",
-                                      on: db)
+            return .orderFailed(order, driver: principal.user, reason: reason)
         }
     }
 }

@@ -129,7 +129,7 @@ extension Orders {
             order.checkoutSessionID = checkout.id
             order.checkoutURL = checkout.url
         }
-        let speed = services.config.etaAverageSpeedKmh
+        let events = services.events
         var attempts = 0
         while true {
             do {
@@ -137,8 +137,7 @@ extension Orders {
                     try await order.create(on: db)
                     try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
                     if order.status == .pending {
-                        try await Self.announceNew(order, on: db)
-                        try await Tracking.publishStatus(order, speedKmh: speed, on: db)
+                        try await events.record(.orderPlaced(order), on: db)
                     }
                 }
                 break
@@ -162,12 +161,6 @@ extension Orders {
         let record = try await load(order, capacities: [.owner])
         let awaiting = order.status == .awaitingPayment
         return Created(record: record, paymentURL: awaiting ? order.checkoutURL : nil, sandbox: order.sandbox)
-    }
-
-    static func announceNew(_ order: Order, on db: any Database) async throws {
-        try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
-                                  body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
-                                  on: db)
     }
 
     /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.

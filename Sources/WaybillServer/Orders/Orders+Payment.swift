@@ -34,6 +34,7 @@ extension Orders {
                 order.cancellationReason = "Checkout expired without payment"
                 order.paymentStatus = .void
                 try await OrderEvent(orderID: orderID, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).create(on: db)
+                return .checkoutExpired(order)
             }
             return
         }
@@ -65,7 +66,7 @@ extension Orders {
                 order.paymentIntentID = state.paymentIntent
                 try await OrderEvent(orderID: orderID, type: "payment_confirmed", status: .pending, actorID: nil,
                                      note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).create(on: db)
-                try await Self.announceNew(order, on: db)
+                return .orderPlaced(order)
             }
         } catch let error as WaybillError where error.code == .invalidTransition {
             return  // a concurrent confirmation won; the order is confirmed either way
@@ -110,6 +111,7 @@ extension Orders {
               let session = order.checkoutSessionID else { return }
         let state = try await services.payments.checkout(id: session)
         let refundID = try await services.payments.refund(checkout: state, idempotencyKey: "refund-\(id.uuidString)")
+        let events = services.events
         try await transaction { db in
             guard let sql = db as? any SQLDatabase else { return }
             let rows = try await sql.update(Order.schema)
@@ -121,10 +123,7 @@ extension Orders {
                 .returning("id").all()
             guard !rows.isEmpty else { return }
             try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).create(on: db)
-            if let customer = try await User.find(order.customerID, on: db) {
-                try await Notifier.notify([customer], .paymentRefunded, order: order,
-                                          body: "\(order.price) for order \(order.reference) has been refunded to your \(order.paymentMethod.rawValue).", on: db)
-            }
+            try await events.record(.paymentRefunded(order), on: db)
         }
     }
 }

@@ -49,10 +49,7 @@ extension Orders {
                 }
                 try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
                                      note: "Signed by \(name)").create(on: db)
-                if let customer = try await User.find(order.customerID, on: db) {
-                    try await Notifier.notify([customer], .orderDelivered, order: order,
-                                              body: "Your parcel \(order.reference) was delivered and signed for by \(name).", on: db)
-                }
+                return .orderDelivered(order, signedBy: name)
             }
         } catch {
             await store.delete(signatureName)

@@ -13,11 +13,13 @@ extension Orders {
     /// order (else 404), have a capacity allowed to act (else 403) and find it in a status that
     /// allows it (else 409 with the current status). The change lands only if nobody changed the
     /// order since it was read (a version check), so of two managers assigning at once one wins.
+    /// `change` applies the action and returns the one `DomainEvent` it amounts to, which is
+    /// recorded in the same transaction (its subscribers tell people and the live channel).
     @discardableResult
     func transition(_ id: UUID, _ action: OrderAction, by principal: Principal?,
-                    change: @escaping @Sendable (Order, any Database) async throws -> Void = { _, _ in }) async throws -> Order {
+                    change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
         let orders = self
-        let speed = services.config.etaAverageSpeedKmh
+        let events = services.events
         return try await transaction { db in
             guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
             let capacities: Set<OrderCapacity> = principal.map { orders.capacities(of: $0, for: order) } ?? [.system]
@@ -31,9 +33,9 @@ extension Orders {
                 try await Self.claim(order, action: action, on: db)
                 order.status = next
                 order.updatedAt = UnixTime.nowMillis
-                try await change(order, db)
+                let event = try await change(order, db)
                 try await order.save(on: db)
-                try await Tracking.publishStatus(order, speedKmh: speed, on: db)
+                try await events.record(event, on: db)
             }
             return order
         }
@@ -65,10 +67,10 @@ extension Orders {
                 order.paymentStatus = .void
             }
             try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal.userID, note: reason).create(on: db)
-            try await Self.notifyCancelled(order, by: principal.userID, reason: reason, on: db)
             if order.paymentStatus == .refundPending {
                 try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: order.id!.uuidString, on: db)
             }
+            return .orderCancelled(order, actor: principal.userID, reason: reason)
         }
         if order.paymentStatus == .refundPending {
             // Try at once so the answer usually shows the refund; the outbox retries if this fails.
@@ -76,12 +78,5 @@ extension Orders {
             return try await Order.find(id, on: db) ?? order
         }
         return order
-    }
-
-    static func notifyCancelled(_ order: Order, by actor: UUID?, reason: String, on db: any Database) async throws {
-        var people: [User] = []
-        if let customer = try await User.find(order.customerID, on: db), customer.id != actor { people.append(customer) }
-        if let driverID = order.driverID, driverID != actor, let driver = try await User.find(driverID, on: db) { people.append(driver) }
-        try await Notifier.notify(people, .orderCancelled, order: order, body: "Order \(order.reference) was cancelled: \(reason)", on: db)
     }
 }

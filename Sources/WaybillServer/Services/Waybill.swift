@@ -24,6 +24,8 @@ public final class WaybillServices: Sendable {
     let publicTicketLimiter: TokenBuckets
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
     let clock: WaybillClock
+    /// What happened, and who reacts to it (notifications, the live channel).
+    let events = DomainEvents()
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,

@@ -1,0 +1,123 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+import WaybillCore
+
+/// What happened to an order, recorded once, in the transaction that did it. Whatever must follow
+/// (notifications with their mail and push, the live channel, and later statistics, webhooks,
+/// auto-dispatch) subscribes here instead of being called from inside the change: a new feature adds
+/// a subscriber, not a line in every transition.
+enum DomainEvent: Sendable {
+    /// The order reached dispatch (placed and confirmed, or paid).
+    case orderPlaced(Order)
+    /// Given to `driver` by `actor`; `previousDriverID` had it before (a reassignment).
+    case orderAssigned(Order, driver: User, previousDriverID: UUID?, actor: UUID)
+    case orderAccepted(Order, driver: User)
+    /// Picked up; `cashCollected` for cash orders (minor units).
+    case orderPickedUp(Order, driver: User, cashCollected: Int?)
+    case orderDelivered(Order, signedBy: String)
+    case orderFailed(Order, driver: User, reason: FailureReason)
+    /// Cancelled by a person (`actor`) or by the server (nil).
+    case orderCancelled(Order, actor: UUID?, reason: String)
+    /// A checkout left unpaid expired; the order is cancelled without telling anyone.
+    case checkoutExpired(Order)
+    case paymentRefunded(Order)
+
+    var order: Order {
+        switch self {
+        case .orderPlaced(let o), .orderAssigned(let o, _, _, _), .orderAccepted(let o, _), .orderPickedUp(let o, _, _),
+             .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
+             .paymentRefunded(let o):
+            o
+        }
+    }
+
+    /// Whether the order's status changed with this event (a refund does not change it).
+    var changesStatus: Bool {
+        if case .paymentRefunded = self { return false }
+        return true
+    }
+}
+
+/// Subscribers, in the order they were added; each runs in the transaction that records the event,
+/// so what they write lands with the change or not at all.
+final class DomainEvents: Sendable {
+    typealias Subscriber = @Sendable (DomainEvent, any Database) async throws -> Void
+    private let subscribers = NIOLockedValueBox<[(name: String, handle: Subscriber)]>([])
+
+    func subscribe(_ name: String, _ handle: @escaping Subscriber) {
+        subscribers.withLockedValue { $0.append((name, handle)) }
+    }
+
+    var names: [String] { subscribers.withLockedValue { $0.map(\.name) } }
+
+    func record(_ event: DomainEvent, on db: any Database) async throws {
+        for subscriber in subscribers.withLockedValue({ $0 }) { try await subscriber.handle(event, db) }
+    }
+}
+
+extension DomainEvents {
+    /// The subscribers every Waybill has: people are told, the live channel hears of status changes.
+    func subscribeStandard(etaAverageSpeedKmh speed: Double) {
+        subscribe("notifications") { event, db in try await NotificationSubscriber.handle(event, on: db) }
+        subscribe("live-status") { event, db in
+            if event.changesStatus { try await Tracking.publishStatus(event.order, speedKmh: speed, on: db) }
+        }
+    }
+}
+
+/// Who is told what, for each event: an in-app notification, a push and a mail (`Notifier`).
+enum NotificationSubscriber {
+    static func handle(_ event: DomainEvent, on db: any Database) async throws {
+        let order = event.order
+        func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
+        switch event {
+        case .orderPlaced:
+            try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
+                                      body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
+                                      on: db)
+        case .orderAssigned(_, let driver, let previous, let actor):
+            if let previous, previous != driver.id, previous != actor, let previousDriver = try await User.find(previous, on: db) {
+                try await Notifier.notify([previousDriver], .orderUnassigned, order: order,
+                                          body: "Order \(order.reference) has been given to another driver; you no longer need to pick it up.", on: db)
+            }
+            if driver.id != actor {
+                try await Notifier.notify([driver], .orderAssigned, order: order,
+                                          body: "Pick up at \((try? order.pickup.singleLine) ?? "") and deliver to \((try? order.dropoff.singleLine) ?? "").",
+                                          on: db)
+            }
+        case .orderAccepted(_, let driver):
+            try await Notifier.notify(try await customer(), .orderAccepted, order: order,
+                                      body: "\(driver.firstName) will pick up your parcel \(order.reference) at \((try? order.pickup.singleLine) ?? "").",
+                                      on: db)
+        case .orderPickedUp(_, let driver, let cash):
+            if let cash, cash != order.priceAmount {
+                try await Notifier.notify(try await Notifier.managers(on: db), .cashDiscrepancy, order: order,
+                                          body: "\(driver.displayName) collected \(Money(cash, order.currency)) for \(order.reference); the price is \(order.price).",
+                                          on: db)
+            }
+            try await Notifier.notify(try await customer(), .orderPickedUp, order: order,
+                                      body: "Delivery in progress: your parcel \(order.reference) is on its way to \((try? order.dropoff.singleLine) ?? "").",
+                                      on: db)
+        case .orderDelivered(_, let name):
+            try await Notifier.notify(try await customer(), .orderDelivered, order: order,
+                                      body: "Your parcel \(order.reference) was delivered and signed for by \(name).", on: db)
+        case .orderFailed(_, let driver, let reason):
+            try await Notifier.notify(try await Notifier.managers(on: db), .orderFailed, order: order,
+                                      body: "\(driver.displayName) could not deliver \(order.reference) (\(reason.rawValue)). Reassign or cancel it.",
+                                      on: db)
+        case .orderCancelled(_, let actor, let reason):
+            // Cancelled by the server (nobody to hear it from): nobody is told, as before events.
+            guard let actor else { return }
+            var people: [User] = []
+            if order.customerID != actor { people += try await customer() }
+            if let driverID = order.driverID, driverID != actor, let driver = try await User.find(driverID, on: db) { people.append(driver) }
+            try await Notifier.notify(people, .orderCancelled, order: order, body: "Order \(order.reference) was cancelled: \(reason)", on: db)
+        case .checkoutExpired:
+            return
+        case .paymentRefunded:
+            try await Notifier.notify(try await customer(), .paymentRefunded, order: order,
+                                      body: "\(order.price) for order \(order.reference) has been refunded to your \(order.paymentMethod.rawValue).", on: db)
+        }
+    }
+}
