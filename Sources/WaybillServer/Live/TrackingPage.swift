@@ -54,7 +54,9 @@ struct TrackingPage: RouteCollection {
         let driver = view.driverFirstName.map { "<p>" + h(Text.pubYourDriver.format(lang, ["\u{0}"])).replacingOccurrences(of: "\u{0}", with: "<strong>\(h($0))</strong>") + "</p>" } ?? ""
         var statuses: [String: String] = [:]
         for s in OrderStatus.allCases { statuses[s.rawValue] = Self.statusText(s).in(lang) }
-        let statusJSON = String(decoding: (try? JSONEncoder().encode(statuses)) ?? Data("{}".utf8), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let statusJSON = String(decoding: (try? encoder.encode(statuses)) ?? Data("{}".utf8), as: UTF8.self)
         let texts = [("eta-pickup", Text.pubEtaPickup), ("eta-dropoff", Text.pubEtaDropoff), ("position", Text.pubPosition),
                      ("live-on", Text.pubLiveOn), ("live-off", Text.pubLiveOff), ("reconnecting", Text.pubReconnecting),
                      ("withdrawn", Text.pubWithdrawn)]
