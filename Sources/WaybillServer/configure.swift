@@ -20,7 +20,7 @@ public func configure(_ app: Application, config: WaybillConfig, mailer: (any Ma
 /// - Parameter push: overrides the push senders chosen from the configuration (tests).
 /// - Parameter clock: the time as the application reads it (tests pass one they move).
 func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?, push: PushService?,
-               clock: WaybillClock = .system) async throws {
+               clock: WaybillClock = .system, random: WaybillRandom = .system) async throws {
     // storage
     switch config.database {
     case .sqlite(let path):
@@ -77,7 +77,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         live: hub,
         liveFeed: liveFeed,
         push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger),
-        clock: clock
+        clock: clock,
+        random: random
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     outbox.handle(Outbox.pushKind) { payload in
@@ -94,7 +95,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
-    app.middleware.use(ClockMiddleware(clock: clock))  // every request reads the application's clock
+    app.middleware.use(ClockMiddleware(clock: clock, random: random))  // every request reads the application's clock and randomness
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
@@ -223,14 +224,14 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
     func didBootAsync(_ application: Application) async throws {
         let outbox = self.outbox
         let liveFeed = self.liveFeed
-        let clock = application.waybill.clock
+        let clock = application.waybill.clock, random = application.waybill.random
         task.withLockedValue { $0 = Task {
-            await UnixTime.$clock.withValue(clock) {
+            await UnixTime.$clock.withValue(clock) { await Randomness.$current.withValue(random) {
                 async let mail: Void = outbox.run()
                 async let live: Void = liveFeed.run()
                 async let chores: Void = Self.housekeeping(application)
                 _ = await (mail, live, chores)
-            }
+            } }
         } }
     }
 

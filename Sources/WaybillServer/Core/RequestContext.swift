@@ -23,12 +23,16 @@ struct RequestContextMiddleware: AsyncMiddleware {
     }
 }
 
-/// Binds the application's clock (`UnixTime.clock`) around each request.
+/// Binds the application's clock (`UnixTime.clock`) and randomness (`Randomness.current`) around
+/// each request.
 struct ClockMiddleware: AsyncMiddleware {
     let clock: WaybillClock
+    let random: WaybillRandom
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        try await UnixTime.$clock.withValue(clock) { try await next.respond(to: request) }
+        try await UnixTime.$clock.withValue(clock) {
+            try await Randomness.$current.withValue(random) { try await next.respond(to: request) }
+        }
     }
 }
 

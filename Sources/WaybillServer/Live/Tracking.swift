@@ -283,7 +283,7 @@ struct Tracking {
 
     /// 144 random bits, base64url: the link's only secret, unrelated to the order's id.
     static func newTrackingToken() -> String {
-        var generator = SystemRandomNumberGenerator()
+        var generator = Randomness.generator
         return Data((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
     }
 

@@ -21,7 +21,7 @@ struct OneTimeCodes: Sendable {
     }
 
     static func randomCode() -> String {
-        var generator = SystemRandomNumberGenerator()
+        var generator = Randomness.generator
         return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
     }
 

@@ -44,6 +44,46 @@ public struct WaybillClock: Sendable {
     public static let system = WaybillClock { Date() }
 }
 
+/// Where the server draws random numbers (order references, codes, link and refresh tokens): the
+/// system's cryptographic generator, or in tests a seeded one, so what is drawn can be foreseen.
+public struct WaybillRandom: Sendable {
+    public let next: @Sendable () -> UInt64
+
+    public init(next: @escaping @Sendable () -> UInt64) { self.next = next }
+
+    public static let system = WaybillRandom {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }
+
+    /// SplitMix64 from `seed`: the same numbers in the same order every time. Tests only.
+    public static func seeded(_ seed: UInt64) -> WaybillRandom {
+        let state = NIOLockedValueBox(seed)
+        return WaybillRandom {
+            state.withLockedValue { s -> UInt64 in
+                s &+= 0x9E37_79B9_7F4A_7C15
+                var z = s
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+        }
+    }
+}
+
+/// The random numbers of the application serving the current request or job (bound with the
+/// clock by `ClockMiddleware` and the background workers); elsewhere the system's.
+enum Randomness {
+    @TaskLocal static var current: WaybillRandom = .system
+
+    struct Generator: RandomNumberGenerator {
+        let source: WaybillRandom
+        mutating func next() -> UInt64 { source.next() }
+    }
+
+    static var generator: Generator { Generator(source: current) }
+}
+
 /// Unix time, as stored in integer columns (named so as not to shadow the standard `Clock`). It
 /// reads the clock of the application serving the current request or job (`UnixTime.$clock`, bound
 /// by `ClockMiddleware` and the background workers); elsewhere the system's.

@@ -73,7 +73,7 @@ struct TokenService: Sendable {
 
 /// `bytes` random bytes from the system CSPRNG, as lowercase hex (names, ids).
 func randomHex(bytes: Int) -> String {
-    var generator = SystemRandomNumberGenerator()
+    var generator = Randomness.generator
     return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
 }
 

@@ -24,13 +24,16 @@ public final class WaybillServices: Sendable {
     let publicTicketLimiter: TokenBuckets
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
     let clock: WaybillClock
+    /// Where random numbers come from: the system's, or a test's seeded generator.
+    let random: WaybillRandom
     /// What happened, and who reacts to it (notifications, the live channel).
     let events = DomainEvents()
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
-         push: PushService, clock: WaybillClock = .system) {
+         push: PushService, clock: WaybillClock = .system, random: WaybillRandom = .system) {
         self.clock = clock
+        self.random = random
         self.config = config
         self.tokens = tokens
         self.passwords = passwords

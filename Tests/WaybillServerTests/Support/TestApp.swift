@@ -68,6 +68,7 @@ struct TestServer: Sendable {
         mailer: (any Mailer)? = nil,
         push: PushService? = nil,
         adjust: (inout WaybillConfig) -> Void = { _ in },
+        random: WaybillRandom = .system,
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let recording = RecordingMailer()
@@ -96,7 +97,7 @@ struct TestServer: Sendable {
             // parallel requests; the idle timeout itself is checked by scripts/attack.
             config.httpIdleTimeoutSeconds = 600
             adjust(&config)
-            try await configure(app, config: config, mailer: mailer ?? recording, push: push, clock: clock.waybillClock)
+            try await configure(app, config: config, mailer: mailer ?? recording, push: push, clock: clock.waybillClock, random: random)
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
