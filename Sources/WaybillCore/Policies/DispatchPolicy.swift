@@ -29,7 +29,8 @@ public enum DispatchPolicy {
             let da = a.distanceToPickupMeters ?? Int.max, db = b.distanceToPickupMeters ?? Int.max
             if da != db { return da < db }
             if a.load != b.load { return a.load < b.load }
-            if a.name != b.name { return a.name.localizedStandardCompare(b.name) == .orderedAscending }
+            // Plain string order: cheap (the board ranks the fleet for every card) and the same everywhere.
+            if a.name != b.name { return a.name < b.name }
             return a.id.uuidString < b.id.uuidString
         }
     }
