@@ -30,6 +30,9 @@ public enum Permission: String, Sendable, CaseIterable {
     /// Read every company's monthly statement.
     case readAllStatements = "read_all_statements"
 
+    /// The roles that have this permission (to find, say, everyone who dispatches).
+    public var roles: [Role] { Role.allCases.filter(isGranted(to:)) }
+
     public func isGranted(to role: Role) -> Bool {
         switch self {
         case .placeOrders: role == .customer

@@ -59,6 +59,6 @@ enum Notifier {
     }
 
     static func managers(on db: any Database) async throws -> [User] {
-        try await User.query(on: db).filter(\.$role == .manager).filter(\.$disabledAt == nil).all()
+        try await User.query(on: db).filter(\.$role ~~ Permission.dispatch.roles).filter(\.$disabledAt == nil).all()
     }
 }

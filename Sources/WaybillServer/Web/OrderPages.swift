@@ -274,7 +274,7 @@ struct OrderPages {
         let statusOptions = [("", ctx.t(.allStatuses))] + OrderStatus.allCases.filter { manager || $0.listedForCustomer }.map { ($0.rawValue, ctx.status($0)) }
         var drivers = ""
         if manager {
-            let list = try await User.query(on: req.db).filter(\.$role ~~ [.driver, .manager]).sort(\.$firstName).all()
+            let list = try await User.query(on: req.db).filter(\.$role ~~ Permission.drive.roles).sort(\.$firstName).all()
             let chosen = req.query[String.self, at: "driver"] ?? ""
             drivers = "<div class=\"field\"><label for=\"f-driver\">\(h(ctx.t(.driver)))</label><select id=\"f-driver\" name=\"driver\" data-autosubmit><option value=\"\">\(h(ctx.t(.allDrivers)))</option>"
                 + list.map { "<option value=\"\($0.id!.uuidString)\"\(chosen == $0.id!.uuidString ? " selected" : "")>\(h($0.displayName))</option>" }.joined()
