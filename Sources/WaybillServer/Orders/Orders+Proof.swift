@@ -18,11 +18,8 @@ extension Orders {
                  by principal: Principal) async throws -> Order {
         // Who may deliver, and whether the order is under way, before looking at what was sent.
         let current = try await visibleOrder(id, to: principal)
-        switch OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current)) {
-        case .forbidden: throw WaybillError.forbidden
-        case .wrongStatus(let status): throw WaybillError.invalidTransition(status, .deliver)
-        case .allowed: break
-        }
+        let decision = OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current))
+        if let refusal = WaybillError.refused(decision, { WaybillError.invalidTransition($0, .deliver).message }) { throw refusal }
         let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
         var errors = FieldErrors()
         Validation.text(name, field: "recipientName", maxLength: Validation.maxNameLength, into: &errors)
@@ -117,9 +114,7 @@ extension Orders {
     /// The customer's photo of the parcel or document, before pickup.
     func addPhoto(_ id: UUID, _ upload: Upload, by principal: Principal) async throws -> OrderFile {
         let order = try await visibleOrder(id, to: principal)
-        do { try check(.addPhoto, on: order, by: principal) } catch let error as WaybillError where error.status == .conflict {
-            throw error.with(message: "Photos can be added until the parcel is picked up; this order is \(order.status.rawValue).")
-        }
+        try check(.addPhoto, on: order, by: principal) { "Photos can be added until the parcel is picked up; this order is \($0.rawValue)." }
         let image = try await sanitize(upload, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
         let store = services.files
         let name = try await store.save(image.bytes, extension: image.format.fileExtension)

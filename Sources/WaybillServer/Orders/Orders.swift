@@ -6,11 +6,24 @@ import Vapor
 import WaybillCore
 
 extension WaybillError {
-    static func invalidTransition(_ status: OrderStatus, _ action: OrderAction) -> WaybillError {
-        var error = WaybillError(.conflict, .invalidTransition,
-                                 "This order is \(status.rawValue); it cannot be \(action.pastTense) now.")
+    /// 409 for something the caller may do to an order, but not in its current status.
+    static func wrongStatus(_ status: OrderStatus, _ message: String) -> WaybillError {
+        var error = WaybillError(.conflict, .invalidTransition, message)
         error.currentStatus = status.rawValue
         return error
+    }
+
+    static func invalidTransition(_ status: OrderStatus, _ action: OrderAction) -> WaybillError {
+        wrongStatus(status, "This order is \(status.rawValue); it cannot be \(action.pastTense) now.")
+    }
+
+    /// 403 or 409 for a refused decision of the state machine or `OrderPolicy`.
+    static func refused(_ decision: OrderDecision, _ message: (OrderStatus) -> String) -> WaybillError? {
+        switch decision {
+        case .allowed: nil
+        case .forbidden: .forbidden
+        case .wrongStatus(let status): wrongStatus(status, message(status))
+        }
     }
 }
 
@@ -73,15 +86,10 @@ struct Orders {
     }
 
     /// 403 or 409 unless `OrderPolicy` lets the caller do `action` to the order now.
-    func check(_ action: OrderSideAction, on order: Order, by principal: Principal) throws {
-        switch OrderPolicy.decide(action, status: order.status, as: capacities(of: principal, for: order)) {
-        case .allowed: return
-        case .forbidden: throw WaybillError.forbidden
-        case .wrongStatus(let status):
-            var error = WaybillError(.conflict, .invalidTransition, "This order is \(status.rawValue); that cannot be done now.")
-            error.currentStatus = status.rawValue
-            throw error
-        }
+    func check(_ action: OrderSideAction, on order: Order, by principal: Principal,
+               message: @escaping (OrderStatus) -> String = { "This order is \($0.rawValue); that cannot be done now." }) throws {
+        let decision = OrderPolicy.decide(action, status: order.status, as: capacities(of: principal, for: order))
+        if let refusal = WaybillError.refused(decision, message) { throw refusal }
     }
 
     /// The order if the caller may see it: its customer, its driver, or a manager. Otherwise 404,
@@ -204,14 +212,6 @@ struct Orders {
         let parts = text.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let at = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
         return (at, id)
-    }
-}
-
-extension WaybillError {
-    func with(message: String) -> WaybillError {
-        var copy = self
-        copy.message = message
-        return copy
     }
 }
 
