@@ -68,62 +68,6 @@ final class Order: Model, @unchecked Sendable {
     var breakdown: [PriceLine] { get throws { try Order.decoder.decode([PriceLine].self, from: Data(breakdownJSON.utf8)) } }
     var price: Money { Money(priceAmount, currency) }
 
-    /// What a list shows (not the recipient code, checkout URL or idempotency key).
-    static let listColumns = [
-        "id", "reference", "customer_id", "driver_id", "status", "version", "created_at", "updated_at", "pickup", "dropoff",
-        "weight_class", "service", "recipient", "notes", "price_amount", "currency", "distance_m", "breakdown",
-        "tariff_version", "payment_method", "payment_status", "sandbox", "paid_at", "refunded_at", "cash_collected",
-        "require_recipient_code", "failure_reason", "failure_note", "cancellation_reason", "signed_by", "delivered_at",
-    ]
-
-    /// An order from a row holding `listColumns`. Columns are read as plain strings and integers
-    /// (enums from their raw values): the generic decoding path costs several microseconds a value.
-    convenience init(listRow row: any SQLRow) throws {
-        self.init()
-        func text(_ column: String) throws -> String { try row.decode(column: column, as: String.self) }
-        func optionalText(_ column: String) throws -> String? { try row.decodeNil(column: column) ? nil : try text(column) }
-        func int(_ column: String) throws -> Int64 { try row.decode(column: column, as: Int64.self) }
-        func optionalInt(_ column: String) throws -> Int64? { try row.decodeNil(column: column) ? nil : try int(column) }
-        func uuid(_ column: String) throws -> UUID { try row.decode(column: column, as: UUID.self) }
-        func enumeration<E: RawRepresentable>(_ column: String, _ type: E.Type) throws -> E where E.RawValue == String {
-            let raw = try text(column)
-            guard let value = E(rawValue: raw) else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(column): \(raw)")) }
-            return value
-        }
-        id = try uuid("id")
-        reference = try text("reference")
-        customerID = try uuid("customer_id")
-        driverID = try row.decodeNil(column: "driver_id") ? nil : try uuid("driver_id")
-        status = try enumeration("status", OrderStatus.self)
-        version = Int(try int("version"))
-        createdAt = try int("created_at")
-        updatedAt = try int("updated_at")
-        pickupJSON = try text("pickup")
-        dropoffJSON = try text("dropoff")
-        weightClass = try enumeration("weight_class", WeightClass.self)
-        service = try enumeration("service", ServiceLevel.self)
-        recipientJSON = try text("recipient")
-        notes = try optionalText("notes")
-        priceAmount = Int(try int("price_amount"))
-        currency = try text("currency")
-        distanceMeters = try optionalInt("distance_m").map(Int.init)
-        breakdownJSON = try text("breakdown")
-        tariffVersion = Int(try int("tariff_version"))
-        paymentMethod = try enumeration("payment_method", PaymentMethod.self)
-        paymentStatus = try enumeration("payment_status", PaymentStatus.self)
-        sandbox = try row.decode(column: "sandbox", as: Bool.self)
-        paidAt = try optionalInt("paid_at")
-        refundedAt = try optionalInt("refunded_at")
-        cashCollected = try optionalInt("cash_collected").map(Int.init)
-        requireRecipientCode = try row.decode(column: "require_recipient_code", as: Bool.self)
-        failureReason = try optionalText("failure_reason").flatMap(FailureReason.init(rawValue:))
-        failureNote = try optionalText("failure_note")
-        cancellationReason = try optionalText("cancellation_reason")
-        signedBy = try optionalText("signed_by")
-        deliveredAt = try optionalInt("delivered_at")
-        recipientCodeAttempts = 0
-    }
-
     /// Whom the order concerns, for `OrderPolicy`.
     var parties: OrderParties { OrderParties(customerID: customerID, driverID: driverID) }
 
