@@ -77,6 +77,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         live: hub,
         liveFeed: liveFeed,
         push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger),
+        writeLock: app.writeLock,
+        threadPool: app.threadPool,
         clock: clock,
         random: random
     )
@@ -86,7 +88,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     }
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = UUID(uuidString: payload) else { return }
-        try await Orders(app: app, db: app.db, logger: app.logger).refundNow(id)
+        try await app.waybill.run { try await Orders(services: app.waybill, db: app.db, logger: app.logger).refundNow(id) }
     }
 
     // A connection silent this long is closed: half-sent headers cannot hold sockets for ever.
@@ -239,7 +241,7 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
     static func housekeeping(_ app: Application) async {
         while !Task.isCancelled {
             do {
-                try await Orders(app: app, db: app.db, logger: app.logger).deleteAbandonedPhotos()
+                try await Orders(services: app.waybill, db: app.db, logger: app.logger).deleteAbandonedPhotos()
             } catch {
                 app.logger.warning("Deleting abandoned photos failed: \(String(describing: error))")
             }

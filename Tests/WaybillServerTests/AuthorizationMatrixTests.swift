@@ -191,9 +191,9 @@ struct AuthorizationMatrixTests {
     /// Each row's operation as a call to the service behind it, with no HTTP in between. Rows
     /// that are about the caller's own account only (no rule to break) are listed in `noRule`.
     static let serviceCalls: [String: ServiceCall] = {
-        @Sendable func orders(_ w: World) -> Orders { Orders(app: w.server.app, db: w.server.db, logger: w.server.app.logger) }
-        @Sendable func accounts(_ w: World) -> Accounts { Accounts(app: w.server.app, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
-        @Sendable func tracking(_ w: World) -> Tracking { Tracking(app: w.server.app, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func orders(_ w: World) -> Orders { Orders(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
+        @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id(_ raw: String) -> UUID { UUID(uuidString: raw)! }
         let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
         return [

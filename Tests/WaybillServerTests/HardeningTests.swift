@@ -92,7 +92,7 @@ struct HardeningTests {
             let id = try #require(created.json["order"]["id"].string)
             #expect(try await server.upload("/orders/\(id)/photos", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg")],
                                             token: cast.customer.access).status == .created)
-            let orders = Orders(app: server.app, db: server.app.db, logger: server.app.logger)
+            let orders = Orders(services: server.app.waybill, db: server.app.db, logger: server.app.logger)
             #expect(try await orders.deleteAbandonedPhotos() == 0, "a fresh checkout keeps its photo")
             let file = try #require(try await OrderFile.query(on: server.db).first())
             #expect(try await orders.deleteAbandonedPhotos(now: UnixTime.nowMillis + Orders.abandonedPhotoMillis + 60_000) == 1)

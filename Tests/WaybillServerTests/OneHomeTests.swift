@@ -271,6 +271,47 @@ struct ClockTests {
     }
 }
 
+@Suite("Services stand on their own")
+struct StandaloneServiceTests {
+    @Test("A delivery from order to signature runs through the services alone (no HTTP), on a clock the test moves",
+          arguments: TestDatabase.available)
+    func deliveryThroughServices(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let services = server.app.waybill
+            let orders = Orders(services: services, db: server.db, logger: server.app.logger)
+            func person(_ email: String, _ role: Role) async throws -> Principal {
+                let user = User(role: role, email: email, passwordHash: nil, firstName: "Sam", lastName: role.rawValue,
+                                emailVerifiedAt: Date())
+                try await user.save(on: server.db)
+                return Principal(user: user, sessionID: UUID())
+            }
+            let customer = try await person("sam@example.com", .customer)
+            let driver = try await person("dora@courier.example", .driver)
+            let manager = try await person("max@courier.example", .manager)
+            let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
+            let quote = QuoteRequest(pickup: PickupInput(address: bern), dropoff: bern, weightClass: .small, service: .standard)
+
+            let placed = try await services.run {
+                try await orders.create(OrderRequest(quote: quote, paymentMethod: .cash, recipientName: "Rita"), by: customer, idempotencyKey: nil)
+            }.record.order
+            let id = try #require(placed.id)
+            server.clock.advance(by: 3 * 3600)
+            let delivered = try await services.run {
+                _ = try await orders.assign(id, to: driver.userID, by: manager)
+                _ = try await orders.accept(id, by: driver)
+                _ = try await orders.pickup(id, cashCollected: placed.price, by: driver)
+                return try await orders.deliver(id, signature: .init(bytes: SampleImages.signaturePNG, field: "signature"), photo: nil,
+                                                recipientName: "Rita Reber", code: nil, by: driver)
+            }
+            #expect(delivered.status == .delivered && delivered.signedBy == "Rita Reber")
+            let hours = Double(try #require(delivered.deliveredAt) - placed.createdAt) / 3_600_000
+            #expect(hours >= 3 && hours < 3.1, "the delivery is stamped on the moved clock: \(placed.createdAt) \(String(describing: delivered.deliveredAt)) \(UnixTime.nowMillis)")
+            await #expect(throws: WaybillError.self) { try await orders.detail(id, for: try await person("eve@example.com", .customer)) }
+            #expect(try await orders.detail(id, for: customer).events.map(\.0.type).count >= 5)
+        }
+    }
+}
+
 @Suite("Domain events")
 struct DomainEventTests {
     struct Refused: Error {}

@@ -63,7 +63,7 @@ enum DemoData {
               let driver = try await User.query(on: app.db).filter(\.$email == accounts[1].email).first(),
               let manager = try await User.query(on: app.db).filter(\.$email == accounts[0].email).first(),
               try await Order.query(on: app.db).filter(\.$customerID == customer.id!).count() == 0 else { return }
-        let orders = Orders(app: app, db: app.db, logger: app.logger)
+        let orders = Orders(services: app.waybill, db: app.db, logger: app.logger)
         let asCustomer = Principal(user: customer, sessionID: UUID())
         let pickup = PickupInput(useAccountAddress: true, address: AddressInput(latitude: 47.3779, longitude: 8.5403))
         _ = try await orders.create(OrderRequest(

@@ -49,19 +49,17 @@ struct OrderTracking: Sendable {
 
 /// Positions, duty, the fleet, arrival estimates, trails and tracking links.
 struct Tracking {
-    let app: Application
+    let services: WaybillServices
     let db: any Database
     let logger: Logger
 
-    init(app: Application, db: any Database, logger: Logger) {
-        self.app = app
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
         self.db = db
         self.logger = logger
     }
 
-    init(request: Request) { self.init(app: request.application, db: request.db, logger: request.logger) }
-
-    var services: WaybillServices { app.waybill }
+    init(request: Request) { self.init(services: request.application.waybill, db: request.db, logger: request.logger) }
     static let policy = PositionPolicy()
     /// Statuses in which the driver heads for a stop (`OrderStatus.nextStop`): their positions
     /// join the order's trail and its watchers see them.
@@ -79,7 +77,7 @@ struct Tracking {
         try principal.require(.drive)
         let driverID = principal.userID
         let now = UnixTime.nowMillis
-        return try await db.writeTransaction(app) { db in
+        return try await db.writeTransaction(services) { db in
             guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
             let existing = try await DriverState.find(driverID, on: db)
             if let existing, existing.onDuty == onDuty { return existing }
@@ -111,7 +109,7 @@ struct Tracking {
         }
         let firstName = principal.user.firstName
         let speed = services.config.etaAverageSpeedKmh
-        return try await db.writeTransaction(app) { db in
+        return try await db.writeTransaction(services) { db in
             guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
             guard let state = try await DriverState.find(driverID, on: db), state.onDuty else {
                 throw WaybillError(.conflict, .offDuty, "Go on duty before sharing your position.")
@@ -208,7 +206,7 @@ struct Tracking {
 
     /// The route the driver took for an order, at most `limit` points spread evenly over it.
     func trail(_ orderID: UUID, for principal: Principal, limit: Int = 2_000) async throws -> [TrailPoint] {
-        _ = try await Orders(app: app, db: db, logger: logger).visibleOrder(orderID, to: principal)
+        _ = try await Orders(services: services, db: db, logger: logger).visibleOrder(orderID, to: principal)
         guard let sql = db as? any SQLDatabase else { return [] }
         let rows = try await sql.select().columns("latitude", "longitude", "recorded_at").from("order_positions")
             .where("order_id", .equal, SQLBind(orderID)).orderBy("recorded_at").all()
@@ -305,8 +303,8 @@ struct Tracking {
     }
 
     private func changeLink(_ orderID: UUID, to token: String?, by principal: Principal) async throws -> Order {
-        let orders = Orders(app: app, db: db, logger: logger)
-        return try await db.writeTransaction(app) { db in
+        let orders = Orders(services: services, db: db, logger: logger)
+        return try await db.writeTransaction(services) { db in
             let order = try await orders.visibleOrder(orderID, to: principal, on: db)
             try orders.check(token == nil ? .revokeTrackingLink : .renewTrackingLink, on: order, by: principal)
             order.trackingToken = token

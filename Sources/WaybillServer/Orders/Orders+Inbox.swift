@@ -23,7 +23,7 @@ extension Orders {
     }
 
     func markRead(_ id: UUID, for principal: Principal) async throws -> Notification {
-        try await db.writeTransaction(app) { db in
+        try await db.writeTransaction(services) { db in
             guard let row = try await Notification.query(on: db).filter(\.$id == id).filter(\.$userID == principal.userID).first() else {
                 throw WaybillError.notFound
             }
@@ -37,7 +37,7 @@ extension Orders {
 
     /// Marks every unread notification of the caller read, in one statement.
     func markAllRead(for principal: Principal) async throws {
-        try await db.writeTransaction(app) { db in
+        try await db.writeTransaction(services) { db in
             try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil)
                 .set(\.$readAt, to: UnixTime.nowMillis).update()
         }

@@ -75,7 +75,7 @@ extension Orders {
         // Each order mails every manager and may open a checkout: a budget per customer and hour.
         let budgetKey = "orders:cust:" + principal.userID.uuidString
         let limit = services.config.ordersPerCustomerPerHour
-        if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
+        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
             throw WaybillError(.tooManyRequests, .tooManyOrders,
                                "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
                                retryAfter: Int(clamping: wait))

@@ -63,7 +63,7 @@ extension Orders {
         guard let expected = order.recipientCodeHash, let sql = db as? any SQLDatabase else {
             throw WaybillError(.conflict, .noRecipientCode, "No recipient code was sent for this order.")
         }
-        let counted = try await app.writeLock.withLock {
+        let counted = try await services.writeLock.withLock {
             try await sql.update(Order.schema)
                 .set("recipient_code_attempts", to: SQLRaw("recipient_code_attempts + 1"))
                 .where("id", .equal, SQLBind(order.id!))
@@ -85,7 +85,7 @@ extension Orders {
             throw WaybillError(.payloadTooLarge, .payloadTooLarge, "\(upload.field) is larger than \(maxBytes / 1024) KB.",
                                fields: [upload.field: "too_large"])
         }
-        let result = try await app.threadPool.runIfActive {
+        let result = try await services.threadPool.runIfActive {
             Result { () throws(ImageProblem) -> SanitizedImage in
                 try ImageSanitizer.sanitize(upload.bytes, allowed: allowed, maxWidth: maxPixels, maxHeight: maxPixels)
             }

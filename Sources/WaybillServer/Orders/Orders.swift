@@ -59,22 +59,20 @@ struct OrderRecord: Sendable {
 /// machine, cancelling), `+Dispatch`, `+DriverSteps`, `+DriverDay`, `+Payment`, `+Proof`, `+Inbox`,
 /// `+Statements`. The API and the web app call it; the rules it asks are in WaybillCore/Policies.
 struct Orders {
-    let app: Application
+    let services: WaybillServices
     let db: any Database
     let logger: Logger
 
-    init(app: Application, db: any Database, logger: Logger) {
-        self.app = app
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
         self.db = db
         self.logger = logger
     }
 
-    init(request: Request) { self.init(app: request.application, db: request.db, logger: request.logger) }
-
-    var services: WaybillServices { app.waybill }
+    init(request: Request) { self.init(services: request.application.waybill, db: request.db, logger: request.logger) }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        let result = try await db.writeTransaction(app, body)
+        let result = try await db.writeTransaction(services, body)
         services.outbox.poke()
         return result
     }
@@ -117,7 +115,7 @@ struct Orders {
         if full {
             record.files = try await OrderFile.query(on: db).filter(\.$orderID == order.id!).sort(\.$createdAt).all()
             record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
-            record.tracking = try await Tracking(app: app, db: db, logger: logger).view(of: order, capacities: capacities)
+            record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
         }
         return record
     }

@@ -30,40 +30,38 @@ struct IssuedTokens: Sendable {
 /// Everything about accounts: registration, sign-in, sessions, codes, profiles and user management.
 /// The API and (later) the web app both call this; neither holds a rule of its own.
 struct Accounts {
-    let app: Application
+    let services: WaybillServices
     let db: any Database
     let logger: Logger
     let clientAddress: String
 
-    init(app: Application, db: any Database, logger: Logger, clientAddress: String) {
-        self.app = app
+    init(services: WaybillServices, db: any Database, logger: Logger, clientAddress: String) {
+        self.services = services
         self.db = db
         self.logger = logger
         self.clientAddress = clientAddress
     }
 
     init(request: Request) {
-        self.init(app: request.application, db: request.db, logger: request.logger, clientAddress: request.clientAddress)
+        self.init(services: request.application.waybill, db: request.db, logger: request.logger, clientAddress: request.clientAddress)
     }
 
-    var services: WaybillServices { app.waybill }
-
     private func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        let result = try await db.writeTransaction(app, body)
+        let result = try await db.writeTransaction(services, body)
         services.outbox.poke()
         return result
     }
 
     private func throttle<T: Sendable>(_ body: @Sendable (Throttle) async throws -> T) async throws -> T {
         let throttle = try Throttle(db)
-        return try await app.writeLock.withLock { try await body(throttle) }
+        return try await services.writeLock.withLock { try await body(throttle) }
     }
 
     /// Counts one password attempt against each key before the password is compared. When any key
     /// says wait, nothing is counted (the transaction rolls back) and the answer is 429 with the wait.
     private func reserveAttempt(_ keys: [(String, LoginThrottlePolicy)], _ message: String) async throws {
         do {
-            try await db.writeTransaction(app) { db in
+            try await db.writeTransaction(services) { db in
                 let throttle = try Throttle(db)
                 for (key, policy) in keys {
                     if let wait = try await throttle.reserve(key, policy: policy) { throw ThrottleWait(seconds: wait) }
@@ -105,7 +103,7 @@ struct Accounts {
 
     func verifyEmail(email: String, code: String) async throws {
         let user = try await findUser(email: email)
-        let row = try await app.writeLock.withLock {
+        let row = try await services.writeLock.withLock {
             try await services.codes.check(code, userID: user?.id, purpose: .verifyEmail, on: db)
         }
         try await transaction { db in
@@ -143,7 +141,7 @@ struct Accounts {
     /// (parallel requests cannot all read 29 and pass).
     private func checkCodeBudgetForClient() async throws {
         let key = Throttle.key("codes:ip", clientAddress)
-        if let wait = try await db.writeTransaction(app, { db in try await Throttle(db).take(key, limit: 30, window: 3600) }) {
+        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(key, limit: 30, window: 3600) }) {
             throw WaybillError.tooManyRequests(retryAfter: Int(clamping: wait))
         }
     }
@@ -241,7 +239,7 @@ struct Accounts {
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.unauthenticated }
         if user.isDisabled { throw WaybillError.accountDisabled }
         if idle.partialValue > 5 * 60_000 {
-            try await app.writeLock.withLock {
+            try await services.writeLock.withLock {
                 try await Session.query(on: db).filter(\.$id == sessionID).set(\.$lastUsedAt, to: now).update()
             }
         }
@@ -349,7 +347,7 @@ struct Accounts {
 
     func verifyPasswordReset(email: String, code: String) async throws {
         let user = try await findUser(email: email)
-        _ = try await app.writeLock.withLock {
+        _ = try await services.writeLock.withLock {
             try await services.codes.check(code, userID: user?.id, purpose: .passwordReset, on: db)
         }
     }
@@ -359,7 +357,7 @@ struct Accounts {
         var errors = FieldErrors()
         PasswordPolicy.validate(newPassword, field: "newPassword", email: user?.email ?? email, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
-        let row = try await app.writeLock.withLock {
+        let row = try await services.writeLock.withLock {
             try await services.codes.check(code, userID: user?.id, purpose: .passwordReset, on: db)
         }
         let hash = try await services.passwords.hash(newPassword)

@@ -28,10 +28,17 @@ public final class WaybillServices: Sendable {
     let random: WaybillRandom
     /// What happened, and who reacts to it (notifications, the live channel).
     let events = DomainEvents()
+    /// Serialises write transactions on SQLite (see `WriteLock`); disabled on PostgreSQL.
+    let writeLock: WriteLock
+    /// Threads for blocking work (image decoding, file reads).
+    let threadPool: NIOThreadPool
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
-         push: PushService, clock: WaybillClock = .system, random: WaybillRandom = .system) {
+         push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool,
+         clock: WaybillClock = .system, random: WaybillRandom = .system) {
+        self.writeLock = writeLock
+        self.threadPool = threadPool
         self.clock = clock
         self.random = random
         self.config = config
@@ -49,6 +56,16 @@ public final class WaybillServices: Sendable {
                                            burst: Double(config.livePublicTicketsPerMinute))
         positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond,
                                        burst: config.positionReportBurst ?? config.positionReportsPerSecond * 2)
+    }
+}
+
+extension WaybillServices {
+    /// Runs `body` reading this application's clock and randomness (what `ClockMiddleware` does for
+    /// a request): for work outside a request, such as a test calling a service directly.
+    func run<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        try await UnixTime.$clock.withValue(clock) {
+            try await Randomness.$current.withValue(random) { try await body() }
+        }
     }
 }
 
@@ -112,10 +129,20 @@ final class WriteLock: Sendable {
 }
 
 extension Database {
-    /// A transaction that is safe on both SQLite and PostgreSQL (see `Application.writeLock`).
     func writeTransaction<T: Sendable>(_ app: Application, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        let result = try await app.writeLock.withLock {
-            guard app.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
+        try await writeTransaction(app.waybill, body)
+    }
+
+    /// A transaction that is safe on both SQLite and PostgreSQL (see `WriteLock`).
+    func writeTransaction<T: Sendable>(_ services: WaybillServices, _ given: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        // Fluent runs the body in a task of its own, started from the event loop, which does not
+        // inherit task-locals: the body gets the caller's clock and randomness back explicitly.
+        let clock = UnixTime.clock, random = Randomness.current
+        let body: @Sendable (any Database) async throws -> T = { db in
+            try await UnixTime.$clock.withValue(clock) { try await Randomness.$current.withValue(random) { try await given(db) } }
+        }
+        let result = try await services.writeLock.withLock {
+            guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
             // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
             // Set on the connection that runs the transaction (the setting is per connection).
@@ -126,7 +153,7 @@ extension Database {
         }
         // Committed: live events written by the transaction can go out now (SQLite reads them
         // after each write; PostgreSQL has already notified every process).
-        app.waybill.liveFeed.poke()
+        services.liveFeed.poke()
         return result
     }
 }
