@@ -35,11 +35,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"),
+        // Typed ids (an order's id cannot be passed where a user's is meant).
+        .package(url: "https://github.com/pointfreeco/swift-tagged.git", from: "0.10.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
         .target(
             name: "WaybillCore",
+            dependencies: [.product(name: "Tagged", package: "swift-tagged")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Types, server protocol and client generated from openapi.yaml.

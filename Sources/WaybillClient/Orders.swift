@@ -81,8 +81,8 @@ extension Components.Schemas.Money {
 }
 
 extension Order {
-    /// The order's id as a UUID.
-    public var uuid: UUID { UUID(uuidString: id)! }
+    /// The order's id, typed (an order's id cannot be passed where a user's is meant).
+    public var orderID: OrderID { OrderID(uuidString: id)! }
     /// The status as WaybillCore's value type.
     public var orderStatus: OrderStatus { OrderStatus(rawValue: status.rawValue)! }
 }
@@ -118,7 +118,7 @@ extension WaybillSession {
     }
 
     /// Orders the caller may see, newest first: customers their own, drivers theirs, managers all.
-    public func orders(status: [OrderStatus] = [], customerId: UUID? = nil, driverId: UUID? = nil, cursor: String? = nil,
+    public func orders(status: [OrderStatus] = [], customerId: UserID? = nil, driverId: UserID? = nil, cursor: String? = nil,
                        limit: Int? = nil) async throws(WaybillError) -> OrderPage {
         try await call { client in
             try await client.listOrders(query: .init(
@@ -129,19 +129,19 @@ extension WaybillSession {
     }
 
     /// One order with its full record: stages, proof, photos, tracking.
-    public func order(_ id: UUID) async throws(WaybillError) -> Order {
+    public func order(_ id: OrderID) async throws(WaybillError) -> Order {
         try await call { try await $0.getOrder(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }
 
     /// Asks the server to check the payment (after the person comes back from the payment page).
     @discardableResult
-    public func confirmPayment(_ id: UUID) async throws(WaybillError) -> Order {
+    public func confirmPayment(_ id: OrderID) async throws(WaybillError) -> Order {
         try await call { try await $0.confirmPayment(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }
 
     /// Cancels the order (customers until pickup, managers until delivery). Paid orders are refunded.
     @discardableResult
-    public func cancel(_ id: UUID, reason: String) async throws(WaybillError) -> Order {
+    public func cancel(_ id: OrderID, reason: String) async throws(WaybillError) -> Order {
         try await call {
             try await $0.cancelOrder(path: .init(orderId: id.uuidString.lowercased()), body: .json(.init(reason: reason))).ok.body.json
         }
@@ -149,7 +149,7 @@ extension WaybillSession {
 
     /// Attaches a photo of the parcel (JPEG or PNG), before pickup.
     @discardableResult
-    public func addPhoto(to id: UUID, image: Data) async throws(WaybillError) -> Components.Schemas.OrderFile {
+    public func addPhoto(to id: OrderID, image: Data) async throws(WaybillError) -> Components.Schemas.OrderFile {
         try await call { client in
             try await client.addOrderPhoto(
                 path: .init(orderId: id.uuidString.lowercased()),
@@ -158,7 +158,7 @@ extension WaybillSession {
     }
 
     /// A signature or photo of an order (`file.url` of an ``Order``'s proof or photos).
-    public func file(of id: UUID, fileId: String) async throws(WaybillError) -> Data {
+    public func file(of id: OrderID, fileId: String) async throws(WaybillError) -> Data {
         try await call { client in
             let ok = try await client.getOrderFile(path: .init(orderId: id.uuidString.lowercased(), fileId: fileId)).ok
             switch ok.body {
@@ -169,17 +169,17 @@ extension WaybillSession {
     }
 
     /// The route the driver took (accepted and in transit), oldest first.
-    public func trail(of id: UUID) async throws(WaybillError) -> Components.Schemas.Trail {
+    public func trail(of id: OrderID) async throws(WaybillError) -> Components.Schemas.Trail {
         try await call { try await $0.getOrderTrail(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }
 
     /// A new public tracking link to share (the old one stops working).
-    public func renewTrackingLink(_ id: UUID) async throws(WaybillError) -> Components.Schemas.TrackingLink {
+    public func renewTrackingLink(_ id: OrderID) async throws(WaybillError) -> Components.Schemas.TrackingLink {
         try await call { try await $0.renewTrackingLink(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }
 
     /// Withdraws the public tracking link.
-    public func revokeTrackingLink(_ id: UUID) async throws(WaybillError) {
+    public func revokeTrackingLink(_ id: OrderID) async throws(WaybillError) {
         _ = try await call { try await $0.revokeTrackingLink(path: .init(orderId: id.uuidString.lowercased())).noContent }
     }
 
@@ -189,7 +189,7 @@ extension WaybillSession {
     }
 
     /// Monthly statements of invoice orders (company customers; managers see all).
-    public func invoices(month: String? = nil, customerId: UUID? = nil) async throws(WaybillError) -> Components.Schemas.StatementList {
+    public func invoices(month: String? = nil, customerId: UserID? = nil) async throws(WaybillError) -> Components.Schemas.StatementList {
         try await call {
             try await $0.listInvoices(query: .init(month: month, customerId: customerId?.uuidString.lowercased())).ok.body.json
         }
@@ -215,13 +215,13 @@ extension WaybillSession {
 
     /// The assigned driver takes the delivery on.
     @discardableResult
-    public func accept(_ id: UUID) async throws(WaybillError) -> Order {
+    public func accept(_ id: OrderID) async throws(WaybillError) -> Order {
         try await call { try await $0.acceptOrder(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }
 
     /// The driver has the parcel. For cash orders, `cashCollected` is the amount taken.
     @discardableResult
-    public func pickUp(_ id: UUID, cashCollected: Money? = nil) async throws(WaybillError) -> Order {
+    public func pickUp(_ id: OrderID, cashCollected: Money? = nil) async throws(WaybillError) -> Order {
         try await call {
             try await $0.pickupOrder(path: .init(orderId: id.uuidString.lowercased()),
                                      body: .json(.init(cashCollected: cashCollected?.schema))).ok.body.json
@@ -231,7 +231,7 @@ extension WaybillSession {
     /// Hands the parcel over with proof: the recipient's signature (PNG), their name, optionally a
     /// photo (JPEG or PNG) and the recipient's code when the order asked for one.
     @discardableResult
-    public func deliver(_ id: UUID, signaturePNG: Data, recipientName: String, photo: Data? = nil, code: String? = nil)
+    public func deliver(_ id: OrderID, signaturePNG: Data, recipientName: String, photo: Data? = nil, code: String? = nil)
         async throws(WaybillError) -> Order {
         var parts: [Operations.DeliverOrder.Input.Body.MultipartFormPayload] = [
             .signature(.init(payload: .init(body: HTTPBody(signaturePNG)), filename: "signature.png")),
@@ -247,7 +247,7 @@ extension WaybillSession {
 
     /// The driver could not deliver; the order goes back to managers.
     @discardableResult
-    public func fail(_ id: UUID, reason: FailureReason, note: String? = nil) async throws(WaybillError) -> Order {
+    public func fail(_ id: OrderID, reason: FailureReason, note: String? = nil) async throws(WaybillError) -> Order {
         try await call {
             try await $0.failOrder(path: .init(orderId: id.uuidString.lowercased()),
                                    body: .json(.init(reason: .init(rawValue: reason.rawValue)!, note: note))).ok.body.json
@@ -268,7 +268,7 @@ extension WaybillSession {
 
     /// Gives an order to a driver (or to oneself). `reassign` takes it from its current driver.
     @discardableResult
-    public func assign(_ id: UUID, to driverId: UUID, reassign: Bool = false) async throws(WaybillError) -> Order {
+    public func assign(_ id: OrderID, to driverId: UserID, reassign: Bool = false) async throws(WaybillError) -> Order {
         try await call {
             try await $0.assignOrder(path: .init(orderId: id.uuidString.lowercased()),
                                      body: .json(.init(driverId: driverId.uuidString.lowercased(), reassign: reassign ? true : nil)))
@@ -285,7 +285,7 @@ extension WaybillSession {
         }
     }
 
-    public func user(_ id: UUID) async throws(WaybillError) -> Account {
+    public func user(_ id: UserID) async throws(WaybillError) -> Account {
         try await call { try await $0.getUser(path: .init(userId: id.uuidString.lowercased())).ok.body.json }
     }
 
@@ -303,7 +303,7 @@ extension WaybillSession {
 
     /// Changes an account's role or disables it (ending its sessions).
     @discardableResult
-    public func updateUser(_ id: UUID, role: Role? = nil, disabled: Bool? = nil) async throws(WaybillError) -> Account {
+    public func updateUser(_ id: UserID, role: Role? = nil, disabled: Bool? = nil) async throws(WaybillError) -> Account {
         try await call {
             try await $0.updateUser(path: .init(userId: id.uuidString.lowercased()),
                                     body: .json(.init(role: role.flatMap { .init(rawValue: $0.rawValue) }, disabled: disabled)))
@@ -312,13 +312,13 @@ extension WaybillSession {
     }
 
     /// Ends every session of the account and mails its owner a reset code.
-    public func resetUser(_ id: UUID) async throws(WaybillError) {
+    public func resetUser(_ id: UserID) async throws(WaybillError) {
         _ = try await call { try await $0.resetUser(path: .init(userId: id.uuidString.lowercased())).accepted }
     }
 
     /// Every driver with duty, position and load, in the order dispatch offers them; with
     /// `orderId`, their distance to its pickup (nearest first among those on duty).
-    public func fleet(near orderId: UUID? = nil) async throws(WaybillError) -> Components.Schemas.Fleet {
+    public func fleet(near orderId: OrderID? = nil) async throws(WaybillError) -> Components.Schemas.Fleet {
         try await call { try await $0.getFleet(query: .init(orderId: orderId?.uuidString.lowercased())).ok.body.json }
     }
 

@@ -10,10 +10,10 @@ public struct SessionTokens: Sendable, Equatable, Codable {
     /// When the access token stops working (as the server said at sign-in or refresh).
     public var expiresAt: Date
     /// Who is signed in, so an app can pick its screens before asking the server.
-    public var userId: UUID?
+    public var userId: UserID?
     public var role: Role?
 
-    public init(accessToken: String, refreshToken: String, expiresAt: Date, userId: UUID? = nil, role: Role? = nil) {
+    public init(accessToken: String, refreshToken: String, expiresAt: Date, userId: UserID? = nil, role: Role? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt

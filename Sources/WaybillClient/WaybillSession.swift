@@ -15,7 +15,7 @@ public typealias Account = Components.Schemas.User
 
 /// What happened to the session, for an app that shows the sign-in screen when it ends.
 public enum SessionEvent: Sendable, Equatable {
-    case signedIn(userId: UUID, role: Role)
+    case signedIn(userId: UserID, role: Role)
     /// A new token pair replaced the old one (before expiry, or after the server refused the old one).
     case refreshed
     /// The session is over: `signed_out`, or the server's reason (`session_revoked`,
@@ -223,7 +223,7 @@ public final class WaybillSession: Sendable {
     }
 
     @discardableResult
-    public func markNotificationRead(_ id: UUID) async throws(WaybillError) -> Components.Schemas.Notification {
+    public func markNotificationRead(_ id: NotificationID) async throws(WaybillError) -> Components.Schemas.Notification {
         try await call { try await $0.markNotificationRead(path: .init(notificationId: id.uuidString.lowercased())).ok.body.json }
     }
 
@@ -298,7 +298,7 @@ actor Authenticator {
     static func tokens(from auth: Components.Schemas.AuthResponse) -> SessionTokens {
         SessionTokens(accessToken: auth.accessToken, refreshToken: auth.refreshToken,
                       expiresAt: Date().addingTimeInterval(TimeInterval(auth.expiresIn)),
-                      userId: UUID(uuidString: auth.user.id), role: Role(rawValue: auth.role.rawValue))
+                      userId: UserID(uuidString: auth.user.id), role: Role(rawValue: auth.role.rawValue))
     }
 
     func signedIn(_ auth: Components.Schemas.AuthResponse) async throws(WaybillError) {

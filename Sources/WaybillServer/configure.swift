@@ -6,6 +6,7 @@ import Foundation
 import OpenAPIVapor
 import SQLKit
 import Vapor
+import WaybillCore
 import NIOConcurrencyHelpers
 import WaybillAPI
 
@@ -87,7 +88,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         try await PushDelivery(app: app).deliver(payload)
     }
     outbox.handle(Outbox.refundKind) { payload in
-        guard let id = UUID(uuidString: payload) else { return }
+        guard let id = OrderID(uuidString: payload) else { return }
         try await app.waybill.run { try await Orders(services: app.waybill, db: app.db, logger: app.logger).refundNow(id) }
     }
 

@@ -106,7 +106,7 @@ final class Subscriber: Sendable {
         self.watch = watch
         self.driverIndex = driverIndex
         switch watch {
-        case .order(_, let orderID): topic = LiveTopic.order(orderID).name
+        case .order(_, let orderID): topic = LiveTopic.order(OrderID(rawValue: orderID)).name
         case .fleet: topic = LiveTopic.fleet.name
         }
     }
@@ -176,9 +176,9 @@ final class Subscriber: Sendable {
                 state.withLockedValue { $0.events += 1 }
                 return
             }
-            let driver = location.driverId.flatMap { driverIndex[$0] }
+            let driver = location.driverId.flatMap { driverIndex[$0.rawValue] }
             var mine = driver != nil
-            if case .order(let expected, let orderID) = watch { mine = mine && driver == expected && location.orderId == orderID }
+            if case .order(let expected, let orderID) = watch { mine = mine && driver == expected && location.orderId?.rawValue == orderID }
             state.withLockedValue { state in
                 state.events += 1
                 guard mine, let driver else { state.foreign += 1; return }

@@ -147,14 +147,10 @@ enum Output {
     }
 }
 
-/// An order id from the command line.
-struct OrderID: ExpressibleByArgument {
-    var uuid: UUID
-    init?(argument: String) {
-        guard let uuid = UUID(uuidString: argument) else { return nil }
-        self.uuid = uuid
-    }
-    static var defaultValueDescription: String { "an order id (UUID)" }
+/// An id from the command line (an order's, an account's).
+extension Tagged: @retroactive ExpressibleByArgument where RawValue == UUID {
+    public init?(argument: String) { self.init(uuidString: argument) }
+    public static var defaultValueDescription: String { "an id (UUID)" }
 }
 
 func readPassword(_ given: String?) throws -> String {
@@ -351,7 +347,7 @@ struct OrderCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.run { session in
-                let order = try await session.order(order.uuid)
+                let order = try await session.order(order)
                 if options.json { Output.json(order) } else { Output.line(Output.detail(order)) }
             }
         }
@@ -365,7 +361,7 @@ struct OrderCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.run { session in
-                let order = try await session.cancel(order.uuid, reason: reason)
+                let order = try await session.cancel(order, reason: reason)
                 if options.json { Output.json(order) } else { Output.line("Cancelled \(order.reference).") }
             }
         }
@@ -378,7 +374,7 @@ struct OrderCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.run { session in
-                let order = try await session.confirmPayment(order.uuid)
+                let order = try await session.confirmPayment(order)
                 if options.json { Output.json(order) } else { Output.line("\(order.reference): \(order.status.rawValue), payment \(order.payment.status.rawValue).") }
             }
         }
@@ -417,18 +413,18 @@ struct Track: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let updates = session.liveUpdates([.order(order.uuid)], options: LiveOptions(since: since))
+            let updates = session.liveUpdates([.order(order)], options: LiveOptions(since: since))
             var checked = false
             do {
                 for try await update in updates {
                     switch update {
                     case .connected:
                         // On standard error, even with --json: scripts read events from standard output.
-                        FileHandle.standardError.write(Data("(following \(order.uuid))\n".utf8))
+                        FileHandle.standardError.write(Data("(following \(order))\n".utf8))
                         // Subscribed first, then read the status, so nothing falls in between.
                         if !checked {
                             checked = true
-                            let current = try await session.order(order.uuid)
+                            let current = try await session.order(order)
                             if Self.terminal.contains(current.status.rawValue) {
                                 if options.json { Output.json(["status": current.status.rawValue]) }
                                 else { Output.line("\(current.reference) is \(current.status.rawValue).") }
@@ -500,7 +496,7 @@ struct Accept: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let order = try await session.accept(order.uuid)
+            let order = try await session.accept(order)
             if options.json { Output.json(order) } else { Output.line("Accepted \(order.reference): pick up at \(order.pickup.street), \(order.pickup.city).") }
         }
     }
@@ -519,7 +515,7 @@ struct PickupCommand: AsyncParsableCommand {
         try await options.run { session in
             var collected: Money?
             if let cash {
-                let current = try await session.order(order.uuid)
+                let current = try await session.order(order)
                 guard let value = Decimal(string: cash), value >= 0, value <= 1_000_000 else {
                     throw ValidationError("--cash must be an amount such as 24.50")
                 }
@@ -531,7 +527,7 @@ struct PickupCommand: AsyncParsableCommand {
                 }
                 collected = Money(minor, current.price.currency)
             }
-            let order = try await session.pickUp(order.uuid, cashCollected: collected)
+            let order = try await session.pickUp(order, cashCollected: collected)
             if options.json { Output.json(order) } else { Output.line("Picked up \(order.reference); deliver to \(order.dropoff.street), \(order.dropoff.city).") }
         }
     }
@@ -554,8 +550,8 @@ struct Deliver: AsyncParsableCommand {
         let photoData = try photo.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
         try await options.run { session in
             var name = recipientName
-            if name == nil { name = try await session.order(order.uuid).recipient.name }
-            let order = try await session.deliver(order.uuid, signaturePNG: signatureData, recipientName: name!, photo: photoData, code: code)
+            if name == nil { name = try await session.order(order).recipient.name }
+            let order = try await session.deliver(order, signaturePNG: signatureData, recipientName: name!, photo: photoData, code: code)
             if options.json { Output.json(order) } else { Output.line("Delivered \(order.reference) to \(order.proof?.recipientName ?? name!).") }
         }
     }
@@ -570,7 +566,7 @@ struct Fail: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let order = try await session.fail(order.uuid, reason: reason, note: note)
+            let order = try await session.fail(order, reason: reason, note: note)
             if options.json { Output.json(order) } else { Output.line("\(order.reference) failed: \(reason.rawValue).") }
         }
     }
@@ -602,15 +598,15 @@ struct Assign: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let driverId: UUID
-            if let id = UUID(uuidString: driver) { driverId = id } else {
+            let driverId: UserID
+            if let id = UserID(uuidString: driver) { driverId = id } else {
                 let page = try await session.users(query: driver)
-                guard let match = page.items.first(where: { $0.email.lowercased() == driver.lowercased() }), let id = UUID(uuidString: match.id) else {
+                guard let match = page.items.first(where: { $0.email.lowercased() == driver.lowercased() }), let id = UserID(uuidString: match.id) else {
                     throw WaybillError.server(ServerProblem(status: 404, code: "not_found", message: "No account \(driver)."))
                 }
                 driverId = id
             }
-            let order = try await session.assign(order.uuid, to: driverId, reassign: reassign)
+            let order = try await session.assign(order, to: driverId, reassign: reassign)
             if options.json { Output.json(order) }
             else { Output.line("Assigned \(order.reference) to \(order.driver.map { "\($0.firstName) \($0.lastName)" } ?? driver).") }
         }
@@ -665,7 +661,7 @@ struct Users: AsyncParsableCommand {
         @Flag(help: "Enable instead.") var enable = false
 
         func run() async throws {
-            guard let uuid = UUID(uuidString: id) else { throw ValidationError("Give the account's id.") }
+            guard let uuid = UserID(uuidString: id) else { throw ValidationError("Give the account's id.") }
             try await options.run { session in
                 let user = try await session.updateUser(uuid, disabled: !enable)
                 if options.json { Output.json(user) } else { Output.line("\(user.email) is \(user.disabled ? "disabled" : "enabled").") }
@@ -681,7 +677,7 @@ struct Fleet: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let fleet = try await session.fleet(near: near?.uuid)
+            let fleet = try await session.fleet(near: near)
             if options.json { Output.json(fleet); return }
             for entry in fleet.drivers {
                 let position = entry.position.map { String(format: " at %.5f, %.5f", $0.latitude, $0.longitude) } ?? ""

@@ -27,7 +27,7 @@ struct PolicyTests {
 
     @Test("Capacities: the customer owns, the driver carries, dispatch manages; a stranger has none")
     func capacities() {
-        let customer = UUID(), driver = UUID(), stranger = UUID()
+        let customer = UserID.random(), driver = UserID.random(), stranger = UserID.random()
         let parties = OrderParties(customerID: customer, driverID: driver)
         #expect(OrderPolicy.capacities(of: Caller(id: customer, role: .customer), for: parties) == [.owner])
         #expect(OrderPolicy.capacities(of: Caller(id: driver, role: .driver), for: parties) == [.assignee])
@@ -41,7 +41,7 @@ struct PolicyTests {
 
     @Test("Lists: customers their own orders, drivers theirs, managers all")
     func listScopes() {
-        let id = UUID()
+        let id = UserID.random()
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .customer)) == .placedBy(id))
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .driver)) == .assignedTo(id))
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .manager)) == .all)
@@ -176,8 +176,8 @@ struct PolicyTests {
 
     @Test("Dispatch: an order goes to an active driver, or a manager to themself")
     func whoMayCarry() {
-        let manager = Caller(id: UUID(), role: .manager), other = Caller(id: UUID(), role: .manager)
-        let driver = Caller(id: UUID(), role: .driver), customer = Caller(id: UUID(), role: .customer)
+        let manager = Caller(id: .random(), role: .manager), other = Caller(id: .random(), role: .manager)
+        let driver = Caller(id: .random(), role: .driver), customer = Caller(id: .random(), role: .customer)
         #expect(DispatchPolicy.mayCarry(assignee: driver, disabled: false, assignedBy: manager))
         #expect(!DispatchPolicy.mayCarry(assignee: driver, disabled: true, assignedBy: manager))
         #expect(DispatchPolicy.mayCarry(assignee: manager, disabled: false, assignedBy: manager))
@@ -189,7 +189,7 @@ struct PolicyTests {
     @Test("Ranking: on duty first, then nearest, then the lightest load, then by name")
     func ranking() {
         func c(_ name: String, duty: Bool, load: Int, km: Int?) -> DriverCandidate {
-            DriverCandidate(id: UUID(), name: name, onDuty: duty, load: load, distanceToPickupMeters: km.map { $0 * 1000 })
+            DriverCandidate(id: .random(), name: name, onDuty: duty, load: load, distanceToPickupMeters: km.map { $0 * 1000 })
         }
         let ranked = DispatchPolicy.rank([
             c("Off", duty: false, load: 0, km: nil), c("Far", duty: true, load: 0, km: 9), c("NearBusy", duty: true, load: 3, km: 1),
@@ -226,13 +226,13 @@ struct PolicyTests {
 
     @Test("Accounts: only managers manage them, and not their own role or access")
     func accounts() {
-        let manager = Caller(id: UUID(), role: .manager)
-        #expect(AccountPolicy.mayUpdate(UUID(), changingRole: true, disabling: true, by: manager) == .allowed)
+        let manager = Caller(id: .random(), role: .manager)
+        #expect(AccountPolicy.mayUpdate(.random(), changingRole: true, disabling: true, by: manager) == .allowed)
         #expect(AccountPolicy.mayUpdate(manager.id, changingRole: true, disabling: false, by: manager) == .notOnSelf)
         #expect(AccountPolicy.mayUpdate(manager.id, changingRole: false, disabling: true, by: manager) == .notOnSelf)
         #expect(AccountPolicy.mayUpdate(manager.id, changingRole: false, disabling: false, by: manager) == .allowed)
         for role in [Role.customer, .driver] {
-            #expect(AccountPolicy.mayUpdate(UUID(), changingRole: false, disabling: false, by: Caller(id: UUID(), role: role)) == .forbidden)
+            #expect(AccountPolicy.mayUpdate(.random(), changingRole: false, disabling: false, by: Caller(id: .random(), role: role)) == .forbidden)
         }
         #expect(AccountPolicy.creatableRoles == [.driver, .manager])
     }
@@ -249,5 +249,21 @@ struct ErrorCodeTests {
         }
         #expect(Set(ErrorCode.allCases.map(\.rawValue)).count == ErrorCode.allCases.count)
         #expect(ErrorCode.allCases.allSatisfy { $0.rawValue.allSatisfy { $0.isLowercase || $0 == "_" } })
+    }
+}
+
+@Suite("Typed ids")
+struct TypedIDTests {
+    @Test("An id is the bare UUID on the wire, and text that is not a UUID is no id")
+    func wireForm() throws {
+        let id = OrderID.random()
+        let json = try JSONEncoder().encode(["orderId": id])
+        #expect(String(decoding: json, as: UTF8.self) == #"{"orderId":"\#(id.uuidString)"}"#)
+        #expect(try JSONDecoder().decode([String: OrderID].self, from: json)["orderId"] == id)
+        #expect(OrderID(uuidString: id.uuidString.lowercased()) == id)
+        #expect(UserID(uuidString: "WB-1234") == nil)
+        // Different kinds of id are different types: `Orders.detail(_:for:)` takes an `OrderID`, and
+        // a `UserID` given there does not compile.
+        #expect(OrderID.self != UserID.self as Any.Type)
     }
 }

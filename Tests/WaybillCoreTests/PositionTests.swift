@@ -85,7 +85,7 @@ struct PositionTests {
 struct LiveMessageTests {
     @Test("Events encode as {type, id, topic, at, data} and decode back")
     func eventRoundTrip() throws {
-        let location = LiveLocation(driverId: UUID(), driverFirstName: "Luca", orderId: UUID(), orderStatus: "in_transit",
+        let location = LiveLocation(driverId: .random(), driverFirstName: "Luca", orderId: .random(), orderStatus: "in_transit",
                                     position: PositionReport(latitude: 47, longitude: 8, recordedAt: 1_800_000_000_000))
         let event = LiveEvent(id: 42, topic: "order:X", at: 1_800_000_000_001, payload: .location(location))
         let data = try JSONEncoder().encode(event)
@@ -102,7 +102,7 @@ struct LiveMessageTests {
         let text = #"{"type":"subscribe","topic":"tracking:abc","since":17}"#
         #expect(try JSONDecoder().decode(LiveCommand.self, from: Data(text.utf8)) == .subscribe(topic: "tracking:abc", since: 17))
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(LiveCommand.self, from: Data(#"{"type":"shout"}"#.utf8)) }
-        let id = UUID()
+        let id = OrderID.random()
         #expect(LiveTopic("order:\(id.uuidString)") == .order(id))
         #expect(LiveTopic("order:\(id.uuidString.lowercased())") == .order(id))
         #expect(LiveTopic("fleet") == .fleet)

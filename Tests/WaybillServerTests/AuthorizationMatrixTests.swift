@@ -72,7 +72,7 @@ struct AuthorizationMatrixTests {
     static func deliveredWithFile(_ w: World) async throws -> Target {
         let id = try await w.server.placeOrder(w.cast.customer.access)
         try await w.server.advance(id, to: .delivered, cast: w.cast)
-        let file = try #require(try await OrderFile.query(on: w.server.db).filter(\.$orderID == UUID(uuidString: id)!).first())
+        let file = try #require(try await OrderFile.query(on: w.server.db).filter(\.$orderID == OrderID(uuidString: id)!).first())
         return Target(order: id, file: file.id!.uuidString)
     }
 
@@ -80,7 +80,7 @@ struct AuthorizationMatrixTests {
         let id = try await w.server.placeOrder(w.cast.customer.access)
         try await w.server.advance(id, to: .accepted, cast: w.cast)
         let note = try #require(try await Notification.query(on: w.server.db)
-            .filter(\.$userID == UUID(uuidString: w.cast.customer.userID)!).first())
+            .filter(\.$userID == UserID(uuidString: w.cast.customer.userID)!).first())
         return Target(order: id, notification: note.id!.uuidString)
     }
 
@@ -194,7 +194,7 @@ struct AuthorizationMatrixTests {
         @Sendable func orders(_ w: World) -> Orders { Orders(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
-        @Sendable func id(_ raw: String) -> UUID { UUID(uuidString: raw)! }
+        @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
         return [
             "markNotificationRead": { w, x, p in _ = try await orders(w).markRead(id(x.notification), for: p) },
@@ -259,8 +259,8 @@ struct AuthorizationMatrixTests {
                                          .driverB: cast.otherDriver.userID, .manager: cast.manager.userID]
             var principals: [Caller: Principal] = [:]
             for (caller, raw) in ids {
-                let user = try #require(try await User.find(UUID(uuidString: raw)!, on: server.db))
-                principals[caller] = Principal(user: user, sessionID: UUID())
+                let user = try #require(try await User.find(UserID(uuidString: raw)!, on: server.db))
+                principals[caller] = Principal(user: user, sessionID: .random())
             }
             let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
             var mismatches: [String] = []
@@ -354,7 +354,7 @@ struct AuthorizationMatrixTests {
             #expect(picked.status == .ok)
             #expect(picked.json["status"].string == "in_transit")
             #expect(picked.json["price"]["amount"].int == price)
-            let order = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db))
+            let order = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db))
             #expect(order.priceAmount == price && order.customerID.uuidString == cast.customer.userID && order.driverID?.uuidString == cast.driver.userID)
             // A customer cannot make themself a manager or verify, disable or re-own their account.
             let me = try await server.send(.PATCH, "/me", json: ["role": "manager", "disabled": true, "email": "x@example.com", "city": "Basel"],
@@ -370,7 +370,7 @@ struct AuthorizationMatrixTests {
                 "positions": [["latitude": 47.0, "longitude": 8.0, "recordedAt": ISO8601DateFormatter().string(from: Date())]] as [[String: any Sendable]],
             ], token: cast.driver.access)
             #expect(report.status == .ok)
-            #expect(try await DriverState.find(UUID(uuidString: cast.otherDriver.userID)!, on: server.db) == nil)
+            #expect(try await DriverState.find(UserID(uuidString: cast.otherDriver.userID)!, on: server.db) == nil)
         }
     }
 }

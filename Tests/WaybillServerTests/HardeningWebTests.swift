@@ -116,7 +116,7 @@ struct HardeningWebTests {
             #expect(asManager.json["customer"]["email"].string == "ada@example.com")
             #expect(asManager.json["recipient"]["email"].string == "bea@example.com")
 
-            let driverEmail = try #require(try await User.find(UUID(uuidString: cast.driver.userID)!, on: server.db)?.email)
+            let driverEmail = try #require(try await User.find(UserID(uuidString: cast.driver.userID)!, on: server.db)?.email)
             let browser = TestBrowser(server)
             _ = try await browser.signIn(driverEmail)
             let page = try await browser.get("/orders/\(id)")

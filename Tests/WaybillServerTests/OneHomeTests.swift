@@ -34,7 +34,7 @@ struct OneHomeTests {
             #expect(asManager["driver"]["lastName"].exists && asManager["driver"]["email"].exists && asManager["customer"]["email"].exists)
 
             // The web app shows the customer the same: the driver's first name, not the last.
-            let driverLast = try #require(try await User.find(UUID(uuidString: cast.driver.userID)!, on: server.db)).lastName
+            let driverLast = try #require(try await User.find(UserID(uuidString: cast.driver.userID)!, on: server.db)).lastName
             let page = try await server.webPage("/orders/\(id)", as: "ada@example.com")
             #expect(page.contains("Luca") && !page.contains(driverLast), "\(page.components(separatedBy: driverLast).first?.suffix(300) ?? "")")
         }
@@ -283,7 +283,7 @@ struct StandaloneServiceTests {
                 let user = User(role: role, email: email, passwordHash: nil, firstName: "Sam", lastName: role.rawValue,
                                 emailVerifiedAt: Date())
                 try await user.save(on: server.db)
-                return Principal(user: user, sessionID: UUID())
+                return Principal(user: user, sessionID: .random())
             }
             let customer = try await person("sam@example.com", .customer)
             let driver = try await person("dora@courier.example", .driver)
@@ -350,7 +350,7 @@ struct DomainEventTests {
             let refused = try await server.send(.POST, "/orders/\(other)/cancel", json: ["reason": "no"], token: cast.customer.access)
             #expect(refused.status == .internalServerError)
             refuse.withLockedValue { $0 = false }
-            let order = try #require(try await Order.find(UUID(uuidString: other)!, on: server.db))
+            let order = try #require(try await Order.find(OrderID(uuidString: other)!, on: server.db))
             #expect(order.status == .pending && order.cancellationReason == nil)
             #expect(try await OrderEvent.query(on: server.db).filter(\.$orderID == order.id!).filter(\.$type == "cancelled").count() == 0)
             #expect(try await Notification.query(on: server.db).count() == notificationsBefore)

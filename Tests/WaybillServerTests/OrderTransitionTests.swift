@@ -89,7 +89,7 @@ struct OrderTransitionTests {
                 let replies = try await [a, b]
                 #expect(Set(replies.map(\.status.code)) == [200, 409], "\(replies)")
                 let winner = try #require(replies.first { $0.status == .ok })
-                let order = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db))
+                let order = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db))
                 #expect(order.driverID?.uuidString == winner.json["driver"]["id"].string)
                 let assignedEvents = try await OrderEvent.query(on: server.db).filter(\.$orderID == order.id!).filter(\.$type == "assigned").count()
                 #expect(assignedEvents == 1)

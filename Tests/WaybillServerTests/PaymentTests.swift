@@ -63,7 +63,7 @@ struct PaymentTests {
             #expect(try await server.send(.GET, "/notifications", token: cast.manager.access).json["items"].array.isEmpty)
             #expect(try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.otherCustomer.access).status == .notFound)
 
-            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+            let session = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.checkoutSessionID)
             stripe.pay(session)
             let paid = try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access)
             #expect(paid.json["status"].string == "pending", "\(paid)")
@@ -91,7 +91,7 @@ struct PaymentTests {
         try await Self.withStripe(db) { server, stripe in
             let cast = try await server.cast()
             let id = try await server.placeOrder(cast.customer.access, payment: "card")
-            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+            let session = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.checkoutSessionID)
             stripe.pay(session)
             let payload = Self.event("evt_1", object: stripe.sessionObject(session))
             let now = UnixTime.nowSeconds
@@ -124,7 +124,7 @@ struct PaymentTests {
 
             // An expired checkout cancels the waiting order.
             let abandoned = try await server.placeOrder(cast.customer.access, payment: "card")
-            let abandonedSession = try #require(try await Order.find(UUID(uuidString: abandoned)!, on: server.db)?.checkoutSessionID)
+            let abandonedSession = try #require(try await Order.find(OrderID(uuidString: abandoned)!, on: server.db)?.checkoutSessionID)
             var object = stripe.sessionObject(abandonedSession)
             object["status"] = "expired"
             let expired = Self.event("evt_3", type: "checkout.session.expired", object: object)
@@ -136,7 +136,7 @@ struct PaymentTests {
     /// A card order the customer has paid on Stripe's page and confirmed.
     func paidCardOrder(_ server: TestServer, _ stripe: FakeStripe, _ cast: Cast) async throws -> (id: String, session: String) {
         let id = try await server.placeOrder(cast.customer.access, payment: "card")
-        let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+        let session = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.checkoutSessionID)
         stripe.pay(session)
         let confirmed = try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access)
         try #require(confirmed.json["status"].string == "pending", "\(confirmed)")
@@ -168,7 +168,7 @@ struct PaymentTests {
         try await Self.withStripe(db) { server, stripe in
             let cast = try await server.cast()
             let id = try await server.placeOrder(cast.customer.access, payment: "card")
-            let session = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+            let session = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.checkoutSessionID)
             let cancelled = try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "Ordered twice"], token: cast.customer.access)
             #expect(cancelled.json["payment"]["status"].string == "void")
             stripe.pay(session)  // the payment page was still open in another tab
@@ -176,7 +176,7 @@ struct PaymentTests {
             let reply = try await postWebhook(server, payload, signature: StripeSignature.sign(payload: payload, secret: Self.webhookSecret, timestamp: UnixTime.nowSeconds))
             #expect(reply.status == .ok)
             #expect(try await server.status(of: id) == "cancelled")
-            #expect(try await Order.find(UUID(uuidString: id)!, on: server.db)?.paymentStatus == .refunded)
+            #expect(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.paymentStatus == .refunded)
             #expect(stripe.requests.filter { $0.path == "/v1/refunds" }.count == 1)
         }
     }
@@ -189,11 +189,11 @@ struct PaymentTests {
             stripe.failNextRequest()  // the session lookup before the refund fails
             let cancelled = try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "Wrong address"], token: cast.manager.access)
             #expect(cancelled.json["status"].string == "cancelled")
-            #expect(try await Order.find(UUID(uuidString: id)!, on: server.db)?.paymentStatus == .refundPending)
+            #expect(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.paymentStatus == .refundPending)
             // Make the job due now and run the outbox, as the worker would later.
             try await server.sql.raw("UPDATE outbox SET next_attempt_at = 0 WHERE kind = 'refund'").run()
             try await server.deliverMail()
-            #expect(try await Order.find(UUID(uuidString: id)!, on: server.db)?.paymentStatus == .refunded)
+            #expect(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.paymentStatus == .refunded)
         }
     }
 

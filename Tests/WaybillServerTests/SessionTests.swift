@@ -112,7 +112,7 @@ struct SessionTests {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("jwt@example.com")
             let tokens = try await server.login("jwt@example.com")
-            let userID = try #require(UUID(uuidString: tokens.userID))
+            let userID = try #require(UserID(uuidString: tokens.userID))
             let session = try #require(try await Session.query(on: server.db).first()?.id)
 
             #expect(try await server.send(.GET, "/me").errorCode == "unauthenticated")

@@ -154,7 +154,7 @@ struct WebTests {
             try await server.registerCustomer("other@example.com")
             let tokens = try await server.login("owner@example.com")
             let id = try await server.placeOrder(tokens.access)
-            let reference = try #require(try await Order.find(UUID(uuidString: id)!, on: server.db)?.reference)
+            let reference = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.reference)
             let owner = TestBrowser(server), other = TestBrowser(server)
             _ = try await owner.signIn("owner@example.com")
             _ = try await other.signIn("other@example.com")

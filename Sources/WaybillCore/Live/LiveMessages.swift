@@ -7,7 +7,7 @@ import Foundation
 /// what it missed. Times are Unix milliseconds.
 public enum LiveTopic: Sendable, Hashable {
     /// One order: its status, its driver's position while accepted or in transit, the ETA.
-    case order(UUID)
+    case order(OrderID)
     /// Managers: every on-duty driver's position and every order's status changes.
     case fleet
     /// The signed-in person's own notifications.
@@ -18,7 +18,7 @@ public enum LiveTopic: Sendable, Hashable {
     public init?(_ text: String) {
         if text == "fleet" { self = .fleet }
         else if text == "notifications" { self = .notifications }
-        else if text.hasPrefix("order:"), let id = UUID(uuidString: String(text.dropFirst(6))) { self = .order(id) }
+        else if text.hasPrefix("order:"), let id = OrderID(uuidString: String(text.dropFirst(6))) { self = .order(id) }
         else if text.hasPrefix("tracking:"), text.count > 9, text.count <= 200 { self = .tracking(String(text.dropFirst(9))) }
         else { return nil }
     }
@@ -35,9 +35,9 @@ public enum LiveTopic: Sendable, Hashable {
 
 /// A driver's position as a watcher sees it. `driverId` and `orderId` are left out for the public.
 public struct LiveLocation: Sendable, Hashable, Codable {
-    public var driverId: UUID?
+    public var driverId: UserID?
     public var driverFirstName: String?
-    public var orderId: UUID?
+    public var orderId: OrderID?
     /// The order's status when the position was taken (on order topics).
     public var orderStatus: String?
     public var latitude: Double
@@ -47,7 +47,7 @@ public struct LiveLocation: Sendable, Hashable, Codable {
     public var speed: Double?
     public var recordedAt: Int64
 
-    public init(driverId: UUID?, driverFirstName: String?, orderId: UUID?, orderStatus: String? = nil, position: PositionReport) {
+    public init(driverId: UserID?, driverFirstName: String?, orderId: OrderID?, orderStatus: String? = nil, position: PositionReport) {
         self.driverId = driverId
         self.driverFirstName = driverFirstName
         self.orderId = orderId
@@ -63,13 +63,13 @@ public struct LiveLocation: Sendable, Hashable, Codable {
 
 /// An order's new status.
 public struct LiveStatus: Sendable, Hashable, Codable {
-    public var orderId: UUID?
+    public var orderId: OrderID?
     public var reference: String?
     public var status: String
-    public var driverId: UUID?
+    public var driverId: UserID?
     public var at: Int64
 
-    public init(orderId: UUID?, reference: String?, status: String, driverId: UUID?, at: Int64) {
+    public init(orderId: OrderID?, reference: String?, status: String, driverId: UserID?, at: Int64) {
         self.orderId = orderId
         self.reference = reference
         self.status = status
@@ -80,12 +80,12 @@ public struct LiveStatus: Sendable, Hashable, Codable {
 
 /// A new arrival estimate for an order's next stop.
 public struct LiveETA: Sendable, Hashable, Codable {
-    public var orderId: UUID?
+    public var orderId: OrderID?
     public var stop: ArrivalEstimate.Stop
     public var arrivesAt: Int64
     public var distanceMeters: Int
 
-    public init(orderId: UUID?, estimate: ArrivalEstimate) {
+    public init(orderId: OrderID?, estimate: ArrivalEstimate) {
         self.orderId = orderId
         stop = estimate.stop
         arrivesAt = estimate.arrivesAt
@@ -95,14 +95,14 @@ public struct LiveETA: Sendable, Hashable, Codable {
 
 /// A notification for the signed-in person (the same one `/notifications` lists).
 public struct LiveNotification: Sendable, Hashable, Codable {
-    public var id: UUID
+    public var id: NotificationID
     public var kind: String
     public var title: String
     public var body: String
-    public var orderId: UUID?
+    public var orderId: OrderID?
     public var createdAt: Int64
 
-    public init(id: UUID, kind: String, title: String, body: String, orderId: UUID?, createdAt: Int64) {
+    public init(id: NotificationID, kind: String, title: String, body: String, orderId: OrderID?, createdAt: Int64) {
         self.id = id
         self.kind = kind
         self.title = title
@@ -114,11 +114,11 @@ public struct LiveNotification: Sendable, Hashable, Codable {
 
 /// A driver going on or off duty (fleet watchers drop a driver from the map when off duty).
 public struct LiveDuty: Sendable, Hashable, Codable {
-    public var driverId: UUID
+    public var driverId: UserID
     public var onDuty: Bool
     public var at: Int64
 
-    public init(driverId: UUID, onDuty: Bool, at: Int64) {
+    public init(driverId: UserID, onDuty: Bool, at: Int64) {
         self.driverId = driverId
         self.onDuty = onDuty
         self.at = at

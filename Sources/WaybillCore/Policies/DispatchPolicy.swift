@@ -2,7 +2,7 @@ import Foundation
 
 /// A driver as dispatch weighs them for an order.
 public struct DriverCandidate: Sendable, Equatable {
-    public var id: UUID
+    public var id: UserID
     public var name: String
     public var onDuty: Bool
     /// Orders the driver still has to do (`OrderStatus.isOnDriversList`).
@@ -10,7 +10,7 @@ public struct DriverCandidate: Sendable, Equatable {
     /// From the driver's last position (on duty only) to the order's pickup.
     public var distanceToPickupMeters: Int?
 
-    public init(id: UUID, name: String, onDuty: Bool, load: Int, distanceToPickupMeters: Int?) {
+    public init(id: UserID, name: String, onDuty: Bool, load: Int, distanceToPickupMeters: Int?) {
         self.id = id
         self.name = name
         self.onDuty = onDuty

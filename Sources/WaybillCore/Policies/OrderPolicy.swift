@@ -82,10 +82,10 @@ public enum DispatchColumn: String, Sendable, CaseIterable {
 
 /// Whom an order concerns, as the policies need it.
 public struct OrderParties: Sendable, Hashable {
-    public var customerID: UUID
-    public var driverID: UUID?
+    public var customerID: UserID
+    public var driverID: UserID?
 
-    public init(customerID: UUID, driverID: UUID?) {
+    public init(customerID: UserID, driverID: UserID?) {
         self.customerID = customerID
         self.driverID = driverID
     }
@@ -171,8 +171,8 @@ public enum OrderPolicy {
 
     public enum ListScope: Sendable, Equatable {
         /// The customer's own orders, without checkouts not yet paid (`OrderStatus.listedForCustomer`).
-        case placedBy(UUID)
-        case assignedTo(UUID)
+        case placedBy(UserID)
+        case assignedTo(UserID)
         case all
     }
 }

@@ -3,10 +3,10 @@ import Foundation
 /// Someone acting: an account's id and role. Services build it from the signed-in principal; the
 /// policies below need nothing else to answer.
 public struct Caller: Sendable, Hashable {
-    public let id: UUID
+    public let id: UserID
     public let role: Role
 
-    public init(id: UUID, role: Role) {
+    public init(id: UserID, role: Role) {
         self.id = id
         self.role = role
     }
@@ -50,7 +50,7 @@ public enum AccountPolicy {
 
     /// Whether `caller` may change `target`'s role or disabled flag. A manager may not change
     /// their own role or disable themself (nobody locks the last manager out by mistake).
-    public static func mayUpdate(_ targetID: UUID, changingRole: Bool, disabling: Bool, by caller: Caller) -> AccountDecision {
+    public static func mayUpdate(_ targetID: UserID, changingRole: Bool, disabling: Bool, by caller: Caller) -> AccountDecision {
         guard caller.may(.manageUsers) else { return .forbidden }
         return targetID == caller.id && (changingRole || disabling) ? .notOnSelf : .allowed
     }

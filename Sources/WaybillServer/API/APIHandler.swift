@@ -130,13 +130,13 @@ struct APIHandler: APIProtocol {
 
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.userId)
+        let id: UserID = try Self.uuid(input.path.userId)
         return .ok(.init(body: .json(Self.user(try await accounts.user(id, for: me)))))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.userId)
+        let id: UserID = try Self.uuid(input.path.userId)
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let user = try await accounts.updateUser(actor: me, id: id, role: body.role.map(Role.init), disabled: body.disabled)
         return .ok(.init(body: .json(Self.user(user))))
@@ -151,8 +151,8 @@ struct APIHandler: APIProtocol {
     // MARK: mapping
 
     /// An id that is not a UUID names nothing: 404, like any other unknown id.
-    static func uuid(_ raw: String) throws -> UUID {
-        guard let id = UUID(uuidString: raw) else { throw WaybillError.notFound }
+    static func uuid<Tag>(_ raw: String) throws -> Tagged<Tag, UUID> {
+        guard let id = Tagged<Tag, UUID>(uuidString: raw) else { throw WaybillError.notFound }
         return id
     }
 

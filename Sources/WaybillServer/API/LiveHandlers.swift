@@ -32,7 +32,7 @@ extension APIHandler {
 
     func getFleet(_ input: Operations.GetFleet.Input) async throws -> Operations.GetFleet.Output {
         let me = try await principal()
-        let near = try input.query.orderId.map { try Self.uuidParameter($0, "orderId") }
+        let near: OrderID? = try input.query.orderId.map { try Self.uuidParameter($0, "orderId") }
         let entries = try await tracking.fleet(nearOrder: near, by: me)
         return .ok(.init(body: .json(S.Fleet(drivers: entries.map { entry in
             S.FleetDriver(driver: Self.person(entry.driver, withEmail: true), onDuty: entry.state?.onDuty ?? false,

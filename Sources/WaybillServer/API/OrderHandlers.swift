@@ -94,7 +94,7 @@ extension APIHandler {
     func cancelOrder(_ input: Operations.CancelOrder.Input) async throws -> Operations.CancelOrder.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         let order = try await orders.cancel(id, reason: body.reason, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
@@ -102,21 +102,21 @@ extension APIHandler {
     func assignOrder(_ input: Operations.AssignOrder.Input) async throws -> Operations.AssignOrder.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         let order = try await orders.assign(id, to: try Self.uuidField(body.driverId, "driverId"), reassign: body.reassign ?? false, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func acceptOrder(_ input: Operations.AcceptOrder.Input) async throws -> Operations.AcceptOrder.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         let order = try await orders.accept(id, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func pickupOrder(_ input: Operations.PickupOrder.Input) async throws -> Operations.PickupOrder.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         var cash: Money?
         if case .json(let body) = input.body, let collected = body.cashCollected {
             cash = Money(collected.amount, collected.currency)
@@ -128,14 +128,14 @@ extension APIHandler {
     func failOrder(_ input: Operations.FailOrder.Input) async throws -> Operations.FailOrder.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         let order = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
     func deliverOrder(_ input: Operations.DeliverOrder.Input) async throws -> Operations.DeliverOrder.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
         var signature: [UInt8]?, photo: [UInt8]?, name: String?, code: String?
         do {
@@ -170,7 +170,7 @@ extension APIHandler {
 
     func addOrderPhoto(_ input: Operations.AddOrderPhoto.Input) async throws -> Operations.AddOrderPhoto.Output {
         let me = try await principal()
-        let id = try Self.uuid(input.path.orderId)
+        let id: OrderID = try Self.uuid(input.path.orderId)
         guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
         var photo: [UInt8]?
         do {
@@ -277,13 +277,13 @@ extension APIHandler {
     // MARK: mapping
 
     /// A query parameter that must be an id: 400 if it is not one.
-    static func uuidParameter(_ raw: String, _ field: String) throws -> UUID {
-        guard let id = UUID(uuidString: raw) else { throw WaybillError.invalidParameter(field) }
+    static func uuidParameter<Tag>(_ raw: String, _ field: String) throws -> Tagged<Tag, UUID> {
+        guard let id = Tagged<Tag, UUID>(uuidString: raw) else { throw WaybillError.invalidParameter(field) }
         return id
     }
 
-    static func uuidField(_ raw: String, _ field: String) throws -> UUID {
-        guard let id = UUID(uuidString: raw) else { throw WaybillError.validation(field, "invalid") }
+    static func uuidField<Tag>(_ raw: String, _ field: String) throws -> Tagged<Tag, UUID> {
+        guard let id = Tagged<Tag, UUID>(uuidString: raw) else { throw WaybillError.validation(field, "invalid") }
         return id
     }
 

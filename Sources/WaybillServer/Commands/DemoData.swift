@@ -64,7 +64,7 @@ enum DemoData {
               let manager = try await User.query(on: app.db).filter(\.$email == accounts[0].email).first(),
               try await Order.query(on: app.db).filter(\.$customerID == customer.id!).count() == 0 else { return }
         let orders = Orders(services: app.waybill, db: app.db, logger: app.logger)
-        let asCustomer = Principal(user: customer, sessionID: UUID())
+        let asCustomer = Principal(user: customer, sessionID: SignInID())
         let pickup = PickupInput(useAccountAddress: true, address: AddressInput(latitude: 47.3779, longitude: 8.5403))
         _ = try await orders.create(OrderRequest(
             quote: QuoteRequest(pickup: pickup, dropoff: AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern",
@@ -78,6 +78,6 @@ enum DemoData {
                                 weightClass: .medium, service: .express),
             paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
             by: asCustomer, idempotencyKey: "demo-2")
-        _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: UUID()))
+        _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
     }
 }

@@ -11,14 +11,14 @@ enum DomainEvent: Sendable {
     /// The order reached dispatch (placed and confirmed, or paid).
     case orderPlaced(Order)
     /// Given to `driver` by `actor`; `previousDriverID` had it before (a reassignment).
-    case orderAssigned(Order, driver: User, previousDriverID: UUID?, actor: UUID)
+    case orderAssigned(Order, driver: User, previousDriverID: UserID?, actor: UserID)
     case orderAccepted(Order, driver: User)
     /// Picked up; `cashCollected` for cash orders (minor units).
     case orderPickedUp(Order, driver: User, cashCollected: Int?)
     case orderDelivered(Order, signedBy: String)
     case orderFailed(Order, driver: User, reason: FailureReason)
     /// Cancelled by a person (`actor`) or by the server (nil).
-    case orderCancelled(Order, actor: UUID?, reason: String)
+    case orderCancelled(Order, actor: UserID?, reason: String)
     /// A checkout left unpaid expired; the order is cancelled without telling anyone.
     case checkoutExpired(Order)
     case paymentRefunded(Order)

@@ -10,7 +10,7 @@ enum LiveAudience: Hashable, Sendable {
     /// Managers, the order's customer, a notification or fleet topic's owner: everything.
     case full
     /// The order's driver: everything while the order stays theirs.
-    case assignee(UUID)
+    case assignee(UserID)
     /// Someone with the tracking link: status, ETA and, in transit only, the position; no ids or names
     /// beyond the driver's first name.
     case publicLink(String)
@@ -32,11 +32,11 @@ final class LiveHub: Sendable {
     }
 
     /// Whether one more connection for this account and address stays within `limits`.
-    func hasRoom(account: UUID?, address: String, _ limits: Limits) -> Bool {
+    func hasRoom(account: UserID?, address: String, _ limits: Limits) -> Bool {
         connections.withLockedValue { Self.hasRoom(in: $0, account: account, address: address, limits) }
     }
 
-    private static func hasRoom(in connections: [ObjectIdentifier: LiveConnection], account: UUID?, address: String, _ limits: Limits) -> Bool {
+    private static func hasRoom(in connections: [ObjectIdentifier: LiveConnection], account: UserID?, address: String, _ limits: Limits) -> Bool {
         var sameAccount = 0, sameAddress = 0
         for connection in connections.values {
             if account != nil, connection.identity.userID == account { sameAccount += 1 }
@@ -100,9 +100,9 @@ final class LiveHub: Sendable {
         guard let data = try? JSONDecoder().decode([String: String].self, from: Data(row.data.utf8)) else { return }
         switch row.type {
         case LiveRow.sessionEnded:
-            guard let user = data["user"].flatMap(UUID.init(uuidString:)) else { return }
-            let session = data["session"].flatMap(UUID.init(uuidString:))
-            let except = data["except"].flatMap(UUID.init(uuidString:))
+            guard let user = data["user"].flatMap(UserID.init(uuidString:)) else { return }
+            let session = data["session"].flatMap(SignInID.init(uuidString:))
+            let except = data["except"].flatMap(SignInID.init(uuidString:))
             let ended = connections.withLockedValue { $0.values.filter { connection in
                 guard connection.identity.userID == user else { return false }
                 if let session { return connection.identity.sessionID == session }
@@ -110,7 +110,7 @@ final class LiveHub: Sendable {
             } }
             for connection in ended { connection.close(code: .policyViolation, reason: "session_ended") }
         case LiveRow.accessChanged:
-            guard let user = data["user"].flatMap(UUID.init(uuidString:)) else { return }
+            guard let user = data["user"].flatMap(UserID.init(uuidString:)) else { return }
             let changed = connections.withLockedValue { $0.values.filter { $0.identity.userID == user } }
             for connection in changed { connection.close(code: .policyViolation, reason: "access_changed") }
         case LiveRow.trackingChanged:
@@ -134,7 +134,7 @@ final class LiveRenderer {
     enum Outcome { case send(String), skip, revoke }
 
     /// The driver a status event assigns the order to, if it is one that names a driver.
-    var assignedDriver: UUID? {
+    var assignedDriver: UserID? {
         if case .status(let status)? = payload { return status.driverId }
         return nil
     }
@@ -204,8 +204,8 @@ extension LiveRenderer {
 
 /// Who opened a live connection (from the ticket they presented).
 struct LiveIdentity: Sendable {
-    var userID: UUID?
-    var sessionID: UUID?
+    var userID: UserID?
+    var sessionID: SignInID?
     var role: Role?
     /// Set for a viewer who opened the channel from a public tracking link.
     var trackingToken: String?

@@ -26,9 +26,9 @@ struct LiveRow: Sendable, Codable, Equatable {
 /// reads new rows after each write (`LiveFeed`).
 enum LiveLog {
     /// Stored topics. Clients name them differently (`notifications`, `tracking:…`): see `LiveSocket`.
-    static func orderTopic(_ id: UUID) -> String { LiveTopic.order(id).name }
+    static func orderTopic(_ id: OrderID) -> String { LiveTopic.order(id).name }
     static let fleetTopic = "fleet"
-    static func userTopic(_ id: UUID) -> String { "user:\(id.uuidString)" }
+    static func userTopic(_ id: UserID) -> String { "user:\(id.uuidString)" }
 
     /// NOTIFY payloads are limited to 8000 bytes; larger events are fetched from the table.
     static let maxNotifyBytes = 7_000

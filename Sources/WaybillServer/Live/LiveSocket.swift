@@ -61,8 +61,8 @@ enum LiveTickets {
         if !(try row.decodeNil(column: "tracking_token")) {
             return LiveIdentity(trackingToken: try row.decode(column: "tracking_token", as: String.self))
         }
-        let userID = try row.decode(column: "user_id", as: UUID.self)
-        let sessionID = try row.decode(column: "session_id", as: UUID.self)
+        let userID = UserID(rawValue: try row.decode(column: "user_id", as: UUID.self))
+        let sessionID = SignInID(rawValue: try row.decode(column: "session_id", as: UUID.self))
         // The account and the session must still be good now, not only when the ticket was made.
         guard let user = try await User.find(userID, on: db), !user.isDisabled,
               let session = try await Session.find(sessionID, on: db), session.revokedAt == nil else { return nil }

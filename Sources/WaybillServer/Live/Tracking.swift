@@ -6,14 +6,14 @@ import WaybillCore
 
 /// A driver's duty and last known position.
 struct DriverState: Sendable {
-    var driverID: UUID
+    var driverID: UserID
     var onDuty: Bool
     var dutyChangedAt: Int64
     var position: PositionReport?
 
     static let columns = ["driver_id", "on_duty", "duty_changed_at", "latitude", "longitude", "accuracy", "heading", "speed", "recorded_at"]
 
-    init(driverID: UUID, onDuty: Bool, dutyChangedAt: Int64, position: PositionReport?) {
+    init(driverID: UserID, onDuty: Bool, dutyChangedAt: Int64, position: PositionReport?) {
         self.driverID = driverID
         self.onDuty = onDuty
         self.dutyChangedAt = dutyChangedAt
@@ -21,7 +21,7 @@ struct DriverState: Sendable {
     }
 
     init(row: any SQLRow) throws {
-        driverID = try row.decode(column: "driver_id", as: UUID.self)
+        driverID = UserID(rawValue: try row.decode(column: "driver_id", as: UUID.self))
         onDuty = try row.decode(column: "on_duty", as: Bool.self)
         dutyChangedAt = try row.decode(column: "duty_changed_at", as: Int64.self)
         func double(_ column: String) throws -> Double? { try row.decodeNil(column: column) ? nil : try row.decode(column: column, as: Double.self) }
@@ -32,7 +32,7 @@ struct DriverState: Sendable {
         }
     }
 
-    static func find(_ driverID: UUID, on db: any Database) async throws -> DriverState? {
+    static func find(_ driverID: UserID, on db: any Database) async throws -> DriverState? {
         guard let sql = db as? any SQLDatabase else { return nil }
         return try await sql.select().columns(columns.map { SQLIdentifier($0) }).from("driver_states")
             .where("driver_id", .equal, SQLBind(driverID)).first().map(DriverState.init(row:))
@@ -205,7 +205,7 @@ struct Tracking {
     }
 
     /// The route the driver took for an order, at most `limit` points spread evenly over it.
-    func trail(_ orderID: UUID, for principal: Principal, limit: Int = 2_000) async throws -> [TrailPoint] {
+    func trail(_ orderID: OrderID, for principal: Principal, limit: Int = 2_000) async throws -> [TrailPoint] {
         _ = try await Orders(services: services, db: db, logger: logger).visibleOrder(orderID, to: principal)
         guard let sql = db as? any SQLDatabase else { return [] }
         let rows = try await sql.select().columns("latitude", "longitude", "recorded_at").from("order_positions")
@@ -229,7 +229,7 @@ struct Tracking {
 
     /// Every active driver with duty, position (on duty only), load and, given an order, the
     /// distance to its pickup: what a dispatcher needs to choose.
-    func fleet(nearOrder orderID: UUID?, by principal: Principal) async throws -> [FleetEntry] {
+    func fleet(nearOrder orderID: OrderID?, by principal: Principal) async throws -> [FleetEntry] {
         try principal.require(.dispatch)
         guard let sql = db as? any SQLDatabase else { return [] }
         var pickup: Coordinate?
@@ -244,8 +244,8 @@ struct Tracking {
         let loads = try await sql.select().column("driver_id").column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("orders")
             .where("status", .in, OrderStatus.driverListStatuses.map(\.rawValue))
             .where("driver_id", .isNot, SQLLiteral.null).groupBy("driver_id").all()
-        var loadByDriver: [UUID: Int] = [:]
-        for row in loads { loadByDriver[try row.decode(column: "driver_id", as: UUID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
+        var loadByDriver: [UserID: Int] = [:]
+        for row in loads { loadByDriver[UserID(rawValue: try row.decode(column: "driver_id", as: UUID.self))] = Int(try row.decode(column: "n", as: Int64.self)) }
         // Managers on duty drive too.
         let onDutyManagers = states.filter(\.onDuty).map(\.driverID)
         var people = drivers
@@ -263,7 +263,7 @@ struct Tracking {
     /// The fleet with each driver's distance to `pickup`, in `DispatchPolicy`'s order: the list a
     /// dispatcher chooses from, the same in the API and on the board.
     static func ranked(_ entries: [FleetEntry], pickup: Coordinate?) -> [FleetEntry] {
-        var byID: [UUID: FleetEntry] = [:]
+        var byID: [UserID: FleetEntry] = [:]
         let candidates = entries.map { entry -> DriverCandidate in
             var entry = entry
             entry.distanceToPickupMeters = nil
@@ -294,15 +294,15 @@ struct Tracking {
     func trackingURL(_ token: String) -> String { services.config.publicURL + "/t/" + token }
 
     /// A new link for the order; the old one stops working at once (viewers are let go).
-    func renewLink(_ orderID: UUID, by principal: Principal) async throws -> Order {
+    func renewLink(_ orderID: OrderID, by principal: Principal) async throws -> Order {
         try await changeLink(orderID, to: Self.newTrackingToken(), by: principal)
     }
 
-    func revokeLink(_ orderID: UUID, by principal: Principal) async throws -> Order {
+    func revokeLink(_ orderID: OrderID, by principal: Principal) async throws -> Order {
         try await changeLink(orderID, to: nil, by: principal)
     }
 
-    private func changeLink(_ orderID: UUID, to token: String?, by principal: Principal) async throws -> Order {
+    private func changeLink(_ orderID: OrderID, to token: String?, by principal: Principal) async throws -> Order {
         let orders = Orders(services: services, db: db, logger: logger)
         return try await db.writeTransaction(services) { db in
             let order = try await orders.visibleOrder(orderID, to: principal, on: db)

@@ -8,10 +8,10 @@ import WaybillCore
 final class Order: Model, @unchecked Sendable {
     static let schema = "orders"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: OrderID?
     @Field(key: "reference") var reference: String
-    @Field(key: "customer_id") var customerID: UUID
-    @OptionalField(key: "driver_id") var driverID: UUID?
+    @Field(key: "customer_id") var customerID: UserID
+    @OptionalField(key: "driver_id") var driverID: UserID?
     @Field(key: "status") var status: OrderStatus
     /// Bumped by every change; a change only lands if nobody else changed the order meanwhile.
     @Field(key: "version") var version: Int
@@ -90,15 +90,15 @@ final class OrderEvent: Model, @unchecked Sendable {
     static let schema = "order_events"
 
     @ID(custom: "id", generatedBy: .database) var id: Int?
-    @Field(key: "order_id") var orderID: UUID
+    @Field(key: "order_id") var orderID: OrderID
     @Field(key: "type") var type: String
     @OptionalField(key: "status") var status: OrderStatus?
-    @OptionalField(key: "actor_id") var actorID: UUID?
+    @OptionalField(key: "actor_id") var actorID: UserID?
     @OptionalField(key: "note") var note: String?
     @Field(key: "at") var at: Int64
 
     init() {}
-    init(orderID: UUID, type: String, status: OrderStatus?, actorID: UUID?, note: String? = nil, at: Int64 = UnixTime.nowMillis) {
+    init(orderID: OrderID, type: String, status: OrderStatus?, actorID: UserID?, note: String? = nil, at: Int64 = UnixTime.nowMillis) {
         self.orderID = orderID
         self.type = type
         self.status = status
@@ -115,15 +115,15 @@ final class OrderFile: Model, @unchecked Sendable {
 
     enum Kind: String, Codable, Sendable { case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo" }
 
-    @ID(key: .id) var id: UUID?
-    @Field(key: "order_id") var orderID: UUID
+    @ID(custom: .id, generatedBy: .random) var id: FileID?
+    @Field(key: "order_id") var orderID: OrderID
     @Field(key: "kind") var kind: Kind
     @Field(key: "content_type") var contentType: String
     @Field(key: "storage_name") var storageName: String
     @Field(key: "byte_count") var byteCount: Int
     @Field(key: "width") var width: Int
     @Field(key: "height") var height: Int
-    @Field(key: "uploaded_by") var uploadedBy: UUID
+    @Field(key: "uploaded_by") var uploadedBy: UserID
     @Field(key: "created_at") var createdAt: Int64
 
     init() {}
@@ -133,9 +133,9 @@ final class OrderFile: Model, @unchecked Sendable {
 final class Notification: Model, @unchecked Sendable {
     static let schema = "notifications"
 
-    @ID(key: .id) var id: UUID?
-    @Field(key: "user_id") var userID: UUID
-    @OptionalField(key: "order_id") var orderID: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: NotificationID?
+    @Field(key: "user_id") var userID: UserID
+    @OptionalField(key: "order_id") var orderID: OrderID?
     @Field(key: "kind") var kind: String
     @Field(key: "title") var title: String
     @Field(key: "body") var body: String
@@ -143,7 +143,7 @@ final class Notification: Model, @unchecked Sendable {
     @Field(key: "created_at") var createdAt: Int64
 
     init() {}
-    init(userID: UUID, orderID: UUID?, kind: String, title: String, body: String) {
+    init(userID: UserID, orderID: OrderID?, kind: String, title: String, body: String) {
         self.userID = userID
         self.orderID = orderID
         self.kind = kind
@@ -159,11 +159,11 @@ final class TariffRecord: Model, @unchecked Sendable {
 
     @ID(custom: "version", generatedBy: .user) var id: Int?
     @Field(key: "data") var data: String
-    @OptionalField(key: "created_by") var createdBy: UUID?
+    @OptionalField(key: "created_by") var createdBy: UserID?
     @Field(key: "created_at") var createdAt: Int64
 
     init() {}
-    init(version: Int, tariff: Tariff, createdBy: UUID?) {
+    init(version: Int, tariff: Tariff, createdBy: UserID?) {
         self.id = version
         self.data = Order.json(tariff)
         self.createdBy = createdBy
@@ -178,7 +178,7 @@ final class SandboxCheckout: Model, @unchecked Sendable {
     static let schema = "sandbox_checkouts"
 
     @ID(custom: "id", generatedBy: .user) var id: String?
-    @Field(key: "order_id") var orderID: UUID
+    @Field(key: "order_id") var orderID: OrderID
     @Field(key: "amount") var amount: Int
     @Field(key: "currency") var currency: String
     @Field(key: "method") var method: PaymentMethod

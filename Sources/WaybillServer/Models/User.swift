@@ -6,7 +6,7 @@ import WaybillCore
 final class User: Model, @unchecked Sendable {
     static let schema = "users"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: UserID?
 
     // data
     @Field(key: "role") var role: Role
@@ -29,7 +29,7 @@ final class User: Model, @unchecked Sendable {
 
     init() {}
 
-    init(id: UUID? = nil, role: Role, email: String, passwordHash: String?, firstName: String, lastName: String,
+    init(id: UserID? = nil, role: Role, email: String, passwordHash: String?, firstName: String, lastName: String,
          address: String? = nil, postalCode: String? = nil, city: String? = nil,
          isCompany: Bool = false, companyName: String? = nil, emailVerifiedAt: Date? = nil) {
         self.id = id
@@ -54,7 +54,7 @@ final class User: Model, @unchecked Sendable {
 final class Session: Model, @unchecked Sendable {
     static let schema = "sessions"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: SignInID?
     @Parent(key: "user_id") var user: User
     @OptionalField(key: "revoked_at") var revokedAt: Date?
     @OptionalField(key: "revoke_reason") var revokeReason: String?
@@ -65,7 +65,7 @@ final class Session: Model, @unchecked Sendable {
     @OptionalField(key: "last_used_at") var lastUsedAt: Int64?
 
     init() {}
-    init(id: UUID? = nil, userID: UUID) {
+    init(id: SignInID? = nil, userID: UserID) {
         self.id = id
         self.$user.id = userID
     }
@@ -83,7 +83,7 @@ final class RefreshToken: Model, @unchecked Sendable {
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
 
     init() {}
-    init(sessionID: UUID, tokenHash: String, expiresAt: Date) {
+    init(sessionID: SignInID, tokenHash: String, expiresAt: Date) {
         self.$session.id = sessionID
         self.tokenHash = tokenHash
         self.expiresAt = expiresAt
@@ -109,7 +109,7 @@ final class OneTimeCode: Model, @unchecked Sendable {
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
 
     init() {}
-    init(userID: UUID, purpose: Purpose, codeHash: String, expiresAt: Date) {
+    init(userID: UserID, purpose: Purpose, codeHash: String, expiresAt: Date) {
         self.$user.id = userID
         self.purpose = purpose
         self.codeHash = codeHash
@@ -122,7 +122,7 @@ final class OneTimeCode: Model, @unchecked Sendable {
 final class Device: Model, @unchecked Sendable {
     static let schema = "devices"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: DeviceID?
     @Parent(key: "user_id") var user: User
     @Field(key: "platform") var platform: DevicePlatform
     @Field(key: "push_token") var pushToken: String
@@ -130,7 +130,7 @@ final class Device: Model, @unchecked Sendable {
     @Timestamp(key: "updated_at", on: .update) var updatedAt: Date?
 
     init() {}
-    init(userID: UUID, platform: DevicePlatform, pushToken: String) {
+    init(userID: UserID, platform: DevicePlatform, pushToken: String) {
         self.$user.id = userID
         self.platform = platform
         self.pushToken = pushToken

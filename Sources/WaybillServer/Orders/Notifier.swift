@@ -31,7 +31,7 @@ enum Notifier {
 
     static func notify(_ users: [User], _ kind: Kind, order: Order, body: String, on db: any Database) async throws {
         let title = kind.title(order.reference)
-        var seen = Set<UUID>()
+        var seen = Set<UserID>()
         for user in users where !user.isDisabled {
             guard let id = user.id, seen.insert(id).inserted else { continue }
             let notification = Notification(userID: id, orderID: order.id, kind: kind.rawValue, title: title.en, body: body)

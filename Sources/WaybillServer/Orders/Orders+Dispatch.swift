@@ -7,7 +7,7 @@ import WaybillCore
 
 /// Dispatch: giving an order to a driver, or taking it from one for another.
 extension Orders {
-    func assign(_ id: UUID, to driverID: UUID, reassign: Bool = false, by principal: Principal) async throws -> Order {
+    func assign(_ id: OrderID, to driverID: UserID, reassign: Bool = false, by principal: Principal) async throws -> Order {
         try principal.require(.dispatch)
         guard let driver = try await User.find(driverID, on: db),
               DispatchPolicy.mayCarry(assignee: Caller(id: driverID, role: driver.role), disabled: driver.isDisabled, assignedBy: principal.caller) else {

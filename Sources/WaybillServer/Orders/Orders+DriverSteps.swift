@@ -8,14 +8,14 @@ import WaybillCore
 /// The driver's steps: accept, pick up (cash collected, the recipient's code sent), fail. Delivery
 /// with its proof is in `Orders+Proof`.
 extension Orders {
-    func accept(_ id: UUID, by principal: Principal) async throws -> Order {
+    func accept(_ id: OrderID, by principal: Principal) async throws -> Order {
         try await transition(id, .accept, by: principal) { order, db in
             try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
             return .orderAccepted(order, driver: principal.user)
         }
     }
 
-    func pickup(_ id: UUID, cashCollected: Money?, by principal: Principal) async throws -> Order {
+    func pickup(_ id: OrderID, cashCollected: Money?, by principal: Principal) async throws -> Order {
         let existing = try await visibleOrder(id, to: principal)
         if existing.paymentMethod == .cash {
             guard let cash = cashCollected else { throw WaybillError.validation("cashCollected", "required_for_cash") }
@@ -48,7 +48,7 @@ extension Orders {
         return order
     }
 
-    func fail(_ id: UUID, reason: FailureReason, note: String?, by principal: Principal) async throws -> Order {
+    func fail(_ id: OrderID, reason: FailureReason, note: String?, by principal: Principal) async throws -> Order {
         let note = note?.trimmingCharacters(in: .whitespacesAndNewlines)
         return try await transition(id, .fail, by: principal) { order, db in
             order.failureReason = reason

@@ -9,7 +9,7 @@ extension Orders {
         let query = Notification.query(on: db).filter(\.$userID == principal.userID)
         if unreadOnly { query.filter(\.$readAt == nil) }
         if let cursor {
-            guard let (at, id) = Self.decodeCursor(cursor) else { throw WaybillError.invalidParameter("cursor") }
+            guard let (at, id): (Int64, NotificationID) = Self.decodeCursor(cursor) else { throw WaybillError.invalidParameter("cursor") }
             query.group(.or) { or in
                 or.filter(\.$createdAt < at)
                 or.group(.and) { and in and.filter(\.$createdAt == at).filter(\.$id < id) }
@@ -22,7 +22,7 @@ extension Orders {
         return (page, unread, next)
     }
 
-    func markRead(_ id: UUID, for principal: Principal) async throws -> Notification {
+    func markRead(_ id: NotificationID, for principal: Principal) async throws -> Notification {
         try await db.writeTransaction(services) { db in
             guard let row = try await Notification.query(on: db).filter(\.$id == id).filter(\.$userID == principal.userID).first() else {
                 throw WaybillError.notFound

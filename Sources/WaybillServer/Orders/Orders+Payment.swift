@@ -10,7 +10,7 @@ extension Orders {
     // MARK: Payment
 
     /// Asks the provider about the order's checkout and, if it is paid, moves the order on.
-    func confirmPayment(_ id: UUID, by principal: Principal) async throws -> OrderRecord {
+    func confirmPayment(_ id: OrderID, by principal: Principal) async throws -> OrderRecord {
         let order = try await visibleOrder(id, to: principal)
         try check(.confirmPayment, on: order, by: principal)
         guard order.paymentMethod.isOnline else {
@@ -27,7 +27,7 @@ extension Orders {
     /// return page and the sandbox page. Idempotent. A checkout paid after the order was
     /// cancelled is refunded.
     func settleCheckout(_ state: CheckoutState) async throws {
-        guard let orderID = state.orderID.flatMap(UUID.init(uuidString:)),
+        guard let orderID = state.orderID.flatMap(OrderID.init(uuidString:)),
               let order = try await Order.find(orderID, on: db), order.checkoutSessionID == state.id else { return }
         if state.expired, order.status == .awaitingPayment {
             _ = try? await transition(orderID, .cancel, by: nil) { order, db in
@@ -106,7 +106,7 @@ extension Orders {
 
     /// Refunds a cancelled, paid order in full. Run from the outbox (with retries) and right after
     /// the cancellation. Does nothing if the refund already happened.
-    func refundNow(_ id: UUID) async throws {
+    func refundNow(_ id: OrderID) async throws {
         guard let order = try await Order.find(id, on: db), order.paymentStatus == .refundPending,
               let session = order.checkoutSessionID else { return }
         let state = try await services.payments.checkout(id: session)

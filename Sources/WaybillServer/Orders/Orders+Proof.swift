@@ -14,7 +14,7 @@ extension Orders {
         var field: String
     }
 
-    func deliver(_ id: UUID, signature: Upload, photo: Upload?, recipientName: String, code: String?,
+    func deliver(_ id: OrderID, signature: Upload, photo: Upload?, recipientName: String, code: String?,
                  by principal: Principal) async throws -> Order {
         // Who may deliver, and whether the order is under way, before looking at what was sent.
         let current = try await visibleOrder(id, to: principal)
@@ -96,9 +96,9 @@ extension Orders {
         }
     }
 
-    static func fileRecord(order: Order, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UUID) -> OrderFile {
+    static func fileRecord(order: Order, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UserID) -> OrderFile {
         let file = OrderFile()
-        file.id = UUID()
+        file.id = .random()
         file.orderID = order.id!
         file.kind = kind
         file.contentType = image.format.contentType
@@ -112,7 +112,7 @@ extension Orders {
     }
 
     /// The customer's photo of the parcel or document, before pickup.
-    func addPhoto(_ id: UUID, _ upload: Upload, by principal: Principal) async throws -> OrderFile {
+    func addPhoto(_ id: OrderID, _ upload: Upload, by principal: Principal) async throws -> OrderFile {
         let order = try await visibleOrder(id, to: principal)
         try check(.addPhoto, on: order, by: principal) { "Photos can be added until the parcel is picked up; this order is \($0.rawValue)." }
         let image = try await sanitize(upload, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
@@ -140,7 +140,7 @@ extension Orders {
 
     /// Holds the order's row until the transaction ends (PostgreSQL's `FOR UPDATE`; on SQLite the
     /// write lock already serialises writers).
-    static func lockOrderRow(_ id: UUID, on db: any Database) async throws {
+    static func lockOrderRow(_ id: OrderID, on db: any Database) async throws {
         guard let sql = db as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
         try await sql.raw("SELECT id FROM orders WHERE id = \(bind: id) FOR UPDATE").run()
     }
@@ -163,7 +163,7 @@ extension Orders {
                 WHERE f.kind = \(bind: OrderFile.Kind.parcelPhoto.rawValue) AND o.status = \(bind: OrderStatus.awaitingPayment.rawValue)
                   AND o.created_at < \(bind: cutoff)
                 LIMIT 500
-                """).all().map { (id: try $0.decode(column: "id", as: UUID.self), name: try $0.decode(column: "storage_name", as: String.self)) }
+                """).all().map { (id: FileID(rawValue: try $0.decode(column: "id", as: UUID.self)), name: try $0.decode(column: "storage_name", as: String.self)) }
             guard !batch.isEmpty else { break }
             try await transaction { db in try await OrderFile.query(on: db).filter(\.$id ~~ batch.map(\.id)).delete() }
             // The rows are gone first: a crash here leaves an unreferenced file, never a row without one.
@@ -175,7 +175,7 @@ extension Orders {
         return deleted
     }
 
-    func file(orderID: UUID, fileID: UUID, for principal: Principal) async throws -> (OrderFile, Data) {
+    func file(orderID: OrderID, fileID: FileID, for principal: Principal) async throws -> (OrderFile, Data) {
         _ = try await visibleOrder(orderID, to: principal)
         guard let file = try await OrderFile.query(on: db).filter(\.$id == fileID).filter(\.$orderID == orderID).first() else {
             throw WaybillError.notFound
@@ -185,7 +185,7 @@ extension Orders {
 }
 
 extension OneTimeCodes {
-    func hashRecipientCode(_ code: String, orderID: UUID) -> String {
+    func hashRecipientCode(_ code: String, orderID: OrderID) -> String {
         let message = Data("recipient|\(orderID.uuidString)|\(code)".utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
     }

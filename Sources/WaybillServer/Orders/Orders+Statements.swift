@@ -35,7 +35,7 @@ extension Orders {
     }
 
     /// Company customers: their own statement. Managers: every company's (or one customer's).
-    func statements(month: String?, customerID: UUID?, for principal: Principal) async throws -> [Statement] {
+    func statements(month: String?, customerID: UserID?, for principal: Principal) async throws -> [Statement] {
         let zone = services.config.displayTimeZone
         let month = month ?? Self.currentMonth(in: zone)
         guard let (start, end) = Self.monthBounds(month, in: zone) else { throw WaybillError.invalidParameter("month") }
@@ -56,7 +56,7 @@ extension Orders {
         }
         let orders = try await query.sort(\.$createdAt).all()
         let grouped = Dictionary(grouping: orders, by: \.customerID)
-        var customers: [UUID: User] = [:]
+        var customers: [UserID: User] = [:]
         if !grouped.isEmpty {
             for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[user.id!] = user }
         }
@@ -67,7 +67,7 @@ extension Orders {
             .sorted { ($0.customer.companyName ?? $0.customer.email) < ($1.customer.companyName ?? $1.customer.email) }
     }
 
-    func statement(customerID: UUID, month: String) async throws -> Statement {
+    func statement(customerID: UserID, month: String) async throws -> Statement {
         guard let customer = try await User.find(customerID, on: db),
               let (start, end) = Self.monthBounds(month, in: services.config.displayTimeZone) else {
             throw WaybillError.notFound
@@ -90,18 +90,18 @@ struct StatementLinks: Sendable {
                                      info: Data("waybill statement links".utf8), outputByteCount: 32)
     }
 
-    func token(customerID: UUID, month: String, lifetime: Int64 = 3600) -> String {
+    func token(customerID: UserID, month: String, lifetime: Int64 = 3600) -> String {
         let payload = "\(customerID.uuidString)|\(month)|\(UnixTime.nowSeconds + lifetime)"
         return Data(payload.utf8).base64URLEncodedString() + "." + Data(HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: key)).base64URLEncodedString()
     }
 
-    func verify(_ token: String) -> (UUID, String)? {
+    func verify(_ token: String) -> (UserID, String)? {
         let parts = token.split(separator: ".")
         guard parts.count == 2, let payload = Data(base64URLEncoded: String(parts[0])), let mac = Data(base64URLEncoded: String(parts[1])),
               HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: key),
               let text = String(data: payload, encoding: .utf8) else { return nil }
         let fields = text.split(separator: "|")
-        guard fields.count == 3, let id = UUID(uuidString: String(fields[0])), let expiry = Int64(fields[2]),
+        guard fields.count == 3, let id = UserID(uuidString: String(fields[0])), let expiry = Int64(fields[2]),
               expiry >= UnixTime.nowSeconds else { return nil }
         return (id, String(fields[1]))
     }

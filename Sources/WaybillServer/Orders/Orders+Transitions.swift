@@ -16,7 +16,7 @@ extension Orders {
     /// `change` applies the action and returns the one `DomainEvent` it amounts to, which is
     /// recorded in the same transaction (its subscribers tell people and the live channel).
     @discardableResult
-    func transition(_ id: UUID, _ action: OrderAction, by principal: Principal?,
+    func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?,
                     change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
         let orders = self
         let events = services.events
@@ -57,7 +57,7 @@ extension Orders {
         order.version += 1
     }
 
-    func cancel(_ id: UUID, reason: String, by principal: Principal) async throws -> Order {
+    func cancel(_ id: OrderID, reason: String, by principal: Principal) async throws -> Order {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw WaybillError.validation("reason", "required") }
         let order = try await transition(id, .cancel, by: principal) { order, db in

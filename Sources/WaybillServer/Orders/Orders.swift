@@ -92,14 +92,14 @@ struct Orders {
 
     /// The order if the caller may see it: its customer, its driver, or a manager. Otherwise 404,
     /// so nobody learns which ids exist.
-    func visibleOrder(_ id: UUID, to principal: Principal, on db: (any Database)? = nil) async throws -> Order {
+    func visibleOrder(_ id: OrderID, to principal: Principal, on db: (any Database)? = nil) async throws -> Order {
         guard let order = try await Order.find(id, on: db ?? self.db), !capacities(of: principal, for: order).isEmpty else {
             throw WaybillError.notFound
         }
         return order
     }
 
-    func detail(_ id: UUID, for principal: Principal) async throws -> OrderRecord {
+    func detail(_ id: OrderID, for principal: Principal) async throws -> OrderRecord {
         let order = try await visibleOrder(id, to: principal)
         return try await load(order, capacities: capacities(of: principal, for: order), full: true)
     }
@@ -122,8 +122,8 @@ struct Orders {
 
     struct ListFilter: Sendable {
         var statuses: [OrderStatus] = []
-        var customerID: UUID?
-        var driverID: UUID?
+        var customerID: UserID?
+        var driverID: UserID?
         var from: Date?
         var to: Date?
         var cursor: String?
@@ -152,7 +152,7 @@ struct Orders {
         if let from = filter.from { query.where("created_at", .greaterThanOrEqual, SQLBind(UnixTime.clampedMillis(from))) }
         if let to = filter.to { query.where("created_at", .lessThan, SQLBind(UnixTime.clampedMillis(to))) }
         if let raw = filter.cursor {
-            guard let (at, id) = Self.decodeCursor(raw) else { throw WaybillError.invalidParameter("cursor") }
+            guard let (at, id): (Int64, OrderID) = Self.decodeCursor(raw) else { throw WaybillError.invalidParameter("cursor") }
             query.where { group in
                 group.where("created_at", .lessThan, SQLBind(at))
                     .orWhere { $0.where("created_at", .equal, SQLBind(at)).where("id", .lessThan, SQLBind(id)) }
@@ -180,10 +180,10 @@ struct Orders {
     }
 
     /// The people a page of orders names, read at once (through `RowOutput`).
-    static func people(_ ids: [UUID], on sql: any SQLDatabase) async throws -> [UUID: User] {
+    static func people(_ ids: [UserID], on sql: any SQLDatabase) async throws -> [UserID: User] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await sql.select().column(SQLLiteral.all).from(User.schema).where("id", .in, SQLBind.group(ids)).all()
-        var users: [UUID: User] = [:]
+        var users: [UserID: User] = [:]
         for row in rows {
             let user = try User(row: row)
             users[user.id!] = user
@@ -191,14 +191,14 @@ struct Orders {
         return users
     }
 
-    static func encodeCursor(_ at: Int64, _ id: UUID) -> String {
+    static func encodeCursor<Tag>(_ at: Int64, _ id: Tagged<Tag, UUID>) -> String {
         Data("\(at):\(id.uuidString)".utf8).base64URLEncodedString()
     }
 
-    static func decodeCursor(_ raw: String) -> (Int64, UUID)? {
+    static func decodeCursor<Tag>(_ raw: String) -> (Int64, Tagged<Tag, UUID>)? {
         guard let data = Data(base64URLEncoded: raw), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: ":", maxSplits: 1)
-        guard parts.count == 2, let at = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        guard parts.count == 2, let at = Int64(parts[0]), let id = Tagged<Tag, UUID>(uuidString: String(parts[1])) else { return nil }
         return (at, id)
     }
 }

@@ -22,7 +22,7 @@ struct PaymentPages: RouteCollection {
         if let sessionID = req.query[String.self, at: "session_id"], !sessionID.isEmpty, sessionID.count <= 200 {
             let state = try await req.application.waybill.payments.checkout(id: sessionID)
             try await orders.settleCheckout(state)
-            if let id = state.orderID.flatMap(UUID.init(uuidString:)), let order = try await Order.find(id, on: req.db) {
+            if let id = state.orderID.flatMap(OrderID.init(uuidString:)), let order = try await Order.find(id, on: req.db) {
                 // Back in the web app: the delivery's page, if this browser is signed in as someone who may see it.
                 if let cookie = req.cookies[WebContext.sessionCookie(req)]?.string,
                    let principal = try? await Accounts(request: req).authenticate(webCookie: cookie),

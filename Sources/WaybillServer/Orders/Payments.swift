@@ -6,7 +6,7 @@ import WaybillCore
 
 /// What the payment provider is asked to collect.
 struct CheckoutRequest: Sendable {
-    var orderID: UUID
+    var orderID: OrderID
     var reference: String
     var price: Money
     var method: PaymentMethod

@@ -5,7 +5,7 @@ import WaybillCore
 
 /// One push to one device, queued in the outbox in the transaction that made the notification.
 struct PushJob: Codable, Sendable {
-    var deviceID: UUID
+    var deviceID: DeviceID
     var title: String
     var body: String
     var data: [String: String]
@@ -18,7 +18,7 @@ struct PushDelivery {
     let app: Application
 
     /// Queues a push to each of `userID`'s devices.
-    static func enqueue(userID: UUID, title: String, body: String, data: [String: String], collapseKey: String?,
+    static func enqueue(userID: UserID, title: String, body: String, data: [String: String], collapseKey: String?,
                         on db: any Database) async throws {
         let devices = try await Device.query(on: db).filter(\.$user.$id == userID).all()
         for device in devices {

@@ -6,9 +6,9 @@ import WaybillCore
 /// A signed-in caller: their account as it is now in the database and the session they use.
 struct Principal: Sendable {
     let user: User
-    let sessionID: UUID
+    let sessionID: SignInID
 
-    var userID: UUID { user.id! }
+    var userID: UserID { user.id! }
 
     /// The caller as WaybillCore's policies know them.
     var caller: Caller { Caller(id: userID, role: user.role) }
@@ -218,7 +218,7 @@ struct Accounts {
     /// session or a disabled account is refused at once. Sessions last as long as refresh tokens.
     func authenticate(webCookie cookie: String) async throws -> Principal {
         let parts = cookie.split(separator: ".", maxSplits: 1)
-        guard parts.count == 2, parts[1].count <= 100, let sessionID = UUID(uuidString: String(parts[0])),
+        guard parts.count == 2, parts[1].count <= 100, let sessionID = SignInID(uuidString: String(parts[0])),
               let session = try await Session.find(sessionID, on: db),
               let hash = session.webTokenHash, constantTimeEquals(Data(hash.utf8), Data(TokenService.hash(String(parts[1])).utf8))
         else { throw WaybillError.unauthenticated }
@@ -247,7 +247,7 @@ struct Accounts {
     }
 
     /// Ends a web session (sign-out).
-    func endSession(_ id: UUID) async throws {
+    func endSession(_ id: SignInID) async throws {
         try await revokeSession(id, reason: "logout")
     }
 
@@ -296,7 +296,7 @@ struct Accounts {
         try await revokeSession(stored.$session.id, reason: "logout")
     }
 
-    func revokeSession(_ id: UUID, reason: String) async throws {
+    func revokeSession(_ id: SignInID, reason: String) async throws {
         try await transaction { db in
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
                 .set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
@@ -308,7 +308,7 @@ struct Accounts {
     }
 
     /// Ends every session of an account, or every other one when `except` is given.
-    static func revokeSessions(userID: UUID, except: UUID? = nil, reason: String, on db: any Database) async throws {
+    static func revokeSessions(userID: UserID, except: SignInID? = nil, reason: String, on db: any Database) async throws {
         var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
         if let except { query = query.filter(\.$id != except) }
         try await query.set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
@@ -323,7 +323,7 @@ struct Accounts {
     func authenticate(bearer: String?) async throws -> Principal {
         guard let bearer, !bearer.isEmpty else { throw WaybillError.unauthenticated }
         let claims = try await services.tokens.verifyAccessToken(bearer)
-        guard let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sid) else {
+        guard let userID = UserID(uuidString: claims.sub.value), let sessionID = SignInID(uuidString: claims.sid) else {
             throw WaybillError.invalidToken
         }
         async let userLookup = User.find(userID, on: db)
@@ -432,7 +432,7 @@ struct Accounts {
     }
 
     @discardableResult
-    static func upsertDevice(userID: UUID, platform: DevicePlatform, pushToken: String, on db: any Database) async throws -> Device {
+    static func upsertDevice(userID: UserID, platform: DevicePlatform, pushToken: String, on db: any Database) async throws -> Device {
         if let existing = try await Device.query(on: db).filter(\.$pushToken == pushToken).first() {
             existing.$user.id = userID
             existing.platform = platform
@@ -470,13 +470,13 @@ struct Accounts {
     }
 
     /// One account, for a manager.
-    func user(_ id: UUID, for principal: Principal) async throws -> User {
+    func user(_ id: UserID, for principal: Principal) async throws -> User {
         try principal.require(.manageUsers)
         guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
         return user
     }
 
-    func updateUser(actor: Principal, id: UUID, role: Role?, disabled: Bool?) async throws -> User {
+    func updateUser(actor: Principal, id: UserID, role: Role?, disabled: Bool?) async throws -> User {
         // The caller's own record is already loaded; no need to read it again for the self check.
         switch AccountPolicy.mayUpdate(id, changingRole: role != nil && role != actor.user.role, disabling: disabled == true, by: actor.caller) {
         case .forbidden: throw WaybillError.forbidden
@@ -505,7 +505,7 @@ struct Accounts {
         }
     }
 
-    func resetUser(id: UUID, by principal: Principal) async throws {
+    func resetUser(id: UserID, by principal: Principal) async throws {
         try principal.require(.manageUsers)
         guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
         if let wait = try await OneTimeCodes.sendBlocked(userID: id, purpose: .passwordReset, on: db) {

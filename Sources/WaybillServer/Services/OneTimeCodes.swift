@@ -15,7 +15,7 @@ struct OneTimeCodes: Sendable {
                                      info: Data("waybill one-time codes".utf8), outputByteCount: 32)
     }
 
-    func hash(_ code: String, userID: UUID, purpose: OneTimeCode.Purpose) -> String {
+    func hash(_ code: String, userID: UserID, purpose: OneTimeCode.Purpose) -> String {
         let message = Data("\(userID.uuidString)|\(purpose.rawValue)|\(code)".utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
     }
@@ -27,7 +27,7 @@ struct OneTimeCodes: Sendable {
 
     /// Whether another code of this purpose may be mailed to this account now, as seconds to wait
     /// (nil = yes). Limits what anyone can make Waybill send to one mailbox.
-    static func sendBlocked(userID: UUID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> Int64? {
+    static func sendBlocked(userID: UserID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> Int64? {
         let hourAgo = UnixTime.now.addingTimeInterval(-3600)
         let recent = try await OneTimeCode.query(on: db)
             .filter(\.$user.$id == userID).filter(\.$purpose == purpose).filter(\.$createdAt > hourAgo)
@@ -44,7 +44,7 @@ struct OneTimeCodes: Sendable {
 
     /// Makes a new code for the account (retiring earlier ones of the same purpose) and returns it.
     /// Call inside the transaction that also queues the mail carrying it.
-    func issue(userID: UUID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> String {
+    func issue(userID: UserID, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> String {
         try await OneTimeCode.query(on: db)
             .filter(\.$user.$id == userID).filter(\.$purpose == purpose).filter(\.$consumedAt == nil)
             .set(\.$consumedAt, to: UnixTime.now)
@@ -59,7 +59,7 @@ struct OneTimeCodes: Sendable {
     /// Checks a code. Each check counts as a try, recorded before comparing so parallel guesses
     /// cannot exceed the limit; the count is committed even though the caller then fails.
     /// Returns the code's row so the caller can consume it in its own transaction.
-    func check(_ code: String, userID: UUID?, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> OneTimeCode {
+    func check(_ code: String, userID: UserID?, purpose: OneTimeCode.Purpose, on db: any Database) async throws -> OneTimeCode {
         guard let userID else { throw WaybillError.invalidCode }
         guard let row = try await OneTimeCode.query(on: db)
             .filter(\.$user.$id == userID).filter(\.$purpose == purpose).filter(\.$consumedAt == nil)

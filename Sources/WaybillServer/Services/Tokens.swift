@@ -38,7 +38,7 @@ struct TokenService: Sendable {
         return TokenService(keys: keys)
     }
 
-    func accessToken(userID: UUID, role: Role, sessionID: UUID, now: Date = Date()) async throws -> String {
+    func accessToken(userID: UserID, role: Role, sessionID: SignInID, now: Date = Date()) async throws -> String {
         let claims = AccessClaims(
             sub: .init(value: userID.uuidString),
             aud: .init(value: [AccessClaims.audience]),

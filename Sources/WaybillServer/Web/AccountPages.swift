@@ -352,7 +352,7 @@ struct AccountPages {
 
     func readOne(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        guard let id = req.parameters.get("id").flatMap(NotificationID.init(uuidString:)) else { throw WaybillError.notFound }
         _ = try await Orders(request: req).markRead(id, for: me)
         return req.redirect(to: "/notifications", redirectType: .normal)
     }

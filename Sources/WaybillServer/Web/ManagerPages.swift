@@ -98,7 +98,7 @@ struct DispatchPages {
         let (_, me) = try WebAuth.require(req, .dispatch)
         let id = try OrderPages.orderID(req)
         let form = try AccountPages.form(req)
-        guard let driver = (form["driverId"]).flatMap(UUID.init(uuidString:)) else { throw WaybillError.validation("driverId", "required") }
+        guard let driver = (form["driverId"]).flatMap(UserID.init(uuidString:)) else { throw WaybillError.validation("driverId", "required") }
         _ = try await Orders(request: req).assign(id, to: driver, reassign: form["reassign"] == "true", by: me)
         let back = safeLocalPath(req.headers.first(name: .referer).flatMap { URL(string: $0)?.path }) ?? "/dispatch"
         return req.redirect(to: back == "/dispatch" ? "/dispatch" : "/orders/\(id.uuidString)?done=assigned", redirectType: .normal)
@@ -194,8 +194,8 @@ struct DispatchPages {
         return try await usersView(ctx, values: ["role": "driver"], errors: [:], notice: ctx.t(.invited, form["email"] ?? ""), status: .created)
     }
 
-    static func userID(_ req: Request) throws -> UUID {
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+    static func userID(_ req: Request) throws -> UserID {
+        guard let id = req.parameters.get("id").flatMap(UserID.init(uuidString:)) else { throw WaybillError.notFound }
         return id
     }
 

@@ -19,8 +19,8 @@ struct OrderPages {
         routes.get("statements", use: statements)
     }
 
-    static func orderID(_ req: Request) throws -> UUID {
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+    static func orderID(_ req: Request) throws -> OrderID {
+        guard let id = req.parameters.get("id").flatMap(OrderID.init(uuidString:)) else { throw WaybillError.notFound }
         return id
     }
 
@@ -260,7 +260,7 @@ struct OrderPages {
         if let from = req.query[String.self, at: "from"].flatMap(Self.day) { filter.from = from }
         if let to = req.query[String.self, at: "to"].flatMap(Self.day) { filter.to = to.addingTimeInterval(86400) }
         let manager = me.may(.dispatch)
-        if manager, let driver = req.query[String.self, at: "driver"].flatMap(UUID.init(uuidString:)) { filter.driverID = driver }
+        if manager, let driver = req.query[String.self, at: "driver"].flatMap(UserID.init(uuidString:)) { filter.driverID = driver }
         if let cursor = req.query[String.self, at: "cursor"], !cursor.isEmpty { filter.cursor = cursor }
         let page = try await Orders(request: req).list(filter, for: me)
         let rows = try page.records.map { record -> String in
@@ -476,7 +476,7 @@ struct OrderPages {
     func file(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
         let id = try Self.orderID(req)
-        guard let fileID = req.parameters.get("file").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        guard let fileID = req.parameters.get("file").flatMap(FileID.init(uuidString:)) else { throw WaybillError.notFound }
         let (file, data) = try await Orders(request: req).file(orderID: id, fileID: fileID, for: me)
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: file.contentType)

@@ -16,7 +16,7 @@ struct WebMap {
     var label: String
     var markers: [Marker] = []
     var trail: [[Double]] = []
-    var orderID: UUID?
+    var orderID: OrderID?
     var fleet = false
     /// "pickup" or "dropoff": clicking the map sets that stop's pin.
     var pick: String?

@@ -49,7 +49,7 @@ struct SDKJourneyTests {
                 #expect(created.order.status == .awaitingPayment)
                 #expect(created.next.action == .pay)
                 #expect(created.next.sandbox == true)
-                let orderID = created.order.uuid
+                let orderID = created.order.orderID
                 let paymentURL = try #require(created.next.paymentUrl.flatMap(URL.init(string:)))
                 let paid = try await server.page(.POST, paymentURL.path + "/pay")
                 #expect(paid.status == .seeOther || paid.status == .found || paid.status == .ok)
@@ -62,13 +62,13 @@ struct SDKJourneyTests {
 
                 // The manager finds the driver and assigns the order.
                 let drivers = try await manager.users(role: .driver)
-                let lucaID = try #require(drivers.items.first { $0.email == "luca@courier.example" }.flatMap { UUID(uuidString: $0.id) })
-                #expect(try await manager.orders(status: [.pending]).items.map(\.uuid).contains(orderID))
+                let lucaID = try #require(drivers.items.first { $0.email == "luca@courier.example" }.flatMap { UserID(uuidString: $0.id) })
+                #expect(try await manager.orders(status: [.pending]).items.map(\.orderID).contains(orderID))
                 let assigned = try await manager.assign(orderID, to: lucaID)
                 #expect(assigned.status == .assigned)
 
                 // The driver goes on duty, accepts, drives with positions, picks up and delivers.
-                #expect(try await driver.orders().items.map(\.uuid) == [orderID])
+                #expect(try await driver.orders().items.map(\.orderID) == [orderID])
                 try await driver.setDuty(true)
                 #expect(try await driver.accept(orderID).status == .accepted)
                 let now = Int64(Date().timeIntervalSince1970) * 1000
@@ -77,7 +77,7 @@ struct SDKJourneyTests {
                     PositionReport(latitude: 47.3781, longitude: 8.5405, accuracy: 5, recordedAt: now - 1000),
                 ])
                 #expect(receipt.accepted == 2)
-                #expect(try await manager.fleet(near: orderID).drivers.first { UUID(uuidString: $0.driver.id) == lucaID }?.onDuty == true)
+                #expect(try await manager.fleet(near: orderID).drivers.first { UserID(uuidString: $0.driver.id) == lucaID }?.onDuty == true)
                 #expect(try await driver.pickUp(orderID).status == .inTransit)
                 let delivered = try await driver.deliver(orderID, signaturePNG: Data(SampleImages.signaturePNG), recipientName: "Bea Beispiel")
                 #expect(delivered.status == .delivered)
@@ -145,9 +145,9 @@ struct SDKJourneyTests {
                 try await session.signIn(email: "ada@example.com", password: TestServer.password)
                 let created = try await session.placeOrder(NewOrder(
                     delivery: Delivery(dropoff: Self.bern), paymentMethod: .cash, recipient: Recipient(name: "Bea")))
-                try await session.cancel(created.order.uuid, reason: "changed my mind")
+                try await session.cancel(created.order.orderID, reason: "changed my mind")
                 do throws(WaybillClient.WaybillError) {
-                    try await session.cancel(created.order.uuid, reason: "again")
+                    try await session.cancel(created.order.orderID, reason: "again")
                     Issue.record("cancelled twice")
                 } catch .server(let problem) {
                     #expect(problem.status == 409)
@@ -155,7 +155,7 @@ struct SDKJourneyTests {
                     #expect(problem.currentStatus == "cancelled")
                 }
                 do throws(WaybillClient.WaybillError) {
-                    _ = try await session.order(UUID())
+                    _ = try await session.order(.random())
                     Issue.record("found an order that does not exist")
                 } catch {
                     #expect(error.code == "not_found")

@@ -18,7 +18,7 @@ struct SDKLiveTests {
                 try await customer.signIn(email: "ada@example.com", password: TestServer.password)
 
                 let live = LiveRecorder()
-                await live.start(customer.liveUpdates([.order(UUID(uuidString: id)!)],
+                await live.start(customer.liveUpdates([.order(OrderID(uuidString: id)!)],
                                                       options: LiveOptions(initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500))))
                 try await live.wait(for: "subscribed") { await $0.connections == 1 }
                 try await server.advance(id, to: .assigned, cast: cast)
@@ -96,7 +96,7 @@ struct SDKLiveTests {
                 // The order's trail holds every point, in the order they were taken.
                 let customer = server.sdk(port: port)
                 try await customer.signIn(email: "ada@example.com", password: TestServer.password)
-                let trail = try await customer.trail(of: UUID(uuidString: id)!).points
+                let trail = try await customer.trail(of: OrderID(uuidString: id)!).points
                 #expect(trail.count == 1100)
                 #expect(trail.map { Int64($0.recordedAt.timeIntervalSince1970 * 1000) } == points.map(\.recordedAt))
                 #expect(trail.map(\.latitude) == points.map(\.latitude))
@@ -153,7 +153,7 @@ struct SDKLiveHeartbeatTests {
                 try await customer.signIn(email: "ada@example.com", password: TestServer.password)
 
                 let live = LiveRecorder()
-                await live.start(customer.liveUpdates([.order(UUID(uuidString: id)!)], options: LiveOptions(
+                await live.start(customer.liveUpdates([.order(OrderID(uuidString: id)!)], options: LiveOptions(
                     initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500), heartbeat: .milliseconds(300))))
                 try await live.wait(for: "subscribed") { await $0.connections == 1 }
                 try await server.advance(id, to: .assigned, cast: cast)

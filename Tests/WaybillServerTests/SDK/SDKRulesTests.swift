@@ -40,7 +40,7 @@ struct SDKRulesTests {
 
                 let manager = server.sdk(port: port)
                 try await manager.signIn(email: "boss@courier.example", password: TestServer.password)
-                let fleet = try await manager.fleet(near: UUID(uuidString: id)!)
+                let fleet = try await manager.fleet(near: OrderID(uuidString: id)!)
                 // Both off duty, so no distance: the lighter load first (Luca carries this order).
                 #expect(fleet.drivers.map(\.driver.firstName).prefix(2) == ["Mia", "Luca"])
             }

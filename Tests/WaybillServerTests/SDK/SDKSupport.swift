@@ -31,15 +31,15 @@ extension TestServer {
     func expiredCopy(of token: String) async throws -> String {
         let claims = try await app.waybill.tokens.verifyAccessToken(token)
         return try await app.waybill.tokens.accessToken(
-            userID: UUID(uuidString: claims.sub.value)!, role: Role(rawValue: claims.role)!,
-            sessionID: UUID(uuidString: claims.sid)!, now: Date().addingTimeInterval(-3600))
+            userID: UserID(uuidString: claims.sub.value)!, role: Role(rawValue: claims.role)!,
+            sessionID: SignInID(uuidString: claims.sid)!, now: Date().addingTimeInterval(-3600))
     }
 
     /// How many refresh tokens the server issued for the session `token` belongs to (one at
     /// sign-in, one per refresh).
     func refreshTokensIssued(forSessionOf token: String) async throws -> Int {
         let claims = try await app.waybill.tokens.verifyAccessToken(token)
-        let session = UUID(uuidString: claims.sid)!
+        let session = SignInID(uuidString: claims.sid)!
         return try await RefreshToken.query(on: db).all().filter { $0.$session.id == session }.count
     }
 }

@@ -65,7 +65,7 @@ extension TestServer {
     }
 
     func status(of id: String) async throws -> String? {
-        try await Order.find(UUID(uuidString: id)!, on: db)?.status.rawValue
+        try await Order.find(OrderID(uuidString: id)!, on: db)?.status.rawValue
     }
 
     /// Drives an order forward to `target` through the API, the way the people would.
@@ -100,7 +100,7 @@ extension TestServer {
     }
 
     func price(of id: String) async throws -> Int {
-        try await Order.find(UUID(uuidString: id)!, on: db)!.priceAmount
+        try await Order.find(OrderID(uuidString: id)!, on: db)!.priceAmount
     }
 
     @discardableResult
