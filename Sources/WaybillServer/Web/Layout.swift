@@ -7,6 +7,17 @@ import WaybillCore
 func h(_ text: String) -> String { PaymentPages.escape(text) }
 func h(_ text: String?) -> String { PaymentPages.escape(text ?? "") }
 
+/// A page's view. The conforming struct's stored properties are the page's model (built by the
+/// page's one query function, `load`, where it shows stored data, or by the handler from a form);
+/// `page(_:)` only renders it: no database, no service, no rule of its own.
+protocol PageView {
+    func page(_ ctx: WebContext) -> WebPage
+}
+
+extension PageView {
+    func response(_ ctx: WebContext) -> Response { page(ctx).render(ctx) }
+}
+
 /// A page of the web app: the shell (header, navigation, language switch) around its content.
 struct WebPage {
     var title: String
