@@ -29,6 +29,13 @@ struct PageSnapshotTests {
         (#"value="\d{4}-\d{2}""#, "value=\"<month>\""),
     ]
 
+    /// The paths of a page's own links, form actions and images (query and fragment left off).
+    static func localTargets(_ html: String) -> Set<String> {
+        let pattern = try! NSRegularExpression(pattern: #"(?:href|action|src|formaction)="(/[^"?#]*)"#)
+        let range = NSRange(html.startIndex..., in: html)
+        return Set(pattern.matches(in: html, range: range).compactMap { Range($0.range(at: 1), in: html).map { String(html[$0]) } })
+    }
+
     static func normalize(_ html: String) -> String {
         var text = html
         for (pattern, template) in replacements {
@@ -75,6 +82,7 @@ struct PageSnapshotTests {
                 ("public-tracking", "/t/\(token)", nil),
             ]
             var problems: [String] = []
+            var links = Set<String>()
             for language in ["en", "fr"] {
                 var browsers: [String: TestBrowser] = [:]
                 for page in pages {
@@ -96,9 +104,20 @@ struct PageSnapshotTests {
                         html = try await browser.get(page.path).html
                     }
                     if let problem = try Self.check(html, named: "\(page.name).\(language)") { problems.append(problem) }
+                    links.formUnion(Self.localTargets(html))
                 }
             }
             #expect(problems.isEmpty, "\(problems.joined(separator: "\n\n"))")
+            // Every link and form target on these pages reaches a route (paths come from `WebRoutes`).
+            let routes = server.app.routes.all.map { $0.path.map(\.description) }
+            let unrouted = links.filter { link in
+                let parts = link.split(separator: "/").map(String.init)
+                return !routes.contains { route in
+                    route.count == parts.count && zip(route, parts).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+                        || (route.last == "**" && parts.starts(with: route.dropLast()))
+                }
+            }
+            #expect(links.count > 20 && unrouted.isEmpty, "no route for \(unrouted.sorted())")
         }
     }
 }

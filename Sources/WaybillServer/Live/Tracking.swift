@@ -291,7 +291,7 @@ struct Tracking {
         }
     }
 
-    func trackingURL(_ token: String) -> String { services.config.publicURL + "/t/" + token }
+    func trackingURL(_ token: String) -> String { services.config.publicURL + WebRoutes.trackingPage(token) }
 
     /// A new link for the order; the old one stops working at once (viewers are let go).
     func renewLink(_ orderID: OrderID, by principal: Principal) async throws -> Order {

@@ -6,7 +6,7 @@ import WaybillCore
 /// (reload to refresh); a small module keeps it current over the live channel.
 struct TrackingPage: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("t", ":token", use: page)
+        routes.get(WebRoutes.trackingPage, use: page)
         routes.get("assets", "live-tracking.js", use: script)
     }
 

@@ -25,3 +25,16 @@ extension Orders {
         }
     }
 }
+
+extension Orders {
+    /// The dispatch board: every order in one of its columns (`DispatchColumn`), oldest first, with
+    /// the people its cards name. Dispatchers only.
+    func dispatchBoard(by principal: Principal) async throws -> (orders: [Order], people: [UserID: User]) {
+        try principal.require(.dispatch)
+        let open = try await Order.query(on: db).filter(\.$status ~~ DispatchColumn.allCases.flatMap(\.statuses)).sort(\.$createdAt).all()
+        var ids = Set(open.map(\.customerID))
+        for order in open { if let driver = order.driverID { ids.insert(driver) } }
+        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        return (open, try await Self.people(Array(ids), on: sql))
+    }
+}

@@ -22,6 +22,11 @@ extension Orders {
         return (page, unread, next)
     }
 
+    /// How many of the caller's notifications are unread (the badge in the web app's menu).
+    func unreadCount(for principal: Principal) async throws -> Int {
+        try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil).count()
+    }
+
     func markRead(_ id: NotificationID, for principal: Principal) async throws -> Notification {
         try await db.writeTransaction(services) { db in
             guard let row = try await Notification.query(on: db).filter(\.$id == id).filter(\.$userID == principal.userID).first() else {

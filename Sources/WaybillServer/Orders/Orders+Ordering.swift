@@ -124,8 +124,8 @@ extension Orders {
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
                 orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
                 customerEmail: customer.email,
-                successURL: services.config.publicURL + "/payments/return?session_id={CHECKOUT_SESSION_ID}",
-                cancelURL: services.config.publicURL + "/payments/return?order=\(order.id!.uuidString)&cancelled=1"))
+                successURL: services.config.publicURL + WebRoutes.paymentReturn(query: "session_id={CHECKOUT_SESSION_ID}"),
+                cancelURL: services.config.publicURL + WebRoutes.paymentReturn(query: "order=\(order.id!.uuidString)&cancelled=1")))
             order.checkoutSessionID = checkout.id
             order.checkoutURL = checkout.url
         }

@@ -7,11 +7,11 @@ import WaybillCore
 /// back, the sandbox checkout (labelled as a test everywhere), and printable monthly statements.
 struct PaymentPages: RouteCollection {
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("payments", "return", use: paymentReturn)
-        routes.get("sandbox", "checkout", ":id", use: sandboxPage)
-        routes.post("sandbox", "checkout", ":id", "pay", use: sandboxPay)
-        routes.post("sandbox", "checkout", ":id", "cancel", use: sandboxCancel)
-        routes.get("statements", ":token", use: statementPage)
+        routes.get(WebRoutes.paymentReturn, use: paymentReturn)
+        routes.get(WebRoutes.sandboxCheckout, use: sandboxPage)
+        routes.post(WebRoutes.sandboxPay, use: sandboxPay)
+        routes.post(WebRoutes.sandboxCancel, use: sandboxCancel)
+        routes.get(WebRoutes.statement, use: statementPage)
     }
 
     /// Stripe's success URL. Asks Stripe itself whether the checkout is paid (the query string
@@ -27,7 +27,7 @@ struct PaymentPages: RouteCollection {
                 if let cookie = req.cookies[WebContext.sessionCookie(req)]?.string,
                    let principal = try? await Accounts(request: req).authenticate(webCookie: cookie),
                    (try? await orders.visibleOrder(id, to: principal)) != nil {
-                    return req.redirect(to: "/orders/\(id.uuidString)?paid=1", redirectType: .normal)
+                    return req.redirect(to: WebRoutes.order(id, query: "paid=1"), redirectType: .normal)
                 }
                 let paid = order.paymentStatus == .paid
                 return Self.page(title: paid ? "Payment received" : "Payment not completed", sandbox: sandbox, body: """
@@ -55,8 +55,8 @@ struct PaymentPages: RouteCollection {
         let price = Money(checkout.amount, checkout.currency)
         let method = checkout.method == .twint ? "TWINT" : "Card"
         let actions = checkout.status == "open" ? """
-            <form method="post" action="/sandbox/checkout/\(Self.escape(id))/pay"><button type="submit">Pay \(Self.escape(price.description)) (test)</button></form>
-            <form method="post" action="/sandbox/checkout/\(Self.escape(id))/cancel"><button type="submit" class="secondary">Cancel</button></form>
+            <form method="post" action="\(Self.escape(WebRoutes.sandboxPay(id)))"><button type="submit">Pay \(Self.escape(price.description)) (test)</button></form>
+            <form method="post" action="\(Self.escape(WebRoutes.sandboxCancel(id)))"><button type="submit" class="secondary">Cancel</button></form>
             """ : "<p>This test checkout is \(Self.escape(checkout.status)).</p>"
         return Self.page(title: "Test payment", sandbox: true, body: """
             <h1>Test payment — \(method)</h1>
@@ -72,13 +72,13 @@ struct PaymentPages: RouteCollection {
         guard let id = req.parameters.get("id") else { throw WaybillError.notFound }
         guard try await SandboxCheckout.find(id, on: req.db) != nil else { throw WaybillError.notFound }
         _ = try await sandbox.markPaid(id: id)
-        return req.redirect(to: "/payments/return?session_id=\(id)", redirectType: .normal)
+        return req.redirect(to: WebRoutes.paymentReturn(query: "session_id=" + queryValue(id)), redirectType: .normal)
     }
 
     func sandboxCancel(_ req: Request) async throws -> Response {
         _ = try sandboxProvider(req)
         guard let id = req.parameters.get("id"), try await SandboxCheckout.find(id, on: req.db) != nil else { throw WaybillError.notFound }
-        return req.redirect(to: "/payments/return?cancelled=1", redirectType: .normal)
+        return req.redirect(to: WebRoutes.paymentReturn(query: "cancelled=1"), redirectType: .normal)
     }
 
     func statementPage(_ req: Request) async throws -> Response {

@@ -211,7 +211,7 @@ struct SandboxPayments: PaymentProvider {
         row.status = "open"
         row.createdAt = UnixTime.nowMillis
         try await writeLock.withLock { try await row.create(on: db()) }
-        return Checkout(id: id, url: "\(publicURL)/sandbox/checkout/\(id)")
+        return Checkout(id: id, url: publicURL + WebRoutes.sandboxCheckout(id))
     }
 
     func checkout(id: String) async throws -> CheckoutState {

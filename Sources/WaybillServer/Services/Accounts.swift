@@ -525,6 +525,12 @@ struct Accounts {
     }
 
     /// Accounts ordered by email; `q` matches email, names and company name, ignoring case.
+    /// Everyone who may drive (`Permission.drive`), by first name: the dispatcher's filter of an order list.
+    func drivers(for principal: Principal) async throws -> [User] {
+        try principal.require(.dispatch)
+        return try await User.query(on: db).filter(\.$role ~~ Permission.drive.roles).sort(\.$firstName).all()
+    }
+
     func listUsers(role: Role?, query: String?, cursor: String?, limit: Int, for principal: Principal) async throws -> UserPage {
         try principal.require(.manageUsers)
         var builder = User.query(on: db).sort(\.$email).limit(limit + 1)

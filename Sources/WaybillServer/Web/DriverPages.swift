@@ -7,65 +7,18 @@ import WaybillCore
 /// The driver's phone: today's deliveries in order, the steps, position sharing and the proof screen.
 struct DriverPages {
     func register(_ routes: any RoutesBuilder) {
-        routes.get("driver", use: today)
-        routes.post("driver", "duty", use: duty)
-        routes.post("driver", "orders", ":id", "accept", use: accept)
-        routes.post("driver", "orders", ":id", "pickup", use: pickup)
-        routes.get("driver", "orders", ":id", "deliver", use: proofPage)
-        routes.post("driver", "orders", ":id", "deliver", use: deliver)
-        routes.post("driver", "orders", ":id", "fail", use: fail)
+        routes.get(WebRoutes.driverDay, use: today)
+        routes.post(WebRoutes.driverDuty, use: duty)
+        routes.post(WebRoutes.accept, use: accept)
+        routes.post(WebRoutes.pickup, use: pickup)
+        routes.get(WebRoutes.deliver, use: proofPage)
+        routes.post(WebRoutes.deliver, use: deliver)
+        routes.post(WebRoutes.fail, use: fail)
     }
 
     func today(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .drive)
-        let day = try await Orders(request: req).driverDay(for: me)
-        let sorted = day.todo.map(\.order), finished = day.done.map(\.order)
-        let onDuty = day.state?.onDuty ?? false
-        let form = Form(ctx: ctx)
-
-        let cards = try sorted.enumerated().map { index, order -> String in
-            let pickup = try order.pickup, dropoff = try order.dropoff, recipient = try order.recipient
-            let next = order.status.nextStop == .dropoff ? dropoff : pickup
-            let cash = order.paymentStatus == .dueOnPickup
-                ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
-            // The card's one button: the assignee's next step in the state machine.
-            let actions = OrderStateMachine.availableActions(from: order.status, as: [.assignee])
-            var buttons = ""
-            if actions.contains(.accept) {
-                buttons = "<form method=\"post\" action=\"/driver/orders/\(order.id!.uuidString)/accept\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
-            } else if actions.contains(.pickup) {
-                buttons = "<a class=\"button primary\" href=\"/orders/\(order.id!.uuidString)\">\(h(ctx.t(.pickedUp)))…</a>"
-            } else if actions.contains(.deliver) {
-                buttons = "<a class=\"button primary\" href=\"/driver/orders/\(order.id!.uuidString)/deliver\">\(h(ctx.t(.deliverProof)))</a>"
-            }
-            return """
-                <li class="card">
-                <p class="card-head"><span class="index">\(index + 1)</span> <a href="/orders/\(order.id!.uuidString)"><strong>\(h(order.reference))</strong></a> \(ctx.statusBadge(order.status))\(order.service == .express ? " <span class=\"status express\">\(h(ctx.t(.express)))</span>" : "")</p>
-                <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
-                <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
-                <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
-                \(cash)
-                <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
-                </li>
-                """
-        }.joined()
-        let done = finished.map { order -> String in
-            "<li><a href=\"/orders/\(order.id!.uuidString)\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
-        }.joined()
-        return WebPage(title: ctx.t(.today), body: """
-            <h1>\(h(ctx.t(.today)))</h1>
-            <section class="duty">
-            <form method="post" action="/driver/duty" class="inline">\(form.hidden())<input type="hidden" name="onDuty" value="\(onDuty ? "false" : "true")">
-            <p>\(h(onDuty ? ctx.t(.youAreOnDuty) : ctx.t(.youAreOffDuty)))</p>
-            <button type="submit" class="\(onDuty ? "secondary" : "primary")">\(h(onDuty ? ctx.t(.goOffDuty) : ctx.t(.goOnDuty)))</button></form>
-            \(Self.sharingToggle(ctx, onDuty: onDuty, boxed: false))
-            </section>
-            <div id="runs" data-live-refresh="status notification">
-            <h2>\(h(ctx.t(.toDo)))</h2>
-            \(cards.isEmpty ? "<p>\(h(ctx.t(.nothingToDo)))</p>" : "<ol class=\"cards\">\(cards)</ol>")
-            \(done.isEmpty ? "" : "<h2>\(h(ctx.t(.doneToday)))</h2><ul class=\"done\">\(done)</ul>")
-            </div>
-            """, scripts: ["position"], liveTopics: []).render(ctx)
+        return try await DriverDayPage.load(for: me, orders: Orders(request: req)).response(ctx)
     }
 
     /// The switch that shares the driver's position while the page is open (position.js).
@@ -77,24 +30,23 @@ struct DriverPages {
         return boxed ? "<section class=\"duty\">\(inner)</section>" : inner
     }
 
-
     func duty(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req, .drive)
         let on = try AccountPages.form(req)["onDuty"] == "true"
         _ = try await Tracking(request: req).setDuty(on, by: me)
-        return req.redirect(to: "/driver", redirectType: .normal)
+        return req.redirect(to: WebRoutes.driverDay(), redirectType: .normal)
     }
 
     func accept(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
-        let id = try OrderPages.orderID(req)
+        let id: OrderID = try WebRoutes.id(req)
         _ = try await Orders(request: req).accept(id, by: me)
-        return req.redirect(to: "/orders/\(id.uuidString)?done=accepted", redirectType: .normal)
+        return req.redirect(to: WebRoutes.order(id, query: "done=accepted"), redirectType: .normal)
     }
 
     func pickup(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
-        let id = try OrderPages.orderID(req)
+        let id: OrderID = try WebRoutes.id(req)
         let orders = Orders(request: req)
         let order = try await orders.visibleOrder(id, to: me)
         var cash: Money?
@@ -105,39 +57,82 @@ struct DriverPages {
             cash = Money(cents, order.currency)
         }
         _ = try await orders.pickup(id, cashCollected: cash, by: me)
-        return req.redirect(to: "/orders/\(id.uuidString)?done=in_transit", redirectType: .normal)
+        return req.redirect(to: WebRoutes.order(id, query: "done=in_transit"), redirectType: .normal)
     }
 
     func fail(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
-        let id = try OrderPages.orderID(req)
+        let id: OrderID = try WebRoutes.id(req)
         let form = try AccountPages.form(req)
         guard let reason = FailureReason(rawValue: form["reason"] ?? "") else { throw WaybillError.validation("reason", "invalid") }
         let note = (form["note"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         _ = try await Orders(request: req).fail(id, reason: reason, note: note.isEmpty ? nil : note, by: me)
-        return req.redirect(to: "/orders/\(id.uuidString)?done=failed", redirectType: .normal)
+        return req.redirect(to: WebRoutes.order(id, query: "done=failed"), redirectType: .normal)
     }
 
     // MARK: Proof of delivery
 
     func proofPage(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
-        let id = try OrderPages.orderID(req)
+        let id: OrderID = try WebRoutes.id(req)
         let order = try await Orders(request: req).visibleOrder(id, to: me)
-        return proofView(ctx, order: order, values: ["recipientName": (try? order.recipient.name) ?? ""], errors: [:])
+        return ProofPage(order: order, values: ["recipientName": (try? order.recipient.name) ?? ""]).response(ctx)
     }
 
-    func proofView(_ ctx: WebContext, order: Order, values: [String: String], errors: [String: String], message: String? = nil,
-                   status: HTTPResponseStatus = .ok) -> Response {
+    struct ProofForm: Content {
+        var signature: String?
+        var recipientName: String?
+        var code: String?
+        var photo: File?
+    }
+
+    func deliver(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req)
+        let id: OrderID = try WebRoutes.id(req)
+        let orders = Orders(request: req)
+        let order = try await orders.visibleOrder(id, to: me)
+        let form = try req.content.decode(ProofForm.self)
+        try requireStorableText([form.recipientName, form.code])
+        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? ""]
+        // The pad sends a PNG as a data URL.
+        let prefix = "data:image/png;base64,"
+        guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
+            return ProofPage(order: order, values: values, errors: ["signature": "required"], message: ctx.t(.signatureMissing),
+                             status: .unprocessableEntity).response(ctx)
+        }
+        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
+        do {
+            _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
+                                         recipientName: form.recipientName ?? "", code: form.code, by: me)
+        } catch let error as WaybillError where error.status == .unprocessableEntity
+            || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
+            // Shown on the form, in the driver's language, so they can try again or call dispatch.
+            return ProofPage(order: order, values: values, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+        }
+        return req.redirect(to: WebRoutes.order(id, query: "done=delivered"), redirectType: .normal)
+    }
+}
+
+// MARK: - Pages
+
+/// The proof of delivery: signature pad, recipient's name, code (when the order asks for one), photo.
+struct ProofPage: PageView {
+    var order: Order
+    var values: [String: String]
+    var errors: [String: String] = [:]
+    var message: String?
+    var status: HTTPResponseStatus = .ok
+
+    func page(_ ctx: WebContext) -> WebPage {
         let form = Form(ctx: ctx, values: values, errors: errors)
-        let id = order.id!.uuidString
+        let id = order.id!
         let code = order.requireRecipientCode
             ? form.field("code", ctx.t(.recipientCode), autocomplete: "off", hint: ctx.t(.recipientCodeHint), attributes: "inputmode=\"numeric\"") : ""
         return WebPage(title: ctx.t(.proofOfDelivery), body: """
             <h1>\(h(ctx.t(.proofOfDelivery)))</h1>
             <p>\(h(order.reference)) · \(ctx.address((try? order.dropoff) ?? Address(street: "", postalCode: "", city: "")))</p>
             \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
-            <form method="post" action="/driver/orders/\(id)/deliver" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
+            <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
             \(form.hidden())
             <div class="field\(errors["signature"] == nil ? "" : " invalid")"><p class="label" id="sig-label">\(h(ctx.t(.signHere)))</p>
             <canvas data-signature-pad width="600" height="240" aria-labelledby="sig-label" tabindex="0" class="signature"></canvas>
@@ -152,39 +147,73 @@ struct DriverPages {
             <img alt="" data-preview-for="f-photo" hidden class="preview"></div>
             <button type="submit" class="primary">\(h(ctx.t(.confirmDelivery)))</button>
             </form>
-            <p><a href="/orders/\(id)">\(h(ctx.t(.back)))</a></p>
-            """, status: status, scripts: ["signature"]).render(ctx)
-    }
-
-    struct ProofForm: Content {
-        var signature: String?
-        var recipientName: String?
-        var code: String?
-        var photo: File?
-    }
-
-    func deliver(_ req: Request) async throws -> Response {
-        let (ctx, me) = try WebAuth.require(req)
-        let id = try OrderPages.orderID(req)
-        let orders = Orders(request: req)
-        let order = try await orders.visibleOrder(id, to: me)
-        let form = try req.content.decode(ProofForm.self)
-        try requireStorableText([form.recipientName, form.code])
-        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? ""]
-        // The pad sends a PNG as a data URL.
-        let prefix = "data:image/png;base64,"
-        guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
-            return proofView(ctx, order: order, values: values, errors: ["signature": "required"], message: ctx.t(.signatureMissing), status: .unprocessableEntity)
-        }
-        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
-        do {
-            _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
-                                         recipientName: form.recipientName ?? "", code: form.code, by: me)
-        } catch let error as WaybillError where error.status == .unprocessableEntity
-            || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
-            // Shown on the form, in the driver's language, so they can try again or call dispatch.
-            return proofView(ctx, order: order, values: values, errors: error.fields ?? [:], message: ctx.message(error), status: error.status)
-        }
-        return req.redirect(to: "/orders/\(id.uuidString)?done=delivered", redirectType: .normal)
+            <p><a href="\(WebRoutes.order(id))">\(h(ctx.t(.back)))</a></p>
+            """, status: status, scripts: ["signature"])
     }
 }
+
+
+/// The driver's day: the deliveries to do in the order to do them, each with its one next step, and
+/// those done today; duty and position sharing.
+struct DriverDayPage: PageView {
+    enum Step { case accept, pickUp, deliver }
+    var todo: [(order: Order, next: Step?)]
+    var done: [Order]
+    var onDuty: Bool
+
+    static func load(for me: Principal, orders: Orders) async throws -> DriverDayPage {
+        let day = try await orders.driverDay(for: me)
+        return DriverDayPage(todo: day.todo.map { entry in
+            // The card's one button: the assignee's next step in the state machine.
+            let actions = OrderStateMachine.availableActions(from: entry.order.status, as: [.assignee])
+            let next: Step? = actions.contains(.accept) ? .accept : actions.contains(.pickup) ? .pickUp : actions.contains(.deliver) ? .deliver : nil
+            return (entry.order, next)
+        }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false)
+    }
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let form = Form(ctx: ctx)
+        let cards = todo.enumerated().map { index, entry -> String in
+            let order = entry.order
+            let pickup = (try? order.pickup) ?? Address(street: "", postalCode: "", city: ""), dropoff = (try? order.dropoff) ?? Address(street: "", postalCode: "", city: "")
+            let recipient = (try? order.recipient) ?? Recipient(name: "")
+            let next = order.status.nextStop == .dropoff ? dropoff : pickup
+            let cash = order.paymentStatus == .dueOnPickup
+                ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
+            let buttons = switch entry.next {
+            case .accept: "<form method=\"post\" action=\"\(WebRoutes.accept(order.id!))\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
+            case .pickUp: "<a class=\"button primary\" href=\"\(WebRoutes.order(order.id!))\">\(h(ctx.t(.pickedUp)))…</a>"
+            case .deliver: "<a class=\"button primary\" href=\"\(WebRoutes.deliver(order.id!))\">\(h(ctx.t(.deliverProof)))</a>"
+            case nil: ""
+            }
+            return """
+                <li class="card">
+                <p class="card-head"><span class="index">\(index + 1)</span> <a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(ctx.statusBadge(order.status))\(order.service == .express ? " <span class=\"status express\">\(h(ctx.t(.express)))</span>" : "")</p>
+                <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
+                <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
+                <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
+                \(cash)
+                <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
+                </li>
+                """
+        }.joined()
+        let finished = done.map { order -> String in
+            "<li><a href=\"\(WebRoutes.order(order.id!))\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
+        }.joined()
+        return WebPage(title: ctx.t(.today), body: """
+            <h1>\(h(ctx.t(.today)))</h1>
+            <section class="duty">
+            <form method="post" action="\(WebRoutes.driverDuty())" class="inline">\(form.hidden())<input type="hidden" name="onDuty" value="\(onDuty ? "false" : "true")">
+            <p>\(h(onDuty ? ctx.t(.youAreOnDuty) : ctx.t(.youAreOffDuty)))</p>
+            <button type="submit" class="\(onDuty ? "secondary" : "primary")">\(h(onDuty ? ctx.t(.goOffDuty) : ctx.t(.goOnDuty)))</button></form>
+            \(DriverPages.sharingToggle(ctx, onDuty: onDuty, boxed: false))
+            </section>
+            <div id="runs" data-live-refresh="status notification">
+            <h2>\(h(ctx.t(.toDo)))</h2>
+            \(cards.isEmpty ? "<p>\(h(ctx.t(.nothingToDo)))</p>" : "<ol class=\"cards\">\(cards)</ol>")
+            \(finished.isEmpty ? "" : "<h2>\(h(ctx.t(.doneToday)))</h2><ul class=\"done\">\(finished)</ul>")
+            </div>
+            """, scripts: ["position"], liveTopics: [])
+    }
+}
+

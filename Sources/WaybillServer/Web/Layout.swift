@@ -62,9 +62,9 @@ struct WebPage {
             <body class="role-\(ctx.role?.rawValue ?? "guest")">
             <a class="skip" href="#main">\(h(ctx.t(.skipToContent)))</a>
             <header class="top">
-            <a class="brand" href="/">Waybill</a>
+            <a class="brand" href="\(WebRoutes.home())">Waybill</a>
             \(navigation(ctx, path: path))
-            <a class="lang" href="/lang/\(other.rawValue)?back=\(back)" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
+            <a class="lang" href="\(WebRoutes.language(other, query: "back=" + back))" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
             </header>
             \(sandboxBanner)
             <main id="main" class="\(wide ? "wide" : "narrow")" tabindex="-1">
@@ -93,32 +93,32 @@ struct WebPage {
         guard let user = ctx.user else {
             return """
                 <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>
-                <li><a href="/login"\(current(path, "/login"))>\(h(ctx.t(.signIn)))</a></li>
-                <li><a href="/register"\(current(path, "/register"))>\(h(ctx.t(.createAccount)))</a></li>
+                <li><a href="\(WebRoutes.login())"\(current(path, WebRoutes.login()))>\(h(ctx.t(.signIn)))</a></li>
+                <li><a href="\(WebRoutes.register())"\(current(path, WebRoutes.register()))>\(h(ctx.t(.createAccount)))</a></li>
                 </ul></nav>
                 """
         }
         // The menu offers what the account's permissions allow (WaybillCore's `Permission`).
         var links: [(String, String)] = []
-        let caller = Caller(id: user.id!, role: user.role)
+        guard let caller = ctx.principal?.caller else { return "" }
         if caller.may(.placeOrders) {
-            links += [("/orders/new", ctx.t(.newDelivery)), ("/orders", ctx.t(.myDeliveries))]
-            if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append(("/statements", ctx.t(.statements))) }
+            links += [(WebRoutes.newOrder(), ctx.t(.newDelivery)), (WebRoutes.orders(), ctx.t(.myDeliveries))]
+            if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append((WebRoutes.statements(), ctx.t(.statements))) }
         }
-        if caller.may(.dispatch) { links += [("/dispatch", ctx.t(.dispatch)), ("/fleet", ctx.t(.fleet)), ("/orders", ctx.t(.orders))] }
-        if caller.may(.manageUsers) { links.append(("/users", ctx.t(.users))) }
-        if caller.may(.manageTariff) { links.append(("/tariff", ctx.t(.tariff))) }
+        if caller.may(.dispatch) { links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.fleet(), ctx.t(.fleet)), (WebRoutes.orders(), ctx.t(.orders))] }
+        if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
+        if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
         if caller.may(.drive) {
-            if caller.may(.dispatch) { links.append(("/driver", ctx.t(.myRuns))) }
-            else { links += [("/driver", ctx.t(.today)), ("/orders", ctx.t(.history))] }
+            if caller.may(.dispatch) { links.append((WebRoutes.driverDay(), ctx.t(.myRuns))) }
+            else { links += [(WebRoutes.driverDay(), ctx.t(.today)), (WebRoutes.orders(), ctx.t(.history))] }
         }
         let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
         let unread = ctx.request.storage[UnreadCountKey.self] ?? 0
         return """
             <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>\(items)
-            <li><a href="/notifications"\(current(path, "/notifications"))>\(h(ctx.t(.notifications))) <span class="badge" data-unread-count \(unread == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unread)</span></a></li>
-            <li><a href="/account"\(current(path, "/account"))>\(h(user.firstName))</a></li>
-            <li><form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))"><button type="submit" class="link">\(h(ctx.t(.signOut)))</button></form></li>
+            <li><a href="\(WebRoutes.notifications())"\(current(path, WebRoutes.notifications()))>\(h(ctx.t(.notifications))) <span class="badge" data-unread-count \(unread == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unread)</span></a></li>
+            <li><a href="\(WebRoutes.account())"\(current(path, WebRoutes.account()))>\(h(user.firstName))</a></li>
+            <li><form method="post" action="\(WebRoutes.logout())" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))"><button type="submit" class="link">\(h(ctx.t(.signOut)))</button></form></li>
             </ul></nav>
             """
     }
@@ -135,9 +135,7 @@ struct WebUnreadMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         // Pages only: an order's images (`/orders/{id}/files/…`) have no header to show it in.
         if request.method == .GET, !request.url.path.contains("/files/"), let principal = try? request.web.principal {
-            let count = try await Notification.query(on: request.db).filter(\.$userID == principal.userID)
-                .filter(\.$readAt == nil).count()
-            request.storage[UnreadCountKey.self] = count
+            request.storage[UnreadCountKey.self] = try await Orders(request: request).unreadCount(for: principal)
         }
         return try await next.respond(to: request)
     }
@@ -253,7 +251,7 @@ enum WebErrors {
         let response = WebPage(title: title, body: """
             <h1>\(h(title))</h1>
             <p>\(h(ctx.message(error)))</p>
-            <p><a href="/">\(h(ctx.t(.backHome)))</a></p>
+            <p><a href="\(WebRoutes.home())">\(h(ctx.t(.backHome)))</a></p>
             """, status: error.status).render(ctx)
         if let retry = error.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
         return response
@@ -269,7 +267,7 @@ enum WebErrors {
         return WebPage(title: ctx.t(.errFormExpiredTitle), body: """
             <h1>\(h(ctx.t(.errFormExpiredTitle)))</h1>
             <p>\(h(ctx.t(.errFormExpired)))</p>
-            <p><a href="/">\(h(ctx.t(.backHome)))</a></p>
+            <p><a href="\(WebRoutes.home())">\(h(ctx.t(.backHome)))</a></p>
             """, status: .forbidden).render(ctx)
     }
 }

@@ -14,13 +14,13 @@ enum WebApp {
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
-        web.get("offline", use: offline)
+        web.get(WebRoutes.offline, use: offline)
     }
 
-    static func offline(_ req: Request) async throws -> Response {
+    @Sendable static func offline(_ req: Request) async throws -> Response {
         let ctx = try req.web
         let response = WebPage(title: ctx.t(.offlineTitle), body: """
-            <h1>\(h(ctx.t(.offlineTitle)))</h1><p>\(h(ctx.t(.offlineText)))</p><p><a href="/">\(h(ctx.t(.tryAgain)))</a></p>
+            <h1>\(h(ctx.t(.offlineTitle)))</h1><p>\(h(ctx.t(.offlineText)))</p><p><a href="\(WebRoutes.home())">\(h(ctx.t(.tryAgain)))</a></p>
             """).render(ctx)
         response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
         return response

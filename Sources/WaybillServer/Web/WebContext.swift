@@ -182,7 +182,7 @@ struct WebRedirect: Error {
 
     static func signIn(_ req: Request) -> WebRedirect {
         let back = req.url.path + (req.url.query.map { "?" + $0 } ?? "")
-        return WebRedirect(location: "/login?next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+        return WebRedirect(location: WebRoutes.login(query: "next=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")))
     }
 }
 

@@ -71,6 +71,16 @@ enum WebRoutes {
     static let renewTrackingLink = WebPath<OrderID>("/orders/:id/tracking-link") { [text($0)] }
     static let revokeTrackingLink = WebPath<OrderID>("/orders/:id/tracking-link/revoke") { [text($0)] }
     static let statements = WebPath("/statements")
+    /// A printable monthly statement behind a signed one-hour link (`PaymentPages`).
+    static let statement = WebPath<String>("/statements/:token") { [$0] }
+    /// Stripe's (or the sandbox's) way back after a checkout (`PaymentPages`).
+    static let paymentReturn = WebPath("/payments/return")
+    /// The test payment page used when no Stripe keys are configured, and its two buttons.
+    static let sandboxCheckout = WebPath<String>("/sandbox/checkout/:id") { [$0] }
+    static let sandboxPay = WebPath<String>("/sandbox/checkout/:id/pay") { [$0] }
+    static let sandboxCancel = WebPath<String>("/sandbox/checkout/:id/cancel") { [$0] }
+    /// The public tracking page of an order's link (`TrackingPage`).
+    static let trackingPage = WebPath<String>("/t/:token") { [$0] }
 
     // Drivers
     static let driverDay = WebPath("/driver")
