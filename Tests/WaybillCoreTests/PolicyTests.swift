@@ -46,6 +46,7 @@ struct PolicyTests {
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .driver)) == .assignedTo(id))
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .manager)) == .all)
         #expect(OrderStatus.allCases.filter { !$0.listedForCustomer } == [.awaitingPayment])
+        #expect(OrderStatus.allCases.filter { !$0.billed } == [.cancelled], "a cancelled order is on no statement")
     }
 
     /// "status action capacity" for everything allowed; every other combination is refused.
@@ -64,6 +65,7 @@ struct PolicyTests {
         }
         for status in ["awaiting_payment", "pending", "assigned", "accepted"] { allowed.insert("\(status) add_photo owner") }
         for status in ["accepted", "in_transit"] { allowed.insert("\(status) share_position assignee") }
+        allowed.insert("awaiting_payment pay owner")
         return allowed
     }()
 

@@ -58,6 +58,9 @@ extension OrderStatus {
         }
     }
 
+    /// On the customer's monthly statement (orders paid by invoice): everything but a cancelled order.
+    public var billed: Bool { self != .cancelled }
+
     /// In a customer's lists: everything but a checkout not yet paid.
     public var listedForCustomer: Bool { self != .awaitingPayment }
 
@@ -107,6 +110,8 @@ public enum OrderSideAction: String, Sendable, CaseIterable {
     case confirmPayment = "confirm_payment"
     /// Share one's position from the order's page while heading for one of its stops.
     case sharePosition = "share_position"
+    /// Pay an order placed with card or TWINT whose checkout is not paid yet.
+    case pay
 }
 
 public enum OrderPolicy {
@@ -143,6 +148,9 @@ public enum OrderPolicy {
         case .sharePosition:
             guard capacities.contains(.assignee) else { return .forbidden }
             return status.nextStop != nil ? .allowed(status) : .wrongStatus(status)
+        case .pay:
+            guard capacities.contains(.owner) else { return .forbidden }
+            return status == .awaitingPayment ? .allowed(status) : .wrongStatus(status)
         }
     }
 

@@ -245,7 +245,7 @@ struct OrderPage: PageView {
         let actions = OrderStateMachine.availableActions(from: order.status, as: caps)
         var page = OrderPage(
             record: record, details: PartyDetails.visible(to: caps), actions: actions,
-            payURL: caps.contains(.owner) && order.status == .awaitingPayment ? order.checkoutURL : nil,
+            payURL: OrderPolicy.allows(.pay, status: order.status, as: caps) ? order.checkoutURL : nil,
             trail: order.status.driverHasSetOff ? try await tracking.trail(id, for: me, limit: 500).map { [$0.latitude, $0.longitude] } : [],
             sharing: OrderPolicy.allows(.sharePosition, status: order.status, as: caps)
                 ? ((try await tracking.duty(of: me))?.onDuty ?? false) : nil,
