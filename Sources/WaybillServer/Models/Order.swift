@@ -55,6 +55,32 @@ final class Order: Model, @unchecked Sendable {
     /// The secret of the order's public tracking link (`/t/{token}`); nil when revoked.
     @OptionalField(key: "tracking_token") var trackingToken: String?
 
+    /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
+    /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
+    /// exactly the declared properties, in order, so it cannot drift from the declarations.
+    var databaseFields: [any AnyDatabaseProperty] {
+        [$id, $reference, $customerID, $driverID, $status, $version, $createdAt, $updatedAt, $pickupJSON, $dropoffJSON,
+         $weightClass, $service, $recipientJSON, $notes, $priceAmount, $currency, $distanceMeters, $breakdownJSON,
+         $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
+         $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
+         $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
+         $trackingToken]
+    }
+
+    var properties: [any AnyProperty] { databaseFields }
+
+    /// What a list reads: every column but the order's secrets (the recipient code's hash, the
+    /// checkout, the idempotency key, the tracking link), which no list shows.
+    static let listColumns: [SQLIdentifier] = Order().databaseFields.flatMap(\.keys).map(\.description)
+        .filter { !["recipient_code_hash", "checkout_session_id", "checkout_url", "payment_intent_id", "refund_id",
+                     "idempotency_key", "tracking_token"].contains($0) }
+        .map { SQLIdentifier($0) }
+
+    /// Fills the model from a row through `databaseFields`, without Fluent's casts of every property.
+    func output(from output: any DatabaseOutput) throws {
+        for field in databaseFields { try field.output(from: output) }
+    }
+
     init() {}
 
     enum PaymentStatus: String, Codable, Sendable {

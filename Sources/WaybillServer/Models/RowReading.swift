@@ -31,7 +31,6 @@ struct RowOutput: DatabaseOutput {
         if T.self == Int.self { return Int(try row.decode(column: column, as: Int64.self)) as! T }
         if T.self == Int64.self { return try row.decode(column: column, as: Int64.self) as! T }
         if T.self == UUID.self { return try row.decode(column: column, as: UUID.self) as! T }
-        if let id = T.self as? any UUIDColumn.Type { return id.init(rawValue: try row.decode(column: column, as: UUID.self)) as! T }
         if T.self == Bool.self { return try row.decode(column: column, as: Bool.self) as! T }
         if let text = T.self as? any TextColumn.Type {
             let raw = try row.decode(column: column, as: String.self)
@@ -40,6 +39,7 @@ struct RowOutput: DatabaseOutput {
             }
             return value as! T
         }
+        if let id = T.self as? any UUIDColumn.Type { return id.init(rawValue: try row.decode(column: column, as: UUID.self)) as! T }
         return try row.decode(column: column, as: T.self)
     }
 

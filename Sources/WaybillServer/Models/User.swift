@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Foundation
 import WaybillCore
 
@@ -26,6 +27,23 @@ final class User: Model, @unchecked Sendable {
     // managed
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
     @Timestamp(key: "updated_at", on: .update) var updatedAt: Date?
+
+    /// Listed so Fluent does not discover them by reflection for every row (see `Order.databaseFields`).
+    var databaseFields: [any AnyDatabaseProperty] {
+        [$id, $role, $email, $passwordHash, $firstName, $lastName, $address, $postalCode, $city, $isCompany, $companyName,
+         $emailVerifiedAt, $disabledAt, $createdAt, $updatedAt]
+    }
+
+    var properties: [any AnyProperty] { databaseFields }
+
+    /// What a list of people reads: everything but the password hash.
+    static let listColumns: [SQLIdentifier] = User().databaseFields.flatMap(\.keys).map(\.description)
+        .filter { $0 != "password_hash" }.map { SQLIdentifier($0) }
+
+    /// Fills the model from a row through `databaseFields`, without Fluent's casts of every property.
+    func output(from output: any DatabaseOutput) throws {
+        for field in databaseFields { try field.output(from: output) }
+    }
 
     init() {}
 

@@ -135,7 +135,7 @@ struct Orders {
     /// most of a page's time (scripts/bench).
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
         guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
-        let query = sql.select().column(SQLLiteral.all).from(Order.schema)
+        let query = sql.select().columns(Order.listColumns).from(Order.schema)
         switch OrderPolicy.listScope(for: principal.caller) {
         case .placedBy(let customer):
             query.where("customer_id", .equal, SQLBind(customer))
@@ -182,7 +182,7 @@ struct Orders {
     /// The people a page of orders names, read at once (through `RowOutput`).
     static func people(_ ids: [UserID], on sql: any SQLDatabase) async throws -> [UserID: User] {
         guard !ids.isEmpty else { return [:] }
-        let rows = try await sql.select().column(SQLLiteral.all).from(User.schema).where("id", .in, SQLBind.group(ids)).all()
+        let rows = try await sql.select().columns(User.listColumns).from(User.schema).where("id", .in, SQLBind.group(ids)).all()
         var users: [UserID: User] = [:]
         for row in rows {
             let user = try User(row: row)
