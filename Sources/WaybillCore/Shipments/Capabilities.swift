@@ -1,0 +1,128 @@
+import Foundation
+
+// Capabilities instead of one role (issue "Shipments with legs, parties and a money ledger"): one
+// person sends today, carries a parcel on their trip tomorrow and receives one the day after, in
+// one account. The pure rules: what each capability is, how today's roles map onto them, who may
+// grant which, and how a restriction (suspension, ban) limits an account.
+
+/// Something an account is able to do.
+public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Send shipments: every verified account.
+    case sender
+    /// Receive shipments addressed to one's verified email, and confirm receipt: every verified account.
+    case receiver
+    /// Carry parcels on one's own trips: after completing a traveller profile.
+    case traveller
+    /// Carry the company's shipments (the fleet).
+    case driver
+    /// Dispatch, manage staff and the tariff.
+    case manager
+    /// Ban people and remove content.
+    case admin
+    /// Staff of a reception counter: receive and hand out parcels.
+    case counter
+
+    /// Every verified account has these; nobody grants or removes them.
+    public static let everyone: Set<Capability> = [.sender, .receiver]
+
+    /// Staff capabilities: granted by someone else, never by oneself.
+    public static let staff: Set<Capability> = [.driver, .manager, .admin, .counter]
+
+    /// Today's single role as the capabilities its account will hold: every verified account sends
+    /// and receives; a driver also drives; a manager manages and drives (a manager may take an
+    /// order themself, as `Permission.drive` allows today).
+    public static func granted(to role: Role) -> Set<Capability> {
+        switch role {
+        case .customer: everyone
+        case .driver: everyone.union([.driver])
+        case .manager: everyone.union([.manager, .driver])
+        }
+    }
+}
+
+/// A limit set on an account by staff, with its reason and who set it.
+public struct Restriction: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Cannot act until `until`; may still sign in to see their shipments.
+        case suspended
+        /// Cannot sign in.
+        case banned
+    }
+
+    public var kind: Kind
+    /// When a suspension ends (Unix ms); nil for a ban.
+    public var until: Int64?
+    public var reason: String
+    public var setBy: UserID
+    public var setAt: Int64
+
+    public init(kind: Kind, until: Int64?, reason: String, setBy: UserID, setAt: Int64) {
+        self.kind = kind
+        self.until = until
+        self.reason = reason
+        self.setBy = setBy
+        self.setAt = setAt
+    }
+
+    /// Whether the restriction holds at `now`.
+    public func holds(at now: Int64) -> Bool {
+        switch kind {
+        case .banned: true
+        case .suspended: until.map { now < $0 } ?? true
+        }
+    }
+}
+
+/// What an account may do now, given its capabilities and restrictions.
+public struct AccountStanding: Sendable, Equatable {
+    public var capabilities: Set<Capability>
+    /// May sign in at all.
+    public var maySignIn: Bool
+    /// The restriction in force, if any (a ban wins over a suspension).
+    public var restriction: Restriction?
+
+    public static func of(capabilities: Set<Capability>, restrictions: [Restriction], at now: Int64) -> AccountStanding {
+        let active = restrictions.filter { $0.holds(at: now) }
+        let ban = active.first { $0.kind == .banned }
+        // The suspension that lasts longest is the one to show.
+        let suspension = active.filter { $0.kind == .suspended }.max { ($0.until ?? .max) < ($1.until ?? .max) }
+        if let ban { return AccountStanding(capabilities: [], maySignIn: false, restriction: ban) }
+        // A suspended account keeps seeing and receiving what is already on its way, and acts on nothing.
+        if let suspension { return AccountStanding(capabilities: capabilities.intersection([.receiver]), maySignIn: true, restriction: suspension) }
+        return AccountStanding(capabilities: capabilities, maySignIn: true, restriction: nil)
+    }
+}
+
+public enum CapabilityPolicy {
+    public enum Decision: Sendable, Equatable {
+        case allowed
+        case forbidden
+        /// Nobody grants themselves a capability, or removes their own staff capability.
+        case notOnSelf
+        /// Not something anyone grants: every verified account has it, or it comes with a profile.
+        case notGranted
+    }
+
+    /// Whether `actor` (with their capabilities) may grant or remove `capability` on `target`.
+    /// Managers grant the operational staff capabilities (driver, counter, manager); only an admin
+    /// grants admin. Sender and receiver belong to every verified account; traveller comes with a
+    /// completed traveller profile.
+    public static func mayChange(_ capability: Capability, on target: UserID, by actor: UserID, having: Set<Capability>) -> Decision {
+        guard Capability.staff.contains(capability) else { return .notGranted }
+        if target == actor { return .notOnSelf }
+        switch capability {
+        case .driver, .counter, .manager: return having.contains(.manager) || having.contains(.admin) ? .allowed : .forbidden
+        case .admin: return having.contains(.admin) ? .allowed : .forbidden
+        case .sender, .receiver, .traveller: return .notGranted
+        }
+    }
+
+    /// Whether `actor` may suspend or ban `target`: managers and admins, never themselves, and a
+    /// manager never an admin.
+    public static func mayRestrict(_ target: UserID, targetHas: Set<Capability>, by actor: UserID, having: Set<Capability>) -> Decision {
+        if target == actor { return .notOnSelf }
+        if having.contains(.admin) { return .allowed }
+        if having.contains(.manager), !targetHas.contains(.admin) { return .allowed }
+        return .forbidden
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import WaybillCore
+
+@Suite("Capabilities and restrictions")
+struct CapabilityTests {
+    let me = UserID.random(), other = UserID.random()
+
+    @Test("Today's roles become capabilities; every account sends and receives")
+    func rolesAsCapabilities() {
+        for role in Role.allCases {
+            let granted = Capability.granted(to: role)
+            #expect(Capability.everyone.isSubset(of: granted), "\(role)")
+            // The capabilities grant what the role's permissions allow today.
+            #expect(granted.contains(.driver) == Permission.drive.isGranted(to: role), "\(role)")
+            #expect(granted.contains(.manager) == Permission.dispatch.isGranted(to: role), "\(role)")
+            #expect(!granted.contains(.admin) && !granted.contains(.traveller), "\(role)")
+        }
+    }
+
+    @Test("Managers grant staff capabilities, only admins grant admin, nobody grants themself one, and nobody grants sender, receiver or traveller")
+    func granting() {
+        for capability in Capability.allCases {
+            for having in [Set<Capability>(), [.manager], [.admin], [.driver], [.counter]] {
+                let decision = CapabilityPolicy.mayChange(capability, on: other, by: me, having: having)
+                let expected: CapabilityPolicy.Decision
+                if !Capability.staff.contains(capability) { expected = .notGranted }
+                else if capability == .admin { expected = having.contains(.admin) ? .allowed : .forbidden }
+                else { expected = having.contains(.manager) || having.contains(.admin) ? .allowed : .forbidden }
+                #expect(decision == expected, "\(capability) by \(having)")
+                if Capability.staff.contains(capability) {
+                    #expect(CapabilityPolicy.mayChange(capability, on: me, by: me, having: [.admin, .manager]) == .notOnSelf)
+                }
+            }
+        }
+    }
+
+    @Test("A ban ends everything; a suspension lasts until its time and leaves only receiving; a manager cannot restrict an admin")
+    func restrictions() {
+        let caps = Capability.granted(to: .driver)
+        let suspended = Restriction(kind: .suspended, until: 2_000, reason: "late twice", setBy: other, setAt: 1_000)
+        let banned = Restriction(kind: .banned, until: nil, reason: "fraud", setBy: other, setAt: 1_500)
+        #expect(AccountStanding.of(capabilities: caps, restrictions: [], at: 1_000) == AccountStanding(capabilities: caps, maySignIn: true, restriction: nil))
+        #expect(AccountStanding.of(capabilities: caps, restrictions: [suspended], at: 1_999).capabilities == [.receiver])
+        #expect(AccountStanding.of(capabilities: caps, restrictions: [suspended], at: 2_000).capabilities == caps, "over at its end")
+        let both = AccountStanding.of(capabilities: caps, restrictions: [suspended, banned], at: 1_600)
+        #expect(!both.maySignIn && both.capabilities.isEmpty && both.restriction == banned)
+        #expect(CapabilityPolicy.mayRestrict(other, targetHas: [.admin], by: me, having: [.manager]) == .forbidden)
+        #expect(CapabilityPolicy.mayRestrict(other, targetHas: [.admin], by: me, having: [.admin]) == .allowed)
+        #expect(CapabilityPolicy.mayRestrict(other, targetHas: [.sender], by: me, having: [.manager]) == .allowed)
+        #expect(CapabilityPolicy.mayRestrict(me, targetHas: [.sender], by: me, having: [.admin]) == .notOnSelf)
+        #expect(CapabilityPolicy.mayRestrict(other, targetHas: [.sender], by: me, having: [.driver, .traveller]) == .forbidden)
+    }
+}
+
+@Suite("The money ledger")
+struct LedgerTests {
+    let shipment = OrderID.random(), customer = UserID.random(), traveller = UserID.random()
+
+    func entry(_ kind: LedgerEntryKind, _ amount: Int, _ currency: String = "CHF") -> LedgerEntry {
+        LedgerEntry(kind: kind, amount: amount, currency: currency, shipment: shipment,
+                    account: kind == .payout || kind == .transferReversal ? traveller : customer, at: 1)
+    }
+
+    @Test("A traveller's shipment: charged, fee and premium inside the charge, paid out, partly refunded")
+    func balances() throws {
+        let entries = [entry(.charge, 4_000), entry(.platformFee, 600), entry(.insurancePremium, 300), entry(.payout, 3_100), entry(.refund, 500)]
+        let balance = try #require(try Ledger.balance(entries))
+        #expect(balance.paidByCustomer == 3_500 && balance.refunded == 500 && balance.paidOut == 3_100)
+        #expect(balance.platformFees == 600 && balance.insurancePremiums == 300 && balance.retained == 400)
+        #expect(Ledger.mayRefund(3_500, of: entries) && !Ledger.mayRefund(3_501, of: entries))
+        #expect(Ledger.mayPayOut(400, of: entries) && !Ledger.mayPayOut(401, of: entries))
+        #expect(try Ledger.balance(entries + [entry(.transferReversal, 3_100)])?.paidOut == 0)
+    }
+
+    @Test("Every kind moves exactly the sums it should; no entries, no balance")
+    func everyKind() throws {
+        for kind in LedgerEntryKind.allCases {
+            let balance = try #require(try Ledger.balance([entry(kind, 100)]))
+            #expect(balance.paidByCustomer == kind.customerSide * 100, "\(kind)")
+            #expect(balance.paidOut == kind.carrierSide * 100, "\(kind)")
+        }
+        #expect(try Ledger.balance([]) == nil)
+    }
+
+    @Test("Mixed currencies, empty amounts and sums beyond 64 bits are refused, never trapped on")
+    func refusals() {
+        #expect(throws: Ledger.Problem.mixedCurrencies) { try Ledger.balance([entry(.charge, 1), entry(.charge, 1, "EUR")]) }
+        #expect(throws: Ledger.Problem.invalidEntry) { try Ledger.balance([entry(.charge, 0)]) }
+        #expect(throws: Ledger.Problem.invalidEntry) { try Ledger.balance([entry(.charge, -5)]) }
+        #expect(throws: Ledger.Problem.overflow) { try Ledger.balance([entry(.charge, .max), entry(.cashCollected, 1)]) }
+        #expect(!Ledger.mayRefund(.max, of: [entry(.charge, .max), entry(.charge, .max)]))
+        #expect(!Ledger.mayPayOut(0, of: [entry(.charge, 10)]))
+    }
+}
