@@ -360,22 +360,23 @@ struct DomainEventTests {
 
 @Suite("The server's randomness is the application's")
 struct RandomnessTests {
-    @Test("Two servers given the same seed draw the same order reference and tracking link; the system's do not")
+    @Test("Two servers given the same seed draw the same order id, reference and tracking link; the system's do not")
     func seededServersAgree() async throws {
-        func first(_ random: WaybillRandom) async throws -> (reference: String, token: String) {
-            var result = ("", "")
+        func first(_ random: WaybillRandom) async throws -> (id: String, reference: String, token: String) {
+            var result = ("", "", "")
             try await TestServer.run(.sqlite, random: random) { server in
                 try await server.registerCustomer("ada@example.com")
                 let ada = try await server.login("ada@example.com")
                 let id = try await server.placeOrder(ada.access)
                 let order = try await server.send(.GET, "/orders/\(id)", token: ada.access).json
-                result = (order["reference"].string ?? "", try await server.trackingToken(id, customer: ada.access))
+                result = (id, order["reference"].string ?? "", try await server.trackingToken(id, customer: ada.access))
             }
             return result
         }
         let a = try await first(.seeded(42)), b = try await first(.seeded(42)), c = try await first(.system)
-        #expect(a.reference == b.reference && a.token == b.token)
-        #expect(a.reference != c.reference && a.token != c.token)
+        #expect(a.id == b.id && a.reference == b.reference && a.token == b.token)
+        #expect(a.id != c.id && a.reference != c.reference && a.token != c.token)
+        #expect(UUID(uuidString: a.id) != nil)
         #expect(a.reference.hasPrefix("WB-") && a.reference.count == 11)
     }
 }

@@ -9,7 +9,13 @@ import WaybillCore
 // read and written by the drivers' fast paths rather than the generic Codable machinery.
 
 extension Tagged: @retroactive RandomGeneratable where RawValue == UUID {
-    public static func generateRandom() -> Self { Self(rawValue: UUID()) }
+    public static func generateRandom() -> Self { generated() }
+}
+
+extension Tagged where RawValue == UUID {
+    /// A new id from the application's randomness (`Randomness.current`): the system's generator,
+    /// or a test's seeded one, so a test can foresee the ids a server makes.
+    static func generated() -> Self { Self(rawValue: Randomness.uuid()) }
 }
 
 extension Tagged: @retroactive SQLiteDataConvertible where RawValue: SQLiteDataConvertible {

@@ -88,7 +88,7 @@ extension Orders {
                                   pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate)
         let now = UnixTime.nowMillis
         let order = Order()
-        order.id = .random()
+        order.id = .generated()
         order.reference = Self.newReference()
         order.customerID = principal.userID
         order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending

@@ -98,7 +98,7 @@ extension Orders {
 
     static func fileRecord(order: Order, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UserID) -> OrderFile {
         let file = OrderFile()
-        file.id = .random()
+        file.id = .generated()
         file.orderID = order.id!
         file.kind = kind
         file.contentType = image.format.contentType

@@ -82,6 +82,16 @@ enum Randomness {
     }
 
     static var generator: Generator { Generator(source: current) }
+
+    /// A version 4 UUID drawn from `current`: new ids are the application's randomness like the rest.
+    static func uuid() -> UUID {
+        let high = current.next(), low = current.next()
+        var bytes = withUnsafeBytes(of: high.bigEndian) { Array($0) } + withUnsafeBytes(of: low.bigEndian) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
 }
 
 /// Unix time, as stored in integer columns (named so as not to shadow the standard `Clock`). It

@@ -110,7 +110,7 @@ struct OrderPages {
         }
         let methods = try await orders.paymentOptions(for: me).methods
         // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
-        values["idempotencyKey"] = UUID().uuidString
+        values["idempotencyKey"] = Randomness.uuid().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
         return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, values: values, quote: quote, methods: methods).response(ctx)
     }
