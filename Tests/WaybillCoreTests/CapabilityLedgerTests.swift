@@ -93,3 +93,57 @@ struct LedgerTests {
         #expect(!Ledger.mayPayOut(0, of: [entry(.charge, 10)]))
     }
 }
+
+@Suite("Shipment parties and what each sees")
+struct ShipmentPartyTests {
+    static let everyRoleSet: [Set<ShipmentRole>] = (0..<(1 << ShipmentRole.allCases.count)).map { mask in
+        Set(ShipmentRole.allCases.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element))
+    }
+
+    @Test("Today's order details are the one-fleet-leg case: the same answers for every set of capacities")
+    func agreesWithPartyDetails() {
+        for mask in 0..<(1 << 3) {
+            let capacities = Set([OrderCapacity.owner, .assignee, .manager].enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element))
+            let old = PartyDetails.visible(to: capacities)
+            let new = ShipmentVisibility.visible(to: Set(capacities.compactMap(\.shipmentRole)))
+            #expect(old.customer == new.senderName && old.customerEmail == new.senderEmail, "\(capacities)")
+            #expect(old.recipientEmail == new.receiverEmail && old.recipientPhone == new.receiverPhone, "\(capacities)")
+            #expect(old.driverEmail == new.carrierEmail && old.staffLastNames == new.carrierLastNames, "\(capacities)")
+            #expect(new.trackingLink == OrderPolicy.allows(.seeTrackingLink, status: .pending, as: capacities), "\(capacities)")
+        }
+    }
+
+    @Test("Least exposure: a receiver sees no money and no emails; counter staff no money, no emails and no proofs; nobody but staff a carrier's email")
+    func leastExposure() {
+        let receiver = ShipmentVisibility.visible(to: [.receiver])
+        #expect(receiver.senderName && receiver.proofs && !receiver.money && !receiver.amountDue && !receiver.senderEmail && !receiver.receiverEmail)
+        let counter = ShipmentVisibility.visible(to: [.counterStaff])
+        #expect(counter.senderName && counter.receiverPhone && !counter.money && !counter.senderEmail && !counter.proofs && !counter.trackingLink)
+        for roles in Self.everyRoleSet {
+            let seen = ShipmentVisibility.visible(to: roles)
+            #expect(seen.carrierEmail == roles.contains(.manager), "\(roles)")
+            #expect(!seen.money || roles.contains(.manager) || roles.contains(.sender), "\(roles)")
+            // More roles never see less.
+            for role in ShipmentRole.allCases {
+                let more = ShipmentVisibility.visible(to: roles.union([role]))
+                for (a, b) in [(seen.senderName, more.senderName), (seen.money, more.money), (seen.proofs, more.proofs),
+                               (seen.receiverPhone, more.receiverPhone), (seen.trackingLink, more.trackingLink)] {
+                    #expect(!a || b, "\(roles) + \(role)")
+                }
+            }
+        }
+    }
+
+    @Test("Roles come from the parties; counter staff need the counter capability; a stranger has none (404)")
+    func roles() {
+        let sender = UserID.random(), receiver = UserID.random(), driver = UserID.random(), clerk = UserID.random()
+        let parties = ShipmentParties(sender: sender, receiver: receiver, carriers: [driver], counterStaff: [clerk])
+        #expect(parties.roles(of: sender, capabilities: Capability.everyone) == [.sender])
+        #expect(parties.roles(of: receiver, capabilities: Capability.everyone) == [.receiver])
+        #expect(parties.roles(of: driver, capabilities: Capability.granted(to: .driver)) == [.carrier])
+        #expect(parties.roles(of: clerk, capabilities: [.counter]) == [.counterStaff])
+        #expect(parties.roles(of: clerk, capabilities: Capability.everyone).isEmpty)
+        #expect(parties.roles(of: .random(), capabilities: Capability.everyone).isEmpty)
+        #expect(parties.roles(of: .random(), capabilities: [.manager]) == [.manager])
+    }
+}
