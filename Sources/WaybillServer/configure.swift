@@ -41,6 +41,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateLive())                 // positions, trails, live events and tickets, tracking links
     app.migrations.add(AddWebSessions())             // web app sessions (cookie)
     app.migrations.add(AddSessionLastUsed())         // idle timeout of web sessions
+    app.migrations.add(CreateLedger())               // the money ledger, filled for existing orders
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

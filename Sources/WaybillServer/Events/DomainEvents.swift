@@ -57,11 +57,16 @@ final class DomainEvents: Sendable {
 }
 
 extension DomainEvents {
-    /// The subscribers every Waybill has: people are told, the live channel hears of status changes.
+    /// The subscribers every Waybill has: people are told, the live channel hears of status changes,
+    /// the ledger records money.
     func subscribeStandard(etaAverageSpeedKmh speed: Double) {
         subscribe("notifications") { event, db in try await NotificationSubscriber.handle(event, on: db) }
         subscribe("live-status") { event, db in
             if event.changesStatus { try await Tracking.publishStatus(event.order, speedKmh: speed, on: db) }
+        }
+        // Every movement of money, as one ledger entry, in the transaction that moved it.
+        subscribe("ledger") { event, db in
+            for entry in LedgerRecorder.entries(for: event) { try await LedgerRecord(entry).create(on: db) }
         }
     }
 }

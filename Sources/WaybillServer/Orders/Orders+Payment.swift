@@ -114,15 +114,20 @@ extension Orders {
         let events = services.events
         try await transaction { db in
             guard let sql = db as? any SQLDatabase else { return }
+            let now = UnixTime.nowMillis
             let rows = try await sql.update(Order.schema)
                 .set("payment_status", to: SQLBind(Order.PaymentStatus.refunded.rawValue))
                 .set("refund_id", to: SQLBind(refundID))
-                .set("refunded_at", to: SQLBind(UnixTime.nowMillis))
+                .set("refunded_at", to: SQLBind(now))
                 .where("id", .equal, SQLBind(id))
                 .where("payment_status", .equal, SQLBind(Order.PaymentStatus.refundPending.rawValue))
                 .returning("id").all()
             guard !rows.isEmpty else { return }
             try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).create(on: db)
+            // The event carries the order as it now is (its subscribers, the ledger among them, read it).
+            order.paymentStatus = .refunded
+            order.refundID = refundID
+            order.refundedAt = now
             try await events.record(.paymentRefunded(order), on: db)
         }
     }

@@ -1,0 +1,88 @@
+import Fluent
+import Foundation
+import WaybillCore
+
+/// One movement of money (`WaybillCore.LedgerEntry`), stored. Never changed or deleted: a refund is
+/// a new entry, not an edit of the charge.
+final class LedgerRecord: Model, @unchecked Sendable {
+    static let schema = "ledger_entries"
+
+    @ID(custom: "id", generatedBy: .database) var id: Int?
+    @Field(key: "kind") var kind: LedgerEntryKind
+    @Field(key: "amount") var amount: Int
+    @Field(key: "currency") var currency: String
+    /// The shipment (today's order) the money is for.
+    @OptionalField(key: "shipment_id") var shipmentID: OrderID?
+    /// The account it came from or went to.
+    @OptionalField(key: "account_id") var accountID: UserID?
+    @Field(key: "at") var at: Int64
+    /// The payment provider's id (a payment intent, a refund), when there is one.
+    @OptionalField(key: "reference") var reference: String?
+
+    init() {}
+
+    init(_ entry: LedgerEntry) {
+        kind = entry.kind
+        amount = entry.amount
+        currency = entry.currency
+        shipmentID = entry.shipment
+        accountID = entry.account
+        at = entry.at
+        reference = entry.reference
+    }
+
+    var entry: LedgerEntry {
+        LedgerEntry(kind: kind, amount: amount, currency: currency, shipment: shipmentID, account: accountID, at: at, reference: reference)
+    }
+}
+
+extension LedgerEntryKind: TextColumn {}
+
+/// Which entries the money of an order adds to the ledger: as it happens (a domain event), and, for
+/// orders made before the ledger existed, from what the order records (the backfill of migration
+/// 007). Both say the same (`LedgerRecordingTests`).
+enum LedgerRecorder {
+    static func entries(for event: DomainEvent) -> [LedgerEntry] {
+        let order = event.order
+        func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
+            LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+        }
+        guard order.priceAmount > 0 else { return [] }
+        switch event {
+        case .orderPlaced:
+            // Paid through the checkout, or billed on the month's statement; cash waits for the pickup.
+            if order.paymentStatus == .paid { return [entry(.charge, order.priceAmount, at: order.paidAt ?? UnixTime.nowMillis, reference: order.paymentIntentID)] }
+            if order.paymentMethod == .invoice { return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] }
+            return []
+        case .orderPickedUp(_, _, let cash):
+            guard let cash, cash > 0 else { return [] }
+            return [entry(.cashCollected, cash, at: order.updatedAt)]
+        case .paymentRefunded:
+            return [entry(.refund, order.priceAmount, at: order.refundedAt ?? UnixTime.nowMillis, reference: order.refundID)]
+        case .orderCancelled:
+            // A cancelled order is on no statement: its invoice line is credited back.
+            return order.paymentMethod == .invoice ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] : []
+        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired:
+            return []
+        }
+    }
+
+    /// What an order made before the ledger would have recorded. `pickedUpAt`: when it was picked up.
+    static func entries(replaying order: Order, pickedUpAt: Int64?) -> [LedgerEntry] {
+        func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
+            LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+        }
+        guard order.priceAmount > 0 else { return [] }
+        var entries: [LedgerEntry] = []
+        if order.paymentMethod.isOnline, let paidAt = order.paidAt {
+            entries.append(entry(.charge, order.priceAmount, at: paidAt, reference: order.paymentIntentID))
+        }
+        if order.paymentMethod == .invoice {
+            entries.append(entry(.invoiceLine, order.priceAmount, at: order.createdAt))
+            if order.status == .cancelled { entries.append(entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")) }
+        }
+        if let cash = order.cashCollected, cash > 0 { entries.append(entry(.cashCollected, cash, at: pickedUpAt ?? order.updatedAt)) }
+        if let refundedAt = order.refundedAt { entries.append(entry(.refund, order.priceAmount, at: refundedAt, reference: order.refundID)) }
+        return entries
+    }
+}
