@@ -68,7 +68,7 @@ public actor FileTokenStore: TokenStore {
                                                 attributes: [.posixPermissions: 0o700])
         // Create with 0600 before writing, so the tokens are never readable by others.
         if !FileManager.default.fileExists(atPath: url.path) {
-            FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         let handle = try FileHandle(forWritingTo: url)

@@ -46,7 +46,7 @@ enum DemoData {
             lines.append("\(account.role.rawValue) \(account.email) \(password!)")
         }
         try await seedOrders(app)
-        FileManager.default.createFile(atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8),
+        _ = FileManager.default.createFile(atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8),
                                        attributes: [.posixPermissions: 0o600])
         print("""
 
