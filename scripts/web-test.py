@@ -27,6 +27,7 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -124,9 +125,18 @@ def go(driver, path):
 
 
 def wait(driver, condition, timeout=WAIT):
-    # Live regions replace elements while we look at them: look again.
+    # Live regions replace elements while we look at them: look again. Chromium reports an element
+    # replaced between finding it and reading it either as stale or, at times, as an inspector
+    # error naming a node that "does not belong to the document"; both mean the same.
+    def checked(d):
+        try:
+            return condition(d)
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return False
+            raise
     return WebDriverWait(driver, timeout, poll_frequency=0.2,
-                         ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(condition)
+                         ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(checked)
 
 
 def css(driver, selector):
