@@ -230,12 +230,12 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
         let liveFeed = self.liveFeed
         let clock = application.waybill.clock, random = application.waybill.random
         task.withLockedValue { $0 = Task {
-            await UnixTime.$clock.withValue(clock) { await Randomness.$current.withValue(random) {
+            await withApplicationContext(clock: clock, random: random) {
                 async let mail: Void = outbox.run()
                 async let live: Void = liveFeed.run()
                 async let chores: Void = Self.housekeeping(application)
                 _ = await (mail, live, chores)
-            } }
+            }
         } }
     }
 

@@ -61,6 +61,8 @@ extension OrderStatus {
     /// On the customer's monthly statement (orders paid by invoice): everything but a cancelled order.
     public var billed: Bool { self != .cancelled }
 
+    public static let billedStatuses = allCases.filter(\.billed)
+
     /// In a customer's lists: everything but a checkout not yet paid.
     public var listedForCustomer: Bool { self != .awaitingPayment }
 

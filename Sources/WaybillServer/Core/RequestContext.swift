@@ -30,9 +30,7 @@ struct ClockMiddleware: AsyncMiddleware {
     let random: WaybillRandom
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        try await UnixTime.$clock.withValue(clock) {
-            try await Randomness.$current.withValue(random) { try await next.respond(to: request) }
-        }
+        try await withApplicationContext(clock: clock, random: random) { try await next.respond(to: request) }
     }
 }
 

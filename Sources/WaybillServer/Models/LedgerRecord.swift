@@ -42,10 +42,15 @@ extension LedgerEntryKind: TextColumn {}
 /// orders made before the ledger existed, from what the order records (the backfill of migration
 /// 007). Both say the same (`LedgerRecordingTests`).
 enum LedgerRecorder {
+    /// An entry of `order`'s money, from or to its customer.
+    private static func entry(_ kind: LedgerEntryKind, _ amount: Int, of order: Order, at: Int64, reference: String? = nil) -> LedgerEntry {
+        LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+    }
+
     static func entries(for event: DomainEvent) -> [LedgerEntry] {
         let order = event.order
         func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
-            LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+            Self.entry(kind, amount, of: order, at: at, reference: reference)
         }
         guard order.priceAmount > 0 else { return [] }
         switch event {
@@ -70,7 +75,7 @@ enum LedgerRecorder {
     /// What an order made before the ledger would have recorded. `pickedUpAt`: when it was picked up.
     static func entries(replaying order: Order, pickedUpAt: Int64?) -> [LedgerEntry] {
         func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
-            LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+            Self.entry(kind, amount, of: order, at: at, reference: reference)
         }
         guard order.priceAmount > 0 else { return [] }
         var entries: [LedgerEntry] = []

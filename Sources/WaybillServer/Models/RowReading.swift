@@ -47,8 +47,8 @@ struct RowOutput: DatabaseOutput {
 }
 
 extension Model {
-    /// The model from a row of `select *` on its table: the same mapping as Fluent's (the
-    /// property declarations), read fast.
+    /// The model from an SQL row of its table: the same mapping as Fluent's (the property
+    /// declarations), read fast. Columns the row lacks stay unset.
     init(row: any SQLRow) throws {
         self.init()
         try output(from: RowOutput(row: row))

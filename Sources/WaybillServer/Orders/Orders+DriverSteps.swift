@@ -34,7 +34,9 @@ extension Orders {
                 order.paymentStatus = .collected
                 note = "Cash collected: \(Money(cash.amount, order.currency))"
             }
-            try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note).create(on: db)
+            // Stamped with the order's own time of the change: the ledger's cash entry carries it too.
+            try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note,
+                                 at: order.updatedAt).create(on: db)
             if order.requireRecipientCode, let email = try order.recipient.email {
                 let code = OneTimeCodes.randomCode()
                 order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)

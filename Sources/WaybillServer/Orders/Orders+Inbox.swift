@@ -16,7 +16,7 @@ extension Orders {
             }
         }
         let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
-        let unread = try await Notification.query(on: db).filter(\.$userID == principal.userID).filter(\.$readAt == nil).count()
+        let unread = try await unreadCount(for: principal)
         let page = Array(rows.prefix(limit))
         let next = rows.count > limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
         return (page, unread, next)

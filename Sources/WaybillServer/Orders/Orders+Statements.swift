@@ -42,7 +42,7 @@ extension Orders {
         let query = Order.query(on: db)
             .filter(\.$paymentMethod == .invoice)
             .filter(\.$createdAt >= start).filter(\.$createdAt < end)
-            .filter(\.$status ~~ OrderStatus.allCases.filter(\.billed))
+            .filter(\.$status ~~ OrderStatus.billedStatuses)
         let all = principal.may(.readAllStatements)
         if all {
             if let customerID { query.filter(\.$customerID == customerID) }
@@ -74,7 +74,7 @@ extension Orders {
         }
         let orders = try await Order.query(on: db)
             .filter(\.$customerID == customerID).filter(\.$paymentMethod == .invoice)
-            .filter(\.$createdAt >= start).filter(\.$createdAt < end).filter(\.$status ~~ OrderStatus.allCases.filter(\.billed))
+            .filter(\.$createdAt >= start).filter(\.$createdAt < end).filter(\.$status ~~ OrderStatus.billedStatuses)
             .sort(\.$createdAt).all()
         return Statement(customer: customer, month: month, orders: orders)
     }

@@ -71,6 +71,13 @@ public struct WaybillRandom: Sendable {
     }
 }
 
+/// Runs `body` reading `clock` and `random` through `UnixTime` and `Randomness`: the one way the
+/// application's clock and randomness are bound (a request, a background job, a transaction's body,
+/// a test calling a service).
+func withApplicationContext<T>(clock: WaybillClock, random: WaybillRandom, _ body: () async throws -> T) async rethrows -> T {
+    try await UnixTime.$clock.withValue(clock) { try await Randomness.$current.withValue(random) { try await body() } }
+}
+
 /// The random numbers of the application serving the current request or job (bound with the
 /// clock by `ClockMiddleware` and the background workers); elsewhere the system's.
 enum Randomness {

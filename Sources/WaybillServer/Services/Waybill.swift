@@ -63,9 +63,7 @@ extension WaybillServices {
     /// Runs `body` reading this application's clock and randomness (what `ClockMiddleware` does for
     /// a request): for work outside a request, such as a test calling a service directly.
     func run<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
-        try await UnixTime.$clock.withValue(clock) {
-            try await Randomness.$current.withValue(random) { try await body() }
-        }
+        try await withApplicationContext(clock: clock, random: random, body)
     }
 }
 
@@ -139,7 +137,7 @@ extension Database {
         // inherit task-locals: the body gets the caller's clock and randomness back explicitly.
         let clock = UnixTime.clock, random = Randomness.current
         let body: @Sendable (any Database) async throws -> T = { db in
-            try await UnixTime.$clock.withValue(clock) { try await Randomness.$current.withValue(random) { try await given(db) } }
+            try await withApplicationContext(clock: clock, random: random) { try await given(db) }
         }
         let result = try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }

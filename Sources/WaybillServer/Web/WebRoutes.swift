@@ -35,8 +35,6 @@ struct WebPath<Parameters: Sendable>: Sendable {
 extension WebPath where Parameters == Void {
     init(_ template: String) { self.init(template) { _ in [] } }
 
-    var path: String { template }
-
     func callAsFunction(query: String? = nil) -> String { query.map { template + "?" + $0 } ?? template }
 }
 
