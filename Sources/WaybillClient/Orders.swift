@@ -118,6 +118,8 @@ extension WaybillSession {
     }
 
     /// Orders the caller may see, newest first: customers their own, drivers theirs, managers all.
+    /// Deprecated on the server (kept for one release): use ``shipments(box:status:cursor:limit:)``.
+    @available(*, deprecated, message: "The server deprecated GET /orders: use shipments(box:status:cursor:limit:)")
     public func orders(status: [OrderStatus] = [], customerId: UserID? = nil, driverId: UserID? = nil, cursor: String? = nil,
                        limit: Int? = nil) async throws(WaybillError) -> OrderPage {
         try await call { client in
@@ -129,6 +131,8 @@ extension WaybillSession {
     }
 
     /// One order with its full record: stages, proof, photos, tracking.
+    /// Deprecated on the server (kept for one release): use ``shipment(_:)``, which adds legs and hand-overs.
+    @available(*, deprecated, message: "The server deprecated GET /orders/{id}: use shipment(_:)")
     public func order(_ id: OrderID) async throws(WaybillError) -> Order {
         try await call { try await $0.getOrder(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
     }

@@ -27,6 +27,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidRefreshToken = "invalid_refresh_token"
     case emailNotVerified = "email_not_verified"
     case accountDisabled = "account_disabled"
+    case accountSuspended = "account_suspended"
     case accessChanged = "access_changed"
     case forbidden
     case notFound = "not_found"
@@ -36,6 +37,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case codeLocked = "code_locked"
     case linkExpired = "link_expired"
     case cannotModifySelf = "cannot_modify_self"
+    case notGranted = "not_granted"
     // Orders
     case conflict
     case invalidTransition = "invalid_transition"
@@ -44,6 +46,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case notAnOnlinePayment = "not_an_online_payment"
     case tooManyOrders = "too_many_orders"
     case tooManyPhotos = "too_many_photos"
+    case alreadyConfirmed = "already_confirmed"
+    case payoutExceedsPayment = "payout_exceeds_payment"
+    case ledgerInconsistent = "ledger_inconsistent"
     case invalidRecipientCode = "invalid_recipient_code"
     case recipientCodeLocked = "recipient_code_locked"
     case noRecipientCode = "no_recipient_code"
@@ -98,6 +103,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .invalidRefreshToken: ("Your sign-in is no longer valid; sign in again.", "Votre connexion n’est plus valable ; reconnectez-vous.")
         case .emailNotVerified: ("Confirm your email address with the code we sent before signing in.", "Confirmez votre adresse e-mail avec le code reçu avant de vous connecter.")
         case .accountDisabled: ("This account has been disabled.", "Ce compte a été désactivé.")
+        case .accountSuspended: ("This account is suspended for now: you can follow your shipments, not start anything new.", "Ce compte est suspendu pour le moment : vous pouvez suivre vos envois, pas en commencer de nouveaux.")
         case .accessChanged: ("What this account may see has changed; reconnect.", "Ce que ce compte peut voir a changé ; reconnectez-vous.")
         case .forbidden: ("Your role does not allow this.", "Votre rôle ne le permet pas.")
         case .notFound: ("This does not exist, or you may not see it.", "Cela n’existe pas, ou vous ne pouvez pas le voir.")
@@ -106,6 +112,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .codeLocked: ("Too many wrong tries. Ask for a new code.", "Trop d’essais erronés. Demandez un nouveau code.")
         case .linkExpired: ("This link has expired.", "Ce lien a expiré.")
         case .cannotModifySelf: ("You cannot change your own role or disable your own account.", "Vous ne pouvez pas changer votre propre rôle ni désactiver votre propre compte.")
+        case .notGranted: ("Nobody grants this: every verified account has it, or it comes with a profile.", "Personne ne l’accorde : chaque compte vérifié l’a, ou il vient avec un profil.")
         case .conflict: ("Someone changed this at the same moment; reload and try again.", "Quelqu’un l’a modifié au même moment ; rechargez et réessayez.")
         case .invalidTransition: ("This delivery has changed in the meantime; reload to see where it is now.", "Cette livraison a changé entre-temps ; rechargez pour voir où elle en est.")
         case .noTariff: ("No tariff is set yet; ask the courier.", "Aucun tarif n’est encore défini ; adressez-vous au coursier.")
@@ -113,6 +120,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .notAnOnlinePayment: ("This order is not paid online.", "Cette commande n’est pas payée en ligne.")
         case .tooManyOrders: ("You have placed many orders in the last hour; try again later.", "Vous avez passé beaucoup de commandes dans la dernière heure ; réessayez plus tard.")
         case .tooManyPhotos: ("This order has as many photos as it may have.", "Cette commande a déjà le nombre maximal de photos.")
+        case .alreadyConfirmed: ("Receipt of this shipment is already confirmed.", "La réception de cet envoi est déjà confirmée.")
+        case .ledgerInconsistent: ("The ledger cannot be summed; tell the operator.", "Le registre ne peut être additionné ; prévenez l'exploitant.")
+        case .payoutExceedsPayment: ("A payout cannot exceed what was paid for the shipment.", "Un versement ne peut dépasser ce qui a été payé pour l'envoi.")
         case .invalidRecipientCode: ("The recipient’s code is wrong.", "Le code du destinataire est faux.")
         case .recipientCodeLocked: ("Too many wrong codes: the manager has been told; call them.", "Trop de codes erronés : le responsable a été prévenu ; appelez-le.")
         case .noRecipientCode: ("This delivery asks for the recipient’s code.", "Cette livraison demande le code du destinataire.")

@@ -42,6 +42,9 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(AddWebSessions())             // web app sessions (cookie)
     app.migrations.add(AddSessionLastUsed())         // idle timeout of web sessions
     app.migrations.add(CreateLedger())               // the money ledger, filled for existing orders
+    app.migrations.add(CreateShipments())            // legs, hand-overs, places and recipient as columns
+    app.migrations.add(CreatePayouts())              // payouts the sandbox provider records, payout claims
+    app.migrations.add(CreateCapabilities())         // capability grants and restrictions on accounts
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -74,7 +77,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         codes: OneTimeCodes(secret: config.jwtSecret),
         outbox: outbox,
         payments: config.stripe.map { settings in StripePayments(settings: settings, client: { app.client }) }
-            ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL),
+            ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL, logger: app.logger),
         files: FileStore(root: config.storagePath + "/files", threadPool: app.threadPool),
         live: hub,
         liveFeed: liveFeed,

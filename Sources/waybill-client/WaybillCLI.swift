@@ -10,13 +10,14 @@ struct WaybillCLI: AsyncParsableCommand {
         discussion: """
             Uses the Swift SDK (WaybillClient) only. Sign in once with `login`; the session is kept in ~/.config/waybill/session.json (mode 0600), or the file named by --session-file or WAYBILL_SESSION_FILE, and refreshed as needed. The server comes from --server or WAYBILL_SERVER (default http://localhost:8080). Every command prints for people, or JSON with --json (errors too, on standard error, with the server's code and field errors).
 
+            Everyone:  shipments [--box sent|incoming|carrying|all], shipment ID, receipt ID [--photo FILE] (the receiver)
             Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
             Drivers:   duty, accept, pickup, deliver, fail, position
             Managers:  assign, users, fleet, and every order command
             """,
         subcommands: [
             Register.self, Verify.self, Login.self, Logout.self, WhoAmI.self,
-            QuoteCommand.self, OrderCommand.self, Orders.self, Track.self,
+            QuoteCommand.self, OrderCommand.self, Orders.self, Track.self, ShipmentsCommand.self, ShipmentCommand.self, Receipt.self,
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
         ]
@@ -117,32 +118,47 @@ enum Output {
         return formatter.string(from: date)
     }
 
-    static func summary(_ order: Order) -> String {
-        let driver = order.driver.map { " · driver " + [$0.firstName, $0.lastName].compactMap { $0 }.joined(separator: " ") } ?? ""
-        return "\(order.reference)  \(order.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
-            + "\(order.price.money)  → \(order.dropoff.city)\(driver)  \(order.id)"
+    static func name(_ person: Components.Schemas.PersonSummary) -> String {
+        [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
     }
 
-    static func detail(_ order: Order) -> String {
+    static func summary(_ s: Shipment) -> String {
+        let driver = s.roles.contains(.carrier) ? "" : (s.legs?.first?.assignee).map { " · driver \(name($0))" } ?? ""
+        return "\(s.reference)  \(s.status.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) "
+            + (s.price.map { "\($0.money)  " } ?? "") + "from \(s.sender.firstName) → \(s.receiver.name), \(s.dropoff.city)\(driver)  \(s.id)"
+    }
+
+    static func detail(_ s: Shipment) -> String {
         var lines = [
-            "Order \(order.reference) (\(order.id))",
-            "  Status:     \(order.status.rawValue)",
-            "  From:       \(order.pickup.street), \(order.pickup.postalCode) \(order.pickup.city)",
-            "  To:         \(order.dropoff.street), \(order.dropoff.postalCode) \(order.dropoff.city)",
-            "  Recipient:  \(order.recipient.name)",
-            "  Price:      \(order.price.money) (\(order.payment.method.rawValue), \(order.payment.status.rawValue))",
-            "  Customer:   " + [order.customer.firstName, order.customer.lastName].compactMap { $0 }.joined(separator: " "),
+            "Shipment \(s.reference) (\(s.id))",
+            "  Status:     \(s.status.rawValue)",
+            "  You are:    " + s.roles.map(\.rawValue).joined(separator: ", "),
+            "  Sender:     \(name(s.sender))",
+            "  From:       \(s.pickup.street), \(s.pickup.postalCode) \(s.pickup.city)",
+            "  To:         \(s.receiver.name), \(s.dropoff.street), \(s.dropoff.postalCode) \(s.dropoff.city)",
         ]
-        if let driver = order.driver { lines.append("  Driver:     " + [driver.firstName, driver.lastName].compactMap { $0 }.joined(separator: " ") + " (\(driver.id))") }
-        if let proof = order.proof { lines.append("  Delivered:  to \(proof.recipientName), \(time(proof.deliveredAt)), signature \(proof.signature.url)") }
-        if let failure = order.failure { lines.append("  Failed:     \(failure.reason.rawValue)\(failure.note.map { " – \($0)" } ?? "")") }
-        if let eta = order.tracking?.eta { lines.append("  ETA:        \(eta.stop.rawValue) at \(time(eta.arrivesAt)) (\(eta.distanceMeters) m)") }
-        if let url = order.tracking?.trackingUrl { lines.append("  Tracking:   \(url)") }
-        if let events = order.events, !events.isEmpty {
+        if let price = s.price, let payment = s.payment {
+            lines.append("  Price:      \(price.money) (\(payment.method.rawValue), \(payment.status.rawValue))")
+        } else if let payment = s.payment {
+            lines.append("  Payment:    \(payment.amount.money) (\(payment.method.rawValue), \(payment.status.rawValue))")
+        }
+        for leg in s.legs ?? [] {
+            lines.append("  Leg \(leg.position + 1):      \(leg.kind.rawValue), \(leg.status.rawValue)"
+                         + (leg.assignee.map { " · \(name($0)) (\($0.id))" } ?? ""))
+        }
+        for handOver in s.handOvers ?? [] {
+            lines.append("  \((handOver.kind.rawValue + ":").padding(toLength: 11, withPad: " ", startingAt: 0)) \(time(handOver.at))"
+                         + (handOver.by.map { " by \($0.firstName)" } ?? "")
+                         + (handOver.proof.kinds.isEmpty ? "" : " · proof: " + handOver.proof.kinds.map(\.rawValue).joined(separator: ", "))
+                         + (handOver.proof.signedBy.map { ", signed by \($0)" } ?? ""))
+        }
+        if let eta = s.tracking?.eta { lines.append("  ETA:        \(eta.stop.rawValue) at \(time(eta.arrivesAt)) (\(eta.distanceMeters) m)") }
+        if let url = s.tracking?.trackingUrl { lines.append("  Tracking:   \(url)") }
+        if let events = s.events, !events.isEmpty {
             lines.append("  History:")
             for event in events { lines.append("    \(time(event.at))  \(event._type)\(event.note.map { " – \($0)" } ?? "")") }
         }
-        if !order.availableActions.isEmpty { lines.append("  You can:    \(order.availableActions.map(\.rawValue).joined(separator: ", "))") }
+        if !s.availableActions.isEmpty { lines.append("  You can:    \(s.availableActions.map(\.rawValue).joined(separator: ", "))") }
         return lines.joined(separator: "\n")
     }
 }
@@ -291,6 +307,59 @@ extension PaymentMethod: ExpressibleByArgument {}
 extension FailureReason: ExpressibleByArgument {}
 extension Role: ExpressibleByArgument {}
 extension OrderStatus: ExpressibleByArgument {}
+extension ShipmentBox: ExpressibleByArgument {}
+extension Capability: ExpressibleByArgument {}
+
+struct ShipmentsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shipments", abstract: "List one of your boxes, newest first: sent, incoming, carrying or all.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "sent, incoming (addressed to your verified email), carrying, all (dispatch).") var box: ShipmentBox?
+    @Option(help: "Only these statuses (repeatable).") var status: [OrderStatus] = []
+    @Option(help: "At most this many.") var limit: Int?
+    @Option(help: "The next page (printed after a full page).") var cursor: String?
+
+    func run() async throws {
+        try await options.run { session in
+            let page = try await session.shipments(box: box, status: status, cursor: cursor, limit: limit)
+            if options.json { Output.json(page); return }
+            if page.items.isEmpty { Output.line("Nothing here.") }
+            for shipment in page.items { Output.line(Output.summary(shipment)) }
+            if let next = page.nextCursor { Output.line("More: --cursor \(next)") }
+            Output.line("Your boxes: " + page.boxes.map(\.rawValue).joined(separator: ", "))
+        }
+    }
+}
+
+struct ShipmentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "shipment", abstract: "Show one shipment with its legs and hand-overs.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The shipment's id.") var shipment: OrderID
+
+    func run() async throws { try await Self.show(shipment, options) }
+
+    static func show(_ id: OrderID, _ options: GlobalOptions) async throws {
+        try await options.run { session in
+            let shipment = try await session.shipment(id)
+            if options.json { Output.json(shipment) } else { Output.line(Output.detail(shipment)) }
+        }
+    }
+}
+
+struct Receipt: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Confirm that a parcel addressed to you reached you (optionally with a photo).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The shipment's id.") var shipment: OrderID
+    @Option(help: "A JPEG or PNG of what arrived.") var photo: String?
+
+    func run() async throws {
+        let bytes = try photo.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        try await options.run { session in
+            let s = try await session.confirmReceipt(shipment, photo: bytes)
+            if options.json { Output.json(s) } else { Output.line("Receipt of \(s.reference) confirmed.") }
+        }
+    }
+}
 
 struct QuoteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "quote", abstract: "Price a delivery without ordering it.")
@@ -341,16 +410,11 @@ struct OrderCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one order with its history, proof and tracking.")
+        static let configuration = CommandConfiguration(abstract: "Show one order: the same as `shipment ID`.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The order's id.") var order: OrderID
 
-        func run() async throws {
-            try await options.run { session in
-                let order = try await session.order(order)
-                if options.json { Output.json(order) } else { Output.line(Output.detail(order)) }
-            }
-        }
+        func run() async throws { try await ShipmentCommand.show(order, options) }
     }
 
     struct Cancel: AsyncParsableCommand {
@@ -392,10 +456,10 @@ struct Orders: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let page = try await session.orders(status: status, cursor: cursor, limit: limit)
+            let page = try await session.shipments(status: status, cursor: cursor, limit: limit)
             if options.json { Output.json(page); return }
             if page.items.isEmpty { Output.line("No orders.") }
-            for order in page.items { Output.line(Output.summary(order)) }
+            for shipment in page.items { Output.line(Output.summary(shipment)) }
             if let next = page.nextCursor { Output.line("More: --cursor \(next)") }
         }
     }
@@ -424,7 +488,7 @@ struct Track: AsyncParsableCommand {
                         // Subscribed first, then read the status, so nothing falls in between.
                         if !checked {
                             checked = true
-                            let current = try await session.order(order)
+                            let current = try await session.shipment(order)
                             if Self.terminal.contains(current.status.rawValue) {
                                 if options.json { Output.json(["status": current.status.rawValue]) }
                                 else { Output.line("\(current.reference) is \(current.status.rawValue).") }
@@ -515,7 +579,7 @@ struct PickupCommand: AsyncParsableCommand {
         try await options.run { session in
             var collected: Money?
             if let cash {
-                let current = try await session.order(order)
+                let current = try await session.shipment(order)
                 guard let value = Decimal(string: cash), value >= 0, value <= 1_000_000 else {
                     throw ValidationError("--cash must be an amount such as 24.50")
                 }
@@ -525,7 +589,7 @@ struct PickupCommand: AsyncParsableCommand {
                 guard let minor = Int(exactly: NSDecimalNumber(decimal: rounded).int64Value) else {
                     throw ValidationError("--cash must be an amount such as 24.50")
                 }
-                collected = Money(minor, current.price.currency)
+                collected = Money(minor, current.payment?.amount.currency ?? current.price?.currency ?? "CHF")
             }
             let order = try await session.pickUp(order, cashCollected: collected)
             if options.json { Output.json(order) } else { Output.line("Picked up \(order.reference); deliver to \(order.dropoff.street), \(order.dropoff.city).") }
@@ -550,7 +614,7 @@ struct Deliver: AsyncParsableCommand {
         let photoData = try photo.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
         try await options.run { session in
             var name = recipientName
-            if name == nil { name = try await session.order(order).recipient.name }
+            if name == nil { name = try await session.shipment(order).receiver.name }
             let order = try await session.deliver(order, signaturePNG: signatureData, recipientName: name!, photo: photoData, code: code)
             if options.json { Output.json(order) } else { Output.line("Delivered \(order.reference) to \(order.proof?.recipientName ?? name!).") }
         }
@@ -616,7 +680,8 @@ struct Assign: AsyncParsableCommand {
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List accounts, or invite a driver or manager (managers).",
-        subcommands: [List.self, Create.self, Disable.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Create.self, Disable.self, Grant.self, Revoke.self, Suspend.self, Ban.self, Lift.self, Restrictions.self],
+        defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List accounts, ordered by email.")
@@ -665,6 +730,110 @@ struct Users: AsyncParsableCommand {
             try await options.run { session in
                 let user = try await session.updateUser(uuid, disabled: !enable)
                 if options.json { Output.json(user) } else { Output.line("\(user.email) is \(user.disabled ? "disabled" : "enabled").") }
+            }
+        }
+    }
+
+    static func userID(_ raw: String) throws -> UserID {
+        guard let uuid = UserID(uuidString: raw) else { throw ValidationError("Give the account's id.") }
+        return uuid
+    }
+
+    static func holds(_ user: Account) -> String {
+        "\(user.email) holds: \(user.capabilities.map(\.rawValue).joined(separator: ", "))."
+    }
+
+    struct Grant: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Grant a staff capability: driver, manager, counter (admin: by an admin).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Argument(help: "driver, manager, counter or admin.") var capability: Capability
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            try await options.run { session in
+                let user = try await session.grant(capability, to: uuid)
+                if options.json { Output.json(user) } else { Output.line(Users.holds(user)) }
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take a staff capability back.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Argument(help: "driver, manager, counter or admin.") var capability: Capability
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            try await options.run { session in
+                let user = try await session.revoke(capability, from: uuid)
+                if options.json { Output.json(user) } else { Output.line(Users.holds(user)) }
+            }
+        }
+    }
+
+    struct Suspend: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Suspend an account for some days: it follows what is on its way, and starts nothing.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Option(help: "How many days (1 to 366).") var days: Int
+        @Option(help: "Why; the person is told.") var reason: String
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            guard (1...366).contains(days) else { throw ValidationError("--days must be 1 to 366.") }
+            try await options.run { session in
+                let record = try await session.suspend(uuid, until: Date().addingTimeInterval(Double(days) * 86_400), reason: reason)
+                if options.json { Output.json(record) } else { Output.line("Suspended until \(record.until.map { "\($0)" } ?? "—") (restriction \(record.id)).") }
+            }
+        }
+    }
+
+    struct Ban: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Ban an account: its sessions end and it cannot sign in.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Option(help: "Why; the person is told.") var reason: String
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            try await options.run { session in
+                let record = try await session.ban(uuid, reason: reason)
+                if options.json { Output.json(record) } else { Output.line("Banned (restriction \(record.id)).") }
+            }
+        }
+    }
+
+    struct Lift: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lift a suspension or ban before its time.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+        @Argument(help: "The restriction's number (see `users restrictions`).") var restriction: Int64
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            try await options.run { session in
+                let user = try await session.lift(restriction: restriction, of: uuid)
+                if options.json { Output.json(user) } else { Output.line("\(user.email): \(user.restriction.map { "still \($0.kind.rawValue)" } ?? "no restriction in force").") }
+            }
+        }
+    }
+
+    struct Restrictions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An account's suspensions and bans, newest first.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The account's id.") var id: String
+
+        func run() async throws {
+            let uuid = try Users.userID(id)
+            try await options.run { session in
+                let records = try await session.restrictions(of: uuid)
+                if options.json { Output.json(records); return }
+                if records.isEmpty { Output.line("None.") }
+                for record in records {
+                    Output.line("\(record.id)  \(record.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(record.inForce ? "in force" : record.liftedAt != nil ? "lifted  " : "over    ")  \(record.reason)")
+                }
             }
         }
     }

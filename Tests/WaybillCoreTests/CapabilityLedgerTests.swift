@@ -12,10 +12,72 @@ struct CapabilityTests {
             let granted = Capability.granted(to: role)
             #expect(Capability.everyone.isSubset(of: granted), "\(role)")
             // The capabilities grant what the role's permissions allow today.
-            #expect(granted.contains(.driver) == Permission.drive.isGranted(to: role), "\(role)")
-            #expect(granted.contains(.manager) == Permission.dispatch.isGranted(to: role), "\(role)")
+            #expect(granted.contains(.driver) == (role != .customer), "\(role)")
+            #expect(granted.contains(.manager) == (role == .manager), "\(role)")
             #expect(!granted.contains(.admin) && !granted.contains(.traveller), "\(role)")
+            // The role older clients read comes back from the capabilities.
+            #expect(Capability.primaryRole(of: granted) == role, "\(role)")
         }
+        #expect(Capability.primaryRole(of: [.admin, .counter]) == .customer)
+    }
+
+    @Test("Stored staff capabilities read back as written; unknown names and everyone's capabilities are not stored")
+    func storedList() {
+        #expect(Capability.storedList([.manager, .driver, .sender]) == "driver,manager")
+        #expect(Capability.parseList("driver,manager") == [.driver, .manager])
+        #expect(Capability.parseList("driver,pilot,sender,,admin") == [.driver, .admin])
+        #expect(Capability.parseList("").isEmpty)
+        for subset in 0..<(1 << Capability.staff.count) {
+            let set = Set(Capability.staff.sorted { $0.rawValue < $1.rawValue }.enumerated().filter { subset & (1 << $0.offset) != 0 }.map(\.element))
+            #expect(Capability.parseList(Capability.storedList(set)) == set)
+        }
+        // Sending and receiving come with a verified email, not from storage.
+        #expect(Capability.held(staff: [.driver], emailVerified: true) == [.sender, .receiver, .driver])
+        #expect(Capability.held(staff: [.driver], emailVerified: false) == [.driver])
+    }
+
+    @Test("A role change keeps the capabilities a role does not speak of (counter, admin)")
+    func roleChange() {
+        #expect(Capability.staff(for: .driver, keeping: [.manager, .driver, .admin]) == [.driver, .admin])
+        #expect(Capability.staff(for: .manager, keeping: [.counter]) == [.manager, .driver, .counter])
+        #expect(Capability.staff(for: .customer, keeping: [.driver, .counter]) == [.counter])
+    }
+
+    @Test("A restriction needs a reason; a suspension ends in the future within a year; a ban has no end")
+    func restrictionRequests() {
+        let now: Int64 = 1_800_000_000_000, day: Int64 = 86_400_000
+        func fields(_ kind: Restriction.Kind, _ until: Int64?, _ reason: String) -> [String: String] {
+            switch RestrictionRequest(kind: kind, until: until, reason: reason).validated(now: now) {
+            case .success: [:]
+            case .failure(let error): error.errors.fields
+            }
+        }
+        #expect(fields(.suspended, now + day, "Refused three parcels") == [:])
+        #expect(fields(.banned, nil, "Fraud") == [:])
+        #expect(fields(.suspended, nil, "x") == ["until": "required"])
+        #expect(fields(.suspended, now, "x") == ["until": "in_the_past"])
+        #expect(fields(.suspended, now + 400 * day, "x") == ["until": "too_far"])
+        #expect(fields(.suspended, .max, "x") == ["until": "too_far"], "no overflow at the end of time")
+        #expect(fields(.suspended, .min, "x") == ["until": "in_the_past"])
+        #expect(fields(.banned, now + day, "x") == ["until": "not_allowed"])
+        #expect(fields(.banned, nil, "   \n") == ["reason": "required"])
+        #expect(fields(.banned, nil, String(repeating: "é", count: 501)) == ["reason": "too_long"])
+        if case .success(let clean) = RestrictionRequest(kind: .banned, until: nil, reason: "  Fraud \n").validated(now: now) {
+            #expect(clean.reason == "Fraud")
+        } else { Issue.record("a padded reason is trimmed, not refused") }
+    }
+
+    @Test("The restriction an account row keeps is in force until a suspension's end, and a ban always")
+    func restrictionInForce() {
+        #expect(Restriction.inForce(kind: "banned", until: nil, at: 5) == .banned)
+        #expect(Restriction.inForce(kind: "suspended", until: 10, at: 5) == .suspended)
+        #expect(Restriction.inForce(kind: "suspended", until: 10, at: 10) == nil)
+        #expect(Restriction.inForce(kind: nil, until: nil, at: 5) == nil)
+        #expect(Restriction.inForce(kind: "exiled", until: nil, at: 5) == nil)
+        let held = Capability.granted(to: .manager)
+        #expect(AccountStanding.effective(held, under: .suspended) == [.receiver])
+        #expect(AccountStanding.effective(held, under: .banned).isEmpty)
+        #expect(AccountStanding.effective(held, under: nil) == held)
     }
 
     @Test("Managers grant staff capabilities, only admins grant admin, nobody grants themself one, and nobody grants sender, receiver or traveller")

@@ -47,7 +47,7 @@ struct OrderStateMachineTests {
                 }
             }
         }
-        #expect(checked == 8 * 8 * 4)
+        #expect(checked == 8 * 8 * 5)
     }
 
     @Test("a capacity that can never take an action is forbidden; one that can, but not now, is told the status")

@@ -12,17 +12,22 @@ struct PolicyTests {
         return (0..<(1 << all.count)).map { mask in Set(all.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element)) }
     }()
 
-    @Test("Each role has exactly the permissions written here")
+    @Test("Each role's capabilities give exactly the permissions written here: every account sends, drivers drive, managers manage and drive")
     func permissionsByRole() {
         let expected: [Role: Set<Permission>] = [
             .customer: [.placeOrders],
-            .driver: [.drive],
-            .manager: [.manageUsers, .manageTariff, .dispatch, .drive, .readAllStatements],
+            .driver: [.placeOrders, .drive],
+            .manager: [.placeOrders, .manageUsers, .manageTariff, .dispatch, .drive, .readAllStatements],
         ]
         for role in Role.allCases {
-            let granted = Set(Permission.allCases.filter { $0.isGranted(to: role) })
+            let granted = Set(Permission.allCases.filter { $0.isGranted(to: Capability.granted(to: role)) })
             #expect(granted == expected[role], "\(role)")
         }
+        // Capabilities one at a time.
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers])
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.counter]) }).isEmpty)
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.traveller]) }).isEmpty)
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.receiver]) }).isEmpty, "a suspended account acts on nothing")
     }
 
     @Test("Capacities: the customer owns, the driver carries, dispatch manages; a stranger has none")
@@ -39,12 +44,16 @@ struct PolicyTests {
         #expect(OrderPolicy.capacities(of: Caller(id: driver, role: .driver), for: OrderParties(customerID: customer, driverID: nil)).isEmpty)
     }
 
-    @Test("Lists: customers their own orders, drivers theirs, managers all")
+    @Test("Lists open on what one sent, what a driver carries, or everything for dispatch; a suspended account still sees what it sent")
     func listScopes() {
         let id = UserID.random()
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .customer)) == .placedBy(id))
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .driver)) == .assignedTo(id))
         #expect(OrderPolicy.listScope(for: Caller(id: id, role: .manager)) == .all)
+        #expect(OrderPolicy.defaultBox(for: Caller(id: id, role: .driver)) == .carrying)
+        #expect(OrderPolicy.listScope(for: Caller(id: id, capabilities: [.receiver])) == .placedBy(id))
+        // A driver sends too, from the box they switch to.
+        #expect(OrderPolicy.listScope(for: Caller(id: id, role: .driver), box: .sent) == .placedBy(id))
         #expect(OrderStatus.allCases.filter { !$0.listedForCustomer } == [.awaitingPayment])
         #expect(OrderStatus.allCases.filter { !$0.billed } == [.cancelled], "a cancelled order is on no statement")
     }
@@ -53,7 +62,10 @@ struct PolicyTests {
     static let sideActionsAllowed: Set<String> = {
         var allowed: Set<String> = []
         for status in OrderStatus.allCases {
-            for capacity in OrderCapacity.allCases { allowed.insert("\(status.rawValue) see \(capacity.rawValue)") }
+            // The receiver learns of a shipment once it is on its way, not while its checkout is unpaid.
+            for capacity in OrderCapacity.allCases where !(capacity == .receiver && status == .awaitingPayment) {
+                allowed.insert("\(status.rawValue) see \(capacity.rawValue)")
+            }
             for capacity in [OrderCapacity.owner, .manager, .system] {
                 allowed.insert("\(status.rawValue) revoke_tracking_link \(capacity.rawValue)")
                 allowed.insert("\(status.rawValue) confirm_payment \(capacity.rawValue)")
@@ -66,6 +78,7 @@ struct PolicyTests {
         for status in ["awaiting_payment", "pending", "assigned", "accepted"] { allowed.insert("\(status) add_photo owner") }
         for status in ["accepted", "in_transit"] { allowed.insert("\(status) share_position assignee") }
         allowed.insert("awaiting_payment pay owner")
+        allowed.insert("delivered confirm_receipt receiver")
         return allowed
     }()
 
@@ -122,10 +135,12 @@ struct PolicyTests {
         for set in Self.everyCapacitySet {
             let d = PartyDetails.visible(to: set)
             let staff = set.contains(.manager) || set.contains(.system)
-            #expect(d.customer == (staff || set.contains(.assignee)), "\(set)")
+            let receiver = set.contains(.receiver)
+            #expect(d.customer == (staff || set.contains(.assignee) || receiver), "\(set)")
             #expect(d.customerEmail == (staff || set.contains(.owner)), "\(set)")
-            #expect(d.recipientEmail == (staff || set.contains(.owner)), "\(set)")
-            #expect(d.recipientPhone == (staff || set.contains(.owner) || set.contains(.assignee)), "\(set)")
+            #expect(d.recipientEmail == (staff || set.contains(.owner) || receiver), "\(set)")
+            #expect(d.recipientPhone == (staff || set.contains(.owner) || set.contains(.assignee) || receiver), "\(set)")
+            #expect(d.money == (staff || set.contains(.owner) || set.contains(.assignee)), "\(set)")
             #expect(d.driverEmail == staff, "\(set)")
             #expect(d.staffLastNames == (staff || set.contains(.assignee)), "\(set)")
         }
@@ -176,7 +191,7 @@ struct PolicyTests {
         for status in OrderStatus.allCases { #expect(DispatchPolicy.assignAction(for: status) == expected[status], "\(status)") }
     }
 
-    @Test("Dispatch: an order goes to an active driver, or a manager to themself")
+    @Test("Dispatch: an order goes to an active driver, or a manager to themself; not to someone whose driver capability was taken back, nor suspended")
     func whoMayCarry() {
         let manager = Caller(id: .random(), role: .manager), other = Caller(id: .random(), role: .manager)
         let driver = Caller(id: .random(), role: .driver), customer = Caller(id: .random(), role: .customer)
@@ -186,6 +201,10 @@ struct PolicyTests {
         #expect(!DispatchPolicy.mayCarry(assignee: other, disabled: false, assignedBy: manager))
         #expect(!DispatchPolicy.mayCarry(assignee: customer, disabled: false, assignedBy: manager))
         #expect(!DispatchPolicy.mayCarry(assignee: driver, disabled: false, assignedBy: driver))
+        #expect(!DispatchPolicy.mayCarry(assignee: Caller(id: driver.id, capabilities: Capability.everyone), disabled: false, assignedBy: manager))
+        #expect(!DispatchPolicy.mayCarry(assignee: Caller(id: driver.id, capabilities: [.receiver]), disabled: false, assignedBy: manager))
+        // A customer made a driver is one.
+        #expect(DispatchPolicy.mayCarry(assignee: Caller(id: customer.id, capabilities: Capability.everyone.union([.driver])), disabled: false, assignedBy: manager))
     }
 
     @Test("Ranking: on duty first, then nearest, then the lightest load, then by name")
@@ -265,5 +284,45 @@ struct TypedIDTests {
         #expect(OrderID(uuidString: id.uuidString.lowercased()) == id)
         #expect(UserID(uuidString: "WB-1234") == nil)
         // That an order's id given where a user's is meant does not compile is the compiler's to check.
+    }
+}
+
+@Suite("The receiver and the boxes")
+struct ReceiverPolicyTests {
+    let customer = UserID.random(), driver = UserID.random(), bea = UserID.random()
+
+    @Test("The receiver is whoever has verified the recipient's email, in any case; an unverified or other email is nobody")
+    func receiverByVerifiedEmail() {
+        let parties = OrderParties(customerID: customer, driverID: driver, recipientEmail: "Bea@Example.com")
+        #expect(OrderPolicy.capacities(of: Caller(id: bea, role: .customer, verifiedEmail: "bea@example.COM"), for: parties) == [.receiver])
+        #expect(OrderPolicy.capacities(of: Caller(id: bea, role: .customer), for: parties).isEmpty)
+        #expect(OrderPolicy.capacities(of: Caller(id: bea, role: .customer, verifiedEmail: "bob@example.com"), for: parties).isEmpty)
+        #expect(OrderPolicy.capacities(of: Caller(id: bea, role: .customer, verifiedEmail: "bea@example.com"),
+                                       for: OrderParties(customerID: customer, driverID: nil)).isEmpty, "no recipient email, no receiver")
+        // The sender who sends to themself is both.
+        #expect(OrderPolicy.capacities(of: Caller(id: customer, role: .customer, verifiedEmail: "bea@example.com"), for: parties) == [.owner, .receiver])
+    }
+
+    @Test("Each account has the boxes its permissions give; incoming needs a verified email; a box not theirs is no scope")
+    func boxes() {
+        let verified = Caller(id: bea, role: .customer, verifiedEmail: "bea@example.com")
+        #expect(OrderPolicy.boxes(for: verified) == [.sent, .incoming])
+        #expect(OrderPolicy.boxes(for: Caller(id: bea, role: .customer)) == [.sent])
+        #expect(OrderPolicy.boxes(for: Caller(id: driver, role: .driver, verifiedEmail: "d@x.ch")) == [.sent, .incoming, .carrying])
+        #expect(OrderPolicy.boxes(for: Caller(id: customer, role: .manager, verifiedEmail: "m@x.ch")) == [.sent, .incoming, .carrying, .all])
+        // Suspended: only what comes to them.
+        #expect(OrderPolicy.boxes(for: Caller(id: bea, capabilities: [.receiver], verifiedEmail: "bea@example.com")) == [.incoming])
+        #expect(OrderPolicy.listScope(for: verified, box: .incoming) == .addressedTo("bea@example.com"))
+        #expect(OrderPolicy.listScope(for: verified, box: .all) == nil)
+        #expect(OrderPolicy.listScope(for: verified, box: nil) == OrderPolicy.listScope(for: verified))
+    }
+
+    @Test("What a receiver sees: the sender's name and their own contact, never the money or the staff's emails")
+    func receiverSeesNoMoney() {
+        let details = PartyDetails.visible(to: [.receiver])
+        #expect(details.customer && !details.customerEmail && details.recipientEmail && !details.money && !details.driverEmail)
+        let shipment = ShipmentVisibility.visible(to: [.receiver])
+        #expect(shipment.senderName && !shipment.money && !shipment.amountDue && shipment.proofs && !shipment.trackingLink)
+        #expect(OrderCapacity.receiver.shipmentRole == .receiver)
     }
 }

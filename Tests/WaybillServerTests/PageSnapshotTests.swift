@@ -66,6 +66,7 @@ struct PageSnapshotTests {
     func pages(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
+            try await server.registerCustomer("bea@example.com")  // the orders' recipient, with an account
             let accepted = try await server.placeOrder(cast.customer.access)
             try await server.advance(accepted, to: .accepted, cast: cast)
             _ = try await server.placeOrder(cast.customer.access, extra: ["dropoff": ["street": "Rue du Rhône 42", "postalCode": "1204", "city": "Genève"] as [String: any Sendable]])
@@ -80,6 +81,7 @@ struct PageSnapshotTests {
                 ("manager-users", "/users", "boss@courier.example"), ("manager-tariff", "/tariff", "boss@courier.example"),
                 ("manager-orders", "/orders", "boss@courier.example"), ("manager-order", "/orders/\(accepted)", "boss@courier.example"),
                 ("public-tracking", "/t/\(token)", nil),
+                ("receiver-incoming", "/incoming", "bea@example.com"), ("receiver-order", "/orders/\(accepted)", "bea@example.com"),
             ]
             var problems: [String] = []
             var links = Set<String>()

@@ -28,6 +28,8 @@ public enum OrderCapacity: String, Sendable, Hashable, Codable, CaseIterable {
     case owner
     /// The driver (or manager) the order is assigned to.
     case assignee
+    /// The account the shipment is addressed to: its verified email is the recipient's.
+    case receiver
     case manager
     /// The server itself (a confirmed payment, an abandoned checkout).
     case system

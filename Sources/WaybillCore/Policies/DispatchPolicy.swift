@@ -38,8 +38,9 @@ public enum DispatchPolicy {
     /// Whether an order may be given to `assignee` by `caller`: to an active driver, or a manager
     /// to themself.
     public static func mayCarry(assignee: Caller, disabled: Bool, assignedBy caller: Caller) -> Bool {
-        guard caller.may(.dispatch), !disabled else { return false }
-        return assignee.role == .driver || assignee.id == caller.id
+        guard caller.may(.dispatch), !disabled, assignee.may(.drive) else { return false }
+        // Another manager is not the fleet: a manager carries only what they take themself.
+        return !assignee.may(.dispatch) || assignee.id == caller.id
     }
 
     /// Whether giving the order to a driver is an assignment or a reassignment (taking it from

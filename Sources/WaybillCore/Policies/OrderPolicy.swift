@@ -78,6 +78,18 @@ extension OrderStatus {
     }
 }
 
+/// The lists of shipments a person has.
+public enum ShipmentBox: String, Sendable, CaseIterable {
+    /// What they sent.
+    case sent
+    /// What is addressed to their verified email.
+    case incoming
+    /// What they carry (a fleet driver's legs; a traveller's, later).
+    case carrying
+    /// Everything (dispatch).
+    case all
+}
+
 /// The dispatch board's columns, left to right.
 public enum DispatchColumn: String, Sendable, CaseIterable {
     case new, assigned, underWay = "under_way", failed
@@ -89,10 +101,13 @@ public enum DispatchColumn: String, Sendable, CaseIterable {
 public struct OrderParties: Sendable, Hashable {
     public var customerID: UserID
     public var driverID: UserID?
+    /// The recipient's email (lowercased), when the sender gave one.
+    public var recipientEmail: String?
 
-    public init(customerID: UserID, driverID: UserID?) {
+    public init(customerID: UserID, driverID: UserID?, recipientEmail: String? = nil) {
         self.customerID = customerID
         self.driverID = driverID
+        self.recipientEmail = recipientEmail?.lowercased()
     }
 }
 
@@ -114,6 +129,8 @@ public enum OrderSideAction: String, Sendable, CaseIterable {
     case sharePosition = "share_position"
     /// Pay an order placed with card or TWINT whose checkout is not paid yet.
     case pay
+    /// The receiver says the parcel reached them (seed Mesajem: "click received, then take a photo").
+    case confirmReceipt = "confirm_receipt"
 }
 
 public enum OrderPolicy {
@@ -123,6 +140,7 @@ public enum OrderPolicy {
         var result: Set<OrderCapacity> = []
         if parties.customerID == caller.id { result.insert(.owner) }
         if parties.driverID == caller.id { result.insert(.assignee) }
+        if let email = caller.verifiedEmail, email == parties.recipientEmail { result.insert(.receiver) }
         if caller.may(.dispatch) { result.insert(.manager) }
         return result
     }
@@ -134,6 +152,8 @@ public enum OrderPolicy {
         let ownerOrManager = !capacities.isDisjoint(with: [.owner, .manager, .system])
         switch action {
         case .see:
+            // A receiver learns of a shipment once it is really on its way: not an unpaid checkout.
+            if capacities == [.receiver], !status.listedForCustomer { return .forbidden }
             return .allowed(status)
         case .seeTrackingLink, .renewTrackingLink:
             // A cancelled order has nothing left to follow.
@@ -153,6 +173,9 @@ public enum OrderPolicy {
         case .pay:
             guard capacities.contains(.owner) else { return .forbidden }
             return status == .awaitingPayment ? .allowed(status) : .wrongStatus(status)
+        case .confirmReceipt:
+            guard capacities.contains(.receiver) else { return .forbidden }
+            return status == .delivered ? .allowed(status) : .wrongStatus(status)
         }
     }
 
@@ -165,6 +188,7 @@ public enum OrderPolicy {
     /// customer and managers, `assignee` (their own position, nothing about other drivers) for
     /// its driver; nil if they may not follow it.
     public static func liveFeed(for capacities: Set<OrderCapacity>) -> LiveFeedKind? {
+        // The receiver follows through the tracking link the sender shares (the public view).
         if !capacities.isDisjoint(with: [.owner, .manager, .system]) { return .full }
         if capacities.contains(.assignee) { return .assignee }
         return nil
@@ -172,17 +196,45 @@ public enum OrderPolicy {
 
     public enum LiveFeedKind: Sendable, Equatable { case full, assignee }
 
-    /// Which orders appear in a caller's lists.
-    public static func listScope(for caller: Caller) -> ListScope {
+    /// The box a caller's list opens on. Everyone sends, so it goes by the rest: dispatchers see
+    /// everything, drivers what they carry, others what they sent; each switches to their other
+    /// boxes (`boxes(for:)`).
+    public static func defaultBox(for caller: Caller) -> ShipmentBox {
         if caller.may(.dispatch) { return .all }
-        if caller.may(.placeOrders) { return .placedBy(caller.id) }
-        return .assignedTo(caller.id)
+        if caller.may(.drive) { return .carrying }
+        return .sent
+    }
+
+    /// Which orders appear in a caller's lists when no box is asked for. A suspended account,
+    /// which has no box of its default kind, still sees what it sent.
+    public static func listScope(for caller: Caller) -> ListScope {
+        listScope(for: caller, box: defaultBox(for: caller)) ?? .placedBy(caller.id)
+    }
+
+    /// Which shipments appear in one of a caller's boxes; nil when the box is not theirs (403).
+    /// Without a box: the same as `listScope(for:)`.
+    public static func listScope(for caller: Caller, box: ShipmentBox?) -> ListScope? {
+        switch box {
+        case nil: listScope(for: caller)
+        case .sent: caller.may(.placeOrders) ? .placedBy(caller.id) : nil
+        case .incoming: caller.verifiedEmail.map { .addressedTo($0) }
+        case .carrying: caller.may(.drive) ? .assignedTo(caller.id) : nil
+        case .all: caller.may(.dispatch) ? .all : nil
+        }
+    }
+
+    /// The boxes a caller has, in the order an app shows them (seed ShipX: one account switches
+    /// between sending, carrying and receiving).
+    public static func boxes(for caller: Caller) -> [ShipmentBox] {
+        ShipmentBox.allCases.filter { listScope(for: caller, box: $0) != nil }
     }
 
     public enum ListScope: Sendable, Equatable {
         /// The customer's own orders, without checkouts not yet paid (`OrderStatus.listedForCustomer`).
         case placedBy(UserID)
         case assignedTo(UserID)
+        /// Shipments addressed to this (verified) email, without checkouts not yet paid.
+        case addressedTo(String)
         case all
     }
 }
@@ -201,12 +253,18 @@ public struct PartyDetails: Sendable, Equatable {
     /// The last names of the staff who handle the order (its driver, the people in its timeline).
     public var staffLastNames: Bool
 
+    /// The price, the payment and what it cost: not the receiver's business (a present stays a present).
+    public var money: Bool
+
     public static func visible(to capacities: Set<OrderCapacity>) -> PartyDetails {
         let staff = capacities.contains(.manager) || capacities.contains(.system)
         let ownerOrStaff = capacities.contains(.owner) || staff
-        return PartyDetails(customer: staff || capacities.contains(.assignee), customerEmail: ownerOrStaff, recipientEmail: ownerOrStaff,
-                            recipientPhone: ownerOrStaff || capacities.contains(.assignee),
-                            driverEmail: staff, staffLastNames: staff || capacities.contains(.assignee))
+        let receiver = capacities.contains(.receiver)
+        return PartyDetails(customer: staff || capacities.contains(.assignee) || receiver, customerEmail: ownerOrStaff,
+                            recipientEmail: ownerOrStaff || receiver,
+                            recipientPhone: ownerOrStaff || capacities.contains(.assignee) || receiver,
+                            driverEmail: staff, staffLastNames: staff || capacities.contains(.assignee),
+                            money: ownerOrStaff || capacities.contains(.assignee))
     }
 }
 

@@ -1,21 +1,33 @@
 import Foundation
 
-/// Someone acting: an account's id and role. Services build it from the signed-in principal; the
-/// policies below need nothing else to answer.
+/// Someone acting: an account's id and the capabilities it may use now (a restriction already
+/// taken away). Services build it from the signed-in principal; the policies below need nothing
+/// else to answer.
 public struct Caller: Sendable, Hashable {
     public let id: UserID
-    public let role: Role
+    public let capabilities: Set<Capability>
+    /// The account's email once verified (lowercased): shipments addressed to it are theirs to receive.
+    public let verifiedEmail: String?
 
-    public init(id: UserID, role: Role) {
+    public init(id: UserID, capabilities: Set<Capability>, verifiedEmail: String? = nil) {
         self.id = id
-        self.role = role
+        self.capabilities = capabilities
+        self.verifiedEmail = verifiedEmail?.lowercased()
     }
 
-    public func may(_ permission: Permission) -> Bool { permission.isGranted(to: role) }
+    /// An account holding what `role` maps to (`Capability.granted(to:)`).
+    public init(id: UserID, role: Role, verifiedEmail: String? = nil) {
+        self.init(id: id, capabilities: Capability.granted(to: role), verifiedEmail: verifiedEmail)
+    }
+
+    /// The one role older clients read (`Capability.primaryRole(of:)`).
+    public var role: Role { Capability.primaryRole(of: capabilities) }
+
+    public func may(_ permission: Permission) -> Bool { permission.isGranted(to: capabilities) }
 }
 
-/// What an account may do whatever order or person it concerns, decided by its role here and
-/// nowhere else. Rules about one order (its customer, its driver, its status) are in `OrderPolicy`.
+/// What an account may do whatever order or person it concerns, decided by its capabilities here
+/// and nowhere else. Rules about one order (its customer, its driver, its status) are in `OrderPolicy`.
 public enum Permission: String, Sendable, CaseIterable {
     /// Order deliveries (and see one's own).
     case placeOrders = "place_orders"
@@ -30,17 +42,20 @@ public enum Permission: String, Sendable, CaseIterable {
     /// Read every company's monthly statement.
     case readAllStatements = "read_all_statements"
 
-    /// The roles that have this permission (to find, say, everyone who dispatches).
-    public var roles: [Role] { Role.allCases.filter(isGranted(to:)) }
-
-    public func isGranted(to role: Role) -> Bool {
+    /// The capabilities that grant this permission, any one of them (to find, say, everyone who
+    /// dispatches).
+    public var capabilities: Set<Capability> {
         switch self {
-        case .placeOrders: role == .customer
-        case .manageUsers, .manageTariff, .dispatch, .readAllStatements: role == .manager
-        // Managers drive too: a manager may assign an order to themself.
-        case .drive: role == .driver || role == .manager
+        // Every verified account sends, drivers and managers included.
+        case .placeOrders: [.sender]
+        case .manageUsers: [.manager, .admin]
+        case .manageTariff, .dispatch, .readAllStatements: [.manager]
+        // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
+        case .drive: [.driver]
         }
     }
+
+    public func isGranted(to capabilities: Set<Capability>) -> Bool { !self.capabilities.isDisjoint(with: capabilities) }
 }
 
 /// Who may manage whom: the rules behind the user administration.
@@ -48,7 +63,8 @@ public enum AccountPolicy {
     /// Roles a manager may give to an account they create (customers register themselves).
     public static let creatableRoles: Set<Role> = Role.staff
 
-    /// Whether `caller` may change `target`'s role or disabled flag. A manager may not change
+    /// Whether `caller` may change `target`'s role or disabled flag (`PATCH /users/{id}`, kept for
+    /// one release beside capabilities and restrictions). A manager may not change
     /// their own role or disable themself (nobody locks the last manager out by mistake).
     public static func mayUpdate(_ targetID: UserID, changingRole: Bool, disabling: Bool, by caller: Caller) -> AccountDecision {
         guard caller.may(.manageUsers) else { return .forbidden }

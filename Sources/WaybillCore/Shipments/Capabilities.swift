@@ -38,6 +38,38 @@ public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
         case .manager: everyone.union([.manager, .driver])
         }
     }
+
+    /// The one role older clients still read (`role` in tokens and accounts), from an account's
+    /// capabilities: manager, else driver, else customer.
+    public static func primaryRole(of capabilities: Set<Capability>) -> Role {
+        if capabilities.contains(.manager) { return .manager }
+        if capabilities.contains(.driver) { return .driver }
+        return .customer
+    }
+
+    /// The staff capabilities a role change asks for (`PATCH /users/{id}` with `role`, kept for one
+    /// release): the role's own, plus whatever else the account holds that a role does not speak
+    /// of (counter, admin).
+    public static func staff(for role: Role, keeping current: Set<Capability>) -> Set<Capability> {
+        granted(to: role).intersection(staff).union(current.intersection([.counter, .admin]))
+    }
+
+    /// Staff capabilities as stored on an account (`users.capabilities`): sorted, comma-separated.
+    public static func storedList(_ capabilities: Set<Capability>) -> String {
+        capabilities.intersection(staff).map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    /// Reads `storedList`; unknown names are ignored.
+    public static func parseList(_ stored: String) -> Set<Capability> {
+        Set(stored.split(separator: ",").compactMap { Capability(rawValue: String($0)) }).intersection(staff)
+    }
+
+    /// What an account holds: its staff capabilities, and sending and receiving once its email is
+    /// verified (an account that has not verified its email cannot sign in).
+    public static func held(staff: Set<Capability>, emailVerified: Bool) -> Set<Capability> {
+        let own = staff.intersection(Self.staff)
+        return emailVerified ? own.union(everyone) : own
+    }
 }
 
 /// A limit set on an account by staff, with its reason and who set it.
@@ -64,6 +96,16 @@ public struct Restriction: Sendable, Hashable, Codable {
         self.setAt = setAt
     }
 
+    /// The restriction in force as an account row keeps it (`users.restricted_kind`,
+    /// `restricted_until`), for the checks every request makes without reading the history.
+    public static func inForce(kind: String?, until: Int64?, at now: Int64) -> Kind? {
+        guard let kind = kind.flatMap(Kind.init(rawValue:)) else { return nil }
+        switch kind {
+        case .banned: return .banned
+        case .suspended: return until.map { now < $0 } ?? true ? .suspended : nil
+        }
+    }
+
     /// Whether the restriction holds at `now`.
     public func holds(at now: Int64) -> Bool {
         switch kind {
@@ -75,6 +117,16 @@ public struct Restriction: Sendable, Hashable, Codable {
 
 /// What an account may do now, given its capabilities and restrictions.
 public struct AccountStanding: Sendable, Equatable {
+    /// The capabilities left to an account under a restriction of `kind` (none for a ban; for a
+    /// suspension, only receiving what is already on its way).
+    public static func effective(_ capabilities: Set<Capability>, under kind: Restriction.Kind?) -> Set<Capability> {
+        switch kind {
+        case nil: capabilities
+        case .suspended: capabilities.intersection([.receiver])
+        case .banned: []
+        }
+    }
+
     public var capabilities: Set<Capability>
     /// May sign in at all.
     public var maySignIn: Bool
@@ -88,7 +140,7 @@ public struct AccountStanding: Sendable, Equatable {
         let suspension = active.filter { $0.kind == .suspended }.max { ($0.until ?? .max) < ($1.until ?? .max) }
         if let ban { return AccountStanding(capabilities: [], maySignIn: false, restriction: ban) }
         // A suspended account keeps seeing and receiving what is already on its way, and acts on nothing.
-        if let suspension { return AccountStanding(capabilities: capabilities.intersection([.receiver]), maySignIn: true, restriction: suspension) }
+        if let suspension { return AccountStanding(capabilities: effective(capabilities, under: .suspended), maySignIn: true, restriction: suspension) }
         return AccountStanding(capabilities: capabilities, maySignIn: true, restriction: nil)
     }
 }
@@ -124,5 +176,46 @@ public enum CapabilityPolicy {
         if having.contains(.admin) { return .allowed }
         if having.contains(.manager), !targetHas.contains(.admin) { return .allowed }
         return .forbidden
+    }
+}
+
+/// A restriction as staff ask for it, before it is stored.
+public struct RestrictionRequest: Sendable, Equatable {
+    public var kind: Restriction.Kind
+    /// When a suspension ends (Unix ms); must be nil for a ban.
+    public var until: Int64?
+    public var reason: String
+
+    public init(kind: Restriction.Kind, until: Int64?, reason: String) {
+        self.kind = kind
+        self.until = until
+        self.reason = reason
+    }
+
+    public static let maxReasonLength = 500
+    /// A suspension longer than this is a ban: say so.
+    public static let longestSuspensionMs: Int64 = 366 * 24 * 3_600_000
+
+    /// The request with its reason trimmed, or why not: a reason is required (the person is told
+    /// it); a suspension ends in the future and within a year; a ban has no end.
+    public func validated(now: Int64) -> Result<RestrictionRequest, FieldErrorsError> {
+        var errors = FieldErrors()
+        var clean = self
+        clean.reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        if clean.reason.isEmpty { errors.add("reason", "required") }
+        else if clean.reason.count > Self.maxReasonLength { errors.add("reason", "too_long") }
+        switch kind {
+        case .banned:
+            if until != nil { errors.add("until", "not_allowed") }
+        case .suspended:
+            if let until {
+                let latest = now.addingReportingOverflow(Self.longestSuspensionMs)
+                if until <= now { errors.add("until", "in_the_past") }
+                else if !latest.overflow, until > latest.partialValue { errors.add("until", "too_far") }
+            } else {
+                errors.add("until", "required")
+            }
+        }
+        return errors.isEmpty ? .success(clean) : .failure(FieldErrorsError(errors))
     }
 }

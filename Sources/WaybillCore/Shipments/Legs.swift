@@ -62,6 +62,8 @@ public enum LegCapacity: String, Sendable, Hashable, Codable, CaseIterable {
     case manager
     /// Staff of the counter that holds (or will hold) the parcel.
     case counterStaff = "counter_staff"
+    /// The account the shipment is addressed to: moves no leg (they confirm receipt, a hand-over).
+    case receiver
     /// The server itself: a carrier's tracking update, an abandoned checkout.
     case system
 }
@@ -207,6 +209,8 @@ public enum HandOverKind: String, Sendable, Hashable, Codable, CaseIterable {
     case legToLeg = "leg_to_leg"
     /// To the receiver.
     case delivery
+    /// The receiver, with an account, confirms they have it ("received", then a photo).
+    case receipt
 }
 
 /// What proves a hand-over.
@@ -243,6 +247,8 @@ public enum HandOverPolicy {
         case (.pickup, .traveller): [.code]
         case (.pickup, .fleet), (.pickup, .carrier), (.pickup, .counter): []
         case (.counterDropOff, _), (.legToLeg, _): [.qrScan]
+        // The receiver's own word; a photo is asked for but a desk has no camera.
+        case (.receipt, _): []
         }
     }
 }
@@ -286,6 +292,7 @@ extension OrderCapacity {
         case .assignee: .assignee
         case .manager: .manager
         case .system: .system
+        case .receiver: .receiver
         }
     }
 }

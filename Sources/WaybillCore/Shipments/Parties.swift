@@ -93,6 +93,7 @@ extension OrderCapacity {
         switch self {
         case .owner: .sender
         case .assignee: .carrier
+        case .receiver: .receiver
         case .manager: .manager
         case .system: nil
         }

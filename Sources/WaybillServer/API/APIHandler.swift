@@ -82,7 +82,11 @@ struct APIHandler: APIProtocol {
 
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
         let me = try await principal()
-        return .ok(.init(body: .json(Self.user(me.user))))
+        // The person is told why they are restricted, and which boxes they switch between.
+        let restriction = try await Accounts.restrictionInForce(of: me.user, on: request.db)
+        var user = Self.user(me.user, restriction: restriction)
+        user.boxes = OrderPolicy.boxes(for: me.caller).map { S.ShipmentBox(rawValue: $0.rawValue)! }
+        return .ok(.init(body: .json(user)))
     }
 
     func updateMe(_ input: Operations.UpdateMe.Input) async throws -> Operations.UpdateMe.Output {
@@ -117,7 +121,7 @@ struct APIHandler: APIProtocol {
         guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await accounts.listUsers(role: input.query.role.map(Role.init), query: input.query.q,
                                                 cursor: input.query.cursor, limit: limit, for: me)
-        return .ok(.init(body: .json(S.UserPage(items: page.users.map(Self.user), nextCursor: page.nextCursor))))
+        return .ok(.init(body: .json(S.UserPage(items: page.users.map { Self.user($0) }, nextCursor: page.nextCursor))))
     }
 
     func createUser(_ input: Operations.CreateUser.Input) async throws -> Operations.CreateUser.Output {
@@ -131,7 +135,8 @@ struct APIHandler: APIProtocol {
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         let me = try await principal()
         let id: UserID = try Self.uuid(input.path.userId)
-        return .ok(.init(body: .json(Self.user(try await accounts.user(id, for: me)))))
+        let user = try await accounts.user(id, for: me)
+        return .ok(.init(body: .json(Self.user(user, restriction: try await Accounts.restrictionInForce(of: user, on: request.db)))))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
@@ -148,6 +153,43 @@ struct APIHandler: APIProtocol {
         return .accepted(.init(body: .json(Self.success)))
     }
 
+    func grantCapability(_ input: Operations.GrantCapability.Input) async throws -> Operations.GrantCapability.Output {
+        let me = try await principal()
+        let user = try await accounts.setCapability(Capability(rawValue: input.path.capability.rawValue)!, granted: true, on: try Self.uuid(input.path.userId), by: me)
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
+    func revokeCapability(_ input: Operations.RevokeCapability.Input) async throws -> Operations.RevokeCapability.Output {
+        let me = try await principal()
+        let user = try await accounts.setCapability(Capability(rawValue: input.path.capability.rawValue)!, granted: false, on: try Self.uuid(input.path.userId), by: me)
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
+    func listRestrictions(_ input: Operations.ListRestrictions.Input) async throws -> Operations.ListRestrictions.Output {
+        let me = try await principal()
+        let records = try await accounts.restrictions(of: try Self.uuid(input.path.userId), for: me)
+        return .ok(.init(body: .json(S.RestrictionList(items: records.map(Self.restriction)))))
+    }
+
+    func restrictUser(_ input: Operations.RestrictUser.Input) async throws -> Operations.RestrictUser.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let until = try body.until.map { date -> Int64 in
+            guard let ms = UnixTime.millis(date) else { throw WaybillError.validation("until", "out_of_range") }
+            return ms
+        }
+        let kind = Restriction.Kind(rawValue: body.kind.rawValue)!
+        let (_, record) = try await accounts.restrict(try Self.uuid(input.path.userId), RestrictionRequest(kind: kind, until: until, reason: body.reason), by: me)
+        return .created(.init(body: .json(Self.restriction(record))))
+    }
+
+    func liftRestriction(_ input: Operations.LiftRestriction.Input) async throws -> Operations.LiftRestriction.Output {
+        let me = try await principal()
+        guard let restrictionID = Int(exactly: input.path.restrictionId) else { throw WaybillError.notFound }
+        let user = try await accounts.lift(restriction: restrictionID, of: try Self.uuid(input.path.userId), by: me)
+        return .ok(.init(body: .json(Self.user(user))))
+    }
+
     // MARK: mapping
 
     /// An id that is not a UUID names nothing: 404, like any other unknown id.
@@ -156,12 +198,31 @@ struct APIHandler: APIProtocol {
         return id
     }
 
-    static func user(_ user: User) -> S.User {
-        S.User(
-            id: user.id!.uuidString, role: S.Role(user.role), email: user.email, firstName: user.firstName,
+    /// An account; `restriction` gives the reason of the one in force (else only its kind and end).
+    static func user(_ user: User, restriction: RestrictionRecord? = nil) -> S.User {
+        let inForce: S.AccountRestriction? = user.restriction.map { kind in
+            if let restriction {
+                return S.AccountRestriction(id: Int64(restriction.id!), kind: S.RestrictionKind(rawValue: restriction.kind.rawValue)!,
+                                            until: restriction.until.map(UnixTime.date), reason: restriction.reason)
+            }
+            return S.AccountRestriction(kind: S.RestrictionKind(rawValue: kind.rawValue)!,
+                                        until: kind == .suspended ? user.restrictedUntil.map(UnixTime.date) : nil)
+        }
+        return S.User(
+            id: user.id!.uuidString, role: S.Role(user.role),
+            capabilities: Capability.allCases.filter(user.capabilities.contains).map { S.Capability(rawValue: $0.rawValue)! },
+            email: user.email, firstName: user.firstName,
             lastName: user.lastName, address: user.address, postalCode: user.postalCode, city: user.city,
             isCompany: user.isCompany, companyName: user.companyName, emailVerified: user.emailVerifiedAt != nil,
-            disabled: user.isDisabled, createdAt: user.createdAt ?? Date())
+            disabled: user.isBanned, restriction: inForce, createdAt: user.createdAt ?? Date())
+    }
+
+    static func restriction(_ record: RestrictionRecord) -> S.Restriction {
+        S.Restriction(
+            id: Int64(record.id!), kind: S.RestrictionKind(rawValue: record.kind.rawValue)!, until: record.until.map(UnixTime.date),
+            reason: record.reason, setBy: record.setBy?.uuidString, setAt: UnixTime.date(record.setAt),
+            liftedBy: record.liftedBy?.uuidString, liftedAt: record.liftedAt.map(UnixTime.date),
+            inForce: record.liftedAt == nil && record.restriction.holds(at: UnixTime.nowMillis))
     }
 
     static func auth(_ issued: IssuedTokens) -> S.AuthResponse {

@@ -52,31 +52,21 @@ extension APIHandler {
     func listOrders(_ input: Operations.ListOrders.Input) async throws -> Operations.ListOrders.Output {
         let me = try await principal()
         let q = input.query
-        var filter = Orders.ListFilter()
-        filter.limit = q.limit ?? 50
-        guard (1...100).contains(filter.limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
-        if let raw = q.status {
-            var statuses: [OrderStatus] = []
-            for part in raw.split(separator: ",") {
-                guard let status = OrderStatus(rawValue: part.trimmingCharacters(in: .whitespaces)) else {
-                    throw WaybillError.invalidParameter("status")
-                }
-                statuses.append(status)
-            }
-            filter.statuses = statuses
-        }
+        var filter = try Self.listFilter(limit: q.limit, status: q.status, cursor: q.cursor)
         filter.customerID = try q.customerId.map { try Self.uuidParameter($0, "customerId") }
         filter.driverID = try q.driverId.map { try Self.uuidParameter($0, "driverId") }
         filter.from = q.from
         filter.to = q.to
-        filter.cursor = q.cursor
         let page = try await orders.list(filter, for: me)
         return .ok(.init(body: .json(S.OrderPage(items: try page.records.map { try Self.order($0) }, nextCursor: page.nextCursor))))
     }
 
     func getOrder(_ input: Operations.GetOrder.Input) async throws -> Operations.GetOrder.Output {
         let me = try await principal()
-        return .ok(.init(body: .json(try Self.order(try await orders.detail(try Self.uuid(input.path.orderId), for: me)))))
+        let record = try await orders.detail(try Self.uuid(input.path.orderId), for: me)
+        // This shape always has the price: a caller who may not see money (the receiver) reads the shipment.
+        guard PartyDetails.visible(to: record.capacities).money else { throw WaybillError.notFound }
+        return .ok(.init(body: .json(try Self.order(record))))
     }
 
     /// The changed order as the caller sees it, with its history (no second lookup of the order).
@@ -213,12 +203,13 @@ extension APIHandler {
                                                      customerID: try input.query.customerId.map { try Self.uuidParameter($0, "customerId") }, for: me)
         let links = StatementLinks(secret: try request.application.waybill.config.jwtSecret)
         let base = try request.application.waybill.config.publicURL
-        return .ok(.init(body: .json(S.StatementList(items: try statements.map { statement in
+        return .ok(.init(body: .json(S.StatementList(items: statements.map { statement in
             S.Statement(
                 customer: Self.person(statement.customer, withEmail: true), month: statement.month,
-                orders: try statement.orders.map {
-                    .init(id: $0.id!.uuidString, reference: $0.reference, createdAt: Self.date($0.createdAt),
-                          status: S.OrderStatus(rawValue: $0.status.rawValue)!, amount: Self.money($0.price), dropoffCity: try $0.dropoff.city)
+                orders: statement.lines.map { line in
+                    let o = line.order
+                    return .init(id: o.id!.uuidString, reference: o.reference, createdAt: Self.date(o.createdAt),
+                                 status: S.OrderStatus(rawValue: o.status.rawValue)!, amount: Self.money(line.money), dropoffCity: o.dropoff.city)
                 },
                 total: Self.money(statement.total),
                 pageUrl: "\(base)/statements/\(links.token(customerID: statement.customer.id!, month: statement.month))")
@@ -338,7 +329,7 @@ extension APIHandler {
     static func order(_ record: OrderRecord) throws -> S.Order {
         let o = record.order
         let details = PartyDetails.visible(to: record.capacities)
-        let recipient = try o.recipient
+        let recipient = o.recipient
         let signature = record.files.first { $0.kind == .signature }
         let proof: S.Proof? = signature.flatMap { signature in
             guard let signedBy = o.signedBy, let at = o.deliveredAt else { return nil }
@@ -352,7 +343,7 @@ extension APIHandler {
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
             customer: person(record.customer, withEmail: details.customerEmail),
             driver: record.driver.map { person($0, withEmail: details.driverEmail, withLastName: details.staffLastNames) },
-            pickup: address(try o.pickup), dropoff: address(try o.dropoff),
+            pickup: address(o.pickup), dropoff: address(o.dropoff),
             weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
             recipient: S.Recipient(name: recipient.name, email: details.recipientEmail ? recipient.email : nil,
                                    phone: details.recipientPhone ? recipient.phone : nil),

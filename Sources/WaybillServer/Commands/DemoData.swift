@@ -34,12 +34,16 @@ enum DemoData {
                     existing.passwordHash = hash
                     try await existing.save(on: app.db)
                 } else {
-                    try await User(role: account.role, email: account.email, passwordHash: hash,
-                                   firstName: account.firstName, lastName: account.lastName,
-                                   address: account.role == .customer ? "Bahnhofstrasse 1" : nil,
-                                   postalCode: account.role == .customer ? "8001" : nil,
-                                   city: account.role == .customer ? "Zürich" : nil,
-                                   emailVerifiedAt: Date()).create(on: app.db)
+                    let user = User(role: account.role, email: account.email, passwordHash: hash,
+                                    firstName: account.firstName, lastName: account.lastName,
+                                    address: account.role == .customer ? "Bahnhofstrasse 1" : nil,
+                                    postalCode: account.role == .customer ? "8001" : nil,
+                                    city: account.role == .customer ? "Zürich" : nil,
+                                    emailVerifiedAt: Date())
+                    try await app.db.transaction { db in
+                        try await user.create(on: db)
+                        try await Accounts.recordGrants(of: user, by: nil, on: db)
+                    }
                 }
                 password = fresh
             }

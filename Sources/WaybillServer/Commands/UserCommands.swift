@@ -3,10 +3,53 @@ import Foundation
 import Vapor
 import WaybillCore
 
-/// `waybill user create …`: accounts from the command line, such as a fresh installation's first manager.
+/// `waybill user create …`: accounts from the command line, such as a fresh installation's first
+/// manager; `waybill user grant …` and `revoke`: staff capabilities, such as the first admin (whom
+/// no one in the app may appoint but another admin).
 struct UserCommands: AsyncCommandGroup {
     var help: String { "Manage accounts from the command line." }
-    var commands: [String: any AnyAsyncCommand] { ["create": UserCreateCommand()] }
+    var commands: [String: any AnyAsyncCommand] {
+        ["create": UserCreateCommand(), "grant": UserCapabilityCommand(grant: true), "revoke": UserCapabilityCommand(grant: false)]
+    }
+}
+
+/// `waybill user grant --email E --capability admin` (or `revoke`): by the operator, at the machine.
+struct UserCapabilityCommand: AsyncCommand {
+    struct Signature: CommandSignature {
+        @Option(name: "email", help: "The account's email address")
+        var email: String?
+        @Option(name: "capability", help: "driver, manager, counter or admin")
+        var capability: String?
+        init() {}
+    }
+
+    let grant: Bool
+
+    var help: String {
+        grant ? "Grants a staff capability: waybill user grant --email E --capability admin"
+            : "Takes a staff capability back: waybill user revoke --email E --capability driver"
+    }
+
+    func run(using context: CommandContext, signature: Signature) async throws {
+        let app = context.application
+        guard let capability = signature.capability.flatMap(Capability.init(rawValue:)), Capability.staff.contains(capability) else {
+            throw CommandError("--capability must be one of " + Capability.staff.map(\.rawValue).sorted().joined(separator: ", "))
+        }
+        var errors = FieldErrors()
+        let email = Validation.email(signature.email, into: &errors)
+        guard errors.isEmpty else { throw CommandError("Invalid input: \(errors)") }
+        try await migrate(app)
+        guard let user = try await User.query(on: app.db).filter(\.$email == email).first() else {
+            throw CommandError("No account uses \(email).")
+        }
+        try await app.db.writeTransaction(app) { db in
+            var staff = Capability.parseList(user.staffCapabilities)
+            if grant { staff.insert(capability) } else { staff.remove(capability) }
+            try await Accounts.setStaffCapabilities(user, to: staff, by: nil, on: db)
+        }
+        let now = Capability.parseList(user.staffCapabilities).map(\.rawValue).sorted()
+        context.console.info("\(email) now holds: \((["sender", "receiver"] + now).joined(separator: ", ")).")
+    }
 }
 
 struct UserCreateCommand: AsyncCommand {
@@ -47,7 +90,10 @@ struct UserCreateCommand: AsyncCommand {
         }
         let hash = try await app.waybill.passwords.hash(password)
         let user = User(role: role, email: email, passwordHash: hash, firstName: first, lastName: last, emailVerifiedAt: Date())
-        try await user.create(on: app.db)
+        try await app.db.transaction { db in
+            try await user.create(on: db)
+            try await Accounts.recordGrants(of: user, by: nil, on: db)
+        }
         context.console.info("Created \(role.rawValue) \(email) (\(user.id!.uuidString)).")
     }
 }

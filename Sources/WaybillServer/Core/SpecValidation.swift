@@ -29,7 +29,24 @@ struct SpecValidator: Sendable {
         var needsToken: Bool = true
         /// Query parameters by name.
         var query: [String: Schema] = [:]
+        /// A `deprecated` operation's replacement (`x-waybill-successor`, a path under the API with
+        /// the same `{parameters}`): answers carry `Deprecation` and a `Link` to it.
+        var successor: String?
+        /// The body may also come as something other than JSON (an upload form): only JSON is checked here.
+        var acceptsOtherBodies = false
+
+        /// The successor's path for a request to `path` (parameters filled in).
+        func successorPath(for path: [String]) -> String? {
+            guard var successor else { return nil }
+            for (segment, value) in zip(segments, path) where segment.hasPrefix("{") {
+                successor = successor.replacingOccurrences(of: segment, with: value)
+            }
+            return successor
+        }
     }
+
+    /// When the deprecated operations were deprecated (RFC 9745: `Deprecation: @<Unix seconds>`).
+    static let deprecatedSince = "@1795392000"  // 2026-11-23
 
     let operations: [Operation]
 
@@ -87,7 +104,10 @@ struct SpecValidator: Sendable {
                     maxBodySize: op["x-waybill-max-body-bytes"] as? Int,
                     bodyRequired: (op["requestBody"] as? [String: Any])?["required"] as? Bool ?? false,
                     needsToken: Self.needsToken(op["security"] as? [Any] ?? root["security"] as? [Any] ?? []),
-                    query: queryParameters(item["parameters"]).merging(queryParameters(op["parameters"])) { _, op in op }
+                    query: queryParameters(item["parameters"]).merging(queryParameters(op["parameters"])) { _, op in op },
+                    successor: op["deprecated"] as? Bool == true ? op["x-waybill-successor"] as? String : nil,
+                    acceptsOtherBodies: (((op["requestBody"] as? [String: Any])?["content"] as? [String: Any])?.keys
+                        .contains { $0 != "application/json" }) ?? false
                 ))
             }
         }
@@ -204,6 +224,15 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         guard path.starts(with: pathPrefix),
               let operation = validator.operation(method: request.method.rawValue, path: Array(path.dropFirst(pathPrefix.count)))
         else { return try await next.respond(to: request) }
+        let response = try await validated(request, operation, next)
+        if let successor = operation.successorPath(for: Array(path.dropFirst(pathPrefix.count))) {
+            response.headers.replaceOrAdd(name: "Deprecation", value: SpecValidator.deprecatedSince)
+            response.headers.add(name: .link, value: "</\(pathPrefix.joined(separator: "/"))\(successor)>; rel=\"successor-version\"")
+        }
+        return response
+    }
+
+    private func validated(_ request: Request, _ operation: SpecValidator.Operation, _ next: any AsyncResponder) async throws -> Response {
         let maxBodySize = operation.maxBodySize ?? self.maxBodySize
         // Who you are comes before what you sent: no token, no schema hints.
         if operation.needsToken, request.headers.bearerAuthorization == nil {
@@ -243,6 +272,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             throw WaybillError(.badRequest, .missingBody, "This operation needs a JSON body.")
         }
         if let type = request.headers.contentType, !(type.type == "application" && type.subType == "json") {
+            if operation.acceptsOtherBodies { return try await next.respond(to: request) }
             throw WaybillError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
         let value: JSONValue

@@ -22,20 +22,26 @@ enum DomainEvent: Sendable {
     /// A checkout left unpaid expired; the order is cancelled without telling anyone.
     case checkoutExpired(Order)
     case paymentRefunded(Order)
+    /// The receiver (an account) confirmed the parcel reached them.
+    case receiptConfirmed(Order, receiver: User)
+    /// Money went to someone who carried a leg (`entry.account`), through the payment provider.
+    case paidOut(Order, entry: LedgerEntry)
 
     var order: Order {
         switch self {
         case .orderPlaced(let o), .orderAssigned(let o, _, _, _), .orderAccepted(let o, _), .orderPickedUp(let o, _, _),
              .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
-             .paymentRefunded(let o):
+             .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _):
             o
         }
     }
 
     /// Whether the order's status changed with this event (a refund does not change it).
     var changesStatus: Bool {
-        if case .paymentRefunded = self { return false }
-        return true
+        switch self {
+        case .paymentRefunded, .receiptConfirmed, .paidOut: false
+        default: true
+        }
     }
 }
 
@@ -88,12 +94,12 @@ enum NotificationSubscriber {
             }
             if driver.id != actor {
                 try await Notifier.notify([driver], .orderAssigned, order: order,
-                                          body: "Pick up at \((try? order.pickup.singleLine) ?? "") and deliver to \((try? order.dropoff.singleLine) ?? "").",
+                                          body: "Pick up at \(order.pickup.singleLine) and deliver to \(order.dropoff.singleLine).",
                                           on: db)
             }
         case .orderAccepted(_, let driver):
             try await Notifier.notify(try await customer(), .orderAccepted, order: order,
-                                      body: "\(driver.firstName) will pick up your parcel \(order.reference) at \((try? order.pickup.singleLine) ?? "").",
+                                      body: "\(driver.firstName) will pick up your parcel \(order.reference) at \(order.pickup.singleLine).",
                                       on: db)
         case .orderPickedUp(_, let driver, let cash):
             if let cash, cash != order.priceAmount {
@@ -102,7 +108,12 @@ enum NotificationSubscriber {
                                           on: db)
             }
             try await Notifier.notify(try await customer(), .orderPickedUp, order: order,
-                                      body: "Delivery in progress: your parcel \(order.reference) is on its way to \((try? order.dropoff.singleLine) ?? "").",
+                                      body: "Delivery in progress: your parcel \(order.reference) is on its way to \(order.dropoff.singleLine).",
+                                      on: db)
+            // The receiver, if they have an account: it is under "Incoming" from now on.
+            let sender = try await customer().first
+            try await Notifier.notify(try await Notifier.receiver(of: order, on: db).filter { $0.id != order.customerID }, .parcelComing,
+                                      order: order, body: "\(sender?.firstName ?? "Someone") sent you a parcel (\(order.reference)); it is on its way to \(order.dropoff.singleLine).",
                                       on: db)
         case .orderDelivered(_, let name):
             try await Notifier.notify(try await customer(), .orderDelivered, order: order,
@@ -123,6 +134,13 @@ enum NotificationSubscriber {
         case .paymentRefunded:
             try await Notifier.notify(try await customer(), .paymentRefunded, order: order,
                                       body: "\(order.price) for order \(order.reference) has been refunded to your \(order.paymentMethod.rawValue).", on: db)
+        case .paidOut(_, let entry):
+            guard let account = entry.account, let person = try await User.find(account, on: db) else { return }
+            try await Notifier.notify([person], .paidOut, order: order,
+                                      body: "\(Money(entry.amount, entry.currency)) for carrying \(order.reference) is on its way to your account.", on: db)
+        case .receiptConfirmed(_, let receiver):
+            try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
+                                      body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
         }
     }
 }

@@ -206,15 +206,11 @@ extension LiveRenderer {
 struct LiveIdentity: Sendable {
     var userID: UserID?
     var sessionID: SignInID?
-    var role: Role?
+    /// A signed-in account as WaybillCore's policies knew it when the connection opened (nil for a
+    /// public viewer). A change of capabilities or restriction closes the connection.
+    var caller: Caller?
     /// Set for a viewer who opened the channel from a public tracking link.
     var trackingToken: String?
-
-    /// A signed-in account as WaybillCore's policies know it (nil for a public viewer).
-    var caller: Caller? {
-        guard let userID, let role else { return nil }
-        return Caller(id: userID, role: role)
-    }
 }
 
 /// One open WebSocket: its subscriptions and a bounded number of frames in flight.

@@ -64,9 +64,9 @@ enum LiveTickets {
         let userID = UserID(rawValue: try row.decode(column: "user_id", as: UUID.self))
         let sessionID = SignInID(rawValue: try row.decode(column: "session_id", as: UUID.self))
         // The account and the session must still be good now, not only when the ticket was made.
-        guard let user = try await User.find(userID, on: db), !user.isDisabled,
+        guard let user = try await User.find(userID, on: db), !user.isBanned,
               let session = try await Session.find(sessionID, on: db), session.revokedAt == nil else { return nil }
-        return LiveIdentity(userID: userID, sessionID: sessionID, role: user.role)
+        return LiveIdentity(userID: userID, sessionID: sessionID, caller: user.caller)
     }
 }
 

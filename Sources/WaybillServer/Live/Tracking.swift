@@ -160,8 +160,8 @@ struct Tracking {
     static func estimate(for order: Order, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
         guard let stop = order.status.nextStop else { return nil }
         let target = switch stop {
-        case .pickup: (try? order.pickup)?.coordinate
-        case .dropoff: (try? order.dropoff)?.coordinate
+        case .pickup: order.pickup.coordinate
+        case .dropoff: order.dropoff.coordinate
         }
         guard let target else { return nil }
         return ArrivalEstimate.estimate(from: position, to: target, stop: stop, averageSpeedKmh: speedKmh)
@@ -235,9 +235,11 @@ struct Tracking {
         var pickup: Coordinate?
         if let orderID {
             guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.invalidParameter("orderId", "not_found") }
-            pickup = (try? order.pickup)?.coordinate
+            pickup = order.pickup.coordinate
         }
-        let drivers = try await User.query(on: db).filter(\.$role == .driver).filter(\.$disabledAt == nil).sort(\.$firstName).all()
+        // The fleet: accounts whose primary role is driver (a manager's is manager), able to drive now.
+        let drivers = try await User.query(on: db).filter(\.$role == .driver).sort(\.$firstName).all()
+            .filter { $0.caller.may(.drive) }
         let states = try await sql.select().columns(DriverState.columns.map { SQLIdentifier($0) }).from("driver_states").all()
             .map(DriverState.init(row:))
         var byDriver = Dictionary(uniqueKeysWithValues: states.map { ($0.driverID, $0) })
@@ -250,7 +252,8 @@ struct Tracking {
         let onDutyManagers = states.filter(\.onDuty).map(\.driverID)
         var people = drivers
         if !onDutyManagers.isEmpty {
-            people += try await User.query(on: db).filter(\.$role == .manager).filter(\.$id ~~ onDutyManagers).filter(\.$disabledAt == nil).all()
+            people += try await User.query(on: db).filter(\.$role == .manager).filter(\.$id ~~ onDutyManagers).all()
+                .filter { $0.caller.may(.drive) }
         }
         let entries = people.map { driver in
             var state = byDriver.removeValue(forKey: driver.id!)

@@ -26,7 +26,12 @@ struct CreateLedger: AsyncMigration {
         // Orders made before the ledger, a page at a time (newest creation time and id last seen).
         var cursor: (at: Int64, id: OrderID)?
         while true {
-            let query = Order.query(on: database).sort(\.$createdAt).sort(\.$id).limit(500)
+            // Only the columns the orders table had at this migration (later ones reshape it).
+            let query = Order.query(on: database)
+                .field(\.$id).field(\.$customerID).field(\.$status).field(\.$createdAt).field(\.$updatedAt)
+                .field(\.$priceAmount).field(\.$currency).field(\.$paymentMethod).field(\.$paymentStatus)
+                .field(\.$paymentIntentID).field(\.$paidAt).field(\.$refundID).field(\.$refundedAt).field(\.$cashCollected)
+                .sort(\.$createdAt).sort(\.$id).limit(500)
             if let cursor {
                 query.group(.or) { or in
                     or.filter(\.$createdAt > cursor.at)

@@ -67,7 +67,9 @@ enum LedgerRecorder {
         case .orderCancelled:
             // A cancelled order is on no statement: its invoice line is credited back.
             return order.paymentMethod == .invoice ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] : []
-        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired:
+        case .paidOut(_, let entry):
+            return [entry]
+        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed:
             return []
         }
     }

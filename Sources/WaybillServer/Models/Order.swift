@@ -18,11 +18,13 @@ final class Order: Model, @unchecked Sendable {
     @Field(key: "created_at") var createdAt: Int64
     @Field(key: "updated_at") var updatedAt: Int64
 
-    @Field(key: "pickup") var pickupJSON: String
-    @Field(key: "dropoff") var dropoffJSON: String
+    /// Where the parcel is picked up and where it goes, as columns (`pickup_city`, …).
+    @Group(key: "pickup") var pickupPlace: PlaceColumns
+    @Group(key: "dropoff") var dropoffPlace: PlaceColumns
     @Field(key: "weight_class") var weightClass: WeightClass
     @Field(key: "service") var service: ServiceLevel
-    @Field(key: "recipient") var recipientJSON: String
+    /// The receiver: a name and contact; an account when one has the recipient's email verified.
+    @Group(key: "recipient") var recipientColumns: RecipientColumns
     @OptionalField(key: "notes") var notes: String?
 
     @Field(key: "price_amount") var priceAmount: Int
@@ -59,8 +61,8 @@ final class Order: Model, @unchecked Sendable {
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
     /// exactly the declared properties, in order, so it cannot drift from the declarations.
     var databaseFields: [any AnyDatabaseProperty] {
-        [$id, $reference, $customerID, $driverID, $status, $version, $createdAt, $updatedAt, $pickupJSON, $dropoffJSON,
-         $weightClass, $service, $recipientJSON, $notes, $priceAmount, $currency, $distanceMeters, $breakdownJSON,
+        [$id, $reference, $customerID, $driverID, $status, $version, $createdAt, $updatedAt, $pickupPlace, $dropoffPlace,
+         $weightClass, $service, $recipientColumns, $notes, $priceAmount, $currency, $distanceMeters, $breakdownJSON,
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
@@ -88,19 +90,28 @@ final class Order: Model, @unchecked Sendable {
         case dueOnPickup = "due_on_pickup", collected, invoiced, void
     }
 
-    var pickup: Address { get throws { try Order.decoder.decode(Address.self, from: Data(pickupJSON.utf8)) } }
-    var dropoff: Address { get throws { try Order.decoder.decode(Address.self, from: Data(dropoffJSON.utf8)) } }
-    var recipient: Recipient { get throws { try Order.decoder.decode(Recipient.self, from: Data(recipientJSON.utf8)) } }
+    var pickup: Address {
+        get { pickupPlace.address }
+        set { pickupPlace.address = newValue }
+    }
+    var dropoff: Address {
+        get { dropoffPlace.address }
+        set { dropoffPlace.address = newValue }
+    }
+    var recipient: Recipient {
+        get { recipientColumns.recipient }
+        set { recipientColumns.recipient = newValue }
+    }
     var breakdown: [PriceLine] { get throws { try Order.decoder.decode([PriceLine].self, from: Data(breakdownJSON.utf8)) } }
     var price: Money { Money(priceAmount, currency) }
 
     /// Whom the order concerns, for `OrderPolicy`.
-    var parties: OrderParties { OrderParties(customerID: customerID, driverID: driverID) }
+    var parties: OrderParties { OrderParties(customerID: customerID, driverID: driverID, recipientEmail: recipientColumns.email) }
 
     /// One decoder for the JSON columns (decoding is safe from several threads).
-    nonisolated(unsafe) static let decoder = JSONDecoder()
+    static let decoder = JSONDecoder()
 
-    nonisolated(unsafe) static let encoder: JSONEncoder = {
+    static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return encoder
@@ -139,7 +150,11 @@ final class OrderEvent: Model, @unchecked Sendable {
 final class OrderFile: Model, @unchecked Sendable {
     static let schema = "order_files"
 
-    enum Kind: String, Codable, Sendable { case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo" }
+    enum Kind: String, Codable, Sendable {
+        case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo"
+        /// The receiver's photo of what reached them.
+        case receiptPhoto = "receipt_photo"
+    }
 
     @ID(custom: .id, generatedBy: .random) var id: FileID?
     @Field(key: "order_id") var orderID: OrderID
@@ -212,6 +227,47 @@ final class SandboxCheckout: Model, @unchecked Sendable {
     @Field(key: "created_at") var createdAt: Int64
 
     init() {}
+}
+
+/// A payout the sandbox provider recorded instead of moving money.
+final class SandboxPayout: Model, @unchecked Sendable {
+    static let schema = "sandbox_payouts"
+
+    @ID(custom: "id", generatedBy: .user) var id: String?
+    @Field(key: "shipment_id") var shipmentID: OrderID
+    @Field(key: "account_id") var accountID: UserID
+    @Field(key: "destination") var destination: String
+    @Field(key: "amount") var amount: Int
+    @Field(key: "currency") var currency: String
+    @Field(key: "idempotency_key") var idempotencyKey: String
+    @Field(key: "created_at") var createdAt: Int64
+
+    init() {}
+}
+
+/// A payout claimed but not yet recorded: it counts against what is left to pay out of the shipment
+/// while the provider is asked, and is gone once the ledger entry is written (`Orders.payOut`).
+final class PayoutClaim: Model, @unchecked Sendable {
+    static let schema = "payout_claims"
+
+    /// The payout's idempotency key, one per shipment and account.
+    @ID(custom: "idempotency_key", generatedBy: .user) var id: String?
+    @Field(key: "shipment_id") var shipmentID: OrderID
+    @Field(key: "account_id") var accountID: UserID
+    @Field(key: "amount") var amount: Int
+    @Field(key: "currency") var currency: String
+    @Field(key: "claimed_at") var claimedAt: Int64
+
+    init() {}
+
+    init(key: String, shipmentID: OrderID, accountID: UserID, amount: Money, at: Int64) {
+        self.id = key
+        self.shipmentID = shipmentID
+        self.accountID = accountID
+        self.amount = amount.amount
+        self.currency = amount.currency
+        self.claimedAt = at
+    }
 }
 
 /// A Stripe event already handled (its id), so a redelivery is not handled twice.

@@ -13,6 +13,9 @@ extension PaymentMethod: TextColumn {}
 extension FailureReason: TextColumn {}
 extension Order.PaymentStatus: TextColumn {}
 extension Role: TextColumn {}
+extension LegKind: TextColumn {}
+extension LegStatus: TextColumn {}
+extension HandOverKind: TextColumn {}
 
 /// A plain SQL row seen as Fluent's `DatabaseOutput`, so a model is filled from its own property
 /// declarations (the one mapping of its columns) without going through Fluent's query path.
@@ -32,6 +35,7 @@ struct RowOutput: DatabaseOutput {
         if T.self == Int64.self { return try row.decode(column: column, as: Int64.self) as! T }
         if T.self == UUID.self { return try row.decode(column: column, as: UUID.self) as! T }
         if T.self == Bool.self { return try row.decode(column: column, as: Bool.self) as! T }
+        if T.self == Double.self { return try row.decode(column: column, as: Double.self) as! T }
         if let text = T.self as? any TextColumn.Type {
             let raw = try row.decode(column: column, as: String.self)
             guard let value = text.init(rawValue: raw) else {

@@ -3,7 +3,9 @@ import SQLKit
 import Foundation
 import WaybillCore
 
-/// A person who signs in: a customer, a driver or a manager.
+/// A person who signs in. What they may do is their capabilities (`WaybillCore.Capability`): every
+/// verified account sends and receives; staff capabilities are granted (`capability_grants`).
+/// `role` is the primary role older clients read, `Capability.primaryRole` of the staff ones.
 final class User: Model, @unchecked Sendable {
     static let schema = "users"
 
@@ -22,7 +24,11 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "is_company") var isCompany: Bool
     @OptionalField(key: "company_name") var companyName: String?
     @OptionalField(key: "email_verified_at") var emailVerifiedAt: Date?
-    @OptionalField(key: "disabled_at") var disabledAt: Date?
+    /// The staff capabilities held now (`Capability.storedList`), as the grants say.
+    @Field(key: "capabilities") var staffCapabilities: String
+    /// The restriction in force (`restrictions`), if any: its kind and, for a suspension, its end (Unix ms).
+    @OptionalField(key: "restricted_kind") var restrictedKind: String?
+    @OptionalField(key: "restricted_until") var restrictedUntil: Int64?
 
     // managed
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
@@ -31,10 +37,13 @@ final class User: Model, @unchecked Sendable {
     /// Listed so Fluent does not discover them by reflection for every row (see `Order.databaseFields`).
     var databaseFields: [any AnyDatabaseProperty] {
         [$id, $role, $email, $passwordHash, $firstName, $lastName, $address, $postalCode, $city, $isCompany, $companyName,
-         $emailVerifiedAt, $disabledAt, $createdAt, $updatedAt]
+         $emailVerifiedAt, $staffCapabilities, $restrictedKind, $restrictedUntil, $createdAt, $updatedAt]
     }
 
     var properties: [any AnyProperty] { databaseFields }
+
+    /// Every column, qualified by the table (for reading an account joined with another table).
+    static let allColumns: [SQLColumn] = User().databaseFields.flatMap(\.keys).map { SQLColumn($0.description, table: schema) }
 
     /// What a list of people reads: everything but the password hash.
     static let listColumns: [SQLIdentifier] = User().databaseFields.flatMap(\.keys).map(\.description)
@@ -52,6 +61,8 @@ final class User: Model, @unchecked Sendable {
          isCompany: Bool = false, companyName: String? = nil, emailVerifiedAt: Date? = nil) {
         self.id = id
         self.role = role
+        // The grants themselves are recorded by whoever creates the account (`Accounts.recordGrants`).
+        self.staffCapabilities = Capability.storedList(Capability.granted(to: role))
         self.email = email
         self.passwordHash = passwordHash
         self.firstName = firstName
@@ -64,7 +75,18 @@ final class User: Model, @unchecked Sendable {
         self.emailVerifiedAt = emailVerifiedAt
     }
 
-    var isDisabled: Bool { disabledAt != nil }
+    /// The restriction in force now, if any.
+    var restriction: Restriction.Kind? { Restriction.inForce(kind: restrictedKind, until: restrictedUntil, at: UnixTime.nowMillis) }
+    /// Banned: cannot sign in, and every session ends.
+    var isBanned: Bool { restriction == .banned }
+    /// What the account holds, restrictions aside.
+    var capabilities: Set<Capability> {
+        Capability.held(staff: Capability.parseList(staffCapabilities), emailVerified: emailVerifiedAt != nil)
+    }
+    /// What the account may use now: its capabilities less what a restriction takes away.
+    var effectiveCapabilities: Set<Capability> { AccountStanding.effective(capabilities, under: restriction) }
+    /// The account as WaybillCore's policies know it.
+    var caller: Caller { Caller(id: id!, capabilities: effectiveCapabilities, verifiedEmail: emailVerifiedAt == nil ? nil : email) }
     var displayName: String { "\(firstName) \(lastName)" }
 }
 

@@ -11,6 +11,7 @@ enum Notifier {
         case orderAccepted = "order_accepted"
         case orderPickedUp = "order_picked_up", orderDelivered = "order_delivered", orderFailed = "order_failed"
         case orderCancelled = "order_cancelled", cashDiscrepancy = "cash_discrepancy", paymentRefunded = "payment_refunded"
+        case parcelComing = "parcel_coming", receiptConfirmed = "receipt_confirmed", paidOut = "paid_out"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -25,14 +26,23 @@ enum Notifier {
             case .orderCancelled: ("Order \(reference) cancelled", "Commande \(reference) annulée")
             case .cashDiscrepancy: ("Cash for \(reference) differs from the price", "Montant encaissé différent pour \(reference)")
             case .paymentRefunded: ("Payment for \(reference) refunded", "Paiement de \(reference) remboursé")
+            case .parcelComing: ("A parcel is on its way to you: \(reference)", "Un colis est en route vers vous : \(reference)")
+            case .receiptConfirmed: ("Receipt of \(reference) confirmed", "Réception de \(reference) confirmée")
+            case .paidOut: ("You were paid for \(reference)", "Vous avez été payé pour \(reference)")
             }
         }
+    }
+
+    /// The account a shipment is addressed to, if someone has verified the recipient's email.
+    static func receiver(of order: Order, on db: any Database) async throws -> [User] {
+        guard let email = order.recipientColumns.email else { return [] }
+        return try await User.query(on: db).filter(\.$email == email).filter(\.$emailVerifiedAt != nil).all()
     }
 
     static func notify(_ users: [User], _ kind: Kind, order: Order, body: String, on db: any Database) async throws {
         let title = kind.title(order.reference)
         var seen = Set<UserID>()
-        for user in users where !user.isDisabled {
+        for user in users where !user.isBanned {
             guard let id = user.id, seen.insert(id).inserted else { continue }
             let notification = Notification(userID: id, orderID: order.id, kind: kind.rawValue, title: title.en, body: body)
             try await notification.create(on: db)
@@ -59,6 +69,7 @@ enum Notifier {
     }
 
     static func managers(on db: any Database) async throws -> [User] {
-        try await User.query(on: db).filter(\.$role ~~ Permission.dispatch.roles).filter(\.$disabledAt == nil).all()
+        // The primary role is manager exactly when the account holds `manager` (`Capability.primaryRole`).
+        try await User.query(on: db).filter(\.$role == .manager).all().filter { $0.caller.may(.dispatch) }
     }
 }

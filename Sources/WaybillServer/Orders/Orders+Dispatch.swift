@@ -10,7 +10,7 @@ extension Orders {
     func assign(_ id: OrderID, to driverID: UserID, reassign: Bool = false, by principal: Principal) async throws -> Order {
         try principal.require(.dispatch)
         guard let driver = try await User.find(driverID, on: db),
-              DispatchPolicy.mayCarry(assignee: Caller(id: driverID, role: driver.role), disabled: driver.isDisabled, assignedBy: principal.caller) else {
+              DispatchPolicy.mayCarry(assignee: driver.caller, disabled: driver.isBanned, assignedBy: principal.caller) else {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
         return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in

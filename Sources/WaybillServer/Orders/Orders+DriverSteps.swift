@@ -37,11 +37,11 @@ extension Orders {
             // Stamped with the order's own time of the change: the ledger's cash entry carries it too.
             try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note,
                                  at: order.updatedAt).create(on: db)
-            if order.requireRecipientCode, let email = try order.recipient.email {
+            if order.requireRecipientCode, let email = order.recipient.email {
                 let code = OneTimeCodes.randomCode()
                 order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
                 order.recipientCodeAttempts = 0
-                try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: try order.recipient.name, address: email),
+                try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: order.recipient.name, address: email),
                                                                     reference: order.reference, code: code), on: db)
                 try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).create(on: db)
             }

@@ -95,11 +95,11 @@ extension Orders {
         order.version = 1
         order.createdAt = now
         order.updatedAt = now
-        order.pickupJSON = Order.json(valid.pickup)
-        order.dropoffJSON = Order.json(valid.dropoff)
+        order.pickup = valid.pickup
+        order.dropoff = valid.dropoff
         order.weightClass = valid.weightClass
         order.service = valid.service
-        order.recipientJSON = Order.json(valid.recipient)
+        order.recipient = valid.recipient
         order.notes = valid.notes
         order.priceAmount = quote.price.amount
         order.currency = quote.price.currency
@@ -135,6 +135,7 @@ extension Orders {
             do {
                 try await transaction { db in
                     try await order.create(on: db)
+                    try await Leg.fleet(for: order).create(on: db)
                     try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
                     if order.status == .pending {
                         try await events.record(.orderPlaced(order), on: db)

@@ -132,3 +132,64 @@ extension Orders {
         }
     }
 }
+
+/// Payouts: money to whoever carried a leg (a traveller), recorded in the ledger.
+extension Orders {
+    /// Pays `amount` of a shipment out to `accountID`'s connected account `destination`, at most
+    /// what the customer paid less what was already paid out (`Ledger.mayPayOut`). The provider is
+    /// asked first, with a key that makes a retry return the same transfer; the ledger entry is
+    /// then written once (a retry after a lost answer finds it and does not record it twice).
+    @discardableResult
+    func payOut(_ shipmentID: OrderID, to accountID: UserID, destination: String, amount: Money) async throws -> LedgerEntry {
+        let key = "payout:\(shipmentID.uuidString):\(accountID.uuidString)"
+        // 1. Claim the amount, with the shipment's row held: what was paid, less what was paid out
+        //    and what other payouts of the shipment have claimed, must cover it. Two payouts asked
+        //    at once (to two carriers of one shipment) cannot both pass while the provider is asked.
+        let claim = try await transaction { db -> LedgerEntry? in
+            try await Self.lockOrderRow(shipmentID, on: db)
+            let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipmentID).all().map(\.entry)
+            if let earlier = entries.first(where: { $0.kind == .payout && $0.account == accountID }) { return earlier }
+            let claims = try await PayoutClaim.query(on: db).filter(\.$shipmentID == shipmentID).all()
+            if let mine = claims.first(where: { $0.id == key }) {
+                // An earlier try that did not finish (the provider's idempotency makes it one transfer).
+                guard mine.amount == amount.amount, mine.currency == amount.currency else {
+                    throw WaybillError(.conflict, .conflict, "A payout of another amount to this account is under way.")
+                }
+                return nil
+            }
+            let claimed = claims.map { LedgerEntry(kind: .payout, amount: $0.amount, currency: $0.currency, shipment: shipmentID,
+                                                   account: $0.accountID, at: $0.claimedAt) }
+            guard (entries + claimed).allSatisfy({ $0.currency == amount.currency }), Ledger.mayPayOut(amount.amount, of: entries + claimed) else {
+                throw WaybillError(.conflict, .payoutExceedsPayment, "A payout cannot exceed what was paid for the shipment.")
+            }
+            try await PayoutClaim(key: key, shipmentID: shipmentID, accountID: accountID, amount: amount, at: UnixTime.nowMillis).create(on: db)
+            return nil
+        }
+        if let claim { return claim }
+        // 2. The provider moves the money (the same key never moves it twice).
+        let transfer: String
+        do {
+            transfer = try await services.payments.payOut(PayoutRequest(
+                shipmentID: shipmentID, accountID: accountID, destination: destination, amount: amount, idempotencyKey: key))
+        } catch {
+            try? await transaction { db in try await PayoutClaim.query(on: db).filter(\.$id == key).delete() }
+            throw error
+        }
+        // 3. The ledger entry, and the claim gone, in one transaction.
+        let entry = LedgerEntry(kind: .payout, amount: amount.amount, currency: amount.currency, shipment: shipmentID,
+                                account: accountID, at: UnixTime.nowMillis, reference: transfer)
+        let events = services.events
+        return try await transaction { db in
+            try await Self.lockOrderRow(shipmentID, on: db)
+            try await PayoutClaim.query(on: db).filter(\.$id == key).delete()
+            if let earlier = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipmentID)
+                .filter(\.$kind == .payout).filter(\.$accountID == accountID).first() {
+                return earlier.entry
+            }
+            guard let order = try await Order.find(shipmentID, on: db) else { throw WaybillError.notFound }
+            // The ledger subscriber writes the entry; the person paid is told.
+            try await events.record(.paidOut(order, entry: entry), on: db)
+            return entry
+        }
+    }
+}

@@ -35,15 +35,17 @@ extension Orders {
         let store = services.files
         let signatureName = try await store.save(signatureImage.bytes, extension: signatureImage.format.fileExtension)
         let photoName = try await photoImage.asyncMap { try await store.save($0.bytes, extension: $0.format.fileExtension) }
+        let signatureFile = Self.fileRecord(of: id, kind: .signature, image: signatureImage, name: signatureName, by: principal.userID)
+        let photoFile = photoImage.flatMap { image in photoName.map { Self.fileRecord(of: id, kind: .deliveryPhoto, image: image, name: $0, by: principal.userID) } }
+        let proof = HandOverProof(signatureFileID: signatureFile.id, photoFileID: photoFile?.id, signedBy: name,
+                                  codeChecked: current.requireRecipientCode)
         do {
-            return try await transition(id, .deliver, by: principal) { order, db in
+            return try await transition(id, .deliver, by: principal, proof: proof) { order, db in
                 let now = UnixTime.nowMillis
                 order.signedBy = name
                 order.deliveredAt = now
-                try await Self.fileRecord(order: order, kind: .signature, image: signatureImage, name: signatureName, by: principal.userID).create(on: db)
-                if let photoImage, let photoName {
-                    try await Self.fileRecord(order: order, kind: .deliveryPhoto, image: photoImage, name: photoName, by: principal.userID).create(on: db)
-                }
+                try await signatureFile.create(on: db)
+                try await photoFile?.create(on: db)
                 try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
                                      note: "Signed by \(name)").create(on: db)
                 return .orderDelivered(order, signedBy: name)
@@ -96,10 +98,10 @@ extension Orders {
         }
     }
 
-    static func fileRecord(order: Order, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UserID) -> OrderFile {
+    static func fileRecord(of order: OrderID, kind: OrderFile.Kind, image: SanitizedImage, name: String, by user: UserID) -> OrderFile {
         let file = OrderFile()
         file.id = .generated()
-        file.orderID = order.id!
+        file.orderID = order
         file.kind = kind
         file.contentType = image.format.contentType
         file.storageName = name
@@ -127,7 +129,7 @@ extension Orders {
                 guard count < UploadLimits.photosPerOrder else {
                     throw WaybillError(.conflict, .tooManyPhotos, "An order has at most \(UploadLimits.photosPerOrder) photos.")
                 }
-                let file = Self.fileRecord(order: order, kind: .parcelPhoto, image: image, name: name, by: principal.userID)
+                let file = Self.fileRecord(of: id, kind: .parcelPhoto, image: image, name: name, by: principal.userID)
                 try await file.create(on: db)
                 try await OrderEvent(orderID: id, type: "photo_added", status: nil, actorID: principal.userID).create(on: db)
                 return file
@@ -201,5 +203,41 @@ extension MailTemplates {
             Bonjour,
             Un colis (\(reference)) est en route vers vous. Donnez ce code au livreur à la réception : \(code)
             """)
+    }
+}
+
+/// The receiver's side: confirming receipt.
+extension Orders {
+    /// The receiver (an account with the recipient's verified email) says the parcel reached them,
+    /// with a photo if they took one: a `receipt` hand-over on the last leg. Once per shipment (409).
+    func confirmReceipt(_ id: OrderID, photo: Upload?, by principal: Principal) async throws -> Order {
+        let order = try await visibleOrder(id, to: principal)
+        try check(.confirmReceipt, on: order, by: principal) { "The parcel can be confirmed once delivered; this shipment is \($0.rawValue)." }
+        let image = try await photo.asyncMap {
+            try await sanitize($0, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
+        }
+        let store = services.files
+        let name = try await image.asyncMap { try await store.save($0.bytes, extension: $0.format.fileExtension) }
+        let events = services.events
+        do {
+            return try await transaction { db in
+                try await Self.lockOrderRow(id, on: db)
+                guard try await Orders(services: services, db: db, logger: logger).receipt(of: id) == nil else {
+                    throw WaybillError(.conflict, .alreadyConfirmed, "Receipt of this shipment is already confirmed.")
+                }
+                let file = image.flatMap { image in name.map { Self.fileRecord(of: id, kind: .receiptPhoto, image: image, name: $0, by: principal.userID) } }
+                try await file?.create(on: db)
+                let last = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position, .descending).first()
+                let handOver = HandOver(orderID: id, legPosition: last?.position ?? 0, kind: .receipt, actorID: principal.userID)
+                HandOverProof(photoFileID: file?.id).apply(to: handOver)
+                try await handOver.create(on: db)
+                try await OrderEvent(orderID: id, type: "receipt_confirmed", status: nil, actorID: principal.userID).create(on: db)
+                try await events.record(.receiptConfirmed(order, receiver: principal.user), on: db)
+                return order
+            }
+        } catch {
+            if let name { await store.delete(name) }
+            throw error
+        }
     }
 }

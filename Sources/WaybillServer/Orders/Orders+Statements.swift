@@ -4,12 +4,21 @@ import Foundation
 import Vapor
 import WaybillCore
 
-/// A company's monthly statement: its invoice orders of one month (cancelled ones excluded).
+/// A company's monthly statement, read from the ledger: the invoice lines of its orders placed
+/// that month, each less what was credited back (a cancelled order nets to nothing and is left
+/// out), and their total.
 struct Statement: Sendable {
+    struct Line: Sendable {
+        let order: Order
+        /// What the order costs on the statement (minor units): its invoice line less credits.
+        let amount: Int
+        var money: Money { Money(amount, order.currency) }
+    }
+
     let customer: User
     let month: String
-    let orders: [Order]
-    var total: Money { Money(orders.reduce(0) { $0 + $1.priceAmount }, orders.first?.currency ?? "CHF") }
+    let lines: [Line]
+    let total: Money
 }
 
 extension Orders {
@@ -39,32 +48,64 @@ extension Orders {
         let zone = services.config.displayTimeZone
         let month = month ?? Self.currentMonth(in: zone)
         guard let (start, end) = Self.monthBounds(month, in: zone) else { throw WaybillError.invalidParameter("month") }
-        let query = Order.query(on: db)
-            .filter(\.$paymentMethod == .invoice)
-            .filter(\.$createdAt >= start).filter(\.$createdAt < end)
-            .filter(\.$status ~~ OrderStatus.billedStatuses)
         let all = principal.may(.readAllStatements)
+        var account: UserID?
         if all {
-            if let customerID { query.filter(\.$customerID == customerID) }
+            account = customerID
         } else if principal.may(.placeOrders) {
             guard PaymentOptions.paysByInvoice(isCompany: principal.user.isCompany) else {
                 throw WaybillError(.forbidden, .notACompany, "Monthly statements are for company accounts.")
             }
-            query.filter(\.$customerID == principal.userID)
+            account = principal.userID
         } else {
             throw WaybillError.forbidden
         }
-        let orders = try await query.sort(\.$createdAt).all()
-        let grouped = Dictionary(grouping: orders, by: \.customerID)
+        let lines = try await invoiceLines(account: account, from: start, to: end)
+        let grouped = Dictionary(grouping: lines, by: \.order.customerID)
         var customers: [UserID: User] = [:]
         if !grouped.isEmpty {
             for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[user.id!] = user }
         }
         if !all, grouped.isEmpty {
-            return [Statement(customer: principal.user, month: month, orders: [])]
+            return [Statement(customer: principal.user, month: month, lines: [], total: Money(0, try await currentTariff().tariff.currency))]
         }
-        return grouped.compactMap { id, orders in customers[id].map { Statement(customer: $0, month: month, orders: orders) } }
-            .sorted { ($0.customer.companyName ?? $0.customer.email) < ($1.customer.companyName ?? $1.customer.email) }
+        return try grouped.compactMap { id, lines in
+            try customers[id].map { Statement(customer: $0, month: month, lines: lines, total: try Self.total(lines)) }
+        }.sorted { ($0.customer.companyName ?? $0.customer.email) < ($1.customer.companyName ?? $1.customer.email) }
+    }
+
+    /// The invoice lines recorded in `[from, to)` (for one account, or every one), each netted
+    /// with the credits of its shipment, through `Ledger.balance`; oldest first.
+    func invoiceLines(account: UserID?, from start: Int64, to end: Int64) async throws -> [Statement.Line] {
+        let query = LedgerRecord.query(on: db).filter(\.$kind == .invoiceLine).filter(\.$at >= start).filter(\.$at < end)
+        if let account { query.filter(\.$accountID == account) }
+        let billed = try await query.sort(\.$at).sort(\.$id).all()
+        let shipments = billed.compactMap(\.shipmentID)
+        guard !shipments.isEmpty else { return [] }
+        let entries = Dictionary(grouping: try await LedgerRecord.query(on: db).filter(\.$shipmentID ~~ shipments).all().map(\.entry)) { $0.shipment! }
+        let orders = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ shipments).all().map { ($0.id!, $0) })
+        return try shipments.compactMap { id -> Statement.Line? in
+            guard let order = orders[id] else { return nil }
+            let mine = (entries[id] ?? []).filter { $0.kind == .invoiceLine || ($0.kind == .refund && $0.account == order.customerID) }
+            guard let balance = try Self.ledgerBalance(mine), balance.paidByCustomer != 0 else { return nil }
+            return Statement.Line(order: order, amount: balance.paidByCustomer)
+        }
+    }
+
+    static func ledgerBalance(_ entries: [LedgerEntry]) throws -> LedgerBalance? {
+        do { return try Ledger.balance(entries) } catch {
+            throw WaybillError(.conflict, .ledgerInconsistent, "The ledger of this statement cannot be summed (\(error)).")
+        }
+    }
+
+    static func total(_ lines: [Statement.Line]) throws -> Money {
+        var sum = 0
+        for line in lines {
+            let (value, overflow) = sum.addingReportingOverflow(line.amount)
+            if overflow { throw WaybillError(.conflict, .ledgerInconsistent, "The statement's total does not fit.") }
+            sum = value
+        }
+        return Money(sum, lines.first?.order.currency ?? Tariff.initial.currency)
     }
 
     func statement(customerID: UserID, month: String) async throws -> Statement {
@@ -72,11 +113,8 @@ extension Orders {
               let (start, end) = Self.monthBounds(month, in: services.config.displayTimeZone) else {
             throw WaybillError.notFound
         }
-        let orders = try await Order.query(on: db)
-            .filter(\.$customerID == customerID).filter(\.$paymentMethod == .invoice)
-            .filter(\.$createdAt >= start).filter(\.$createdAt < end).filter(\.$status ~~ OrderStatus.billedStatuses)
-            .sort(\.$createdAt).all()
-        return Statement(customer: customer, month: month, orders: orders)
+        let lines = try await invoiceLines(account: customerID, from: start, to: end)
+        return Statement(customer: customer, month: month, lines: lines, total: try Self.total(lines))
     }
 }
 

@@ -15,8 +15,12 @@ extension Orders {
     /// order since it was read (a version check), so of two managers assigning at once one wins.
     /// `change` applies the action and returns the one `DomainEvent` it amounts to, which is
     /// recorded in the same transaction (its subscribers tell people and the live channel).
+    ///
+    /// The action moves the shipment's current leg through its own state machine, records the
+    /// hand-over it amounts to (a pickup, a delivery) with `proof`, and the shipment's status (the
+    /// order's `status` column) becomes `ShipmentStatus.derive` of its legs.
     @discardableResult
-    func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?,
+    func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?, proof: HandOverProof = HandOverProof(),
                     change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
         let orders = self
         let events = services.events
@@ -31,14 +35,47 @@ extension Orders {
                 throw WaybillError.invalidTransition(status, action)
             case .allowed(let next):
                 try await Self.claim(order, action: action, on: db)
+                let awaitingPayment = order.paymentStatus == .awaiting
                 order.status = next
                 order.updatedAt = UnixTime.nowMillis
                 let event = try await change(order, db)
+                try await Self.moveLegs(of: order, action, by: principal, capacities: capacities, awaitingPayment: awaitingPayment,
+                                        proof: proof, on: db)
                 try await order.save(on: db)
                 try await events.record(event, on: db)
             }
             return order
         }
+    }
+
+    /// Moves the current leg (the first one not finished) by the order action, records the
+    /// hand-over with its proof, and derives the shipment's status from its legs.
+    /// `awaitingPayment`: whether it awaited payment before the action.
+    static func moveLegs(of order: Order, _ action: OrderAction, by principal: Principal?, capacities: Set<OrderCapacity>,
+                         awaitingPayment: Bool, proof: HandOverProof, on db: any Database) async throws {
+        let legs = try await Leg.query(on: db).filter(\.$orderID == order.id!).sort(\.$position).all()
+        guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(order.id!) has no legs") }
+        let index = legs.firstIndex { !$0.status.isFinal } ?? legs.count - 1
+        let leg = legs[index]
+        if let legAction = action.legAction {
+            let decision = ShipmentStatus.decide(legAction, leg: leg.state, awaitingPayment: awaitingPayment,
+                                                 as: Set(capacities.map(\.legCapacity)))
+            guard case .allowed(let status) = decision else {
+                throw WaybillError.invalidTransition(order.status, action)
+            }
+            leg.status = status
+            if let kind = HandOverPolicy.kind(of: legAction, legKind: leg.kind, index: index, count: legs.count) {
+                let missing = HandOverPolicy.required(kind, carriedBy: leg.kind, recipientCode: order.requireRecipientCode).subtracting(proof.kinds)
+                if let first = missing.map(\.rawValue).sorted().first { throw WaybillError.validation("proof", "missing_\(first)") }
+                let handOver = HandOver(orderID: order.id!, legPosition: leg.position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
+                proof.apply(to: handOver)
+                try await handOver.create(on: db)
+            }
+        }
+        if leg.kind == .fleet { leg.assigneeID = order.driverID }
+        leg.updatedAt = order.updatedAt
+        try await leg.save(on: db)
+        order.status = ShipmentStatus.derive(awaitingPayment: order.paymentStatus == .awaiting, legs: legs.map(\.state))
     }
 
     /// Compare-and-set on the version: fails with 409 if another change landed first.

@@ -93,7 +93,8 @@ struct Orders {
     /// The order if the caller may see it: its customer, its driver, or a manager. Otherwise 404,
     /// so nobody learns which ids exist.
     func visibleOrder(_ id: OrderID, to principal: Principal, on db: (any Database)? = nil) async throws -> Order {
-        guard let order = try await Order.find(id, on: db ?? self.db), !capacities(of: principal, for: order).isEmpty else {
+        guard let order = try await Order.find(id, on: db ?? self.db),
+              OrderPolicy.allows(.see, status: order.status, as: capacities(of: principal, for: order)) else {
             throw WaybillError.notFound
         }
         return order
@@ -128,6 +129,8 @@ struct Orders {
         var to: Date?
         var cursor: String?
         var limit: Int = 50
+        /// One of the caller's boxes (sent, incoming, carrying, all); nil: their usual list.
+        var box: ShipmentBox?
     }
 
     /// Newest first, paged on (created_at, id). Read with SQLKit and filled through `RowOutput`
@@ -136,9 +139,13 @@ struct Orders {
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
         guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
         let query = sql.select().columns(Order.listColumns).from(Order.schema)
-        switch OrderPolicy.listScope(for: principal.caller) {
+        guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
+        switch scope {
         case .placedBy(let customer):
             query.where("customer_id", .equal, SQLBind(customer))
+                .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
+        case .addressedTo(let email):
+            query.where("recipient_email", .equal, SQLBind(email))
                 .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
         case .assignedTo(let driver):
             query.where("driver_id", .equal, SQLBind(driver))
@@ -174,7 +181,7 @@ struct Orders {
         let users = try await Self.people(Array(ids), on: sql)
         return orders.compactMap { order -> OrderRecord? in
             let capacities = capacities(of: principal, for: order)
-            guard !capacities.isEmpty, let customer = users[order.customerID] else { return nil }
+            guard OrderPolicy.allows(.see, status: order.status, as: capacities), let customer = users[order.customerID] else { return nil }
             return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
         }
     }

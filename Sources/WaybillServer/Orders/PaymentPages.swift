@@ -87,9 +87,10 @@ struct PaymentPages: RouteCollection {
             throw WaybillError(.notFound, .linkExpired, "This statement link is not valid or has expired; open the statement again from the app.")
         }
         let statement = try await Orders(request: req).statement(customerID: customerID, month: month)
-        let rows = try statement.orders.map { order -> String in
+        let rows = statement.lines.map { line -> String in
+            let order = line.order
             let date = Date(timeIntervalSince1970: TimeInterval(order.createdAt) / 1000).formatted(.iso8601.year().month().day())
-            return "<tr><td>\(date)</td><td>\(Self.escape(order.reference))</td><td>\(Self.escape(try order.dropoff.city))</td><td class=\"num\">\(Self.escape(order.price.description))</td></tr>"
+            return "<tr><td>\(date)</td><td>\(Self.escape(order.reference))</td><td>\(Self.escape(order.dropoff.city))</td><td class=\"num\">\(Self.escape(line.money.description))</td></tr>"
         }.joined(separator: "\n")
         let customer = statement.customer
         return Self.page(title: "Statement \(month)", sandbox: false, body: """

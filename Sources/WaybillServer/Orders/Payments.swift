@@ -31,6 +31,18 @@ struct CheckoutState: Sendable, Equatable {
     var paymentIntent: String?
 }
 
+/// Money sent to someone who carried a leg (a traveller), to their account with the provider.
+struct PayoutRequest: Sendable {
+    var shipmentID: OrderID
+    /// The Waybill account paid.
+    var accountID: UserID
+    /// Their account with the provider (a Stripe connected account, `acct_…`).
+    var destination: String
+    var amount: Money
+    /// Makes a retried payout harmless: the provider answers with the first transfer.
+    var idempotencyKey: String
+}
+
 /// Takes card and TWINT payments: Stripe Checkout, or the sandbox page when no keys are set.
 protocol PaymentProvider: Sendable {
     var isSandbox: Bool { get }
@@ -38,6 +50,8 @@ protocol PaymentProvider: Sendable {
     func checkout(id: String) async throws -> CheckoutState
     /// Refunds a paid checkout in full. The idempotency key makes a retried refund harmless.
     func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String
+    /// Pays `request.amount` out to a connected account; returns the provider's id for the transfer.
+    func payOut(_ request: PayoutRequest) async throws -> String
 }
 
 extension WaybillError {
@@ -100,6 +114,18 @@ struct StripePayments: PaymentProvider {
         if let order = checkout.orderID { fields.append(("metadata[order_id]", order)) }
         let json = try await post("/v1/refunds", fields, idempotencyKey: idempotencyKey)
         guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no refund in the answer") }
+        return id
+    }
+
+    /// A Stripe Connect transfer from the platform's balance to the traveller's connected account,
+    /// grouped with the shipment's charge (`transfer_group`).
+    func payOut(_ request: PayoutRequest) async throws -> String {
+        let json = try await post("/v1/transfers", [
+            ("amount", String(request.amount.amount)), ("currency", request.amount.currency.lowercased()),
+            ("destination", request.destination), ("transfer_group", request.shipmentID.uuidString),
+            ("metadata[order_id]", request.shipmentID.uuidString), ("metadata[account_id]", request.accountID.uuidString),
+        ], idempotencyKey: request.idempotencyKey)
+        guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no transfer in the answer") }
         return id
     }
 
@@ -198,6 +224,7 @@ struct SandboxPayments: PaymentProvider {
     let db: @Sendable () -> any Database
     let writeLock: WriteLock
     let publicURL: String
+    var logger = Logger(label: "waybill.payments.sandbox")
     var isSandbox: Bool { true }
 
     func createCheckout(_ request: CheckoutRequest) async throws -> Checkout {
@@ -223,6 +250,29 @@ struct SandboxPayments: PaymentProvider {
 
     func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String {
         "sbx_re_" + String(checkout.id.dropFirst(7))
+    }
+
+    /// No money moves: the payout is recorded in `sandbox_payouts` (a retry finds the first one)
+    /// and the log says it is a test.
+    func payOut(_ request: PayoutRequest) async throws -> String {
+        try await writeLock.withLock {
+            let db = db()
+            if let earlier = try await SandboxPayout.query(on: db).filter(\.$idempotencyKey == request.idempotencyKey).first() {
+                return earlier.id!
+            }
+            let row = SandboxPayout()
+            row.id = "sbx_tr_" + randomHex(bytes: 12)
+            row.shipmentID = request.shipmentID
+            row.accountID = request.accountID
+            row.destination = request.destination
+            row.amount = request.amount.amount
+            row.currency = request.amount.currency
+            row.idempotencyKey = request.idempotencyKey
+            row.createdAt = UnixTime.nowMillis
+            try await row.create(on: db)
+            logger.notice("Sandbox payout \(row.id!) of \(request.amount) recorded for shipment \(request.shipmentID.uuidString): this is a test, no money moved.")
+            return row.id!
+        }
     }
 
     /// The sandbox page's "Pay" button.

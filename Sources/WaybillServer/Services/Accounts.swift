@@ -11,11 +11,15 @@ struct Principal: Sendable {
     var userID: UserID { user.id! }
 
     /// The caller as WaybillCore's policies know them.
-    var caller: Caller { Caller(id: userID, role: user.role) }
+    var caller: Caller { user.caller }
 
-    /// 403 unless the caller's role grants `permission` (`WaybillCore.Permission`).
+    /// 403 unless the caller's capabilities grant `permission` (`WaybillCore.Permission`).
     func require(_ permission: Permission) throws {
-        guard caller.may(permission) else { throw WaybillError.forbidden }
+        guard caller.may(permission) else {
+            // Theirs but for a suspension: say so, rather than "your role does not allow this".
+            if permission.isGranted(to: user.capabilities) { throw WaybillError.accountSuspended }
+            throw WaybillError.forbidden
+        }
     }
 
     func may(_ permission: Permission) -> Bool { caller.may(permission) }
@@ -46,7 +50,7 @@ struct Accounts {
         self.init(services: request.application.waybill, db: request.db, logger: request.logger, clientAddress: request.clientAddress)
     }
 
-    private func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         let result = try await db.writeTransaction(services, body)
         services.outbox.poke()
         return result
@@ -117,7 +121,7 @@ struct Accounts {
     /// within the per-account budget.
     func resendVerification(email: String) async throws {
         try await checkCodeBudgetForClient()
-        guard let user = try await findUser(email: email), user.emailVerifiedAt == nil, !user.isDisabled else { return }
+        guard let user = try await findUser(email: email), user.emailVerifiedAt == nil, !user.isBanned else { return }
         try await mailCodeQuietly(to: user, purpose: .verifyEmail, template: { MailTemplates.verifyEmail($0, code: $1) })
     }
 
@@ -191,7 +195,7 @@ struct Accounts {
             try await throttle.reset(accountKey)
             try await throttle.release(clientKey)
         }
-        if user.isDisabled { throw WaybillError.accountDisabled }
+        if user.isBanned { throw WaybillError.accountDisabled }
         if user.emailVerifiedAt == nil { throw WaybillError.emailNotVerified }
         return user
     }
@@ -237,7 +241,7 @@ struct Accounts {
             throw WaybillError.sessionRevoked
         }
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.unauthenticated }
-        if user.isDisabled { throw WaybillError.accountDisabled }
+        if user.isBanned { throw WaybillError.accountDisabled }
         if idle.partialValue > 5 * 60_000 {
             try await services.writeLock.withLock {
                 try await Session.query(on: db).filter(\.$id == sessionID).set(\.$lastUsedAt, to: now).update()
@@ -264,7 +268,7 @@ struct Accounts {
         }
         guard stored.expiresAt > UnixTime.now else { throw WaybillError.invalidRefreshToken }
         guard let user = try await User.find(session.$user.id, on: db) else { throw WaybillError.invalidRefreshToken }
-        if user.isDisabled { throw WaybillError.accountDisabled }
+        if user.isBanned { throw WaybillError.accountDisabled }
 
         let next = TokenService.newRefreshToken()
         let sessionID = session.id!
@@ -326,13 +330,19 @@ struct Accounts {
         guard let userID = UserID(uuidString: claims.sub.value), let sessionID = SignInID(uuidString: claims.sid) else {
             throw WaybillError.invalidToken
         }
-        async let userLookup = User.find(userID, on: db)
-        async let sessionLookup = Session.find(sessionID, on: db)
-        guard let user = try await userLookup, let session = try await sessionLookup, session.$user.id == userID else {
-            throw WaybillError.invalidToken
-        }
-        if user.isDisabled { throw WaybillError.accountDisabled }
-        guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
+        // The account and its session in one query (every API request pays for it).
+        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        let row = try await sql.select().columns(User.allColumns)
+            .column(SQLColumn("revoked_at", table: Session.schema), as: "session_revoked_at")
+            .from(User.schema)
+            .join(Session.schema, on: SQLColumn("user_id", table: Session.schema), .equal, SQLColumn("id", table: User.schema))
+            .where(SQLColumn("id", table: User.schema), .equal, SQLBind(userID))
+            .where(SQLColumn("id", table: Session.schema), .equal, SQLBind(sessionID))
+            .first()
+        guard let row else { throw WaybillError.invalidToken }
+        let user = try User(row: row)
+        if user.isBanned { throw WaybillError.accountDisabled }
+        guard try row.decodeNil(column: "session_revoked_at") else { throw WaybillError.sessionRevoked }
         return Principal(user: user, sessionID: sessionID)
     }
 
@@ -341,7 +351,7 @@ struct Accounts {
     /// Answers the same whether or not such an account exists.
     func requestPasswordReset(email: String) async throws {
         try await checkCodeBudgetForClient()
-        guard let user = try await findUser(email: email), !user.isDisabled else { return }
+        guard let user = try await findUser(email: email), !user.isBanned else { return }
         try await mailCodeQuietly(to: user, purpose: .passwordReset, template: { MailTemplates.passwordReset($0, code: $1) })
     }
 
@@ -460,6 +470,7 @@ struct Accounts {
             return try await transaction { db in
                 let user = User(role: role, email: email, passwordHash: nil, firstName: first, lastName: last)
                 try await user.create(on: db)
+                try await Self.recordGrants(of: user, by: principal.userID, on: db)
                 let code = try await codes.issue(userID: user.id!, purpose: .passwordReset, on: db)
                 try await Outbox.enqueue(MailTemplates.invitation(to: user, code: code, publicURL: publicURL), on: db)
                 return user
@@ -476,6 +487,8 @@ struct Accounts {
         return user
     }
 
+    /// `PATCH /users/{id}` (kept for one release): a role is the staff capabilities it maps to
+    /// (`Capability.staff(for:keeping:)`); `disabled` bans the account, or lifts its bans.
     func updateUser(actor: Principal, id: UserID, role: Role?, disabled: Bool?) async throws -> User {
         // The caller's own record is already loaded; no need to read it again for the self check.
         switch AccountPolicy.mayUpdate(id, changingRole: role != nil && role != actor.user.role, disabling: disabled == true, by: actor.caller) {
@@ -483,24 +496,25 @@ struct Accounts {
         case .notOnSelf: throw WaybillError(.conflict, .cannotModifySelf, "You cannot change your own role or disable your own account.")
         case .allowed: break
         }
+        let actorID = actor.userID
         return try await transaction { db in
             guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
             if let role, role != user.role {
-                user.role = role
-                // A live connection keeps the role it was opened with: close them all, in every
-                // process, so that a demoted manager's open socket sees nothing more of the fleet.
-                try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(id),
-                                                 data: ["user": id.uuidString], on: db)
+                let wanted = Capability.staff(for: role, keeping: Capability.parseList(user.staffCapabilities))
+                try await Self.setStaffCapabilities(user, to: wanted, by: actorID, on: db)
             }
             if let disabled {
-                if disabled, user.disabledAt == nil {
-                    user.disabledAt = UnixTime.now
+                if disabled, !user.isBanned {
+                    try await RestrictionRecord(userID: id, request: RestrictionRequest(kind: .banned, until: nil, reason: "Disabled by a manager"),
+                                                setBy: actorID, at: UnixTime.nowMillis).create(on: db)
+                    try await Self.refreshRestriction(user, on: db)
                     try await Self.revokeSessions(userID: id, reason: "disabled", on: db)
                 } else if !disabled {
-                    user.disabledAt = nil
+                    try await RestrictionRecord.query(on: db).filter(\.$userID == id).filter(\.$kind == .banned).filter(\.$liftedAt == nil)
+                        .set(\.$liftedAt, to: UnixTime.nowMillis).set(\.$liftedBy, to: actorID).update()
+                    try await Self.refreshRestriction(user, on: db)
                 }
             }
-            try await user.save(on: db)
             return user
         }
     }
@@ -528,7 +542,9 @@ struct Accounts {
     /// Everyone who may drive (`Permission.drive`), by first name: the dispatcher's filter of an order list.
     func drivers(for principal: Principal) async throws -> [User] {
         try principal.require(.dispatch)
-        return try await User.query(on: db).filter(\.$role ~~ Permission.drive.roles).sort(\.$firstName).all()
+        // Drivers and managers by primary role, then whoever of them may drive now.
+        return try await User.query(on: db).filter(\.$role ~~ [Role.driver, .manager]).sort(\.$firstName).all()
+            .filter { $0.caller.may(.drive) }
     }
 
     func listUsers(role: Role?, query: String?, cursor: String?, limit: Int, for principal: Principal) async throws -> UserPage {

@@ -111,6 +111,9 @@ enum UnixTime {
     static var nowMillis: Int64 { Int64(now.timeIntervalSince1970 * 1000) }
     static var nowSeconds: Int64 { Int64(now.timeIntervalSince1970) }
 
+    /// The date of a stored time.
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+
     /// Times from outside are kept within ±2^53 ms (about ±285,000 years): far beyond any real time,
     /// and every sum or difference of two of them fits in 64 bits.
     static let outsideRange: ClosedRange<Int64> = -(Int64(1) << 53)...(Int64(1) << 53)

@@ -117,6 +117,38 @@ extension Text {
     static let more = Text("More", "Plus")
     static let myAccount = Text("My account", "Mon compte")
     static let myDeliveries = Text("My deliveries", "Mes livraisons")
+    static let incoming = Text("Incoming", "À recevoir")
+    static let boxSent = Text("Sent", "Envoyés")
+    static let capSender = Text("Sends parcels", "Envoie des colis")
+    static let capReceiver = Text("Receives parcels", "Reçoit des colis")
+    static let capTraveller = Text("Traveller", "Voyageur")
+    static let capAdmin = Text("Administrator", "Administrateur")
+    static let capCounter = Text("Counter staff", "Personnel de guichet")
+    static let capabilities = Text("What this person may do", "Ce que cette personne peut faire")
+    static let alsoHolds = Text("Like every verified account:", "Comme tout compte vérifié :")
+    static let restrictions = Text("Suspensions and bans", "Suspensions et exclusions")
+    static let noRestrictions = Text("None so far.", "Aucune jusqu'ici.")
+    static let restrict = Text("Suspend or ban", "Suspendre ou exclure")
+    static let restrictHint = Text("The person is told the reason. A suspension ends at the end of the chosen day; they can still follow what is on its way. A ban ends every session at once.", "La personne voit la raison. Une suspension prend fin à la fin du jour choisi ; elle peut encore suivre ce qui est en route. Une exclusion ferme toutes ses sessions aussitôt.")
+    static let suspended = Text("Suspended", "Suspendu")
+    static let suspendedBanner = Text("Your account is suspended: you can follow your shipments, not start new ones. Until", "Votre compte est suspendu : vous pouvez suivre vos envois, pas en commencer de nouveaux. Jusqu'au")
+    static let banned = Text("Banned", "Exclu")
+    static let liftRestriction = Text("Lift", "Lever")
+    static let inForce = Text("In force", "En vigueur")
+    static let lifted = Text("Lifted", "Levée")
+    static let over = Text("Over", "Terminée")
+    static let kind = Text("Kind", "Type")
+    static let until = Text("Until", "Jusqu'au")
+    static let boxCarrying = Text("Carrying", "Je transporte")
+    static let boxAll = Text("All shipments", "Tous les envois")
+    static let views = Text("Views", "Vues")
+    static let incomingHint = Text("Parcels sent to %@, from the moment they are on their way.", "Les colis envoyés à %@, dès qu'ils sont en route.")
+    static let noIncoming = Text("Nothing is on its way to you.", "Rien n'est en route vers vous.")
+    static let sender = Text("Sender", "Expéditeur")
+    static let confirmReceipt = Text("I received it", "Je l'ai reçu")
+    static let receiptPhoto = Text("Photo of what arrived (optional)", "Photo de ce qui est arrivé (facultatif)")
+    static let receiptConfirmed = Text("Receipt confirmed", "Réception confirmée")
+    static let receiverPhoto = Text("Receiver's photo", "Photo du destinataire")
     static let myRuns = Text("My runs", "Mes courses")
     static let myself = Text("Myself (%@)", "Moi-même (%@)")
     static let name = Text("Name", "Nom")
@@ -434,6 +466,17 @@ enum CatalogueIndex {
         .more,
         .myAccount,
         .myDeliveries,
+        .incoming,
+        .boxSent, .boxCarrying, .boxAll, .views,
+        .capSender, .capReceiver, .capTraveller, .capAdmin, .capCounter, .capabilities, .alsoHolds, .restrictions,
+        .noRestrictions, .restrict, .restrictHint, .suspended, .suspendedBanner, .banned, .liftRestriction, .inForce, .lifted, .over, .kind, .until,
+        .incomingHint,
+        .noIncoming,
+        .sender,
+        .confirmReceipt,
+        .receiptPhoto,
+        .receiptConfirmed,
+        .receiverPhoto,
         .myRuns,
         .myself,
         .name,

@@ -76,7 +76,7 @@ struct DriverPages {
         let (ctx, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
         let order = try await Orders(request: req).visibleOrder(id, to: me)
-        return ProofPage(order: order, values: ["recipientName": (try? order.recipient.name) ?? ""]).response(ctx)
+        return ProofPage(order: order, values: ["recipientName": order.recipient.name]).response(ctx)
     }
 
     struct ProofForm: Content {
@@ -130,7 +130,7 @@ struct ProofPage: PageView {
             ? form.field("code", ctx.t(.recipientCode), autocomplete: "off", hint: ctx.t(.recipientCodeHint), attributes: "inputmode=\"numeric\"") : ""
         return WebPage(title: ctx.t(.proofOfDelivery), body: """
             <h1>\(h(ctx.t(.proofOfDelivery)))</h1>
-            <p>\(h(order.reference)) · \(ctx.address((try? order.dropoff) ?? Address(street: "", postalCode: "", city: "")))</p>
+            <p>\(h(order.reference)) · \(ctx.address(order.dropoff))</p>
             \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
             <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
             \(form.hidden())
@@ -175,8 +175,8 @@ struct DriverDayPage: PageView {
         let form = Form(ctx: ctx)
         let cards = todo.enumerated().map { index, entry -> String in
             let order = entry.order
-            let pickup = (try? order.pickup) ?? Address(street: "", postalCode: "", city: ""), dropoff = (try? order.dropoff) ?? Address(street: "", postalCode: "", city: "")
-            let recipient = (try? order.recipient) ?? Recipient(name: "")
+            let pickup = order.pickup, dropoff = order.dropoff
+            let recipient = order.recipient
             let next = order.status.nextStop == .dropoff ? dropoff : pickup
             let cash = order.paymentStatus == .dueOnPickup
                 ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""

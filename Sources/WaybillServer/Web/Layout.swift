@@ -43,6 +43,8 @@ struct WebPage {
         let back = (ctx.request.url.path + (ctx.request.url.query.map { "?" + $0 } ?? "")).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"
         let sandboxBanner = ctx.request.application.waybill.payments.isSandbox && ctx.principal?.may(.placeOrders) == true
             ? "<p class=\"test-banner\" role=\"note\">\(h(ctx.t(.sandboxBanner)))</p>" : ""
+        let suspension = ctx.principal.flatMap { $0.user.restriction == .suspended ? $0.user.restrictedUntil : nil }
+            .map { "<p class=\"alert error\" role=\"note\">\(h(ctx.t(.suspendedBanner))) \(ctx.time($0))</p>" } ?? ""
         let vapid = (try? ctx.request.application.waybill.push.vapidPublicKey).flatMap { $0 }
         let html = """
             <!doctype html>
@@ -66,7 +68,7 @@ struct WebPage {
             \(navigation(ctx, path: path))
             <a class="lang" href="\(WebRoutes.language(other, query: "back=" + back))" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
             </header>
-            \(sandboxBanner)
+            \(sandboxBanner)\(suspension)
             <main id="main" class="\(wide ? "wide" : "narrow")" tabindex="-1">
             \(body)
             </main>
@@ -101,10 +103,15 @@ struct WebPage {
         // The menu offers what the account's permissions allow (WaybillCore's `Permission`).
         var links: [(String, String)] = []
         guard let caller = ctx.principal?.caller else { return "" }
+        // Everyone sends; staff reach what they sent through the list's box switcher, so their
+        // menu keeps its own first (`OrderPolicy.defaultBox`).
         if caller.may(.placeOrders) {
-            links += [(WebRoutes.newOrder(), ctx.t(.newDelivery)), (WebRoutes.orders(), ctx.t(.myDeliveries))]
+            links.append((WebRoutes.newOrder(), ctx.t(.newDelivery)))
+            if OrderPolicy.defaultBox(for: caller) == .sent { links.append((WebRoutes.orders(), ctx.t(.myDeliveries))) }
             if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append((WebRoutes.statements(), ctx.t(.statements))) }
         }
+        // Every account with a verified email receives: its parcels are under "Incoming" (`ShipmentBox`).
+        if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
         if caller.may(.dispatch) { links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.fleet(), ctx.t(.fleet)), (WebRoutes.orders(), ctx.t(.orders))] }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
@@ -386,5 +393,37 @@ extension WebContext {
         case .driver: t(.roleDriver)
         case .manager: t(.roleManager)
         }
+    }
+
+    func capability(_ capability: Capability) -> String {
+        switch capability {
+        case .sender: t(.capSender)
+        case .receiver: t(.capReceiver)
+        case .traveller: t(.capTraveller)
+        case .driver: t(.roleDriver)
+        case .manager: t(.roleManager)
+        case .admin: t(.capAdmin)
+        case .counter: t(.capCounter)
+        }
+    }
+
+    func restrictionKind(_ kind: Restriction.Kind) -> String {
+        switch kind {
+        case .suspended: t(.suspended)
+        case .banned: t(.banned)
+        }
+    }
+
+    /// The end of a day given as "yyyy-MM-dd" in the display time zone (Unix ms), or nil.
+    func endOfDay(_ raw: String) -> Int64? {
+        guard raw.count == 10 else { return nil }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.timeZone = timeZone
+        guard let start = formatter.date(from: raw) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        guard let next = calendar.date(byAdding: .day, value: 1, to: start) else { return nil }
+        return UnixTime.millis(next)
     }
 }

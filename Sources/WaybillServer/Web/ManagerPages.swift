@@ -15,6 +15,10 @@ struct DispatchPages {
         routes.post(WebRoutes.resetUser, use: resetUser)
         routes.post(WebRoutes.disableUser, use: disableUser)
         routes.post(WebRoutes.enableUser, use: enableUser)
+        routes.get(WebRoutes.user, use: person)
+        routes.post(WebRoutes.userCapabilities, use: setCapabilities)
+        routes.post(WebRoutes.restrictUser, use: restrictUser)
+        routes.post(WebRoutes.liftRestriction, use: liftRestriction)
         routes.get(WebRoutes.tariff, use: tariffPage)
         routes.post(WebRoutes.tariff, use: saveTariff)
     }
@@ -91,6 +95,59 @@ struct DispatchPages {
         return req.redirect(to: WebRoutes.users(), redirectType: .normal)
     }
 
+    func person(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .manageUsers)
+        let page = try await PersonPage.load(try WebRoutes.id(req), req, for: me)
+        return page.response(ctx)
+    }
+
+    /// The capability checkboxes: each one changed is granted or taken back under
+    /// `CapabilityPolicy`, one at a time (the first refusal stops and is shown).
+    func setCapabilities(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .manageUsers)
+        let id: UserID = try WebRoutes.id(req)
+        let form = try AccountPages.form(req)
+        let accounts = Accounts(request: req)
+        let user = try await accounts.user(id, for: me)
+        let held = user.capabilities
+        do {
+            for capability in PersonPage.shown where (form[capability.rawValue] == "on") != held.contains(capability) {
+                _ = try await accounts.setCapability(capability, granted: form[capability.rawValue] == "on", on: id, by: me)
+            }
+        } catch let error as WaybillError {
+            var page = try await PersonPage.load(id, req, for: me)
+            (page.message, page.status) = (ctx.message(error), error.status)
+            return page.response(ctx)
+        }
+        return req.redirect(to: WebRoutes.user(id, query: "saved=1"), redirectType: .normal)
+    }
+
+    func restrictUser(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .manageUsers)
+        let id: UserID = try WebRoutes.id(req)
+        let form = try AccountPages.form(req)
+        let kind = Restriction.Kind(rawValue: form["kind"] ?? "") ?? .suspended
+        // The suspension ends at the end of the chosen day, in the display time zone.
+        let until = kind == .suspended ? (form["until"]).flatMap { ctx.endOfDay($0) } : nil
+        do {
+            _ = try await Accounts(request: req).restrict(id, RestrictionRequest(kind: kind, until: until, reason: form["reason"] ?? ""), by: me)
+        } catch let error as WaybillError {
+            var page = try await PersonPage.load(id, req, for: me)
+            (page.values, page.errors, page.message, page.status) = (form, error.fields ?? [:], ctx.message(error), error.status)
+            if kind == .suspended, until == nil, page.errors["until"] == nil { page.errors["until"] = "required" }
+            return page.response(ctx)
+        }
+        return req.redirect(to: WebRoutes.user(id, query: "saved=1"), redirectType: .normal)
+    }
+
+    func liftRestriction(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req, .manageUsers)
+        let id: UserID = try WebRoutes.id(req)
+        guard let restriction = req.parameters.get("restriction").flatMap(Int.init) else { throw WaybillError.notFound }
+        _ = try await Accounts(request: req).lift(restriction: restriction, of: id, by: me)
+        return req.redirect(to: WebRoutes.user(id, query: "saved=1"), redirectType: .normal)
+    }
+
     // MARK: Tariff
 
     func tariffPage(_ req: Request) async throws -> Response {
@@ -146,7 +203,7 @@ struct AssignForm {
 
     /// `fleet` is `Tracking.fleet(nearOrder: nil)`, read once for a whole board.
     static func load(_ order: Order, reassign: Bool, by me: Principal, fleet: [Tracking.FleetEntry]) -> AssignForm {
-        let ranked = Tracking.ranked(fleet, pickup: (try? order.pickup)?.coordinate)
+        let ranked = Tracking.ranked(fleet, pickup: order.pickup.coordinate)
         return AssignForm(orderID: order.id!, reference: order.reference, reassign: reassign, current: order.driverID, drivers: ranked,
                           me: ranked.contains { $0.driver.id == me.userID } ? nil : me.user)
     }
@@ -196,7 +253,7 @@ struct DispatchBoardPage: PageView {
     func page(_ ctx: WebContext) -> WebPage {
         func card(_ card: Card) -> String {
             let order = card.order
-            let pickup = (try? order.pickup).map { ctx.address($0) } ?? "", dropoff = (try? order.dropoff).map { ctx.address($0) } ?? ""
+            let pickup = ctx.address(order.pickup), dropoff = ctx.address(order.dropoff)
             return """
                 <li class="card" id="card-\(order.reference)">
                 <p class="card-head"><a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(order.service == .express ? "<span class=\"status express\">\(h(ctx.t(.express)))</span>" : "") <span class="when">\(ctx.time(order.createdAt))</span></p>
@@ -282,12 +339,12 @@ struct UsersPage: PageView {
         let hidden = form.hidden()
         let rows = users.map { user -> String in
             let id = user.id!
-            let toggle = user.isDisabled
+            let toggle = user.isBanned
                 ? "<form method=\"post\" action=\"\(WebRoutes.enableUser(id))\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.enable)))</button></form>"
                 : "<form method=\"post\" action=\"\(WebRoutes.disableUser(id))\" class=\"inline\" data-confirm=\"\(h(ctx.t(.disableConfirm, user.displayName)))\">\(hidden)<button type=\"submit\" class=\"small danger\">\(h(ctx.t(.disable)))</button></form>"
             return """
-                <tr\(user.isDisabled ? " class=\"disabled\"" : "")><td>\(h(user.displayName))\(user.companyName.map { "<br><span class=\"hint\">\(h($0))</span>" } ?? "")</td><td>\(h(user.email))</td><td>\(h(ctx.role(user.role)))</td>
-                <td>\(user.isDisabled ? h(ctx.t(.disabled)) : user.emailVerifiedAt == nil ? h(ctx.t(.notVerified)) : h(ctx.t(.active)))</td>
+                <tr\(user.isBanned ? " class=\"disabled\"" : "")><td><a href="\(WebRoutes.user(id))">\(h(user.displayName))</a>\(user.companyName.map { "<br><span class=\"hint\">\(h($0))</span>" } ?? "")</td><td>\(h(user.email))</td><td>\(h(ctx.role(user.role)))</td>
+                <td>\(user.isBanned ? h(ctx.t(.disabled)) : user.restriction == .suspended ? h(ctx.t(.suspended)) : user.emailVerifiedAt == nil ? h(ctx.t(.notVerified)) : h(ctx.t(.active)))</td>
                 <td class="actions"><form method="post" action="\(WebRoutes.resetUser(id))" class="inline">\(hidden)<button type="submit" class="small secondary">\(h(ctx.t(.sendReset)))</button></form> \(toggle)</td></tr>
                 """
         }.joined()
@@ -311,6 +368,78 @@ struct UsersPage: PageView {
             <p class="hint">\(h(ctx.t(.invitationHint)))</p>
             <button type="submit" class="primary">\(h(ctx.t(.createAndInvite)))</button></form>
             """, status: status, wide: true)
+    }
+}
+
+/// One person, for managers: what they hold (capabilities, with the ones the manager may change
+/// as checkboxes), the restriction in force with its reason, the form to suspend or ban them,
+/// and their restrictions so far.
+struct PersonPage: PageView {
+    /// The capabilities a person page shows as checkboxes: the granted ones.
+    static let shown: [Capability] = [.driver, .manager, .counter, .admin]
+
+    var user: User
+    var me: Principal
+    var restrictions: [RestrictionRecord]
+    var values: [String: String] = [:]
+    var errors: [String: String] = [:]
+    var message: String?
+    var notice: String?
+    var status: HTTPResponseStatus = .ok
+
+    static func load(_ id: UserID, _ req: Request, for me: Principal) async throws -> PersonPage {
+        let accounts = Accounts(request: req)
+        let user = try await accounts.user(id, for: me)
+        return PersonPage(user: user, me: me, restrictions: try await accounts.restrictions(of: id, for: me),
+                          notice: req.query[String.self, at: "saved"] != nil ? "saved" : nil)
+    }
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let id = user.id!
+        let held = user.capabilities
+        let hidden = Form(ctx: ctx, values: [:]).hidden()
+        let boxes = Self.shown.map { capability -> String in
+            let changeable = CapabilityPolicy.mayChange(capability, on: id, by: me.userID, having: me.caller.capabilities) == .allowed
+            return "<div class=\"field\"><label class=\"choice\"><input type=\"checkbox\" name=\"\(capability.rawValue)\" value=\"on\"\(held.contains(capability) ? " checked" : "")\(changeable ? "" : " disabled")> \(h(ctx.capability(capability)))</label></div>"
+        }.joined()
+        let always = Capability.allCases.filter { held.contains($0) && !Self.shown.contains($0) }.map { h(ctx.capability($0)) }.joined(separator: ", ")
+        let mayRestrict = CapabilityPolicy.mayRestrict(id, targetHas: held, by: me.userID, having: me.caller.capabilities) == .allowed
+        let now = UnixTime.nowMillis
+        let history = restrictions.map { record -> String in
+            let inForce = record.liftedAt == nil && record.restriction.holds(at: now)
+            let lift = inForce && mayRestrict
+                ? "<form method=\"post\" action=\"\(WebRoutes.liftRestriction((id, record.id!)))\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.liftRestriction)))</button></form>" : ""
+            let state = inForce ? ctx.t(.inForce) : record.liftedAt != nil ? ctx.t(.lifted) : ctx.t(.over)
+            return "<tr><td>\(h(ctx.restrictionKind(record.kind)))</td><td>\(h(record.reason))</td><td>\(ctx.time(record.setAt))</td><td>\(record.until.map { ctx.time($0) } ?? "—")</td><td>\(h(state))</td><td class=\"actions\">\(lift)</td></tr>"
+        }.joined()
+        let form = Form(ctx: ctx, values: values.isEmpty ? ["kind": "suspended"] : values, errors: errors)
+        return WebPage(title: user.displayName, body: """
+            <p><a href="\(WebRoutes.users())">\(h(ctx.t(.users)))</a></p>
+            <h1>\(h(user.displayName))</h1>
+            <p>\(h(user.email))\(user.companyName.map { " · " + h($0) } ?? "")</p>
+            \(message.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
+            \(notice != nil ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.saved)))</div>" : "")
+            <h2>\(h(ctx.t(.capabilities)))</h2>
+            <form method="post" action="\(WebRoutes.userCapabilities(id))" class="stack">\(hidden)
+            \(boxes)
+            \(always.isEmpty ? "" : "<p class=\"hint\">\(h(ctx.t(.alsoHolds))) \(always)</p>")
+            <button type="submit" class="primary">\(h(ctx.t(.save)))</button></form>
+            <h2>\(h(ctx.t(.restrictions)))</h2>
+            \(history.isEmpty ? "<p>\(h(ctx.t(.noRestrictions)))</p>" : """
+            <div class="table-wrap"><table><thead><tr><th>\(h(ctx.t(.kind)))</th><th>\(h(ctx.t(.reason)))</th><th>\(h(ctx.t(.date)))</th><th>\(h(ctx.t(.until)))</th><th>\(h(ctx.t(.state)))</th><th></th></tr></thead>
+            <tbody>\(history)</tbody></table></div>
+            """)
+            \(mayRestrict ? """
+            <h3>\(h(ctx.t(.restrict)))</h3>
+            \(form.summary(message: nil, shown: ["kind", "until", "reason"]))
+            <form method="post" action="\(WebRoutes.restrictUser(id))" class="stack">\(hidden)
+            \(form.select("kind", ctx.t(.kind), options: [("suspended", ctx.t(.suspended)), ("banned", ctx.t(.banned))]))
+            \(form.field("until", ctx.t(.until), type: "date", required: false))
+            \(form.field("reason", ctx.t(.reason)))
+            <p class="hint">\(h(ctx.t(.restrictHint)))</p>
+            <button type="submit" class="danger">\(h(ctx.t(.restrict)))</button></form>
+            """ : "")
+            """, status: status)
     }
 }
 

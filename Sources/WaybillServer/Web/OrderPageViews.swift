@@ -132,10 +132,13 @@ struct ReviewPage: PageView {
 struct HistoryPage: PageView {
     var records: [OrderRecord]
     var nextQuery: String?
-    /// Dispatch sees every order and the customer and driver columns (`Permission.dispatch`).
-    var manager: Bool
-    /// Customers get "My deliveries" and the button to order (`Permission.placeOrders`).
-    var customer: Bool
+    /// The box shown (`?box=`, else the caller's `OrderPolicy.defaultBox`) and the others they have.
+    var box: ShipmentBox
+    var boxes: [ShipmentBox]
+    /// Dispatch's box shows every order and the customer and driver columns.
+    var manager: Bool { box == .all }
+    /// What one sent gets "My deliveries" and the button to send another.
+    var customer: Bool { box == .sent }
     var drivers: [User]
     var chosenDriver: String
     var filters: [String: String]
@@ -147,7 +150,9 @@ struct HistoryPage: PageView {
         if let status = OrderStatus(rawValue: statusParam) { filter.statuses = [status] }
         if let from = req.query[String.self, at: "from"].flatMap(OrderPages.day) { filter.from = from }
         if let to = req.query[String.self, at: "to"].flatMap(OrderPages.day) { filter.to = to.addingTimeInterval(86400) }
-        let manager = me.may(.dispatch)
+        let box = req.query[String.self, at: "box"].flatMap(ShipmentBox.init(rawValue:)) ?? OrderPolicy.defaultBox(for: me.caller)
+        filter.box = box
+        let manager = box == .all
         if manager, let driver = req.query[String.self, at: "driver"].flatMap(UserID.init(uuidString:)) { filter.driverID = driver }
         if let cursor = req.query[String.self, at: "cursor"], !cursor.isEmpty { filter.cursor = cursor }
         let page = try await Orders(request: req).list(filter, for: me)
@@ -157,7 +162,7 @@ struct HistoryPage: PageView {
             nextQuery = kept + (kept.isEmpty ? "" : "&") + "cursor=" + queryValue(next)
         }
         return HistoryPage(
-            records: page.records, nextQuery: nextQuery, manager: manager, customer: me.may(.placeOrders),
+            records: page.records, nextQuery: nextQuery, box: box, boxes: OrderPolicy.boxes(for: me.caller),
             drivers: manager ? try await Accounts(request: req).drivers(for: me) : [],
             chosenDriver: req.query[String.self, at: "driver"] ?? "",
             filters: ["status": statusParam, "from": req.query[String.self, at: "from"] ?? "", "to": req.query[String.self, at: "to"] ?? ""])
@@ -169,7 +174,7 @@ struct HistoryPage: PageView {
             let who = manager ? "<td>\(h(record.customer.companyName ?? record.customer.displayName))</td><td>\(h(record.driver?.displayName ?? "—"))</td>" : ""
             return """
                 <tr><td><a href="\(WebRoutes.order(order.id!))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
-                <td>\(ctx.statusBadge(order.status))</td>\(who)<td>\(h((try? order.dropoff.city) ?? ""))</td><td class="num">\(ctx.money(order.price))</td></tr>
+                <td>\(ctx.statusBadge(order.status))</td>\(who)<td>\(h(order.dropoff.city))</td><td class="num">\(ctx.money(order.price))</td></tr>
                 """
         }.joined()
         let statusOptions = [("", ctx.t(.allStatuses))] + OrderStatus.allCases.filter { manager || $0.listedForCustomer }.map { ($0.rawValue, ctx.status($0)) }
@@ -183,8 +188,10 @@ struct HistoryPage: PageView {
         let title = customer ? ctx.t(.myDeliveries) : ctx.t(.orderHistory)
         return WebPage(title: title, body: """
             <h1>\(h(title))</h1>
+            \(Self.switcher(ctx, boxes: boxes, current: box))
             \(customer ? "<p><a class=\"button primary\" href=\"\(WebRoutes.newOrder())\">\(h(ctx.t(.newDelivery)))</a></p>" : "")
             <form method="get" action="\(WebRoutes.orders())" class="filters">
+            <input type="hidden" name="box" value="\(box.rawValue)">
             \(filterForm.select("status", ctx.t(.status), options: statusOptions, required: false, attributes: "data-autosubmit"))
             \(driverFilter)
             \(filterForm.field("from", ctx.t(.from), type: "date", required: false))
@@ -200,6 +207,22 @@ struct HistoryPage: PageView {
             </div>
             """, liveTopics: manager ? ["fleet"] : [], wide: true)
     }
+
+    /// Where one account switches between what it sent, what comes to it, what it carries and
+    /// (dispatch) everything (seed ShipX: one account, several views). Shown with two boxes or more.
+    static func switcher(_ ctx: WebContext, boxes: [ShipmentBox], current: ShipmentBox) -> String {
+        guard boxes.count > 1 else { return "" }
+        let links = boxes.map { box -> String in
+            let (href, label): (String, String) = switch box {
+            case .sent: (WebRoutes.orders() + "?box=sent", ctx.t(.boxSent))
+            case .incoming: (WebRoutes.incoming(), ctx.t(.incoming))
+            case .carrying: (WebRoutes.orders() + "?box=carrying", ctx.t(.boxCarrying))
+            case .all: (WebRoutes.orders() + "?box=all", ctx.t(.boxAll))
+            }
+            return "<li><a href=\"\(href)\"\(box == current ? " aria-current=\"page\"" : "")>\(h(label))</a></li>"
+        }.joined()
+        return "<nav class=\"boxes\" aria-label=\"\(h(ctx.t(.views)))\"><ul>\(links)</ul></nav>"
+    }
 }
 
 /// A company's monthly statements (or, for dispatch, every invoiced customer's), each with its
@@ -210,7 +233,7 @@ struct StatementsPage: PageView {
 
     func page(_ ctx: WebContext) -> WebPage {
         let rows = rows.map { statement, token -> String in
-            "<tr><td>\(h(statement.customer.companyName ?? statement.customer.displayName))</td><td class=\"num\">\(statement.orders.count)</td><td class=\"num\">\(ctx.money(statement.total))</td><td><a href=\"\(WebRoutes.statement(token))\">\(h(ctx.t(.openStatement)))</a></td></tr>"
+            "<tr><td>\(h(statement.customer.companyName ?? statement.customer.displayName))</td><td class=\"num\">\(statement.lines.count)</td><td class=\"num\">\(ctx.money(statement.total))</td><td><a href=\"\(WebRoutes.statement(token))\">\(h(ctx.t(.openStatement)))</a></td></tr>"
         }.joined()
         let form = Form(ctx: ctx, values: ["month": month])
         return WebPage(title: ctx.t(.statements), body: """
@@ -235,8 +258,12 @@ struct OrderPage: PageView {
     var sharing: Bool?
     var showsTrackingLink: Bool
     var assign: AssignForm?
-    var created = false, paid = false, photoRefused = false
+    var created = false, paid = false, photoRefused = false, receiptJustConfirmed = false
     var done: OrderStatus?
+    /// The receiver's confirmation, once given (a `receipt` hand-over).
+    var receipt: HandOver?
+    /// The receiver may confirm receipt now.
+    var mayConfirmReceipt = false
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -257,6 +284,9 @@ struct OrderPage: PageView {
         page.paid = req.query[String.self, at: "paid"] != nil && order.paymentStatus == .paid
         page.photoRefused = req.query[String.self, at: "photo"] == "refused"
         page.done = req.query[String.self, at: "done"].map { OrderStatus(rawValue: $0) ?? order.status }
+        page.receipt = try await Orders(request: req).receipt(of: id)
+        page.mayConfirmReceipt = ShipmentRecord.mayConfirmReceipt(record, confirmed: page.receipt != nil)
+        page.receiptJustConfirmed = req.query[String.self, at: "receipt"] != nil && page.receipt != nil
         return page
     }
 
@@ -264,19 +294,21 @@ struct OrderPage: PageView {
         let order = record.order
         let id = order.id!
         let form = Form(ctx: ctx)
-        let blank = Address(street: "", postalCode: "", city: "")
-        let pickup = (try? order.pickup) ?? blank, dropoff = (try? order.dropoff) ?? blank, recipient = (try? order.recipient) ?? Recipient(name: "")
+        let pickup = order.pickup, dropoff = order.dropoff, recipient = order.recipient
 
         var notices = ""
         if created { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.orderPlaced)))</div>" }
         if paid { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.paymentReceived)))</div>" }
         if photoRefused { notices += "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.photoRefused)))</div>" }
         if let done { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.actionDone, ctx.status(done))))</div>" }
+        if receiptJustConfirmed { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.receiptConfirmed)))</div>" }
         // Timeline: every stage with its date and time.
         let stages = record.events.map { event, actor -> String in
             let label = event.status.map { ctx.status($0) } ?? event.type.replacingOccurrences(of: "_", with: " ")
             let by = actor.map { " · " + h(details.staffLastNames || $0.id == order.customerID ? $0.displayName : $0.firstName) } ?? ""
-            return "<li><span class=\"when\">\(ctx.time(event.at))</span> <strong>\(h(label))</strong>\(by)\(event.note.map { "<br><span class=\"note\">\(h($0))</span>" } ?? "")</li>"
+            // Notes can carry money (the cash collected): only for those who see it.
+            let note = details.money ? event.note : nil
+            return "<li><span class=\"when\">\(ctx.time(event.at))</span> <strong>\(h(label))</strong>\(by)\(note.map { "<br><span class=\"note\">\(h($0))</span>" } ?? "")</li>"
         }.joined()
 
         let eta = record.tracking?.eta.map { estimate -> String in
@@ -296,7 +328,12 @@ struct OrderPage: PageView {
 
         // Files: the parcel photo, the signature and the delivery photo.
         let files = record.files.map { file -> String in
-            let label = switch file.kind { case .signature: ctx.t(.signature); case .deliveryPhoto: ctx.t(.deliveryPhoto); default: ctx.t(.parcelPhoto) }
+            let label = switch file.kind {
+            case .signature: ctx.t(.signature)
+            case .deliveryPhoto: ctx.t(.deliveryPhoto)
+            case .receiptPhoto: ctx.t(.receiverPhoto)
+            case .parcelPhoto: ctx.t(.parcelPhoto)
+            }
             return "<figure><img src=\"\(WebRoutes.orderFile((id, file.id!)))\" alt=\"\(h(label))\" width=\"\(file.width)\" height=\"\(file.height)\" class=\"file \(file.kind.rawValue)\" loading=\"lazy\"><figcaption>\(h(label))</figcaption></figure>"
         }.joined()
 
@@ -327,6 +364,15 @@ struct OrderPage: PageView {
                 """)
         }
         if let assign { actionBlocks.append(assign.render(ctx)) }
+        if mayConfirmReceipt {
+            // Seed Mesajem: "click received, then take a photo".
+            actionBlocks.append("""
+                <form method="post" action="\(WebRoutes.confirmReceipt(id))" enctype="multipart/form-data" class="stack">\(form.hidden())
+                <div class="field"><label for="f-receipt-photo">\(h(ctx.t(.receiptPhoto)))</label>
+                <input id="f-receipt-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment" data-preview></div>
+                <button type="submit" class="primary">\(h(ctx.t(.confirmReceipt)))</button></form>
+                """)
+        }
         if actions.contains(.cancel) {
             actionBlocks.append("""
                 <details><summary>\(h(ctx.t(.cancelOrder)))</summary>
@@ -388,9 +434,9 @@ struct OrderPage: PageView {
             <dt>\(h(ctx.t(.parcel)))</dt><dd>\(h(ctx.weight(order.weightClass))), \(h(ctx.service(order.service)))</dd>
             <dt>\(h(ctx.t(.recipient)))</dt><dd>\(h(recipient.name))\((details.recipientEmail ? recipient.email : nil).map { ", " + h($0) } ?? "")\((details.recipientPhone ? recipient.phone : nil).map { ", <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</dd>
             \(order.notes.map { "<dt>\(h(ctx.t(.notes)))</dt><dd>\(h($0))</dd>" } ?? "")
-            <dt>\(h(ctx.t(.price)))</dt><dd>\(ctx.money(order.price))</dd>
-            \(payment)
+            \(details.money ? "<dt>\(h(ctx.t(.price)))</dt><dd>\(ctx.money(order.price))</dd>\n" + payment : "")
             \(order.signedBy.map { "<dt>\(h(ctx.t(.signedBy)))</dt><dd>\(h($0)) \(ctx.time(order.deliveredAt))</dd>" } ?? "")
+            \(receipt.map { "<dt>\(h(ctx.t(.receiptConfirmed)))</dt><dd>\(ctx.time($0.at))</dd>" } ?? "")
             </dl>
             <div class="files" id="files" data-live-refresh="status">\(files)</div>
             \(linkBlock)
@@ -400,3 +446,32 @@ struct OrderPage: PageView {
     }
 }
 
+
+/// Parcels addressed to the account's verified email (the `incoming` box), newest first.
+struct IncomingPage: PageView {
+    var records: [OrderRecord]
+    var email: String
+    var nextQuery: String?
+    var boxes: [ShipmentBox]
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let rows = records.map { record -> String in
+            let order = record.order
+            return """
+                <tr><td><a href="\(WebRoutes.order(order.id!))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
+                <td>\(ctx.statusBadge(order.status))</td><td>\(h(record.customer.companyName ?? record.customer.firstName))</td><td>\(h(order.dropoff.city))</td></tr>
+                """
+        }.joined()
+        let title = ctx.t(.incoming)
+        return WebPage(title: title, body: """
+            <h1>\(h(title))</h1>
+            \(HistoryPage.switcher(ctx, boxes: boxes, current: .incoming))
+            <p class="hint">\(h(ctx.t(.incomingHint, email)))</p>
+            \(records.isEmpty ? "<p>\(h(ctx.t(.noIncoming)))</p>" : """
+            <div class="table-wrap"><table><thead><tr><th>\(h(ctx.t(.reference)))</th><th>\(h(ctx.t(.date)))</th><th>\(h(ctx.t(.status)))</th>
+            <th>\(h(ctx.t(.sender)))</th><th>\(h(ctx.t(.dropoff)))</th></tr></thead><tbody>\(rows)</tbody></table></div>
+            """)
+            \(nextQuery.map { "<p><a href=\"\(WebRoutes.incoming(query: $0))\">\(h(ctx.t(.more)))</a></p>" } ?? "")
+            """)
+    }
+}

@@ -17,6 +17,8 @@ struct OrderPages {
         routes.post(WebRoutes.renewTrackingLink, use: renewLink)
         routes.post(WebRoutes.revokeTrackingLink, use: revokeLink)
         routes.get(WebRoutes.statements, use: statements)
+        routes.get(WebRoutes.incoming, use: incoming)
+        routes.post(WebRoutes.confirmReceipt, use: confirmReceipt)
     }
 
     // MARK: Ordering
@@ -203,6 +205,31 @@ struct OrderPages {
         let id: OrderID = try WebRoutes.id(req)
         _ = try await Tracking(request: req).revokeLink(id, by: me)
         return req.redirect(to: WebRoutes.order(id), redirectType: .normal)
+    }
+
+    // MARK: The receiver
+
+    func incoming(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req)
+        var filter = Orders.ListFilter()
+        filter.box = .incoming
+        filter.cursor = req.query[String.self, at: "cursor"].flatMap { $0.isEmpty ? nil : $0 }
+        let page = try await Orders(request: req).list(filter, for: me)
+        return IncomingPage(records: page.records, email: me.user.email,
+                            nextQuery: page.nextCursor.map { "cursor=" + queryValue($0) }, boxes: OrderPolicy.boxes(for: me.caller)).response(ctx)
+    }
+
+    struct ReceiptForm: Content {
+        var photo: File?
+    }
+
+    func confirmReceipt(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req)
+        let id: OrderID = try WebRoutes.id(req)
+        let form = try req.content.decode(ReceiptForm.self)
+        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
+        _ = try await Orders(request: req).confirmReceipt(id, photo: photo, by: me)
+        return req.redirect(to: WebRoutes.order(id, query: "receipt=1"), redirectType: .normal)
     }
 
     // MARK: Statements (company accounts)

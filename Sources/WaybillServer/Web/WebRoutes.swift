@@ -69,6 +69,9 @@ enum WebRoutes {
     static let renewTrackingLink = WebPath<OrderID>("/orders/:id/tracking-link") { [text($0)] }
     static let revokeTrackingLink = WebPath<OrderID>("/orders/:id/tracking-link/revoke") { [text($0)] }
     static let statements = WebPath("/statements")
+    /// Shipments addressed to the account's verified email, and the receiver's confirmation.
+    static let incoming = WebPath("/incoming")
+    static let confirmReceipt = WebPath<OrderID>("/orders/:id/receipt") { [text($0)] }
     /// A printable monthly statement behind a signed one-hour link (`PaymentPages`).
     static let statement = WebPath<String>("/statements/:token") { [$0] }
     /// Stripe's (or the sandbox's) way back after a checkout (`PaymentPages`).
@@ -96,6 +99,11 @@ enum WebRoutes {
     static let resetUser = WebPath<UserID>("/users/:id/reset") { [text($0)] }
     static let disableUser = WebPath<UserID>("/users/:id/disable") { [text($0)] }
     static let enableUser = WebPath<UserID>("/users/:id/enable") { [text($0)] }
+    /// One person: their capabilities, the restriction in force and its history.
+    static let user = WebPath<UserID>("/users/:id") { [text($0)] }
+    static let userCapabilities = WebPath<UserID>("/users/:id/capabilities") { [text($0)] }
+    static let restrictUser = WebPath<UserID>("/users/:id/restrictions") { [text($0)] }
+    static let liftRestriction = WebPath<(UserID, Int)>("/users/:id/restrictions/:restriction/lift") { [text($0.0), String($0.1)] }
     static let tariff = WebPath("/tariff")
 
     /// The typed id a route's `:id` (or another parameter) names; 404 when it is not one.

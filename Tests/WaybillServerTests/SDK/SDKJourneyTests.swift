@@ -63,12 +63,12 @@ struct SDKJourneyTests {
                 // The manager finds the driver and assigns the order.
                 let drivers = try await manager.users(role: .driver)
                 let lucaID = try #require(drivers.items.first { $0.email == "luca@courier.example" }.flatMap { UserID(uuidString: $0.id) })
-                #expect(try await manager.orders(status: [.pending]).items.map(\.orderID).contains(orderID))
+                #expect(try await manager.shipments(status: [.pending]).items.map(\.shipmentID).contains(orderID))
                 let assigned = try await manager.assign(orderID, to: lucaID)
                 #expect(assigned.status == .assigned)
 
                 // The driver goes on duty, accepts, drives with positions, picks up and delivers.
-                #expect(try await driver.orders().items.map(\.orderID) == [orderID])
+                #expect(try await driver.shipments(box: .carrying).items.map(\.shipmentID) == [orderID])
                 try await driver.setDuty(true)
                 #expect(try await driver.accept(orderID).status == .accepted)
                 let now = Int64(Date().timeIntervalSince1970) * 1000
@@ -89,15 +89,16 @@ struct SDKJourneyTests {
                 #expect(ids == ids.sorted() && Set(ids).count == ids.count)
                 #expect(await live.events.contains { if case .location = $0.payload { true } else { false } })
 
-                let final = try await customer.order(orderID)
+                let final = try await customer.shipment(orderID)
                 #expect(final.status == .delivered)
-                #expect(final.proof?.recipientName == "Bea Beispiel")
-                let signatureURL = try #require(final.proof?.signature.url)
+                let handedOver = try #require(final.handOvers?.last)
+                #expect(handedOver.kind == .delivery && handedOver.proof.signedBy == "Bea Beispiel")
+                let signatureURL = try #require(handedOver.proof.signature?.url)
                 let fileID = String(signatureURL.split(separator: "/").last!)
                 let png = try await customer.file(of: orderID, fileId: fileID)
                 #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
                 #expect(try await customer.trail(of: orderID).points.count == 2)
-                #expect(try await customer.orders().items.first?.status == .delivered)
+                #expect(try await customer.shipments(box: .sent).items.first?.status == .delivered)
 
                 // Signing out ends the session for good, and the live stream with it.
                 let events = customer.events()
@@ -135,7 +136,7 @@ struct SDKJourneyTests {
                     #expect(error.code == "invalid_credentials")
                 }
                 do throws(WaybillClient.WaybillError) {
-                    _ = try await session.orders()
+                    _ = try await session.shipments()
                     Issue.record("listed orders signed out")
                 } catch {
                     guard case .notSignedIn = error else { Issue.record("expected notSignedIn, got \(error)"); return }
@@ -155,7 +156,7 @@ struct SDKJourneyTests {
                     #expect(problem.currentStatus == "cancelled")
                 }
                 do throws(WaybillClient.WaybillError) {
-                    _ = try await session.order(.random())
+                    _ = try await session.shipment(.random())
                     Issue.record("found an order that does not exist")
                 } catch {
                     #expect(error.code == "not_found")

@@ -29,10 +29,10 @@ struct SDKRulesTests {
                 try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
                 let day = try await driver.driverDay()
                 #expect(day.todo.map(\.id).map { $0.lowercased() } == [id.lowercased()])
-                // A driver asking for payment options is refused, and the message reads in French.
+                // A driver asking for the fleet is refused, and the message reads in French.
                 do {
-                    _ = try await driver.paymentOptions()
-                    Issue.record("a driver got payment options")
+                    _ = try await driver.fleet()
+                    Issue.record("a driver got the fleet")
                 } catch let error as WaybillClient.WaybillError {
                     #expect(error.errorCode == .forbidden)
                     #expect(error.message(french: true) == ErrorCode.forbidden.french)

@@ -53,7 +53,7 @@ struct SDKSessionTests {
                 tokens.expiresAt = Date().addingTimeInterval(10)  // within the session's 60 s leeway
                 let session = server.sdk(port: port, store: InMemoryTokenStore(tokens))
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<50 { group.addTask { _ = try await session.orders() } }
+                    for _ in 0..<50 { group.addTask { _ = try await session.shipments() } }
                     try await group.waitForAll()
                 }
                 #expect(await session.refreshCount == 1)
@@ -95,7 +95,7 @@ struct SDKSessionTests {
                 #expect(thief.status == .unauthorized)
                 // Further calls do not reach for tokens that are gone.
                 do throws(WaybillClient.WaybillError) {
-                    _ = try await session.orders()
+                    _ = try await session.shipments()
                     Issue.record("a call worked after the session ended")
                 } catch {
                     guard case .notSignedIn = error else { Issue.record("expected notSignedIn, got \(error)"); return }

@@ -2,8 +2,9 @@ import Foundation
 import NIOConcurrencyHelpers
 import Vapor
 
-/// A local HTTP server that speaks the part of Stripe's API Waybill uses (Checkout Sessions and
-/// Refunds: form-encoded requests, bearer secret key, JSON answers), recording every request so
+/// A local HTTP server that speaks the part of Stripe's API Waybill uses (Checkout Sessions,
+/// Refunds and Connect Transfers: form-encoded requests, bearer secret key, JSON answers; a repeated
+/// Idempotency-Key gets the first answer again), recording every request so
 /// tests can check what Waybill sent.
 final class FakeStripe: Sendable {
     struct Recorded: Sendable {
@@ -48,6 +49,9 @@ final class FakeStripe: Sendable {
         }
         app.post("v1", "refunds") { req async throws -> Response in
             try box.withLockedValue { $0! }.refund(req)
+        }
+        app.post("v1", "transfers") { req async throws -> Response in
+            try box.withLockedValue { $0! }.transfer(req)
         }
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         guard let port = app.http.server.shared.localAddress?.port else { throw Abort(.internalServerError) }
@@ -135,6 +139,24 @@ final class FakeStripe: Sendable {
         if let early { return early }
         return Self.json(["id": "re_\(recorded.idempotencyKey ?? "none")", "object": "refund", "status": "succeeded",
                           "payment_intent": recorded.form["payment_intent"] ?? ""])
+    }
+
+    /// A transfer to a connected account; the same key gets the same transfer (Stripe's idempotency).
+    private func transfer(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        guard let destination = recorded.form["destination"], destination.hasPrefix("acct_") else {
+            return Self.json(["error": ["code": "resource_missing", "param": "destination"]], status: .badRequest)
+        }
+        let id = state.withLockedValue { s -> String in
+            let key = "transfer:" + (recorded.idempotencyKey ?? UUID().uuidString)
+            if let known = s.idempotent[key] { return known }
+            let id = "tr_\(s.idempotent.count + 1)"
+            s.idempotent[key] = id
+            return id
+        }
+        return Self.json(["id": id, "object": "transfer", "amount": Int(recorded.form["amount"] ?? "") ?? 0,
+                          "currency": recorded.form["currency"] ?? "", "destination": destination])
     }
 
     private static func json(_ object: [String: Any], status: HTTPResponseStatus = .ok) -> Response {

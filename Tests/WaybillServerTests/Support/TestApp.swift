@@ -69,6 +69,8 @@ struct TestServer: Sendable {
         push: PushService? = nil,
         adjust: (inout WaybillConfig) -> Void = { _ in },
         random: WaybillRandom = .system,
+        sqliteFile: URL? = nil,
+        beforeMigrating: (TestServer) async throws -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let recording = RecordingMailer()
@@ -79,7 +81,13 @@ struct TestServer: Sendable {
         do {
             let target: WaybillConfig.DatabaseTarget
             switch database {
-            case .sqlite: target = .sqlite(path: scratch.appendingPathComponent("waybill.sqlite").path)
+            case .sqlite:
+                target = .sqlite(path: scratch.appendingPathComponent("waybill.sqlite").path)
+                // A database made earlier (a migration's fixture) instead of an empty one.
+                if let sqliteFile {
+                    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                    try FileManager.default.copyItem(at: sqliteFile, to: scratch.appendingPathComponent("waybill.sqlite"))
+                }
             case .postgres:
                 guard let url = TestDatabase.postgresURL else { throw TestSkipped() }
                 target = .postgres(url: url, searchPath: String(schema))
@@ -101,8 +109,10 @@ struct TestServer: Sendable {
             if case .postgres = database, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
+            let server = TestServer(app: app, mailer: recording, database: database, clock: clock)
+            try await beforeMigrating(server)
             try await migrate(app)
-            try await body(TestServer(app: app, mailer: recording, database: database, clock: clock))
+            try await body(server)
         } catch {
             await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
             throw error
@@ -238,8 +248,12 @@ struct TestServer: Sendable {
     func createAccount(_ email: String, role: Role, password: String = TestServer.password) async throws -> Tokens {
         let hash = try await app.waybill.passwords.hash(password)
         let first = String(email.prefix { $0 != "@" && $0 != "." && $0 != "-" }).capitalized
-        try await User(role: role, email: email, passwordHash: hash, firstName: first, lastName: "Zurbriggen-\(role.rawValue.capitalized)",
-                       emailVerifiedAt: Date()).create(on: db)
+        let user = User(role: role, email: email, passwordHash: hash, firstName: first, lastName: "Zurbriggen-\(role.rawValue.capitalized)",
+                        emailVerifiedAt: Date())
+        try await db.transaction { db in
+            try await user.create(on: db)
+            try await Accounts.recordGrants(of: user, by: nil, on: db)
+        }
         return try await login(email, password: password)
     }
 }

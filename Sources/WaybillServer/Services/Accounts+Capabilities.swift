@@ -1,0 +1,137 @@
+import Fluent
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Capabilities and restrictions (issue "Shipments with legs, parties and a money ledger", item 3):
+/// who may grant what and restrict whom is `CapabilityPolicy` (WaybillCore); this records it.
+extension Accounts {
+    /// Grants (`granted: true`) or takes back a staff capability. Managers grant driver, counter
+    /// and manager; only an admin grants admin; nobody changes their own.
+    func setCapability(_ capability: Capability, granted: Bool, on id: UserID, by actor: Principal) async throws -> User {
+        try decide(CapabilityPolicy.mayChange(capability, on: id, by: actor.userID, having: actor.caller.capabilities), field: "capability")
+        return try await transaction { db in
+            guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+            var staff = Capability.parseList(user.staffCapabilities)
+            if granted { staff.insert(capability) } else { staff.remove(capability) }
+            try await Self.setStaffCapabilities(user, to: staff, by: actor.userID, on: db)
+            return user
+        }
+    }
+
+    /// Suspends or bans an account, with a reason the person is told. A ban ends every session
+    /// at once; a suspension leaves the account signed in, able to follow what is on its way.
+    func restrict(_ id: UserID, _ request: RestrictionRequest, by actor: Principal) async throws -> (User, RestrictionRecord) {
+        let clean: RestrictionRequest
+        switch request.validated(now: UnixTime.nowMillis) {
+        case .success(let value): clean = value
+        case .failure(let error): throw WaybillError.validation(error.errors)
+        }
+        guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
+        try decide(CapabilityPolicy.mayRestrict(id, targetHas: target.capabilities, by: actor.userID, having: actor.caller.capabilities))
+        return try await transaction { db in
+            guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+            let record = RestrictionRecord(userID: id, request: clean, setBy: actor.userID, at: UnixTime.nowMillis)
+            try await record.create(on: db)
+            try await Self.refreshRestriction(user, on: db)
+            if clean.kind == .banned {
+                try await Self.revokeSessions(userID: id, reason: "banned", on: db)
+            }
+            return (user, record)
+        }
+    }
+
+    /// Lifts a restriction before its time. Lifting one already lifted or over changes nothing.
+    func lift(restriction restrictionID: Int, of id: UserID, by actor: Principal) async throws -> User {
+        guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
+        try decide(CapabilityPolicy.mayRestrict(id, targetHas: target.capabilities, by: actor.userID, having: actor.caller.capabilities))
+        return try await transaction { db in
+            guard let user = try await User.find(id, on: db),
+                  let record = try await RestrictionRecord.find(restrictionID, on: db), record.userID == id
+            else { throw WaybillError.notFound }
+            if record.liftedAt == nil {
+                record.liftedAt = UnixTime.nowMillis
+                record.liftedBy = actor.userID
+                try await record.save(on: db)
+                try await Self.refreshRestriction(user, on: db)
+            }
+            return user
+        }
+    }
+
+    /// An account's restrictions, newest first (for managers; the person sees the one in force).
+    func restrictions(of id: UserID, for actor: Principal) async throws -> [RestrictionRecord] {
+        try actor.require(.manageUsers)
+        guard try await User.find(id, on: db) != nil else { throw WaybillError.notFound }
+        return try await RestrictionRecord.query(on: db).filter(\.$userID == id).sort(\.$id, .descending).limit(100).all()
+    }
+
+    /// The restriction in force on an account (with its reason), if any.
+    static func restrictionInForce(of user: User, on db: any Database) async throws -> RestrictionRecord? {
+        guard user.restriction != nil else { return nil }
+        let now = UnixTime.nowMillis
+        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == user.id!).filter(\.$liftedAt == nil).all()
+        return open.filter { $0.restriction.holds(at: now) }
+            .max { a, b in
+                // A ban wins; of suspensions, the one that lasts longest.
+                if a.kind != b.kind { return a.kind == .suspended }
+                return (a.until ?? .max) < (b.until ?? .max)
+            }
+    }
+
+    private func decide(_ decision: CapabilityPolicy.Decision, field: String? = nil) throws {
+        switch decision {
+        case .allowed: return
+        case .forbidden: throw WaybillError.forbidden
+        case .notOnSelf:
+            throw WaybillError(.conflict, .cannotModifySelf, "You cannot change your own capabilities or restrict your own account.")
+        case .notGranted:
+            throw WaybillError(.unprocessableEntity, .notGranted, ErrorCode.notGranted.english, fields: field.map { [$0: "not_granted"] } ?? [:])
+        }
+    }
+
+    /// Records a change of an account's staff capabilities: a grant for each one added, the
+    /// revocation of each one taken back, the account row (with its primary `role`), and the
+    /// account's live connections closed so they reopen with what it may see now.
+    static func setStaffCapabilities(_ user: User, to wanted: Set<Capability>, by actor: UserID?, on db: any Database) async throws {
+        let id = user.id!, now = UnixTime.nowMillis
+        let current = Capability.parseList(user.staffCapabilities)
+        let wanted = wanted.intersection(Capability.staff)
+        guard wanted != current else { return }
+        for added in wanted.subtracting(current).sorted(by: { $0.rawValue < $1.rawValue }) {
+            try await CapabilityGrant(userID: id, capability: added, grantedBy: actor, at: now).create(on: db)
+        }
+        let removed = current.subtracting(wanted)
+        if !removed.isEmpty {
+            try await CapabilityGrant.query(on: db).filter(\.$userID == id).filter(\.$capability ~~ Array(removed))
+                .filter(\.$revokedAt == nil).set(\.$revokedBy, to: actor).set(\.$revokedAt, to: now).update()
+        }
+        user.staffCapabilities = Capability.storedList(wanted)
+        user.role = Capability.primaryRole(of: wanted)
+        try await user.save(on: db)
+        try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(id), data: ["user": id.uuidString], on: db)
+    }
+
+    /// Records the grants of an account created with staff capabilities (invited staff, demo
+    /// accounts, the operator's command line).
+    static func recordGrants(of user: User, by actor: UserID?, on db: any Database) async throws {
+        let now = UnixTime.nowMillis
+        for capability in Capability.parseList(user.staffCapabilities).sorted(by: { $0.rawValue < $1.rawValue }) {
+            try await CapabilityGrant(userID: user.id!, capability: capability, grantedBy: actor, at: now).create(on: db)
+        }
+    }
+
+    /// Writes the restriction in force onto the account row, from its restrictions.
+    static func refreshRestriction(_ user: User, on db: any Database) async throws {
+        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == user.id!).filter(\.$liftedAt == nil).all()
+        let standing = AccountStanding.of(capabilities: user.capabilities, restrictions: open.map(\.restriction), at: UnixTime.nowMillis)
+        let wasSuspended = user.restriction == .suspended
+        user.restrictedKind = standing.restriction?.kind.rawValue
+        user.restrictedUntil = standing.restriction?.until
+        try await user.save(on: db)
+        // What the account may see changes with a suspension too: its live connections reopen.
+        if wasSuspended || standing.restriction?.kind == .suspended {
+            try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(user.id!), data: ["user": user.id!.uuidString], on: db)
+        }
+    }
+}
