@@ -396,6 +396,15 @@ try:
     wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, "form[action$='/enable']")) > 0)
     go(other, "/orders")
     check("a session ended elsewhere (account disabled) goes back to sign-in", "/login" in other.current_url, other.current_url)
+    # A person's page: what they may do, as checkboxes (only those the manager may change), and the
+    # form to suspend or ban them.
+    go(manager, "/users?q=driver%40demo")
+    css(manager, "table.users td a").click()
+    wait(manager, lambda d: "/users/" in d.current_url and "q=" not in d.current_url)
+    check("a driver's page has their driver capability ticked",
+          len(manager.find_elements(By.CSS_SELECTOR, "input[type=checkbox][name=driver]:checked")) == 1)
+    check("a manager cannot tick admin", manager.find_element(By.CSS_SELECTOR, "input[name=admin]").get_attribute("disabled") is not None)
+    check("the suspend or ban form asks for a reason", len(manager.find_elements(By.CSS_SELECTOR, "form[action$='/restrictions'] input[name=reason]")) == 1)
 
     go(customer, "/account")
     customer.execute_script("document.querySelector(\"form[action='/account'] input[name=_csrf]\").remove()")

@@ -70,6 +70,13 @@ struct AuthorizationMatrixTests {
         }
     }
 
+    /// Delivered, addressed to customer B (bob@example.com), who has an account: B is its receiver.
+    static func deliveredToCustomerB(_ w: World) async throws -> Target {
+        let id = try await w.server.placeOrder(w.cast.customer.access, extra: ["recipient": ["name": "Bob", "email": "bob@example.com"]])
+        try await w.server.advance(id, to: .delivered, cast: w.cast)
+        return Target(order: id)
+    }
+
     static func deliveredWithFile(_ w: World) async throws -> Target {
         let id = try await w.server.placeOrder(w.cast.customer.access)
         try await w.server.advance(id, to: .delivered, cast: w.cast)
@@ -159,6 +166,14 @@ struct AuthorizationMatrixTests {
         // Every verified account sends, staff included.
         Row(operation: "createOrder", expected: expect("others=201"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["pickup": TestServer.bern]), token: t) },
+        // shipments (the successor of /orders)
+        Row(operation: "listShipments", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/shipments", token: t) },
+        Row(operation: "getShipment", expected: expect("customerA=200 driverA=200 manager=200 customerB=200 others=404"), setup: deliveredToCustomerB) { w, x, t in
+            try await w.server.send(.GET, "/shipments/\(x.order)", token: t) },
+        // Only the receiver confirms receipt; the sender, its driver and dispatch see it but may not.
+        Row(operation: "confirmReceipt", expected: expect("customerB=200 customerA=403 driverA=403 manager=403 others=404"), setup: deliveredToCustomerB) { w, x, t in
+            try await w.server.send(.POST, "/shipments/\(x.order)/receipt", json: [:], token: t) },
         Row(operation: "getOrder", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.assigned)) { w, x, t in
             try await w.server.send(.GET, "/orders/\(x.order)", token: t) },
         Row(operation: "confirmPayment", expected: expect("customerA=200 manager=200 others=404"), setup: cardOrder) { w, x, t in
@@ -245,6 +260,9 @@ struct AuthorizationMatrixTests {
                 let quote = QuoteRequest(pickup: PickupInput(address: bern), dropoff: bern, weightClass: .small, service: .standard)
                 _ = try await orders(w).create(OrderRequest(quote: quote, paymentMethod: .cash, recipientName: "Rita"), by: p, idempotencyKey: nil) },
             "getOrder": { w, x, p in _ = try await orders(w).detail(id(x.order), for: p) },
+            "listShipments": { w, _, p in _ = try await orders(w).list(Orders.ListFilter(), for: p) },
+            "getShipment": { w, x, p in _ = try await orders(w).shipment(id(x.order), for: p) },
+            "confirmReceipt": { w, x, p in _ = try await orders(w).confirmReceipt(id(x.order), photo: nil, by: p) },
             "confirmPayment": { w, x, p in _ = try await orders(w).confirmPayment(id(x.order), by: p) },
             "cancelOrder": { w, x, p in _ = try await orders(w).cancel(id(x.order), reason: "matrix", by: p) },
             "assignOrder": { w, x, p in _ = try await orders(w).assign(id(x.order), to: id(w.cast.driver.userID), by: p) },

@@ -175,10 +175,12 @@ struct AccountPages {
         let (ctx, me) = try WebAuth.require(req)
         let form = try Self.form(req)
         let customer = me.may(.placeOrders)
+        // An address left empty stays as it is (staff, who send too, need not give one).
+        let address = { (name: String) in customer ? form[name].flatMap { $0.isEmpty ? nil : $0 } : nil }
         let changes = ProfileChanges(
             firstName: form["firstName"], lastName: form["lastName"],
-            address: customer ? form["address"] : nil, postalCode: customer ? form["postalCode"] : nil,
-            city: customer ? form["city"] : nil, companyName: me.user.isCompany ? form["companyName"] : nil)
+            address: address("address"), postalCode: address("postalCode"),
+            city: address("city"), companyName: me.user.isCompany ? form["companyName"] : nil)
         do {
             _ = try await Accounts(request: req).updateProfile(me, changes: changes)
         } catch let error as WaybillError {
@@ -359,6 +361,8 @@ struct AccountPage: PageView {
     var email: String
     var role: Role
     var showsAddress: Bool
+    /// Registered senders gave an address; staff, who send too, may add one (it fills "pick up at my address").
+    var addressRequired: Bool
     var isCompany: Bool
     var values: [String: String]
     var errors: [String: String] = [:]
@@ -371,6 +375,7 @@ struct AccountPage: PageView {
         email = user.email
         role = user.role
         showsAddress = me.may(.placeOrders)
+        addressRequired = user.address != nil
         isCompany = user.isCompany
         values = ["firstName": user.firstName, "lastName": user.lastName, "address": user.address ?? "",
                   "postalCode": user.postalCode ?? "", "city": user.city ?? "", "companyName": user.companyName ?? ""]
@@ -380,8 +385,8 @@ struct AccountPage: PageView {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let company = isCompany ? form.field("companyName", ctx.t(.companyName), autocomplete: "organization") : ""
         let addressFields = showsAddress ? """
-            \(form.field("address", ctx.t(.street), autocomplete: "street-address"))
-            <div class="row">\(form.field("postalCode", ctx.t(.postalCode), autocomplete: "postal-code"))\(form.field("city", ctx.t(.city), autocomplete: "address-level2"))</div>
+            \(form.field("address", ctx.t(.street), autocomplete: "street-address", required: addressRequired))
+            <div class="row">\(form.field("postalCode", ctx.t(.postalCode), autocomplete: "postal-code", required: addressRequired))\(form.field("city", ctx.t(.city), autocomplete: "address-level2", required: addressRequired))</div>
             """ : ""
         return WebPage(title: ctx.t(.myAccount), body: """
             <h1>\(h(ctx.t(.myAccount)))</h1>
