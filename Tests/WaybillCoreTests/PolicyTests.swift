@@ -310,6 +310,9 @@ struct ReceiverPolicyTests {
         #expect(OrderPolicy.boxes(for: Caller(id: bea, role: .customer)) == [.sent])
         #expect(OrderPolicy.boxes(for: Caller(id: driver, role: .driver, verifiedEmail: "d@x.ch")) == [.sent, .incoming, .carrying])
         #expect(OrderPolicy.boxes(for: Caller(id: customer, role: .manager, verifiedEmail: "m@x.ch")) == [.sent, .incoming, .carrying, .all])
+        // A traveller (a completed traveller profile) switches between sending, receiving and carrying.
+        #expect(OrderPolicy.boxes(for: Caller(id: bea, capabilities: Capability.everyone.union([.traveller]), verifiedEmail: "bea@example.com"))
+                == [.sent, .incoming, .carrying])
         // Suspended: only what comes to them.
         #expect(OrderPolicy.boxes(for: Caller(id: bea, capabilities: [.receiver], verifiedEmail: "bea@example.com")) == [.incoming])
         #expect(OrderPolicy.listScope(for: verified, box: .incoming) == .addressedTo("bea@example.com"))

@@ -218,7 +218,8 @@ public enum OrderPolicy {
         case nil: listScope(for: caller)
         case .sent: caller.may(.placeOrders) ? .placedBy(caller.id) : nil
         case .incoming: caller.verifiedEmail.map { .addressedTo($0) }
-        case .carrying: caller.may(.drive) ? .assignedTo(caller.id) : nil
+        // Fleet drivers, and travellers (who carry legs on their own trips).
+        case .carrying: caller.may(.drive) || caller.capabilities.contains(.traveller) ? .assignedTo(caller.id) : nil
         case .all: caller.may(.dispatch) ? .all : nil
         }
     }
