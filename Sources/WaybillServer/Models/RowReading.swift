@@ -57,4 +57,10 @@ extension Model {
         self.init()
         try output(from: RowOutput(row: row))
     }
+
+    /// The model from a row read by `ListRows`.
+    init(reading row: any DatabaseOutput) throws {
+        self.init()
+        try output(from: row)
+    }
 }

@@ -165,8 +165,8 @@ struct Orders {
                     .orWhere { $0.where("created_at", .equal, SQLBind(at)).where("id", .lessThan, SQLBind(id)) }
             }
         }
-        let rows = try await query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1).all()
-        let orders = try rows.map { try Order(row: $0) }
+        query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1)
+        let orders = try await ListRows.outputs(query, sql: sql).map { try Order(reading: $0) }
         let page = Array(orders.prefix(filter.limit))
         let records = try await summaries(page, for: principal)
         let next = orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
@@ -189,10 +189,10 @@ struct Orders {
     /// The people a page of orders names, read at once (through `RowOutput`).
     static func people(_ ids: [UserID], on sql: any SQLDatabase) async throws -> [UserID: User] {
         guard !ids.isEmpty else { return [:] }
-        let rows = try await sql.select().columns(User.listColumns).from(User.schema).where("id", .in, SQLBind.group(ids)).all()
+        let select = sql.select().columns(User.listColumns).from(User.schema).where("id", .in, SQLBind.group(ids))
         var users: [UserID: User] = [:]
-        for row in rows {
-            let user = try User(row: row)
+        for row in try await ListRows.outputs(select, sql: sql) {
+            let user = try User(reading: row)
             users[user.id!] = user
         }
         return users
