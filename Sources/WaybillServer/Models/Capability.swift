@@ -16,6 +16,9 @@ final class CapabilityGrant: Model, @unchecked Sendable {
     @OptionalField(key: "revoked_by") var revokedBy: UserID?
     @OptionalField(key: "revoked_at") var revokedAt: Int64?
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $userID, $capability, $grantedBy, $grantedAt, $revokedBy, $revokedAt] }
+
     init() {}
 
     init(userID: UserID, capability: Capability, grantedBy: UserID?, at: Int64) {
@@ -42,6 +45,9 @@ final class RestrictionRecord: Model, @unchecked Sendable {
     @Field(key: "set_at") var setAt: Int64
     @OptionalField(key: "lifted_by") var liftedBy: UserID?
     @OptionalField(key: "lifted_at") var liftedAt: Int64?
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $userID, $kind, $until, $reason, $setBy, $setAt, $liftedBy, $liftedAt] }
 
     init() {}
 

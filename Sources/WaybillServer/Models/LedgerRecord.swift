@@ -19,6 +19,9 @@ final class LedgerRecord: Model, @unchecked Sendable {
     /// The payment provider's id (a payment intent, a refund), when there is one.
     @OptionalField(key: "reference") var reference: String?
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $kind, $amount, $currency, $shipmentID, $accountID, $at, $reference] }
+
     init() {}
 
     init(_ entry: LedgerEntry) {

@@ -84,6 +84,9 @@ final class HandOver: Model, @unchecked Sendable {
     /// The outside carrier's event that proves it.
     @OptionalField(key: "carrier_event") var carrierEvent: String?
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $orderID, $legPosition, $kind, $actorID, $at, $signatureFileID, $photoFileID, $signedBy, $codeChecked, $qrCode, $carrierEvent] }
+
     init() {}
 
     init(orderID: OrderID, legPosition: Int, kind: HandOverKind, actorID: UserID?, at: Int64 = UnixTime.nowMillis) {

@@ -134,6 +134,9 @@ final class OrderEvent: Model, @unchecked Sendable {
     @OptionalField(key: "note") var note: String?
     @Field(key: "at") var at: Int64
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $orderID, $type, $status, $actorID, $note, $at] }
+
     init() {}
     init(orderID: OrderID, type: String, status: OrderStatus?, actorID: UserID?, note: String? = nil, at: Int64 = UnixTime.nowMillis) {
         self.orderID = orderID
@@ -167,6 +170,9 @@ final class OrderFile: Model, @unchecked Sendable {
     @Field(key: "uploaded_by") var uploadedBy: UserID
     @Field(key: "created_at") var createdAt: Int64
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $orderID, $kind, $contentType, $storageName, $byteCount, $width, $height, $uploadedBy, $createdAt] }
+
     init() {}
 }
 
@@ -182,6 +188,9 @@ final class Notification: Model, @unchecked Sendable {
     @Field(key: "body") var body: String
     @OptionalField(key: "read_at") var readAt: Int64?
     @Field(key: "created_at") var createdAt: Int64
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $userID, $orderID, $kind, $title, $body, $readAt, $createdAt] }
 
     init() {}
     init(userID: UserID, orderID: OrderID?, kind: String, title: String, body: String) {
@@ -202,6 +211,9 @@ final class TariffRecord: Model, @unchecked Sendable {
     @Field(key: "data") var data: String
     @OptionalField(key: "created_by") var createdBy: UserID?
     @Field(key: "created_at") var createdAt: Int64
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $data, $createdBy, $createdAt] }
 
     init() {}
     init(version: Int, tariff: Tariff, createdBy: UserID?) {
@@ -226,6 +238,9 @@ final class SandboxCheckout: Model, @unchecked Sendable {
     @Field(key: "status") var status: String  // open, paid, expired
     @Field(key: "created_at") var createdAt: Int64
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $orderID, $amount, $currency, $method, $status, $createdAt] }
+
     init() {}
 }
 
@@ -242,6 +257,9 @@ final class SandboxPayout: Model, @unchecked Sendable {
     @Field(key: "idempotency_key") var idempotencyKey: String
     @Field(key: "created_at") var createdAt: Int64
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $shipmentID, $accountID, $destination, $amount, $currency, $idempotencyKey, $createdAt] }
+
     init() {}
 }
 
@@ -257,6 +275,9 @@ final class PayoutClaim: Model, @unchecked Sendable {
     @Field(key: "amount") var amount: Int
     @Field(key: "currency") var currency: String
     @Field(key: "claimed_at") var claimedAt: Int64
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $shipmentID, $accountID, $amount, $currency, $claimedAt] }
 
     init() {}
 
@@ -276,5 +297,8 @@ final class StripeEvent: Model, @unchecked Sendable {
     @ID(custom: "id", generatedBy: .user) var id: String?
     @Field(key: "type") var type: String
     @Field(key: "received_at") var receivedAt: Int64
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $type, $receivedAt] }
+
     init() {}
 }

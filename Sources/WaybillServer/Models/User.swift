@@ -104,6 +104,9 @@ final class Session: Model, @unchecked Sendable {
     /// Web sessions: when last used, Unix ms (006); refreshed at most every few minutes.
     @OptionalField(key: "last_used_at") var lastUsedAt: Int64?
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $user, $revokedAt, $revokeReason, $webTokenHash, $createdAt, $lastUsedAt] }
+
     init() {}
     init(id: SignInID? = nil, userID: UserID) {
         self.id = id
@@ -121,6 +124,9 @@ final class RefreshToken: Model, @unchecked Sendable {
     @Field(key: "expires_at") var expiresAt: Date
     @OptionalField(key: "retired_at") var retiredAt: Date?
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $session, $tokenHash, $expiresAt, $retiredAt, $createdAt] }
 
     init() {}
     init(sessionID: SignInID, tokenHash: String, expiresAt: Date) {
@@ -148,6 +154,9 @@ final class OneTimeCode: Model, @unchecked Sendable {
     @OptionalField(key: "consumed_at") var consumedAt: Date?
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
 
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $user, $purpose, $codeHash, $attempts, $expiresAt, $consumedAt, $createdAt] }
+
     init() {}
     init(userID: UserID, purpose: Purpose, codeHash: String, expiresAt: Date) {
         self.$user.id = userID
@@ -168,6 +177,9 @@ final class Device: Model, @unchecked Sendable {
     @Field(key: "push_token") var pushToken: String
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
     @Timestamp(key: "updated_at", on: .update) var updatedAt: Date?
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $user, $platform, $pushToken, $createdAt, $updatedAt] }
 
     init() {}
     init(userID: UserID, platform: DevicePlatform, pushToken: String) {
@@ -195,6 +207,9 @@ final class OutboxMessage: Model, @unchecked Sendable {
     @OptionalField(key: "last_error") var lastError: String?
     @OptionalField(key: "sent_at") var sentAt: Date?
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    /// Listed so Fluent does not find them by reflection on every save and read.
+    var properties: [any AnyProperty] { [$id, $kind, $payload, $status, $attempts, $nextAttemptAt, $lastError, $sentAt, $createdAt] }
 
     init() {}
     init(kind: String, payload: String, nextAttemptAt: Int64) {
