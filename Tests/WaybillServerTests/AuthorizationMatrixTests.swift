@@ -347,6 +347,20 @@ struct AuthorizationMatrixTests {
         }
     }
 
+    @Test("The matrix has every operation of the contract that needs a token (and the live ticket, whose token is optional)")
+    func coversTheContract() throws {
+        let url = try #require(Bundle.module.url(forResource: "openapi", withExtension: "yaml")
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("openapi.yaml"))
+        let validator = try SpecValidator(yaml: String(contentsOf: url, encoding: .utf8))
+        let guarded = Set(validator.operations.filter(\.needsToken).compactMap(\.operationID))
+        let all = Set(validator.operations.compactMap(\.operationID))
+        let rows = Set(Self.rows.map(\.operation))
+        #expect(guarded.count > 40)
+        #expect(guarded.subtracting(rows).isEmpty, "missing from the matrix: \(guarded.subtracting(rows).sorted())")
+        #expect(rows.subtracting(all).isEmpty, "not in the contract: \(rows.subtracting(all).sorted())")
+    }
+
     @Test("Each operation answers each caller as the rules say", arguments: TestDatabase.available)
     func matrix(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in

@@ -34,6 +34,8 @@ struct SpecValidator: Sendable {
         var successor: String?
         /// The body may also come as something other than JSON (an upload form): only JSON is checked here.
         var acceptsOtherBodies = false
+        /// The contract's `operationId`.
+        var operationID: String?
 
         /// The successor's path for a request to `path` (parameters filled in).
         func successorPath(for path: [String]) -> String? {
@@ -107,7 +109,8 @@ struct SpecValidator: Sendable {
                     query: queryParameters(item["parameters"]).merging(queryParameters(op["parameters"])) { _, op in op },
                     successor: op["deprecated"] as? Bool == true ? op["x-waybill-successor"] as? String : nil,
                     acceptsOtherBodies: (((op["requestBody"] as? [String: Any])?["content"] as? [String: Any])?.keys
-                        .contains { $0 != "application/json" }) ?? false
+                        .contains { $0 != "application/json" }) ?? false,
+                    operationID: op["operationId"] as? String
                 ))
             }
         }
