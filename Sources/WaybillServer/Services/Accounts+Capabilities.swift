@@ -22,6 +22,8 @@ extension Accounts {
     /// Suspends or bans an account, with a reason the person is told. A ban ends every session
     /// at once; a suspension leaves the account signed in, able to follow what is on its way.
     func restrict(_ id: UserID, _ request: RestrictionRequest, by actor: Principal) async throws -> (User, RestrictionRecord) {
+        // Who may ask at all comes first: nobody else learns which accounts exist or what the form wants.
+        try actor.require(.manageUsers)
         let clean: RestrictionRequest
         switch request.validated(now: UnixTime.nowMillis) {
         case .success(let value): clean = value
@@ -43,6 +45,7 @@ extension Accounts {
 
     /// Lifts a restriction before its time. Lifting one already lifted or over changes nothing.
     func lift(restriction restrictionID: Int, of id: UserID, by actor: Principal) async throws -> User {
+        try actor.require(.manageUsers)
         guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
         try decide(CapabilityPolicy.mayRestrict(id, targetHas: target.capabilities, by: actor.userID, having: actor.caller.capabilities))
         return try await transaction { db in
