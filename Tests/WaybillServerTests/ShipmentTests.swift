@@ -134,6 +134,32 @@ struct ShipmentTests {
         }
     }
 
+    @Test("The manager's lists read every kind of row: a failed order's reason, a delivered one's driver, a cancelled one's reason, on both databases",
+          arguments: TestDatabase.available)
+    func listsReadEveryRow(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let failed = try await server.placeOrder(cast.customer.access)
+            try await server.advance(failed, to: .inTransit, cast: cast)
+            #expect(try await server.send(.POST, "/orders/\(failed)/fail", json: ["reason": "recipient_absent", "note": "Nobody home"],
+                                          token: cast.driver.access).status == .ok)
+            let delivered = try await server.placeOrder(cast.customer.access)
+            try await server.advance(delivered, to: .delivered, cast: cast)
+            let cancelled = try await server.placeOrder(cast.otherCustomer.access)
+            #expect(try await server.send(.POST, "/orders/\(cancelled)/cancel", json: ["reason": "Changed my mind"],
+                                          token: cast.otherCustomer.access).status == .ok)
+            for path in ["/orders", "/orders?status=failed,delivered", "/shipments?box=all"] {
+                let list = try await server.send(.GET, path, token: cast.manager.access)
+                #expect(list.status == .ok, "\(path): \(list)")
+            }
+            let items = try await server.send(.GET, "/orders", token: cast.manager.access).json["items"].array
+            let byID = Dictionary(uniqueKeysWithValues: items.map { ($0["id"].string ?? "", $0) })
+            #expect(byID[failed]?["failure"]["reason"].string == "recipient_absent" && byID[failed]?["failure"]["note"].string == "Nobody home")
+            #expect(byID[delivered]?["status"].string == "delivered" && byID[delivered]?["driver"]["firstName"].string != nil)
+            #expect(byID[cancelled]?["cancellationReason"].string == "Changed my mind")
+        }
+    }
+
     @Test("In the web app the receiver has an Incoming page, sees the parcel without its price, and confirms receipt from its page",
           arguments: TestDatabase.available)
     func receiverInTheWebApp(db: TestDatabase) async throws {

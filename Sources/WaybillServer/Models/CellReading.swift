@@ -66,23 +66,32 @@ struct CellsOutput: DatabaseOutput {
         let column = key.description
         guard let position = index.positions[column] else { throw MissingColumn(column: column) }
         let cell = cells[position]
-        if T.self == String.self { return try cell.decode(String.self) as! T }
-        if T.self == Int.self { return try cell.decode(Int.self) as! T }
-        if T.self == Int64.self { return try cell.decode(Int64.self) as! T }
-        if T.self == UUID.self { return try cell.decode(UUID.self) as! T }
-        if T.self == Bool.self { return try cell.decode(Bool.self) as! T }
-        if T.self == Double.self { return try cell.decode(Double.self) as! T }
-        if T.self == Date.self { return try cell.decode(Date.self) as! T }
-        if let text = T.self as? any TextColumn.Type {
+        // Fluent asks for an optional field's value as an optional (`FailureReason?`).
+        if let optional = T.self as? any OptionalColumn.Type {
+            if cell.bytes == nil { return optional.empty as! T }
+            return optional.wrapping(try Self.value(optional.wrappedType, cell, column)) as! T
+        }
+        return try Self.value(T.self, cell, column) as! T
+    }
+
+    private static func value(_ type: Any.Type, _ cell: PostgresCell, _ column: String) throws -> Any {
+        if type == String.self { return try cell.decode(String.self) }
+        if type == Int.self { return try cell.decode(Int.self) }
+        if type == Int64.self { return try cell.decode(Int64.self) }
+        if type == UUID.self { return try cell.decode(UUID.self) }
+        if type == Bool.self { return try cell.decode(Bool.self) }
+        if type == Double.self { return try cell.decode(Double.self) }
+        if type == Date.self { return try cell.decode(Date.self) }
+        if let text = type as? any TextColumn.Type {
             let raw = try cell.decode(String.self)
             guard let value = text.init(rawValue: raw) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(column): \(raw)"))
             }
-            return value as! T
+            return value
         }
-        if let id = T.self as? any UUIDColumn.Type { return id.init(rawValue: try cell.decode(UUID.self)) as! T }
-        if let decodable = T.self as? any PostgresDecodable.Type { return try Self.decode(decodable, cell) as! T }
-        throw DecodingError.typeMismatch(T.self, .init(codingPath: [], debugDescription: "\(column) is read by RowOutput only"))
+        if let id = type as? any UUIDColumn.Type { return id.init(rawValue: try cell.decode(UUID.self)) }
+        if let decodable = type as? any PostgresDecodable.Type { return try decode(decodable, cell) }
+        throw DecodingError.typeMismatch(type, .init(codingPath: [], debugDescription: "\(column): \(type) is read by RowOutput only"))
     }
 
     private static func decode<U: PostgresDecodable>(_ type: U.Type, _ cell: PostgresCell) throws -> U {
@@ -92,6 +101,19 @@ struct CellsOutput: DatabaseOutput {
     var description: String { "CellsOutput(\(index.positions.keys.sorted()))" }
 
     struct MissingColumn: Error { let column: String }
+}
+
+/// An optional, seen from outside its type: what it wraps, and how to make one.
+protocol OptionalColumn {
+    static var wrappedType: Any.Type { get }
+    static var empty: Self { get }
+    static func wrapping(_ value: Any) -> Self
+}
+
+extension Optional: OptionalColumn {
+    static var wrappedType: Any.Type { Wrapped.self }
+    static var empty: Self { nil }
+    static func wrapping(_ value: Any) -> Self { value as? Wrapped }
 }
 
 /// A typed id as the UUID PostgreSQL stores.
