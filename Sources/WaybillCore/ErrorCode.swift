@@ -53,6 +53,10 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case recipientCodeLocked = "recipient_code_locked"
     case noRecipientCode = "no_recipient_code"
     case offDuty = "off_duty"
+    /// Posting trips needs a traveller profile.
+    case notATraveller = "not_a_traveller"
+    /// A trip's route, date or room cannot change below what is booked on it.
+    case tripBooked = "trip_booked"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -127,6 +131,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .recipientCodeLocked: ("Too many wrong codes: the manager has been told; call them.", "Trop de codes erronés : le responsable a été prévenu ; appelez-le.")
         case .noRecipientCode: ("This delivery asks for the recipient’s code.", "Cette livraison demande le code du destinataire.")
         case .offDuty: ("Go on duty before sharing your position.", "Prenez votre service avant de partager votre position.")
+        case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")
+        case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",
+                           "Des colis sont réservés sur ce trajet : son itinéraire et sa date restent, et sa place ne peut descendre sous ce qui est réservé.")
         case .paymentProviderError: ("The payment service did not answer; try again in a moment.", "Le service de paiement n’a pas répondu ; réessayez dans un instant.")
         case .invalidSignature: ("The signature of this message does not match.", "La signature de ce message ne correspond pas.")
         case .invalidEvent: ("This event is not one we understand.", "Cet événement n’est pas compris.")

@@ -45,6 +45,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateShipments())            // legs, hand-overs, places and recipient as columns
     app.migrations.add(CreatePayouts())              // payouts the sandbox provider records, payout claims
     app.migrations.add(CreateCapabilities())         // capability grants and restrictions on accounts
+    app.migrations.add(CreateTravel())               // areas, the travel tariff, trips
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

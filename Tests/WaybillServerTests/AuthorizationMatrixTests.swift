@@ -21,6 +21,7 @@ struct AuthorizationMatrixTests {
         var notification: String = ""
         var user: String = ""
         var restriction: String = ""
+        var trip: String = ""
     }
 
     struct World: Sendable {
@@ -110,7 +111,53 @@ struct AuthorizationMatrixTests {
         return target
     }
 
+    /// The sample areas of `TravelTests`, imported once (again is harmless).
+    static func areasReady(_ w: World) async throws -> Target {
+        try await TravelTests.importAreas(w.server)
+        return Target(order: "")
+    }
+
+    /// A trip customer A posts, as a traveller.
+    static func customerATrip(_ w: World) async throws -> Target {
+        try await TravelTests.importAreas(w.server)
+        _ = try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: w.cast.customer.access)
+        let reply = try await w.server.send(.POST, "/trips", json: TravelTests.trip(), token: w.cast.customer.access)
+        return Target(order: "", trip: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
+    static let nyon: [String: any Sendable] = ["id": "CH-M5724", "parentId": "CH-VD", "level": "municipality", "name": "Nyon"]
+
     static let rows: [Row] = [
+        // travel (before becomeTraveller, which makes every caller a traveller)
+        Row(operation: "searchAreas", expected: expect("others=200"), setup: areasReady) { w, _, t in
+            try await w.server.send(.GET, "/areas?q=gen", token: t) },
+        Row(operation: "getArea", expected: expect("others=200"), setup: areasReady) { w, _, t in
+            try await w.server.send(.GET, "/areas/CH-VD", token: t) },
+        Row(operation: "createArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+            try await w.server.send(.POST, "/areas", json: nyon, token: t) },
+        Row(operation: "updateArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+            try await w.server.send(.PUT, "/areas/CH-M5586", json: ["id": "CH-M5586", "parentId": "CH-VD", "level": "municipality", "name": "Lausanne"], token: t) },
+        Row(operation: "deleteArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+            try await w.server.send(.DELETE, "/areas/CH-M5586", token: t) },
+        Row(operation: "getTravelTariff", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/travel/tariff", token: t) },
+        Row(operation: "setTravelTariff", expected: expect("others=403"), setup: nothing) { w, _, t in
+            let tariff = try JSONSerialization.jsonObject(with: JSONEncoder().encode(TravelTariff.standard))
+            return try await w.server.send(.PUT, "/travel/tariff", json: sendable(tariff) as? [String: any Sendable], token: t) },
+        Row(operation: "listMyTrips", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/trips", token: t) },
+        Row(operation: "postTrip", expected: expect("customerA=201 others=403"), setup: customerATrip) { w, _, t in
+            try await w.server.send(.POST, "/trips", json: TravelTests.trip(inDays: 4), token: t) },
+        Row(operation: "getTrip", expected: expect("others=200"), setup: customerATrip) { w, x, t in
+            try await w.server.send(.GET, "/trips/\(x.trip)", token: t) },
+        Row(operation: "updateTrip", expected: expect("customerA=200 others=404"), setup: customerATrip) { w, x, t in
+            try await w.server.send(.PATCH, "/trips/\(x.trip)", json: ["capacityParcels": 3], token: t) },
+        Row(operation: "cancelTrip", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, x, t in
+            try await w.server.send(.POST, "/trips/\(x.trip)/cancel", token: t) },
+        Row(operation: "searchTrips", expected: expect("others=200"), setup: customerATrip) { w, _, t in
+            try await w.server.send(.GET, "/trips/search?from=CH&to=CH-ZH&category=documents&grams=100", token: t) },
+        Row(operation: "becomeTraveller", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: t) },
         // me
         Row(operation: "getMe", expected: expect("others=200"), setup: nothing) { w, _, t in try await w.server.send(.GET, "/me", token: t) },
         Row(operation: "updateMe", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -232,8 +279,33 @@ struct AuthorizationMatrixTests {
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
+        @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
+        @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
+            Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
+        }
         let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
         return [
+            "searchAreas": { w, _, p in _ = try await travel(w).searchAreas("gen", limit: 10, within: nil) },
+            "getArea": { w, _, p in _ = try await travel(w).area(AreaID("CH-VD")) },
+            "createArea": { w, _, p in
+                _ = try await travel(w).saveArea(Area(id: AreaID("CH-M5724"), parent: AreaID("CH-VD"), level: "municipality", name: "Nyon"), creating: true, by: p) },
+            "updateArea": { w, _, p in
+                _ = try await travel(w).saveArea(Area(id: AreaID("CH-M5586"), parent: AreaID("CH-VD"), level: "municipality", name: "Lausanne"), creating: false, by: p) },
+            "deleteArea": { w, _, p in try await travel(w).deleteArea(AreaID("CH-M5586"), by: p) },
+            "getTravelTariff": { w, _, p in _ = try await travel(w).tariff() },
+            "setTravelTariff": { w, _, p in _ = try await travel(w).setTariff(.standard, by: p) },
+            "listMyTrips": { w, _, p in _ = try await travel(w).myTrips(for: p) },
+            "postTrip": { w, _, p in
+                let window = TravelTests.trip(inDays: 4)
+                _ = try await travel(w).postTrip(TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: window["date"] as! String,
+                                                           earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich", capacityGrams: 1000,
+                                                           capacityParcels: 1, categories: ["documents"]), by: try await fresh(w, p)) },
+            "getTrip": { w, x, p in _ = try await travel(w).trip(id(x.trip), for: p) },
+            "updateTrip": { w, x, p in _ = try await travel(w).editTrip(id(x.trip), by: try await fresh(w, p)) { $0.capacityParcels = 3 } },
+            "cancelTrip": { w, x, p in _ = try await travel(w).cancelTrip(id(x.trip), by: try await fresh(w, p)) },
+            "searchTrips": { w, _, p in
+                _ = try await travel(w).searchTrips(TripSearch(from: AreaID("CH"), to: AreaID("CH-ZH"), grams: 100, category: "documents"), limit: 20, for: p) },
             "markNotificationRead": { w, x, p in _ = try await orders(w).markRead(id(x.notification), for: p) },
             "markAllNotificationsRead": { w, _, p in try await orders(w).markAllRead(for: p) },
             "listNotifications": { w, _, p in _ = try await orders(w).notifications(for: p, unreadOnly: false, cursor: nil, limit: 50) },
@@ -292,7 +364,7 @@ struct AuthorizationMatrixTests {
     }()
 
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
-    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword"]
+    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword", "becomeTraveller"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

@@ -41,6 +41,8 @@ public enum Permission: String, Sendable, CaseIterable {
     case drive
     /// Read every company's monthly statement.
     case readAllStatements = "read_all_statements"
+    /// Edit the areas travellers go between and the travel price table.
+    case manageTravel = "manage_travel"
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -52,6 +54,7 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
+        case .manageTravel: [.admin]
         }
     }
 

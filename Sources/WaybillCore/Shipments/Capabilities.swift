@@ -28,6 +28,10 @@ public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
     /// Staff capabilities: granted by someone else, never by oneself.
     public static let staff: Set<Capability> = [.driver, .manager, .admin, .counter]
 
+    /// What an account row keeps (`users.capabilities`): the staff capabilities, and traveller
+    /// (which a person takes on themself with a traveller profile).
+    public static let stored: Set<Capability> = staff.union([.traveller])
+
     /// Today's single role as the capabilities its account will hold: every verified account sends
     /// and receives; a driver also drives; a manager manages and drives (a manager may take an
     /// order themself, as `Permission.drive` allows today).
@@ -51,23 +55,23 @@ public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
     /// release): the role's own, plus whatever else the account holds that a role does not speak
     /// of (counter, admin).
     public static func staff(for role: Role, keeping current: Set<Capability>) -> Set<Capability> {
-        granted(to: role).intersection(staff).union(current.intersection([.counter, .admin]))
+        granted(to: role).intersection(staff).union(current.intersection([.counter, .admin, .traveller]))
     }
 
-    /// Staff capabilities as stored on an account (`users.capabilities`): sorted, comma-separated.
+    /// Staff capabilities (and traveller) as stored on an account (`users.capabilities`): sorted, comma-separated.
     public static func storedList(_ capabilities: Set<Capability>) -> String {
-        capabilities.intersection(staff).map(\.rawValue).sorted().joined(separator: ",")
+        capabilities.intersection(stored).map(\.rawValue).sorted().joined(separator: ",")
     }
 
     /// Reads `storedList`; unknown names are ignored.
     public static func parseList(_ stored: String) -> Set<Capability> {
-        Set(stored.split(separator: ",").compactMap { Capability(rawValue: String($0)) }).intersection(staff)
+        Set(stored.split(separator: ",").compactMap { Capability(rawValue: String($0)) }).intersection(Self.stored)
     }
 
     /// What an account holds: its staff capabilities, and sending and receiving once its email is
     /// verified (an account that has not verified its email cannot sign in).
     public static func held(staff: Set<Capability>, emailVerified: Bool) -> Set<Capability> {
-        let own = staff.intersection(Self.staff)
+        let own = staff.intersection(Self.stored)
         return emailVerified ? own.union(everyone) : own
     }
 }

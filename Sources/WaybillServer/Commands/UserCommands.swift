@@ -108,6 +108,7 @@ extension Application {
     public func registerWaybillCommands() {
         asyncCommands.use(UserCommands(), as: "user")
         asyncCommands.use(MigrateCommand(), as: "migrate")
+        asyncCommands.use(AreaCommands(), as: "areas")
     }
 }
 

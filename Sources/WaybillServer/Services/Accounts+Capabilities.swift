@@ -99,7 +99,7 @@ extension Accounts {
     static func setStaffCapabilities(_ user: User, to wanted: Set<Capability>, by actor: UserID?, on db: any Database) async throws {
         let id = user.id!, now = UnixTime.nowMillis
         let current = Capability.parseList(user.staffCapabilities)
-        let wanted = wanted.intersection(Capability.staff)
+        let wanted = wanted.intersection(Capability.stored)
         guard wanted != current else { return }
         for added in wanted.subtracting(current).sorted(by: { $0.rawValue < $1.rawValue }) {
             try await CapabilityGrant(userID: id, capability: added, grantedBy: actor, at: now).create(on: db)

@@ -32,6 +32,8 @@ public final class WaybillServices: Sendable {
     let writeLock: WriteLock
     /// Threads for blocking work (image decoding, file reads).
     let threadPool: NIOThreadPool
+    /// The area hierarchy as a search index, rebuilt when the areas change.
+    let areas = AreaCatalog()
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,

@@ -1,0 +1,166 @@
+import Fluent
+import Foundation
+import WaybillCore
+
+/// An area of the hierarchy travellers go between (`WaybillCore.Area`).
+final class AreaRecord: Model, @unchecked Sendable {
+    static let schema = "areas"
+
+    @ID(custom: "id", generatedBy: .user) var id: String?
+    @OptionalField(key: "parent_id") var parentID: String?
+    @Field(key: "level") var level: String
+    @Field(key: "name") var name: String
+    /// Names by language, as JSON.
+    @Field(key: "names") var names: String
+    @OptionalField(key: "latitude") var latitude: Double?
+    @OptionalField(key: "longitude") var longitude: Double?
+    /// Other search words, "|"-separated.
+    @Field(key: "keywords") var keywords: String
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] { [$id, $parentID, $level, $name, $names, $latitude, $longitude, $keywords, $updatedAt] }
+
+    init() {}
+
+    init(_ area: Area, at now: Int64) {
+        id = area.id.rawValue
+        updatedAt = now
+        set(area)
+    }
+
+    func set(_ area: Area) {
+        parentID = area.parent?.rawValue
+        level = area.level
+        name = area.name
+        names = (try? String(decoding: JSONEncoder.sorted.encode(area.names), as: UTF8.self)) ?? "{}"
+        latitude = area.coordinate?.latitude
+        longitude = area.coordinate?.longitude
+        keywords = area.keywords.joined(separator: "|")
+    }
+
+    var area: Area {
+        let coordinate = latitude.flatMap { lat in longitude.map { Coordinate(latitude: lat, longitude: $0) } }
+        return Area(id: AreaID(id ?? ""), parent: parentID.map { AreaID(rawValue: $0) }, level: level, name: name,
+                    names: (try? JSONDecoder().decode([String: String].self, from: Data(names.utf8))) ?? [:],
+                    coordinate: coordinate, keywords: keywords.split(separator: "|").map(String.init))
+    }
+}
+
+extension JSONEncoder {
+    /// Keys sorted: the same value always gives the same text.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
+
+/// The admin's travel price table (one row).
+final class TravelTariffRecord: Model, @unchecked Sendable {
+    static let schema = "travel_tariff"
+
+    @ID(custom: "id", generatedBy: .user) var id: Int?
+    @Field(key: "document") var document: String
+    @OptionalField(key: "updated_by") var updatedBy: UserID?
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] { [$id, $document, $updatedBy, $updatedAt] }
+
+    init() {}
+}
+
+/// A trip a traveller posted (`WaybillCore.TripDraft`, `Trip`).
+final class TripRecord: Model, @unchecked Sendable {
+    static let schema = "trips"
+
+    @ID(custom: "id", generatedBy: .user) var id: TripID?
+    @Field(key: "traveller_id") var travellerID: UserID
+    @Field(key: "from_area_id") var fromAreaID: String
+    @Field(key: "to_area_id") var toAreaID: String
+    @OptionalField(key: "from_latitude") var fromLatitude: Double?
+    @OptionalField(key: "from_longitude") var fromLongitude: Double?
+    @OptionalField(key: "to_latitude") var toLatitude: Double?
+    @OptionalField(key: "to_longitude") var toLongitude: Double?
+    @Field(key: "departure_date") var departureDate: String
+    @Field(key: "earliest") var earliest: String
+    @Field(key: "latest") var latest: String
+    @Field(key: "time_zone") var timeZone: String
+    @Field(key: "departs_from") var departsFrom: Int64
+    @Field(key: "departs_until") var departsUntil: Int64
+    @Field(key: "capacity_grams") var capacityGrams: Int
+    @Field(key: "capacity_parcels") var capacityParcels: Int
+    @Field(key: "booked_grams") var bookedGrams: Int
+    @Field(key: "booked_parcels") var bookedParcels: Int
+    /// Category ids, comma-separated.
+    @Field(key: "categories") var categories: String
+    @OptionalField(key: "minimum_reward") var minimumReward: Int?
+    @Field(key: "currency") var currency: String
+    @OptionalField(key: "notes") var notes: String?
+    @OptionalField(key: "cancelled_at") var cancelledAt: Int64?
+    @Field(key: "created_at") var createdAt: Int64
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] {
+        [$id, $travellerID, $fromAreaID, $toAreaID, $fromLatitude, $fromLongitude, $toLatitude, $toLongitude, $departureDate,
+         $earliest, $latest, $timeZone, $departsFrom, $departsUntil, $capacityGrams, $capacityParcels, $bookedGrams, $bookedParcels,
+         $categories, $minimumReward, $currency, $notes, $cancelledAt, $createdAt, $updatedAt]
+    }
+
+    init() {}
+
+    init(id: TripID, traveller: UserID, plan: Trip.Plan, currency: String, at now: Int64) {
+        self.id = id
+        travellerID = traveller
+        bookedGrams = 0
+        bookedParcels = 0
+        createdAt = now
+        self.currency = currency
+        set(plan, at: now)
+    }
+
+    func set(_ plan: Trip.Plan, at now: Int64) {
+        let d = plan.draft
+        fromAreaID = d.from.rawValue
+        toAreaID = d.to.rawValue
+        fromLatitude = d.fromPoint?.latitude
+        fromLongitude = d.fromPoint?.longitude
+        toLatitude = d.toPoint?.latitude
+        toLongitude = d.toPoint?.longitude
+        departureDate = d.date
+        earliest = d.earliest
+        latest = d.latest
+        timeZone = d.timeZone
+        departsFrom = plan.departsFrom
+        departsUntil = plan.departsUntil
+        capacityGrams = d.capacityGrams
+        capacityParcels = d.capacityParcels
+        categories = d.categories.joined(separator: ",")
+        minimumReward = d.minimumReward
+        notes = d.notes
+        updatedAt = now
+    }
+
+    static func point(_ lat: Double?, _ lon: Double?) -> Coordinate? {
+        lat.flatMap { la in lon.map { Coordinate(latitude: la, longitude: $0) } }
+    }
+
+    var draft: TripDraft {
+        TripDraft(from: AreaID(fromAreaID), to: AreaID(toAreaID), fromPoint: Self.point(fromLatitude, fromLongitude),
+                  toPoint: Self.point(toLatitude, toLongitude), date: departureDate, earliest: earliest, latest: latest,
+                  timeZone: timeZone, capacityGrams: capacityGrams, capacityParcels: capacityParcels,
+                  categories: categories.split(separator: ",").map(String.init), minimumReward: minimumReward, notes: notes)
+    }
+
+    func status(at now: Int64) -> TripStatus {
+        Trip.status(cancelled: cancelledAt != nil, departsUntil: departsUntil, gramsLeft: capacityGrams - bookedGrams,
+                    parcelsLeft: capacityParcels - bookedParcels, now: now)
+    }
+
+    var candidate: TripCandidate {
+        TripCandidate(id: id!, traveller: travellerID, from: AreaID(fromAreaID), to: AreaID(toAreaID),
+                      fromPoint: Self.point(fromLatitude, fromLongitude), toPoint: Self.point(toLatitude, toLongitude),
+                      departsFrom: departsFrom, departsUntil: departsUntil, gramsLeft: capacityGrams - bookedGrams,
+                      parcelsLeft: capacityParcels - bookedParcels, categories: categories.split(separator: ",").map(String.init),
+                      minimumReward: minimumReward)
+    }
+}

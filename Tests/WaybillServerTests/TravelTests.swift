@@ -1,0 +1,229 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+/// Areas, the travel tariff and trips through the API (issue "Travellers", items 1–3).
+@Suite("Travellers: areas, trips and finding them")
+struct TravelTests {
+    /// A few Swiss areas, in the import format.
+    static let areasCSV = """
+    id,parent_id,level,name,name_fr,name_de,name_en,latitude,longitude,keywords
+    CH,,country,Schweiz,Suisse,Schweiz,Switzerland,46.8,8.2,CH
+    CH-GE,CH,canton,Genève,Genève,Genf,Geneva,46.2,6.1,GE
+    CH-M6621,CH-GE,municipality,Genève,,Genf,Geneva,46.2,6.14,1201|1202
+    CH-VD,CH,canton,Vaud,Vaud,Waadt,Vaud,46.6,6.6,VD
+    CH-M5586,CH-VD,municipality,Lausanne,,,,46.52,6.63,1000|1003
+    CH-ZH,CH,canton,Zürich,Zurich,Zürich,Zurich,47.4,8.6,ZH
+    CH-M261,CH-ZH,municipality,Zürich,Zurich,,,47.37,8.54,8001
+    """
+
+    static func importAreas(_ server: TestServer) async throws {
+        guard case .success(let areas) = AreaCSV.parse(areasCSV) else { throw CommandError("sample areas") }
+        _ = try await Travel.importAreas(areas, services: server.app.waybill, on: server.db)
+    }
+
+    /// A local date `days` from now in Zurich ("2026-12-04").
+    static func date(inDays days: Int) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Zurich")!
+        let day = calendar.date(byAdding: .day, value: days, to: Date())!
+        let c = calendar.dateComponents([.year, .month, .day], from: day)
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    static func trip(inDays days: Int = 3, from: String = "CH-M5586", to: String = "CH-M261", extra: [String: any Sendable] = [:]) -> [String: any Sendable] {
+        var body: [String: any Sendable] = ["from": from, "to": to, "date": date(inDays: days), "earliest": "07:00", "latest": "09:00",
+                                            "timeZone": "Europe/Zurich", "capacityGrams": 5000, "capacityParcels": 2,
+                                            "categories": ["small_parcel", "documents"]]
+        for (k, v) in extra { body[k] = v }
+        return body
+    }
+
+    @Test("Areas are found by the start of any of their names, accents ignored, with the areas above them; admins edit them, nobody else",
+          arguments: TestDatabase.available)
+    func areas(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await Self.importAreas(server)
+            let found = try await server.send(.GET, "/areas?q=GENF&lang=fr", token: cast.customer.access)
+            #expect(found.status == .ok)
+            #expect(found.json["items"].array.compactMap { $0["id"].string } == ["CH-GE", "CH-M6621"])
+            #expect(found.json["items"][1]["name"].string == "Genève" && found.json["items"][1]["matchedName"].string == "Genf")
+            #expect(found.json["items"][1]["path"].array.compactMap { $0["name"].string } == ["Genève", "Suisse"])
+            #expect(try await server.send(.GET, "/areas?q=zur&within=CH-ZH", token: cast.customer.access).json["items"].array.count == 2)
+            #expect(try await server.send(.GET, "/areas?q=1003", token: cast.customer.access).json["items"][0]["id"].string == "CH-M5586")
+            let top = try await server.send(.GET, "/areas", token: cast.customer.access)
+            #expect(top.json["items"].array.compactMap { $0["id"].string } == ["CH"])
+            let vaud = try await server.send(.GET, "/areas/CH-VD?lang=en", token: cast.customer.access)
+            #expect(vaud.json["children"].array.compactMap { $0["id"].string } == ["CH-M5586"] && vaud.json["names"]["de"].string == "Waadt")
+            #expect(try await server.send(.GET, "/areas/NOPE", token: cast.customer.access).status == .notFound)
+            #expect(try await server.send(.GET, "/areas?q=a", token: nil).status == .unauthorized)
+            for bad in ["/areas?q=a&limit=0", "/areas?q=a&within=NOPE", "/areas?q=a&lang=1"] {
+                let reply = try await server.send(.GET, bad, token: cast.customer.access)
+                #expect(reply.status == .badRequest, "\(bad)")
+            }
+
+            // Editing: an admin only.
+            let nyon: [String: any Sendable] = ["id": "CH-M5724", "parentId": "CH-VD", "level": "municipality", "name": "Nyon", "keywords": ["1260"]]
+            #expect(try await server.send(.POST, "/areas", json: nyon, token: cast.manager.access).status == .forbidden)
+            let admin = try await server.makeAdmin(cast.manager)
+            let created = try await server.send(.POST, "/areas", json: nyon, token: admin)
+            #expect(created.status == .created, "\(created)")
+            // Every process sees the change at its next search (the revision moved).
+            #expect(try await server.send(.GET, "/areas?q=nyo", token: cast.customer.access).json["items"][0]["id"].string == "CH-M5724")
+            #expect(try await server.send(.POST, "/areas", json: nyon, token: admin).status == .conflict)
+            var loop = nyon
+            loop["id"] = "CH-VD"
+            loop["parentId"] = "CH-M5586"
+            loop["level"] = "canton"
+            loop["name"] = "Vaud"
+            let looped = try await server.send(.PUT, "/areas/CH-VD", json: loop, token: admin)
+            #expect(looped.status == .unprocessableEntity && looped.json["error"]["fields"]["parentId"].string == "invalid")
+            var orphan = nyon
+            orphan["parentId"] = "CH-XX"
+            #expect(try await server.send(.PUT, "/areas/CH-M5724", json: orphan, token: admin).status == .unprocessableEntity)
+            var renamed = nyon
+            renamed["names"] = ["de": "Neuss"]
+            let put = try await server.send(.PUT, "/areas/CH-M5724", json: renamed, token: admin)
+            #expect(put.status == .ok && put.json["names"]["de"].string == "Neuss")
+            #expect(try await server.send(.PUT, "/areas/CH-M5586", json: renamed, token: admin).status == .unprocessableEntity)
+            // An area with areas inside it, or trips, stays.
+            #expect(try await server.send(.DELETE, "/areas/CH-VD", token: admin).status == .conflict)
+            #expect(try await server.send(.DELETE, "/areas/CH-M5724", token: admin).status == .noContent)
+            #expect(try await server.send(.GET, "/areas?q=nyo", token: cast.customer.access).json["items"].array.isEmpty)
+            #expect(try await server.send(.DELETE, "/areas/CH-M5724", token: admin).status == .notFound)
+        }
+    }
+
+    @Test("A person becomes a traveller, posts a trip in their time zone, edits and cancels it; senders find it with its price",
+          arguments: TestDatabase.available)
+    func trips(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await Self.importAreas(server)
+            let ada = cast.customer, bob = cast.otherCustomer
+            let refused = try await server.send(.POST, "/trips", json: Self.trip(), token: ada.access)
+            #expect(refused.status == .forbidden && refused.errorCode == "not_a_traveller")
+            #expect(try await server.send(.POST, "/me/traveller", json: ["acceptTerms": false], token: ada.access).status == .unprocessableEntity)
+            let became = try await server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: ada.access)
+            #expect(became.json["capabilities"].array.compactMap(\.string).contains("traveller"))
+
+            let posted = try await server.send(.POST, "/trips", json: Self.trip(extra: ["minimumReward": 1500, "notes": "  Train IC1  "]), token: ada.access)
+            #expect(posted.status == .created, "\(posted)")
+            let id = try #require(posted.json["id"].string)
+            #expect(posted.json["status"].string == "open" && posted.json["mine"].bool == true)
+            #expect(posted.json["categories"].array.compactMap(\.string) == ["documents", "small_parcel"])
+            #expect(posted.json["from"]["name"].string == "Lausanne" && posted.json["notes"].string == "Train IC1")
+            #expect(posted.json["minimumReward"]["amount"].int == 1500 && posted.json["traveller"]["name"].string == "Ada M.")
+
+            // Bob searches from Vaud (Lausanne lies inside it) to Zürich, for a 2 kg parcel.
+            let search = "/trips/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=2000"
+            let found = try await server.send(.GET, search, token: bob.access)
+            #expect(found.status == .ok, "\(found)")
+            #expect(found.json["items"].array.compactMap { $0["trip"]["id"].string } == [id])
+            #expect(found.json["items"][0]["price"]["total"]["amount"].int == 2300)
+            #expect(found.json["items"][0]["price"]["travellerShare"]["amount"].int == 1955)
+            // What the traveller asks is not shown to senders; the traveller's own trips are not offered to them.
+            #expect(found.json["items"][0]["trip"]["minimumReward"].exists == false && found.json["items"][0]["trip"]["mine"].bool == false)
+            #expect(try await server.send(.GET, search, token: ada.access).json["items"].array.isEmpty)
+            // Not from Geneva, not for a category the trip does not take, not above its room, not
+            // when the share is below what the traveller asks (documents: 15.00 less 15 % < 15.00).
+            for miss in ["/trips/search?from=CH-GE&to=CH-ZH&category=small_parcel&grams=2000",
+                         "/trips/search?from=CH-VD&to=CH-ZH&category=clothing&grams=2000",
+                         "/trips/search?from=CH-VD&to=CH-ZH&category=documents&grams=500"] {
+                #expect(try await server.send(.GET, miss, token: bob.access).json["items"].array.isEmpty, "\(miss)")
+            }
+            for bad in ["/trips/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=9000",
+                        "/trips/search?from=XX&to=CH-ZH&category=small_parcel&grams=1",
+                        "/trips/search?from=CH-VD&to=CH-ZH&category=pianos&grams=1"] {
+                #expect(try await server.send(.GET, bad, token: bob.access).status == .unprocessableEntity, "\(bad)")
+            }
+            #expect(try await server.send(.GET, search + "&pickupLatitude=46.5", token: bob.access).status == .badRequest)
+
+            // Edits: the traveller only, with validation.
+            #expect(try await server.send(.PATCH, "/trips/\(id)", json: ["capacityParcels": 3], token: bob.access).status == .notFound)
+            let edited = try await server.send(.PATCH, "/trips/\(id)", json: ["capacityParcels": 3, "latest": "10:30"], token: ada.access)
+            #expect(edited.status == .ok && edited.json["capacityParcels"].int == 3 && edited.json["latest"].string == "10:30")
+            let badEdit = try await server.send(.PATCH, "/trips/\(id)", json: ["latest": "06:00"], token: ada.access)
+            #expect(badEdit.status == .unprocessableEntity && badEdit.json["error"]["fields"]["latest"].string == "before_earliest")
+            #expect(try await server.send(.GET, "/trips/\(id)", token: ada.access).json["latest"].string == "10:30")
+
+            // Bad trips: past, impossible, too much, to itself, unknown areas.
+            let bads: [[String: any Sendable]] = [
+                Self.trip(inDays: -2), Self.trip(extra: ["date": "2026-02-30"]), Self.trip(extra: ["capacityGrams": 90_000]),
+                Self.trip(to: "CH-M5586"), Self.trip(from: "XX"), Self.trip(extra: ["timeZone": "Mars/Base"]),
+                Self.trip(extra: ["categories": ["pianos"]]), Self.trip(extra: ["fromPoint": ["latitude": 120, "longitude": 0]]),
+            ]
+            for body in bads {
+                let reply = try await server.send(.POST, "/trips", json: body, token: ada.access)
+                #expect(reply.status == .unprocessableEntity || reply.status == .badRequest, "\(body): \(reply)")
+            }
+            #expect(try await TripRecord.query(on: server.db).count() == 1)
+
+            // Cancelled: gone from searches, still the traveller's, not cancellable twice.
+            #expect(try await server.send(.POST, "/trips/\(id)/cancel", token: bob.access).status == .forbidden)
+            let cancelled = try await server.send(.POST, "/trips/\(id)/cancel", token: ada.access)
+            #expect(cancelled.json["status"].string == "cancelled")
+            #expect(try await server.send(.POST, "/trips/\(id)/cancel", token: ada.access).status == .conflict)
+            #expect(try await server.send(.GET, search, token: bob.access).json["items"].array.isEmpty)
+            #expect(try await server.send(.GET, "/trips/\(id)", token: bob.access).status == .notFound)
+            #expect(try await server.send(.GET, "/trips", token: ada.access).json["items"][0]["status"].string == "cancelled")
+        }
+    }
+
+    @Test("A trip closes by itself once its departure window has passed", arguments: TestDatabase.available)
+    func pastTripsClose(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await Self.importAreas(server)
+            _ = try await server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: cast.customer.access)
+            let id = try #require(try await server.send(.POST, "/trips", json: Self.trip(inDays: 1), token: cast.customer.access).json["id"].string)
+            let search = "/trips/search?from=CH&to=CH&category=documents&grams=100"
+            #expect(try await server.send(.GET, search, token: cast.otherCustomer.access).json["items"].array.count == 1)
+            server.clock.advance(by: 3 * 86_400)
+            #expect(try await server.send(.GET, "/trips/\(id)", token: cast.customer.access).json["status"].string == "departed")
+            #expect(try await server.send(.GET, search, token: cast.otherCustomer.access).json["items"].array.isEmpty)
+            let edit = try await server.send(.PATCH, "/trips/\(id)", json: ["capacityParcels": 1], token: cast.customer.access)
+            #expect(edit.status == .conflict || edit.status == .unprocessableEntity)
+            #expect(try await server.send(.POST, "/trips/\(id)/cancel", token: cast.customer.access).status == .conflict)
+        }
+    }
+
+    @Test("The travel tariff: everyone reads it, an admin replaces it, and matching prices follow", arguments: TestDatabase.available)
+    func tariff(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let read = try await server.send(.GET, "/travel/tariff", token: cast.customer.access)
+            #expect(read.status == .ok && read.json["platformFeePercent"].int == 15)
+            #expect(read.json["prohibitedItems"]["fr"].array.count > 3)
+            let body: [String: any Sendable] = [
+                "currency": "CHF", "platformFeePercent": 10, "prohibitedItems": ["en": ["Weapons"]],
+                "categories": [["id": "documents", "names": ["en": "Documents"], "basePrice": 1000, "pricePerKg": 0, "maxGrams": 500] as [String: any Sendable]],
+            ]
+            #expect(try await server.send(.PUT, "/travel/tariff", json: body, token: cast.manager.access).status == .forbidden)
+            let admin = try await server.makeAdmin(cast.manager)
+            let set = try await server.send(.PUT, "/travel/tariff", json: body, token: admin)
+            #expect(set.status == .ok && set.json["categories"].array.count == 1)
+            var bad = body
+            bad["platformFeePercent"] = 90
+            bad["categories"] = [["id": "Bad Id", "names": ["en": ""], "basePrice": -1, "pricePerKg": 0, "maxGrams": 0] as [String: any Sendable]]
+            let refused = try await server.send(.PUT, "/travel/tariff", json: bad, token: admin)
+            #expect(refused.status == .unprocessableEntity || refused.status == .badRequest)
+            #expect(try await server.send(.GET, "/travel/tariff", token: cast.customer.access).json["platformFeePercent"].int == 10)
+        }
+    }
+}
+
+extension TestServer {
+    /// Makes `tokens`' account an admin as `waybill user grant` does; returns a token that now acts as one.
+    func makeAdmin(_ tokens: Tokens) async throws -> String {
+        let user = try #require(try await User.find(UserID(uuidString: tokens.userID), on: db))
+        var held = Capability.parseList(user.staffCapabilities)
+        held.insert(.admin)
+        try await db.transaction { [held] in try await Accounts.setStaffCapabilities(user, to: held, by: nil, on: $0) }
+        return tokens.access
+    }
+}
