@@ -76,7 +76,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web")],
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web"), .copy("Resources/areas")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -57,6 +57,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case notATraveller = "not_a_traveller"
     /// A trip's route, date or room cannot change below what is booked on it.
     case tripBooked = "trip_booked"
+    case ownTrip = "own_trip"
+    case tripNotOpen = "trip_not_open"
+    case tripFull = "trip_full"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -131,6 +134,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .recipientCodeLocked: ("Too many wrong codes: the manager has been told; call them.", "Trop de codes erronés : le responsable a été prévenu ; appelez-le.")
         case .noRecipientCode: ("This delivery asks for the recipient’s code.", "Cette livraison demande le code du destinataire.")
         case .offDuty: ("Go on duty before sharing your position.", "Prenez votre service avant de partager votre position.")
+        case .ownTrip: ("You cannot send a parcel on your own trip.", "Vous ne pouvez pas envoyer un colis sur votre propre trajet.")
+        case .tripNotOpen: ("This trip takes no requests now.", "Ce trajet ne prend plus de demandes.")
+        case .tripFull: ("This trip has no room left for this parcel.", "Ce trajet n’a plus de place pour ce colis.")
         case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")
         case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",
                            "Des colis sont réservés sur ce trajet : son itinéraire et sa date restent, et sa place ne peut descendre sous ce qui est réservé.")

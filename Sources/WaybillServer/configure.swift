@@ -46,6 +46,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreatePayouts())              // payouts the sandbox provider records, payout claims
     app.migrations.add(CreateCapabilities())         // capability grants and restrictions on accounts
     app.migrations.add(CreateTravel())               // areas, the travel tariff, trips
+    app.migrations.add(CreateTripRequests())         // senders' requests for a place on a trip, payout accounts
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -91,6 +92,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     outbox.handle(Outbox.pushKind) { payload in
         try await PushDelivery(app: app).deliver(payload)
+    }
+    outbox.handle(Outbox.travellerPayoutKind) { payload in
+        guard let id = OrderID(uuidString: payload) else { return }
+        try await app.waybill.run { try await Travel(services: app.waybill, db: app.db, logger: app.logger).payTraveller(shipment: id) }
     }
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = OrderID(uuidString: payload) else { return }

@@ -14,12 +14,15 @@ struct WaybillCLI: AsyncParsableCommand {
             Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
             Drivers:   duty, accept, pickup, deliver, fail, position
             Managers:  assign, users, fleet, and every order command
+            Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
+            Senders:   find-trips, request send|list|show|cancel
             """,
         subcommands: [
             Register.self, Verify.self, Login.self, Logout.self, WhoAmI.self,
             QuoteCommand.self, OrderCommand.self, Orders.self, Track.self, ShipmentsCommand.self, ShipmentCommand.self, Receipt.self,
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
+            AreasCommand.self, BecomeTraveller.self, TripCommand.self, FindTrips.self, RequestCommand.self,
         ]
     )
 }

@@ -96,7 +96,7 @@ struct LegTests {
         #expect(HandOverPolicy.required(.delivery, carriedBy: .fleet, recipientCode: false) == [.signature])
         #expect(HandOverPolicy.required(.delivery, carriedBy: .fleet, recipientCode: true) == [.signature, .code])
         #expect(HandOverPolicy.required(.delivery, carriedBy: .traveller, recipientCode: false) == [.code])
-        #expect(HandOverPolicy.required(.pickup, carriedBy: .traveller, recipientCode: false) == [.code])
+        #expect(HandOverPolicy.required(.pickup, carriedBy: .traveller, recipientCode: false) == [])
         #expect(HandOverPolicy.required(.delivery, carriedBy: .carrier, recipientCode: true) == [.carrierEvent])
         for kind in LegKind.allCases {
             #expect(HandOverPolicy.required(.counterDropOff, carriedBy: kind, recipientCode: false) == [.qrScan])

@@ -22,6 +22,8 @@ struct AuthorizationMatrixTests {
         var user: String = ""
         var restriction: String = ""
         var trip: String = ""
+        var request: String = ""
+        var code: String = ""
     }
 
     struct World: Sendable {
@@ -117,12 +119,55 @@ struct AuthorizationMatrixTests {
         return Target(order: "")
     }
 
-    /// A trip customer A posts, as a traveller.
+    /// A trip customer A posts, as a traveller (written directly: the matrix makes more trips than
+    /// one traveller may have waiting).
     static func customerATrip(_ w: World) async throws -> Target {
         try await TravelTests.importAreas(w.server)
         _ = try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: w.cast.customer.access)
-        let reply = try await w.server.send(.POST, "/trips", json: TravelTests.trip(), token: w.cast.customer.access)
-        return Target(order: "", trip: try #require(reply.json["id"].string, "\(reply)"))
+        let body = TravelTests.trip()
+        let draft = TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: body["date"] as! String, earliest: "07:00", latest: "09:00",
+                              timeZone: "Europe/Zurich", capacityGrams: 5000, capacityParcels: 2, categories: ["documents", "small_parcel"])
+        guard case .success(let plan) = draft.validated(now: UnixTime.nowMillis, tariff: .standard, areaExists: { _ in true }) else {
+            throw CommandError("trip")
+        }
+        let trip = TripRecord(id: .random(), traveller: UserID(uuidString: w.cast.customer.userID)!, plan: plan, currency: "CHF", at: UnixTime.nowMillis)
+        try await trip.create(on: w.server.db)
+        return Target(order: "", trip: trip.id!.uuidString)
+    }
+
+    /// Customer B's request on a trip of customer A.
+    static func requestByB(_ w: World) async throws -> Target {
+        var target = try await customerATrip(w)
+        let reply = try await w.server.send(.POST, "/trips/\(target.trip)/requests", json: TripRequestTests.request(), token: w.cast.otherCustomer.access)
+        target.request = try #require(reply.json["id"].string, "\(reply)")
+        return target
+    }
+
+    static func requestWithPhoto(_ w: World) async throws -> Target {
+        let target = try await requestByB(w)
+        _ = try await w.server.upload(.PUT, "/trip-requests/\(target.request)/photo",
+                                      parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg")], token: w.cast.otherCustomer.access)
+        return target
+    }
+
+    /// Accepted by A and paid by B.
+    static func paidRequest(_ w: World) async throws -> Target {
+        let target = try await requestByB(w)
+        let accepted = try await w.server.send(.POST, "/trip-requests/\(target.request)/accept", token: w.cast.customer.access)
+        try #require(accepted.status == .ok, "\(accepted)")
+        let url = try #require(try await w.server.send(.GET, "/trip-requests/\(target.request)", token: w.cast.otherCustomer.access).json["shipment"]["paymentUrl"].string)
+        try await TripRequestTests.pay(w.server, url: url)
+        return target
+    }
+
+    /// Paid and picked up by A; the receiver's code read from the mail.
+    static func pickedUpRequest(_ w: World) async throws -> Target {
+        var target = try await paidRequest(w)
+        let picked = try await w.server.send(.POST, "/trip-requests/\(target.request)/pickup", token: w.cast.customer.access)
+        try #require(picked.status == .ok, "\(picked)")
+        _ = try await w.server.deliverMail()
+        target.code = try #require(w.server.mailer.lastCode(to: "bea@example.com"))
+        return target
     }
 
     static let nyon: [String: any Sendable] = ["id": "CH-M5724", "parentId": "CH-VD", "level": "municipality", "name": "Nyon"]
@@ -156,6 +201,27 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/trips/\(x.trip)/cancel", token: t) },
         Row(operation: "searchTrips", expected: expect("others=200"), setup: customerATrip) { w, _, t in
             try await w.server.send(.GET, "/trips/search?from=CH&to=CH-ZH&category=documents&grams=100", token: t) },
+        Row(operation: "sendTripRequest", expected: expect("customerA=409 others=201"), setup: customerATrip) { w, x, t in
+            try await w.server.send(.POST, "/trips/\(x.trip)/requests", json: TripRequestTests.request(), token: t) },
+        Row(operation: "listTripRequests", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/trip-requests?box=received", token: t) },
+        Row(operation: "getTripRequest", expected: expect("customerA=200 customerB=200 manager=200 others=404"), setup: requestByB) { w, x, t in
+            try await w.server.send(.GET, "/trip-requests/\(x.request)", token: t) },
+        Row(operation: "getTripRequestPhoto", expected: expect("customerA=200 customerB=200 manager=200 others=404"), setup: requestWithPhoto) { w, x, t in
+            try await w.server.send(.GET, "/trip-requests/\(x.request)/photo", token: t) },
+        Row(operation: "setTripRequestPhoto", expected: expect("customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
+            try await w.server.upload(.PUT, "/trip-requests/\(x.request)/photo",
+                                      parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg")], token: t) },
+        Row(operation: "acceptTripRequest", expected: expect("customerA=200 customerB=403 others=404"), setup: requestByB) { w, x, t in
+            try await w.server.send(.POST, "/trip-requests/\(x.request)/accept", token: t) },
+        Row(operation: "rejectTripRequest", expected: expect("customerA=200 customerB=403 others=404"), setup: requestByB) { w, x, t in
+            try await w.server.send(.POST, "/trip-requests/\(x.request)/reject", json: ["reason": "full"], token: t) },
+        Row(operation: "cancelTripRequest", expected: expect("customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
+            try await w.server.send(.POST, "/trip-requests/\(x.request)/cancel", json: ["reason": "plans"], token: t) },
+        Row(operation: "pickUpTripRequest", expected: expect("customerA=200 customerB=403 manager=403 others=404"), setup: paidRequest) { w, x, t in
+            try await w.server.send(.POST, "/trip-requests/\(x.request)/pickup", token: t) },
+        Row(operation: "deliverTripRequest", expected: expect("customerA=200 customerB=403 manager=403 others=404"), setup: pickedUpRequest) { w, x, t in
+            try await w.server.send(.POST, "/trip-requests/\(x.request)/deliver", json: ["code": x.code], token: t) },
         Row(operation: "becomeTraveller", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: t) },
         // me
@@ -306,6 +372,20 @@ struct AuthorizationMatrixTests {
             "cancelTrip": { w, x, p in _ = try await travel(w).cancelTrip(id(x.trip), by: try await fresh(w, p)) },
             "searchTrips": { w, _, p in
                 _ = try await travel(w).searchTrips(TripSearch(from: AreaID("CH"), to: AreaID("CH-ZH"), grams: 100, category: "documents"), limit: 20, for: p) },
+            "sendTripRequest": { w, x, p in
+                _ = try await travel(w).sendRequest(TripRequestDraft(trip: id(x.trip), category: "small_parcel", grams: 1000, declaredValue: 0,
+                                                                     description: "Books", receiver: Recipient(name: "Bea", email: "bea@example.com"),
+                                                                     attestsAllowedContents: true), by: p) },
+            "listTripRequests": { w, _, p in _ = try await travel(w).requests(received: true, for: p) },
+            "getTripRequest": { w, x, p in _ = try await travel(w).request(id(x.request), for: p) },
+            "getTripRequestPhoto": { w, x, p in _ = try await travel(w).requestPhoto(id(x.request), for: p) },
+            "setTripRequestPhoto": { w, x, p in
+                _ = try await travel(w).setRequestPhoto(id(x.request), .init(bytes: SampleImages.photoJPEG, field: "photo"), by: p) },
+            "acceptTripRequest": { w, x, p in _ = try await travel(w).answer(id(x.request), accept: true, reason: nil, by: try await fresh(w, p)) },
+            "rejectTripRequest": { w, x, p in _ = try await travel(w).answer(id(x.request), accept: false, reason: nil, by: try await fresh(w, p)) },
+            "cancelTripRequest": { w, x, p in _ = try await travel(w).cancelRequest(id(x.request), reason: nil, by: p) },
+            "pickUpTripRequest": { w, x, p in _ = try await travel(w).pickUp(id(x.request), by: try await fresh(w, p)) },
+            "deliverTripRequest": { w, x, p in _ = try await travel(w).deliver(id(x.request), code: x.code, by: try await fresh(w, p)) },
             "markNotificationRead": { w, x, p in _ = try await orders(w).markRead(id(x.notification), for: p) },
             "markAllNotificationsRead": { w, _, p in try await orders(w).markAllRead(for: p) },
             "listNotifications": { w, _, p in _ = try await orders(w).notifications(for: p, unreadOnly: false, cursor: nil, limit: 50) },

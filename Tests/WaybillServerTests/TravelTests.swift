@@ -217,6 +217,175 @@ struct TravelTests {
     }
 }
 
+@Suite("Travellers: requests, paying first, the receiver's code, the payout")
+struct TripRequestTests {
+    static func request(extra: [String: any Sendable] = [:]) -> [String: any Sendable] {
+        var body: [String: any Sendable] = [
+            "category": "small_parcel", "grams": 1800, "declaredValue": 8000, "description": "Two books for my sister",
+            "receiver": ["name": "Bea Beispiel", "email": "bea@example.com"] as [String: any Sendable],
+            "attestsAllowedContents": true, "paymentMethod": "twint",
+        ]
+        for (k, v) in extra { body[k] = v }
+        return body
+    }
+
+    /// Ada travels (a trip Lausanne → Zürich with room for 5 kg and 2 parcels); Bob sends.
+    static func setUp(_ server: TestServer) async throws -> (cast: Cast, trip: String) {
+        let cast = try await server.cast()
+        try await TravelTests.importAreas(server)
+        _ = try await server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: cast.customer.access)
+        let trip = try await server.send(.POST, "/trips", json: TravelTests.trip(), token: cast.customer.access)
+        return (cast, try #require(trip.json["id"].string, "\(trip)"))
+    }
+
+    /// Pays a shipment's checkout on the sandbox page.
+    static func pay(_ server: TestServer, url: String) async throws {
+        let path = String(url.dropFirst("http://localhost:8080".count))
+        let pay = try await server.page(.POST, path + "/pay")
+        #expect(pay.status == .seeOther)
+        // The return page settles the checkout, as the browser's redirect would.
+        _ = try await server.page(.GET, try #require(pay.headers.first(name: .location)))
+    }
+
+    @Test("A sender requests, the traveller accepts, the sender pays first, the traveller picks up, the receiver's code completes it and the traveller is paid",
+          arguments: TestDatabase.available)
+    func journey(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await Self.setUp(server)
+            let ada = cast.customer, bob = cast.otherCustomer
+            let sent = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: bob.access)
+            #expect(sent.status == .created, "\(sent)")
+            let id = try #require(sent.json["id"].string)
+            #expect(sent.json["status"].string == "requested" && sent.json["availableActions"].array.compactMap(\.string) == ["cancel"])
+            #expect(sent.json["price"]["total"]["amount"].int == 2300 && sent.json["prohibitedItems"].array.count > 3)
+            #expect(sent.json["receiver"]["email"].string == "bea@example.com")
+            // The sender adds a photo of the parcel; both sides see it.
+            let photo = try await server.upload(.PUT, "/trip-requests/\(id)/photo", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg")], token: bob.access)
+            #expect(photo.status == .ok && photo.json["hasPhoto"].bool == true, "\(photo)")
+            #expect(try await server.send(.GET, "/trip-requests/\(id)/photo", token: ada.access).status == .ok)
+            #expect(try await server.send(.GET, "/trip-requests/\(id)/photo", token: cast.driver.access).status == .notFound)
+
+            // The traveller sees it among the requests received, without the receiver's email.
+            let received = try await server.send(.GET, "/trip-requests?box=received", token: ada.access)
+            #expect(received.json["items"].array.count == 1 && received.json["items"][0]["receiver"]["email"].exists == false)
+            #expect(received.json["items"][0]["availableActions"].array.compactMap(\.string) == ["accept", "reject"])
+            #expect(try await server.send(.POST, "/trip-requests/\(id)/accept", token: bob.access).status == .forbidden)
+            let accepted = try await server.send(.POST, "/trip-requests/\(id)/accept", token: ada.access)
+            #expect(accepted.status == .ok, "\(accepted)")
+            #expect(accepted.json["status"].string == "awaiting_payment")
+            #expect(try await server.send(.GET, "/trips/\(trip)", token: ada.access).json["gramsLeft"].int == 3200)
+
+            // The sender pays first, on the sandbox page.
+            let asSender = try await server.send(.GET, "/trip-requests/\(id)", token: bob.access)
+            #expect(asSender.json["availableActions"].array.compactMap(\.string) == ["pay", "cancel"])
+            let url = try #require(asSender.json["shipment"]["paymentUrl"].string)
+            let shipment = try #require(asSender.json["shipment"]["id"].string)
+            try await Self.pay(server, url: url)
+            let paid = try await server.send(.GET, "/trip-requests/\(id)", token: ada.access)
+            #expect(paid.json["status"].string == "paid" && paid.json["availableActions"].array.compactMap(\.string) == ["pick_up"])
+            // It is a shipment with one traveller leg, in the sender's Sent box.
+            let s = try await server.send(.GET, "/shipments/\(shipment)", token: bob.access)
+            #expect(s.json["legs"][0]["kind"].string == "traveller" && s.json["status"].string == "accepted", "\(s)")
+
+            // Pickup mails the receiver a code; a wrong code is refused and logged; the right one completes it.
+            let picked = try await server.send(.POST, "/trip-requests/\(id)/pickup", token: ada.access)
+            #expect(picked.json["status"].string == "picked_up", "\(picked)")
+            _ = try await server.deliverMail()
+            let code = try #require(server.mailer.lastCode(to: "bea@example.com"))
+            let wrong = code == "000000" ? "111111" : "000000"
+            let refused = try await server.send(.POST, "/trip-requests/\(id)/deliver", json: ["code": wrong], token: ada.access)
+            #expect(refused.status == .unprocessableEntity && refused.errorCode == "invalid_recipient_code")
+            #expect(try await server.send(.POST, "/trip-requests/\(id)/deliver", json: ["code": code], token: bob.access).status == .forbidden)
+            let delivered = try await server.send(.POST, "/trip-requests/\(id)/deliver", json: ["code": code], token: ada.access)
+            #expect(delivered.json["status"].string == "delivered", "\(delivered)")
+            let tries = try await OrderEvent.query(on: server.db).filter(\.$orderID == OrderID(uuidString: shipment)!).filter(\.$type == "code_tried").all()
+            #expect(tries.compactMap(\.note).sorted() == ["accepted", "invalid_recipient_code"])
+            // A used code does nothing more.
+            #expect(try await server.send(.POST, "/trip-requests/\(id)/deliver", json: ["code": code], token: ada.access).status == .conflict)
+
+            // The payout (an outbox job): the traveller's share and the platform's fee, in the ledger.
+            _ = try await server.deliverMail()
+            let ledger = try await LedgerRecord.query(on: server.db).filter(\.$shipmentID == OrderID(uuidString: shipment)!).all().map(\.entry)
+            #expect(ledger.contains { $0.kind == .charge && $0.amount == 2300 })
+            #expect(ledger.contains { $0.kind == .payout && $0.amount == 1955 && $0.account?.uuidString == UUID(uuidString: ada.userID)?.uuidString })
+            #expect(ledger.contains { $0.kind == .platformFee && $0.amount == 345 })
+            _ = try await server.deliverMail()
+            #expect(try await LedgerRecord.query(on: server.db).filter(\.$shipmentID == OrderID(uuidString: shipment)!).filter(\.$kind == .payout).count() == 1)
+        }
+    }
+
+    @Test("Requests that cannot be: one's own trip, too heavy, a category the trip does not take, no attestation, no receiver email, a cancelled trip",
+          arguments: TestDatabase.available)
+    func badRequests(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await Self.setUp(server)
+            let own = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: cast.customer.access)
+            #expect(own.status == .conflict && own.errorCode == "own_trip")
+            let tooHeavy = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(extra: ["grams": 6000]), token: cast.otherCustomer.access)
+            #expect(tooHeavy.status == .unprocessableEntity || tooHeavy.status == .conflict, "\(tooHeavy)")
+            let fields = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(extra: [
+                "category": "clothing", "attestsAllowedContents": false, "receiver": ["name": " "] as [String: any Sendable]]), token: cast.otherCustomer.access)
+            #expect(fields.status == .unprocessableEntity || fields.status == .badRequest, "\(fields)")
+            #expect(try await server.send(.POST, "/trips/\(UUID().uuidString)/requests", json: Self.request(), token: cast.otherCustomer.access).status == .notFound)
+            _ = try await server.send(.POST, "/trips/\(trip)/cancel", token: cast.customer.access)
+            let cancelled = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: cast.otherCustomer.access)
+            #expect(cancelled.status == .notFound || cancelled.errorCode == "trip_not_open", "\(cancelled)")
+            #expect(try await TripRequestRecord.query(on: server.db).count() == 0)
+        }
+    }
+
+    @Test("Two accepts cannot oversell a trip; a rejection, an expiry and an unpaid lapse free the room",
+          arguments: TestDatabase.available)
+    func room(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await Self.setUp(server)
+            // Room: 5,000 g and 2 parcels. Three senders ask for 3,000 g each.
+            try await server.registerCustomer("carl@example.com")
+            let carl = try await server.login("carl@example.com")
+            var ids: [String] = []
+            for sender in [cast.otherCustomer, cast.driver, carl] {
+                let r = try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(extra: ["grams": 3000]), token: sender.access)
+                ids.append(try #require(r.json["id"].string, "\(r)"))
+            }
+            let answers = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for id in ids { group.addTask { try await server.send(.POST, "/trip-requests/\(id)/accept", token: cast.customer.access).status.code } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.sorted() == [200, 409, 409], "\(answers)")
+            let t = try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access)
+            #expect(t.json["gramsLeft"].int == 2000 && t.json["parcelsLeft"].int == 1)
+            let winner = try #require(try await TripRequestRecord.query(on: server.db).filter(\.$status == .accepted).first())
+            // Not paid in time: it lapses, the shipment is cancelled, the room comes back.
+            server.clock.advance(minutes: 121)
+            let lapsed = try await server.send(.GET, "/trip-requests/\(winner.id!.uuidString)", token: cast.customer.access)
+            #expect(lapsed.json["status"].string == "lapsed", "\(lapsed)")
+            #expect(try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access).json["gramsLeft"].int == 5000)
+            // The others, never answered, expire after 48 hours.
+            server.clock.advance(by: 48 * 3600)
+            let left = try await server.send(.GET, "/trip-requests?box=received", token: cast.customer.access)
+            #expect(Set(left.json["items"].array.compactMap { $0["status"].string }) == ["lapsed", "expired"], "\(left)")
+        }
+    }
+
+    @Test("The sender cancels a paid request before pickup: the shipment is refunded and the room comes back",
+          arguments: TestDatabase.available)
+    func cancelPaid(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await Self.setUp(server)
+            let id = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: cast.otherCustomer.access).json["id"].string)
+            let accepted = try await server.send(.POST, "/trip-requests/\(id)/accept", token: cast.customer.access)
+            try await Self.pay(server, url: try #require(try await server.send(.GET, "/trip-requests/\(id)", token: cast.otherCustomer.access).json["shipment"]["paymentUrl"].string))
+            let shipment = try #require(accepted.json["shipment"]["id"].string)
+            let cancelled = try await server.send(.POST, "/trip-requests/\(id)/cancel", json: ["reason": "Plans changed"], token: cast.otherCustomer.access)
+            #expect(cancelled.json["status"].string == "cancelled", "\(cancelled)")
+            let order = try await server.send(.GET, "/orders/\(shipment)", token: cast.otherCustomer.access)
+            #expect(order.json["payment"]["status"].string == "refunded", "\(order)")
+            #expect(try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access).json["gramsLeft"].int == 5000)
+            #expect(try await server.send(.POST, "/trip-requests/\(id)/pickup", token: cast.customer.access).status == .conflict)
+        }
+    }
+}
+
 extension TestServer {
     /// Makes `tokens`' account an admin as `waybill user grant` does; returns a token that now acts as one.
     func makeAdmin(_ tokens: Tokens) async throws -> String {

@@ -191,7 +191,9 @@ public enum ShipmentStatus {
     /// until it is paid, the legs wait (only cancelling is possible).
     /// An abandoned checkout (the server, `system`) cancels a shipment nobody has paid.
     public static func decide(_ action: LegAction, leg: LegState, awaitingPayment: Bool, as capacities: Set<LegCapacity>) -> LegDecision {
-        if action == .cancel, capacities.contains(.system), awaitingPayment, leg.status == .open { return .allowed(.cancelled) }
+        // (A traveller's leg waits for the payment accepted: the traveller said yes first.)
+        if action == .cancel, capacities.contains(.system), awaitingPayment,
+           leg.status == .open || leg.kind == .traveller && leg.status == .accepted { return .allowed(.cancelled) }
         let decision = LegStateMachine.decide(action, kind: leg.kind, from: leg.status, as: capacities)
         if awaitingPayment, action != .cancel, case .allowed = decision { return .wrongStatus(leg.status) }
         if decision == .forbidden, action == .cancel, capacities.contains(.system) { return .wrongStatus(leg.status) }
@@ -244,7 +246,8 @@ public enum HandOverPolicy {
         case (.delivery, .traveller): [.code]
         case (.delivery, .carrier): [.carrierEvent]
         case (.delivery, .counter): recipientCode ? [.qrScan, .code] : [.qrScan, .signature]
-        case (.pickup, .traveller): [.code]
+        // The traveller checks the parcel against the sender's photo and confirms (a photo optional).
+        case (.pickup, .traveller): []
         case (.pickup, .fleet), (.pickup, .carrier), (.pickup, .counter): []
         case (.counterDropOff, _), (.legToLeg, _): [.qrScan]
         // The receiver's own word; a photo is asked for but a desk has no camera.

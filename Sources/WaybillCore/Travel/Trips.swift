@@ -37,6 +37,12 @@ public struct TravelPrice: Sendable, Hashable, Codable {
     public var total: Money
     public var travellerShare: Money
     public var platformFee: Money
+
+    public init(total: Money, travellerShare: Money, platformFee: Money) {
+        self.total = total
+        self.travellerShare = travellerShare
+        self.platformFee = platformFee
+    }
 }
 
 /// The admin's price table for travellers' deliveries, and what may not be sent.

@@ -253,3 +253,139 @@ struct TripView {
             notes: t.notes, status: .init(rawValue: status.rawValue)!, mine: mine)
     }
 }
+
+/// Requests for a place on a trip: translation only (`Travel` decides; `TripRequestProgress` says
+/// where a request stands and what each side may do).
+extension APIHandler {
+    func sendTripRequest(_ input: Operations.SendTripRequest.Input) async throws -> Operations.SendTripRequest.Output {
+        let me = try await principal()
+        guard case .json(let b) = input.body else { throw WaybillError.unsupportedBody }
+        let method: PaymentMethod = b.paymentMethod.flatMap { PaymentMethod(rawValue: $0.rawValue) } ?? .card
+        let draft = TripRequestDraft(trip: try Self.uuid(input.path.tripId), category: b.category, grams: b.grams, declaredValue: b.declaredValue,
+                                     description: b.description, receiver: Recipient(name: b.receiver.name, email: b.receiver.email, phone: b.receiver.phone),
+                                     attestsAllowedContents: b.attestsAllowedContents, paymentMethod: method)
+        let travel = try self.travel
+        let sent = try await travel.sendRequest(draft, by: me)
+        return .created(.init(body: .json(try await Self.tripRequest(try await travel.request(sent.id!, for: me), travel: travel, me: me))))
+    }
+
+    func listTripRequests(_ input: Operations.ListTripRequests.Input) async throws -> Operations.ListTripRequests.Output {
+        let me = try await principal()
+        let travel = try self.travel
+        let views = try await travel.requests(received: input.query.box == .received,
+                                             trip: try input.query.tripId.map { try Self.uuid($0) }, for: me)
+        var items: [S.TripRequest] = []
+        let tripView = try await TripView.load(views.map(\.trip), travel: travel, me: me)
+        let people = try await Self.requestPeople(views, travel: travel)
+        for view in views { items.append(Self.tripRequest(view, tripView: tripView, people: people, me: me)) }
+        return .ok(.init(body: .json(.init(items: items))))
+    }
+
+    func getTripRequest(_ input: Operations.GetTripRequest.Input) async throws -> Operations.GetTripRequest.Output {
+        let me = try await principal()
+        let travel = try self.travel
+        return .ok(.init(body: .json(try await Self.tripRequest(try await travel.request(try Self.uuid(input.path.requestId), for: me), travel: travel, me: me))))
+    }
+
+    func getTripRequestPhoto(_ input: Operations.GetTripRequestPhoto.Input) async throws -> Operations.GetTripRequestPhoto.Output {
+        let me = try await principal()
+        let (bytes, type) = try await travel.requestPhoto(try Self.uuid(input.path.requestId), for: me)
+        let body = HTTPBody(bytes)
+        return .ok(.init(body: type == "image/png" ? .png(body) : .jpeg(body)))
+    }
+
+    func setTripRequestPhoto(_ input: Operations.SetTripRequestPhoto.Input) async throws -> Operations.SetTripRequestPhoto.Output {
+        let me = try await principal()
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var photo: [UInt8]?
+        do {
+            for try await part in form {
+                if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes) }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
+        }
+        guard let photo else { throw WaybillError.validation("photo", "required") }
+        let travel = try self.travel
+        let id: TripRequestID = try Self.uuid(input.path.requestId)
+        _ = try await travel.setRequestPhoto(id, .init(bytes: photo, field: "photo"), by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(try await travel.request(id, for: me), travel: travel, me: me))))
+    }
+
+    func acceptTripRequest(_ input: Operations.AcceptTripRequest.Input) async throws -> Operations.AcceptTripRequest.Output {
+        let me = try await principal()
+        let travel = try self.travel
+        let view = try await travel.answer(try Self.uuid(input.path.requestId), accept: true, reason: nil, by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(view, travel: travel, me: me))))
+    }
+
+    func rejectTripRequest(_ input: Operations.RejectTripRequest.Input) async throws -> Operations.RejectTripRequest.Output {
+        let me = try await principal()
+        var reason: String?
+        if case .json(let b)? = input.body { reason = b.reason }
+        let travel = try self.travel
+        let view = try await travel.answer(try Self.uuid(input.path.requestId), accept: false, reason: reason, by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(view, travel: travel, me: me))))
+    }
+
+    func cancelTripRequest(_ input: Operations.CancelTripRequest.Input) async throws -> Operations.CancelTripRequest.Output {
+        let me = try await principal()
+        var reason: String?
+        if case .json(let b)? = input.body { reason = b.reason?.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let travel = try self.travel
+        let view = try await travel.cancelRequest(try Self.uuid(input.path.requestId), reason: reason?.isEmpty == false ? reason : nil, by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(view, travel: travel, me: me))))
+    }
+
+    func pickUpTripRequest(_ input: Operations.PickUpTripRequest.Input) async throws -> Operations.PickUpTripRequest.Output {
+        let me = try await principal()
+        let travel = try self.travel
+        let view = try await travel.pickUp(try Self.uuid(input.path.requestId), by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(view, travel: travel, me: me))))
+    }
+
+    func deliverTripRequest(_ input: Operations.DeliverTripRequest.Input) async throws -> Operations.DeliverTripRequest.Output {
+        let me = try await principal()
+        guard case .json(let b) = input.body else { throw WaybillError.unsupportedBody }
+        let travel = try self.travel
+        let view = try await travel.deliver(try Self.uuid(input.path.requestId), code: b.code, by: me)
+        return .ok(.init(body: .json(try await Self.tripRequest(view, travel: travel, me: me))))
+    }
+
+    static func requestPeople(_ views: [Travel.RequestView], travel: Travel) async throws -> [UserID: User] {
+        let ids = Array(Set(views.flatMap { [$0.request.senderID, $0.request.travellerID] }))
+        guard !ids.isEmpty else { return [:] }
+        return Dictionary(uniqueKeysWithValues: try await User.query(on: travel.db).filter(\.$id ~~ ids).all().map { ($0.id!, $0) })
+    }
+
+    static func tripRequest(_ view: Travel.RequestView, travel: Travel, me: Principal) async throws -> S.TripRequest {
+        tripRequest(view, tripView: try await TripView.load([view.trip], travel: travel, me: me),
+                    people: try await requestPeople([view], travel: travel), me: me)
+    }
+
+    static func tripRequest(_ view: Travel.RequestView, tripView: TripView, people: [UserID: User], me: Principal) -> S.TripRequest {
+        let r = view.request
+        let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
+        let progress = TripRequestProgress.of(r.status, shipment: view.shipment?.status)
+        let isSender = roles.contains(.sender)
+        let paid = [.paid, .pickedUp, .delivered].contains(progress)
+        func name(_ id: UserID) -> String { people[id].map { TravellerName.short(first: $0.firstName, last: $0.lastName) } ?? "" }
+        let items = (try? JSONDecoder().decode([String: [String]].self, from: Data(r.attestation.utf8))) ?? [:]
+        let shipment = view.shipment.map { o in
+            S.TripRequest.ShipmentPayload(id: o.id!.uuidString, reference: o.reference,
+                                          paymentUrl: isSender && o.status == .awaitingPayment ? o.checkoutURL : nil, sandbox: o.sandbox)
+        }
+        return S.TripRequest(
+            id: r.id!.uuidString, trip: tripView.trip(view.trip), status: .init(rawValue: progress.rawValue)!,
+            sender: .init(id: r.senderID.uuidString, name: name(r.senderID)),
+            traveller: .init(id: r.travellerID.uuidString, name: name(r.travellerID)),
+            category: r.category, grams: r.grams, declaredValue: money(Money(r.declaredValue, r.currency)), description: r.description,
+            receiver: .init(name: r.receiverName, email: isSender ? r.receiverEmail : nil, phone: isSender || paid ? r.receiverPhone : nil),
+            price: .init(total: money(r.price.total), travellerShare: money(r.price.travellerShare), platformFee: money(r.price.platformFee)),
+            prohibitedItems: items["en"] ?? items.values.first ?? [], attestedAt: date(r.attestedAt), hasPhoto: r.photoName != nil,
+            answerBy: date(r.answerBy), payBy: r.payBy.map(date), reason: r.reason, shipment: shipment, createdAt: date(r.createdAt),
+            availableActions: progress.actions(for: roles).map { .init(rawValue: $0.rawValue)! })
+    }
+}

@@ -7,7 +7,33 @@ import WaybillCore
 /// travellers go between, in the CSV format of docs/areas.md (`WaybillCore.AreaCSV`).
 struct AreaCommands: AsyncCommandGroup {
     var help: String { "Import and export the areas trips go between." }
-    var commands: [String: any AnyAsyncCommand] { ["import": AreaImportCommand(), "export": AreaExportCommand()] }
+    var commands: [String: any AnyAsyncCommand] {
+        ["import": AreaImportCommand(), "import-switzerland": SwissAreasCommand(), "export": AreaExportCommand()]
+    }
+
+    /// The Swiss areas Waybill ships (scripts/make-swiss-areas): 26 cantons, their districts and
+    /// 2,149 municipalities with postal codes, names in German, French, Italian and English.
+    static func switzerland() throws -> [Area] {
+        guard let url = Bundle.module.url(forResource: "switzerland", withExtension: "csv", subdirectory: "areas"),
+              let text = try? String(contentsOf: url, encoding: .utf8) else { throw CommandError("The Swiss areas are missing from this build.") }
+        switch AreaCSV.parse(text) {
+        case .success(let areas): return areas
+        case .failure(let problems): throw CommandError("The shipped Swiss areas do not parse: \(problems.lines.prefix(3))")
+        }
+    }
+}
+
+struct SwissAreasCommand: AsyncCommand {
+    struct Signature: CommandSignature { init() {} }
+    var help: String { "Adds or replaces the Swiss cantons, districts and municipalities Waybill ships." }
+
+    func run(using context: CommandContext, signature: Signature) async throws {
+        let app = context.application
+        let areas = try AreaCommands.switzerland()
+        try await migrate(app)
+        let (created, updated) = try await Travel.importAreas(areas, services: app.waybill, on: app.db)
+        context.console.info("Imported \(areas.count) Swiss areas: \(created) new, \(updated) replaced.")
+    }
 }
 
 struct AreaImportCommand: AsyncCommand {

@@ -22,7 +22,9 @@ import WaybillCore
 /// | `TRUSTED_PROXIES` | reverse proxies (CIDR list) whose forwarding headers name the client |
 /// | `LIVE_MAX_SOCKETS_PER_ACCOUNT`, `LIVE_MAX_SOCKETS_PER_ADDRESS`, `LIVE_PUBLIC_TICKETS_PER_MINUTE` | live channel limits |
 /// | `HTTP_IDLE_TIMEOUT_SECONDS` | silent connections (slow headers included) are closed after this |
-/// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour |
+/// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour (and requests one sender may send to travellers) |
+/// | `TRIP_REQUEST_ANSWER_HOURS` | hours a traveller has to answer a request (default 48; never past the trip's departure) |
+/// | `TRIP_REQUEST_PAY_MINUTES` | minutes a sender has to pay an accepted request (default 120) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
@@ -76,6 +78,10 @@ public struct WaybillConfig: Sendable {
     public var httpIdleTimeoutSeconds = 30
     /// Orders one customer may place per hour.
     public var ordersPerCustomerPerHour = 30
+    /// An unanswered request for a place on a trip expires after this many hours (or when the trip leaves).
+    public var tripRequestAnswerHours = 48
+    /// An accepted request not paid within this many minutes lapses and frees its room.
+    public var tripRequestPayMinutes = 120
     /// Minutes a web session may go unused before it ends.
     public var webSessionIdleMinutes = 12 * 60
 
@@ -213,6 +219,8 @@ public struct WaybillConfig: Sendable {
         if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...10_000_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
         if let n = try number("HTTP_IDLE_TIMEOUT_SECONDS", 1...3_600, "a number of seconds") { config.httpIdleTimeoutSeconds = n }
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
+        if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
+        if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("WEB_SESSION_IDLE_MINUTES", 5...525_600, "a number of minutes") { config.webSessionIdleMinutes = n }
         // Mail to the log in production would put reset codes in the log: only when asked for.
         if isProduction, smtp == nil, value("MAIL_TO_LOG") != "1" {

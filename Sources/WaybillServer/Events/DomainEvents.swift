@@ -74,6 +74,8 @@ extension DomainEvents {
         subscribe("ledger") { event, db in
             for entry in LedgerRecorder.entries(for: event) { try await LedgerRecord(entry).create(on: db) }
         }
+        // A traveller's shipment: its request and the trip's room follow it; delivered, the traveller is paid.
+        subscribe("trip-requests") { event, db in try await TripRequestSubscriber.handle(event, on: db) }
     }
 }
 
@@ -83,6 +85,13 @@ enum NotificationSubscriber {
         let order = event.order
         func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
         switch event {
+        case .orderPlaced where order.driverID != nil:
+            // A traveller's shipment, paid: its carrier was named when they accepted the request.
+            if let traveller = try await User.find(order.driverID!, on: db) {
+                try await Notifier.notify([traveller], .orderAssigned, order: order,
+                                          body: "The sender paid \(order.reference): pick the parcel up in \(order.pickup.city) and check it against their photo.",
+                                          on: db)
+            }
         case .orderPlaced:
             try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
                                       body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",

@@ -164,3 +164,52 @@ final class TripRecord: Model, @unchecked Sendable {
                       minimumReward: minimumReward)
     }
 }
+
+/// A sender's request for a place on a trip (`WaybillCore.TripRequestDraft`, `TripRequestMachine`).
+final class TripRequestRecord: Model, @unchecked Sendable {
+    static let schema = "trip_requests"
+
+    @ID(custom: "id", generatedBy: .user) var id: TripRequestID?
+    @Field(key: "trip_id") var tripID: TripID
+    @Field(key: "sender_id") var senderID: UserID
+    @Field(key: "traveller_id") var travellerID: UserID
+    @Field(key: "status") var status: TripRequestStatus
+    @Field(key: "category") var category: String
+    @Field(key: "grams") var grams: Int
+    @Field(key: "declared_value") var declaredValue: Int
+    @Field(key: "description") var description: String
+    @Field(key: "receiver_name") var receiverName: String
+    @OptionalField(key: "receiver_email") var receiverEmail: String?
+    @OptionalField(key: "receiver_phone") var receiverPhone: String?
+    @Field(key: "payment_method") var paymentMethod: PaymentMethod
+    @Field(key: "price_total") var priceTotal: Int
+    @Field(key: "traveller_share") var travellerShare: Int
+    @Field(key: "platform_fee") var platformFee: Int
+    @Field(key: "currency") var currency: String
+    @Field(key: "attestation") var attestation: String
+    @Field(key: "attested_at") var attestedAt: Int64
+    @OptionalField(key: "photo_name") var photoName: String?
+    @OptionalField(key: "photo_type") var photoType: String?
+    @OptionalField(key: "photo_width") var photoWidth: Int?
+    @OptionalField(key: "photo_height") var photoHeight: Int?
+    @OptionalField(key: "photo_bytes") var photoBytes: Int?
+    @OptionalField(key: "shipment_id") var shipmentID: OrderID?
+    @Field(key: "answer_by") var answerBy: Int64
+    @OptionalField(key: "pay_by") var payBy: Int64?
+    @Field(key: "created_at") var createdAt: Int64
+    @Field(key: "updated_at") var updatedAt: Int64
+    @OptionalField(key: "reason") var reason: String?
+
+    var properties: [any AnyProperty] {
+        [$id, $tripID, $senderID, $travellerID, $status, $category, $grams, $declaredValue, $description, $receiverName,
+         $receiverEmail, $receiverPhone, $paymentMethod, $priceTotal, $travellerShare, $platformFee, $currency, $attestation,
+         $attestedAt, $photoName, $photoType, $photoWidth, $photoHeight, $photoBytes, $shipmentID, $answerBy, $payBy, $createdAt, $updatedAt, $reason]
+    }
+
+    init() {}
+
+    var receiver: Recipient { Recipient(name: receiverName, email: receiverEmail, phone: receiverPhone) }
+    var price: TravelPrice {
+        TravelPrice(total: Money(priceTotal, currency), travellerShare: Money(travellerShare, currency), platformFee: Money(platformFee, currency))
+    }
+}

@@ -29,6 +29,8 @@ final class User: Model, @unchecked Sendable {
     /// The restriction in force (`restrictions`), if any: its kind and, for a suspension, its end (Unix ms).
     @OptionalField(key: "restricted_kind") var restrictedKind: String?
     @OptionalField(key: "restricted_until") var restrictedUntil: Int64?
+    /// Where the person is paid as a traveller: their connected account with the payment provider.
+    @OptionalField(key: "payout_account") var payoutAccount: String?
 
     // managed
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
@@ -37,7 +39,7 @@ final class User: Model, @unchecked Sendable {
     /// Listed so Fluent does not discover them by reflection for every row (see `Order.databaseFields`).
     var databaseFields: [any AnyDatabaseProperty] {
         [$id, $role, $email, $passwordHash, $firstName, $lastName, $address, $postalCode, $city, $isCompany, $companyName,
-         $emailVerifiedAt, $staffCapabilities, $restrictedKind, $restrictedUntil, $createdAt, $updatedAt]
+         $emailVerifiedAt, $staffCapabilities, $restrictedKind, $restrictedUntil, $payoutAccount, $createdAt, $updatedAt]
     }
 
     var properties: [any AnyProperty] { databaseFields }

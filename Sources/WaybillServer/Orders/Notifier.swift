@@ -12,6 +12,9 @@ enum Notifier {
         case orderPickedUp = "order_picked_up", orderDelivered = "order_delivered", orderFailed = "order_failed"
         case orderCancelled = "order_cancelled", cashDiscrepancy = "cash_discrepancy", paymentRefunded = "payment_refunded"
         case parcelComing = "parcel_coming", receiptConfirmed = "receipt_confirmed", paidOut = "paid_out"
+        case tripRequested = "trip_requested", tripRequestAccepted = "trip_request_accepted"
+        case tripRequestRejected = "trip_request_rejected", tripRequestCancelled = "trip_request_cancelled"
+        case tripRequestExpired = "trip_request_expired"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -29,6 +32,11 @@ enum Notifier {
             case .parcelComing: ("A parcel is on its way to you: \(reference)", "Un colis est en route vers vous : \(reference)")
             case .receiptConfirmed: ("Receipt of \(reference) confirmed", "Réception de \(reference) confirmée")
             case .paidOut: ("You were paid for \(reference)", "Vous avez été payé pour \(reference)")
+            case .tripRequested: ("A sender asks for a place on your trip", "Un expéditeur demande une place sur votre trajet")
+            case .tripRequestAccepted: ("Your request was accepted: pay \(reference) to confirm", "Votre demande est acceptée : payez \(reference) pour confirmer")
+            case .tripRequestRejected: ("Your request was declined", "Votre demande a été refusée")
+            case .tripRequestCancelled: ("A request for your trip was withdrawn", "Une demande pour votre trajet a été retirée")
+            case .tripRequestExpired: ("Your request expired", "Votre demande a expiré")
             }
         }
     }
@@ -39,19 +47,19 @@ enum Notifier {
         return try await User.query(on: db).filter(\.$email == email).filter(\.$emailVerifiedAt != nil).all()
     }
 
-    static func notify(_ users: [User], _ kind: Kind, order: Order, body: String, on db: any Database) async throws {
-        let title = kind.title(order.reference)
+    static func notify(_ users: [User], _ kind: Kind, order: Order?, body: String, on db: any Database) async throws {
+        let title = kind.title(order?.reference ?? "")
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
             guard let id = user.id, seen.insert(id).inserted else { continue }
-            let notification = Notification(userID: id, orderID: order.id, kind: kind.rawValue, title: title.en, body: body)
+            let notification = Notification(userID: id, orderID: order?.id, kind: kind.rawValue, title: title.en, body: body)
             try await notification.create(on: db)
             try await LiveLog.publish(.notification(LiveNotification(
-                id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order.id,
+                id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
             try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
-                                           data: ["kind": kind.rawValue, "orderId": order.id!.uuidString, "notificationId": notification.id!.uuidString],
-                                           collapseKey: order.id!.uuidString, on: db)
+                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notification.id!.uuidString],
+                                           collapseKey: (order?.id?.uuidString ?? notification.id!.uuidString), on: db)
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),
                 subject: title.en,
@@ -60,7 +68,7 @@ enum Notifier {
 
                 \(body)
 
-                Order \(order.reference) — open the Waybill app for details.
+                \(order.map { "Order \($0.reference) — open" } ?? "Open") the Waybill app for details.
 
                 Bonjour \(user.firstName),
                 \(title.fr). Ouvrez l'application Waybill pour les détails.

@@ -57,6 +57,33 @@ extension Orders {
         }
     }
 
+    /// A traveller's delivery: the receiver's one-time code is the proof (`HandOverPolicy`), each
+    /// try logged in the shipment's history, five tries then locked.
+    func deliverWithCode(_ id: OrderID, code: String, signedBy name: String, by principal: Principal) async throws -> Order {
+        let current = try await visibleOrder(id, to: principal)
+        let decision = OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current))
+        if let refusal = WaybillError.refused(decision, { WaybillError.invalidTransition($0, .deliver).message }) { throw refusal }
+        guard let normalized = HandOverCodePolicy.normalized(code) else { throw WaybillError.validation("code", "invalid_format") }
+        do {
+            try await checkRecipientCode(normalized, order: current)
+        } catch let error as WaybillError {
+            // Every try is kept (who, when, the outcome), never the code itself.
+            try? await transaction { db in
+                try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: error.code.rawValue).create(on: db)
+            }
+            throw error
+        }
+        return try await transition(id, .deliver, by: principal, proof: HandOverProof(codeChecked: true)) { order, db in
+            let now = UnixTime.nowMillis
+            order.signedBy = name
+            order.deliveredAt = now
+            try await OrderEvent(orderID: order.id!, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").create(on: db)
+            try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
+                                 note: "Receiver's code given").create(on: db)
+            return .orderDelivered(order, signedBy: name)
+        }
+    }
+
     /// Five tries per code, counted even when the delivery is not completed.
     func checkRecipientCode(_ code: String?, order: Order) async throws {
         guard let code = code?.trimmingCharacters(in: .whitespaces), !code.isEmpty else {

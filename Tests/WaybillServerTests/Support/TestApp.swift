@@ -177,6 +177,10 @@ struct TestServer: Sendable {
     /// Sends a multipart/form-data request, as a phone app uploading a signature would.
     @discardableResult
     func upload(_ path: String, parts: [Part], token: String?) async throws -> Reply {
+        try await upload(.POST, path, parts: parts, token: token)
+    }
+
+    func upload(_ method: HTTPMethod, _ path: String, parts: [Part], token: String?) async throws -> Reply {
         let boundary = "waybill-test-\(UUID().uuidString)"
         var body = ByteBuffer()
         for part in parts {
@@ -193,7 +197,7 @@ struct TestServer: Sendable {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "multipart/form-data; boundary=\(boundary)")
         if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
-        let response = try await app.testing().sendRequest(.POST, "/api/v1" + path, headers: headers, body: body)
+        let response = try await app.testing().sendRequest(method, "/api/v1" + path, headers: headers, body: body)
         return Reply(status: response.status, headers: response.headers, body: response.body)
     }
 
