@@ -36,7 +36,7 @@ public enum Validation {
         let trimmed = (value ?? "").trimmingWhitespace()
         if trimmed.isEmpty {
             errors.add(field, "required")
-        } else if trimmed.count > maxLength {
+        } else if trimmed.unicodeScalars.count > maxLength {  // JSON Schema's maxLength counts code points
             errors.add(field, "too_long")
         } else if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             errors.add(field, "invalid")

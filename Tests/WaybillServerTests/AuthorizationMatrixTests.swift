@@ -200,7 +200,7 @@ struct AuthorizationMatrixTests {
         Row(operation: "cancelTrip", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, x, t in
             try await w.server.send(.POST, "/trips/\(x.trip)/cancel", token: t) },
         Row(operation: "searchTrips", expected: expect("others=200"), setup: customerATrip) { w, _, t in
-            try await w.server.send(.GET, "/trips/search?from=CH&to=CH-ZH&category=documents&grams=100", token: t) },
+            try await w.server.send(.GET, "/travel/search?from=CH&to=CH-ZH&category=documents&grams=100", token: t) },
         Row(operation: "sendTripRequest", expected: expect("customerA=409 others=201"), setup: customerATrip) { w, x, t in
             try await w.server.send(.POST, "/trips/\(x.trip)/requests", json: TripRequestTests.request(), token: t) },
         Row(operation: "listTripRequests", expected: expect("others=200"), setup: nothing) { w, _, t in

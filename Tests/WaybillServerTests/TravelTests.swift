@@ -120,7 +120,7 @@ struct TravelTests {
             #expect(posted.json["minimumReward"]["amount"].int == 1500 && posted.json["traveller"]["name"].string == "Ada M.")
 
             // Bob searches from Vaud (Lausanne lies inside it) to Zürich, for a 2 kg parcel.
-            let search = "/trips/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=2000"
+            let search = "/travel/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=2000"
             let found = try await server.send(.GET, search, token: bob.access)
             #expect(found.status == .ok, "\(found)")
             #expect(found.json["items"].array.compactMap { $0["trip"]["id"].string } == [id])
@@ -131,14 +131,14 @@ struct TravelTests {
             #expect(try await server.send(.GET, search, token: ada.access).json["items"].array.isEmpty)
             // Not from Geneva, not for a category the trip does not take, not above its room, not
             // when the share is below what the traveller asks (documents: 15.00 less 15 % < 15.00).
-            for miss in ["/trips/search?from=CH-GE&to=CH-ZH&category=small_parcel&grams=2000",
-                         "/trips/search?from=CH-VD&to=CH-ZH&category=clothing&grams=2000",
-                         "/trips/search?from=CH-VD&to=CH-ZH&category=documents&grams=500"] {
+            for miss in ["/travel/search?from=CH-GE&to=CH-ZH&category=small_parcel&grams=2000",
+                         "/travel/search?from=CH-VD&to=CH-ZH&category=clothing&grams=2000",
+                         "/travel/search?from=CH-VD&to=CH-ZH&category=documents&grams=500"] {
                 #expect(try await server.send(.GET, miss, token: bob.access).json["items"].array.isEmpty, "\(miss)")
             }
-            for bad in ["/trips/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=9000",
-                        "/trips/search?from=XX&to=CH-ZH&category=small_parcel&grams=1",
-                        "/trips/search?from=CH-VD&to=CH-ZH&category=pianos&grams=1"] {
+            for bad in ["/travel/search?from=CH-VD&to=CH-ZH&category=small_parcel&grams=9000",
+                        "/travel/search?from=XX&to=CH-ZH&category=small_parcel&grams=1",
+                        "/travel/search?from=CH-VD&to=CH-ZH&category=pianos&grams=1"] {
                 #expect(try await server.send(.GET, bad, token: bob.access).status == .unprocessableEntity, "\(bad)")
             }
             #expect(try await server.send(.GET, search + "&pickupLatitude=46.5", token: bob.access).status == .badRequest)
@@ -181,7 +181,7 @@ struct TravelTests {
             try await Self.importAreas(server)
             _ = try await server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: cast.customer.access)
             let id = try #require(try await server.send(.POST, "/trips", json: Self.trip(inDays: 1), token: cast.customer.access).json["id"].string)
-            let search = "/trips/search?from=CH&to=CH&category=documents&grams=100"
+            let search = "/travel/search?from=CH&to=CH&category=documents&grams=100"
             #expect(try await server.send(.GET, search, token: cast.otherCustomer.access).json["items"].array.count == 1)
             server.clock.advance(by: 3 * 86_400)
             #expect(try await server.send(.GET, "/trips/\(id)", token: cast.customer.access).json["status"].string == "departed")

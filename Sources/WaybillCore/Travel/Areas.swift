@@ -81,12 +81,12 @@ public enum AreaRules {
         else if clean.level.count > maxLevelLength || !clean.level.allSatisfy({ $0.isLetter || $0 == "_" || $0 == "-" }) { errors.add("level", "invalid") }
         clean.name = Self.cleanName(area.name)
         if clean.name.isEmpty { errors.add("name", "required") }
-        else if clean.name.count > maxNameLength { errors.add("name", "too_long") }
+        else if clean.name.unicodeScalars.count > maxNameLength { errors.add("name", "too_long") }
         var names = [String: String]()
         for (language, raw) in area.names {
             let name = Self.cleanName(raw)
             guard isValidLanguage(language) else { errors.add("names", "invalid_language"); continue }
-            if name.count > maxNameLength { errors.add("names", "too_long") }
+            if name.unicodeScalars.count > maxNameLength { errors.add("names", "too_long") }
             if !name.isEmpty { names[language.lowercased()] = name }
         }
         clean.names = names

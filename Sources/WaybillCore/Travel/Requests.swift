@@ -130,10 +130,10 @@ public struct TripRequestDraft: Sendable, Equatable {
         if !(0...Self.maxDeclaredValue).contains(declaredValue) { errors.add("declaredValue", "out_of_range") }
         clean.description = description.trimmingCharacters(in: .whitespacesAndNewlines)
         if clean.description.isEmpty { errors.add("description", "required") }
-        else if clean.description.count > Self.maxDescription { errors.add("description", "too_long") }
+        else if clean.description.unicodeScalars.count > Self.maxDescription { errors.add("description", "too_long") }
         clean.receiver.name = receiver.name.trimmingCharacters(in: .whitespacesAndNewlines)
         if clean.receiver.name.isEmpty { errors.add("receiver.name", "required") }
-        else if clean.receiver.name.count > 100 { errors.add("receiver.name", "too_long") }
+        else if clean.receiver.name.unicodeScalars.count > 100 { errors.add("receiver.name", "too_long") }
         clean.receiver.email = receiver.email?.trimmingCharacters(in: .whitespaces).lowercased()
         if clean.receiver.email?.isEmpty == true { clean.receiver.email = nil }
         clean.receiver.phone = receiver.phone?.trimmingCharacters(in: .whitespaces)

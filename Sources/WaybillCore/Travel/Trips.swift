@@ -218,7 +218,7 @@ public struct TripDraft: Sendable, Equatable {
         else if cats.contains(where: { tariff.category($0) == nil }) { errors.add("categories", "unknown_category") }
         if let minimumReward, !(0...TravelTariff.maxPrice).contains(minimumReward) { errors.add("minimumReward", "out_of_range") }
         let notes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let notes, notes.count > Self.maxNotes { errors.add("notes", "too_long") }
+        if let notes, notes.unicodeScalars.count > Self.maxNotes { errors.add("notes", "too_long") }
         guard errors.isEmpty, let window else { return .failure(FieldErrorsError(errors)) }
         var clean = self
         clean.categories = cats

@@ -273,7 +273,7 @@ extension APIHandler {
         let me = try await principal()
         let travel = try self.travel
         let views = try await travel.requests(received: input.query.box == .received,
-                                             trip: try input.query.tripId.map { try Self.uuid($0) }, for: me)
+                                             trip: try input.query.tripId.map { try Self.uuidParameter($0, "tripId") }, for: me)
         var items: [S.TripRequest] = []
         let tripView = try await TripView.load(views.map(\.trip), travel: travel, me: me)
         let people = try await Self.requestPeople(views, travel: travel)
