@@ -110,6 +110,8 @@ struct WebPage {
             if OrderPolicy.defaultBox(for: caller) == .sent { links.append((WebRoutes.orders(), ctx.t(.myDeliveries))) }
             if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append((WebRoutes.statements(), ctx.t(.statements))) }
         }
+        // Travellers carry, everyone may send with one (`TripPolicy`).
+        if caller.may(.placeOrders) { links.append((WebRoutes.travel(), ctx.t(.travel))) }
         // Every account with a verified email receives: its parcels are under "Incoming" (`ShipmentBox`).
         if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
         if caller.may(.dispatch) { links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.fleet(), ctx.t(.fleet)), (WebRoutes.orders(), ctx.t(.orders))] }

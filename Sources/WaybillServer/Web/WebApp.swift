@@ -11,6 +11,7 @@ enum WebApp {
         AccountPages().register(web)
         OrderPages().register(web)
         DriverPages().register(web)
+        TravelPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
@@ -34,6 +35,21 @@ struct IslandEndpoints {
         routes.post("duty", use: duty)
         routes.post("positions", use: positions)
         routes.post("devices", use: device)
+        routes.get("areas", use: areas)
+    }
+
+    /// Area suggestions for the travel forms (`areas.js`): names in the page's language, with the
+    /// areas above them.
+    func areas(_ req: Request) async throws -> Response {
+        await Self.run(req) {
+            _ = try Self.principal(req)
+            let lang = try req.web.lang.rawValue
+            let (_, matches) = try await Travel(request: req).searchAreas(req.query[String.self, at: "q"] ?? "", limit: 8, within: nil)
+            return Self.json(["items": matches.map { m in
+                ["id": m.area.id.rawValue, "name": m.area.name(in: lang), "level": m.area.level,
+                 "path": m.ancestors.prefix(2).map { $0.name(in: lang) }.joined(separator: ", ")] as [String: Any]
+            }])
+        }
     }
 
     static func principal(_ req: Request) throws -> Principal {

@@ -1,0 +1,72 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+@Suite("The travel pages: a traveller posts, a sender finds and requests, pays, and the code completes it")
+struct TravelWebTests {
+    @Test("Through the web app: become a traveller, post a trip, find it, request, accept, pay in the sandbox, pick up, deliver with the code",
+          arguments: TestDatabase.available)
+    func journey(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            try await TravelTests.importAreas(server)
+            let ada = TestBrowser(server), bob = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            _ = try await bob.signIn("bob@example.com")
+
+            let hub = try await ada.get("/travel")
+            #expect(hub.status == .ok && hub.html.contains("Carry parcels on your trips"))
+            let became = try await ada.post("/travel/become", ["acceptTerms": "on"], from: "/travel")
+            #expect(became.location == "/travel/trips/new", "\(became.status)")
+            // Areas typed by name, in any language: "Lausanne" and the German "Zürich" list entry.
+            let posted = try await ada.post("/travel/trips/new", [
+                "from": "lausanne", "to": "Zürich (municipality, Zürich)", "date": TravelTests.date(inDays: 3), "earliest": "07:00",
+                "latest": "09:00", "timeZone": "Europe/Zurich", "kg": "5", "parcels": "2", "cat_small_parcel": "on"], from: "/travel/trips/new")
+            let tripPath = try #require(posted.location, "\(posted.status) \(posted.html.prefix(2000))")
+            #expect(tripPath.hasPrefix("/travel/trips/"))
+            let refused = try await ada.post("/travel/trips/new", ["from": "nowhere-at-all", "to": "", "kg": "x"], from: "/travel/trips/new")
+            #expect(refused.status == .unprocessableEntity)
+
+            // Bob finds it from Vaud to Zürich, with the price.
+            let found = try await bob.get("/travel/find?from=Waadt&to=CH-ZH&category=small_parcel&kg=1.8")
+            #expect(found.html.contains(tripPath) && found.html.contains("CHF 23.00"), "\(found.html.suffix(1500))")
+            let tripPage = try await bob.get(tripPath)
+            #expect(tripPage.html.contains("Ask to send a parcel on this trip") && tripPage.html.contains("Weapons"))
+            let noAttest = try await bob.post(tripPath + "/requests", [
+                "category": "small_parcel", "kg": "1.8", "description": "Two books", "receiverName": "Bea Beispiel",
+                "receiverEmail": "bea@example.com", "paymentMethod": "twint"], from: tripPath)
+            #expect(noAttest.status == .unprocessableEntity)
+            let requested = try await bob.post(tripPath + "/requests", [
+                "category": "small_parcel", "kg": "1.8", "description": "Two books", "receiverName": "Bea Beispiel",
+                "receiverEmail": "bea@example.com", "paymentMethod": "twint", "attest": "on"], from: tripPath)
+            let requestPath = try #require(requested.location, "\(requested.status) \(requested.html.prefix(1500))")
+
+            // Ada accepts from her trip's page; Bob pays on the sandbox page.
+            #expect(try await ada.get(tripPath).html.contains(requestPath))
+            let accepted = try await ada.post(requestPath + "/accept", [:], from: requestPath)
+            #expect(accepted.location == requestPath)
+            let toPay = try await bob.get(requestPath)
+            #expect(toPay.html.contains("Accepted, awaiting payment") && toPay.html.contains("/sandbox/checkout/"))
+            let r = try #require(try await TripRequestRecord.query(on: server.db).first())
+            let order = try #require(try await Order.find(r.shipmentID!, on: server.db))
+            try await TripRequestTests.pay(server, url: try #require(order.checkoutURL))
+            #expect(try await bob.get(requestPath).html.contains("Paid, waiting for pickup"))
+
+            // Ada picks up and hands over against the receiver's code.
+            _ = try await ada.post(requestPath + "/pick_up", [:], from: requestPath)
+            _ = try await server.deliverMail()
+            let code = try #require(server.mailer.lastCode(to: "bea@example.com"))
+            let wrong = try await ada.post(requestPath + "/deliver", ["code": code == "000000" ? "111111" : "000000"], from: requestPath)
+            #expect(wrong.status == .unprocessableEntity && wrong.html.contains("alert"))
+            let delivered = try await ada.post(requestPath + "/deliver", ["code": code], from: requestPath)
+            #expect(delivered.location == requestPath)
+            #expect(try await bob.get(requestPath).html.contains(">Delivered<"))
+            // French, too.
+            _ = try await bob.get("/lang/fr?back=/travel")
+            #expect(try await bob.get("/travel").html.contains("Trouver un voyageur"))
+        }
+    }
+}
