@@ -7,6 +7,10 @@ Starts `waybill serve --demo` (SQLite, or the given PostgreSQL database) in a fr
 test reads the codes), then drives Debian's Chromium through Selenium:
 
   a customer registers, fails a code, verifies, orders with pins on the map and pays in the sandbox;
+  (travellers) the customer becomes a traveller and posts a trip with areas suggested as they type, the
+  manager finds it from a canton and requests a place, the traveller accepts, the sender pays in the
+  sandbox, the traveller picks up, a wrong receiver's code is refused, the mailed one completes it and
+  the payout appears in the ledger;
   the manager sees the order appear on the dispatch board without reloading and assigns it;
   the driver sees it arrive, accepts, picks up, shares a position the customer sees move, collects a
   signature drawn with pointer actions and delivers; the customer sees "delivered" without reloading;
@@ -181,8 +185,9 @@ def console_errors(driver):
     try:
         return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
                 and "tile.openstreetmap.org" not in entry["message"] and "favicon" not in entry["message"]
-                # the wrong code and the form without its token are refused on purpose
-                and not re.search(r"/(verify|account) - Failed to load resource: the server responded with a status of 40[03]", entry["message"])]
+                # the wrong codes and the form without its token are refused on purpose
+                and not re.search(r"/(verify|account) - Failed to load resource: the server responded with a status of 40[03]", entry["message"])
+                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/deliver - Failed to load resource: the server responded with a status of 422", entry["message"])]
     except Exception:
         return []
 
@@ -443,6 +448,84 @@ try:
     go(driver, "/account")
     fill(driver, "firstName", "Luca")
     submit_primary(driver)
+
+    # ---------------------------------------------------------- travellers: a trip, a request, pay first, the code, the payout
+    from datetime import date, timedelta
+    go(customer, "/travel")
+    css(customer, "[name=acceptTerms]").click()
+    css(customer, "form[action='/travel/become'] button[type=submit]").click()
+    wait(customer, EC.url_contains("/travel/trips/new"))
+    check("a customer becomes a traveller and is offered to post a trip", "Post a trip" in customer.title)
+    fill(customer, "from", "Lausan")
+    try:
+        wait(customer, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#areas-from option")) > 0, 10)
+        offered = [o.get_attribute("value") for o in customer.find_elements(By.CSS_SELECTOR, "#areas-from option")]
+    except TimeoutException:
+        offered = []
+    check("typing part of a place offers the Swiss areas that match", any(o.startswith("Lausanne") for o in offered), offered[:3])
+    fill(customer, "from", "Lausanne")
+    fill(customer, "to", "Zürich")
+    customer.execute_script("document.querySelector('[name=date]').value = arguments[0];"
+                            "document.querySelector('[name=earliest]').value = '07:00';"
+                            "document.querySelector('[name=latest]').value = '09:00';", (date.today() + timedelta(days=3)).isoformat())
+    fill(customer, "kg", "5")
+    fill(customer, "parcels", "2")
+    css(customer, "[name=cat_small_parcel]").click()
+    submit_primary(customer)
+    wait(customer, EC.url_matches(r"/travel/trips/[0-9A-Fa-f-]{36}$"))
+    trip_path = customer.current_url[len(base):]
+    check("the trip is posted, open for requests", "Open for requests" in customer.page_source)
+    shot_both(customer, "traveller-trip")
+    # The manager sends (every account sends), searching from the canton by its German name.
+    go(manager, "/travel/find?from=Waadt&to=Z%C3%BCrich&category=small_parcel&kg=1.5")
+    check("a sender finds the trip from a canton, by its German name, with its price", trip_path in manager.page_source
+          and "CHF 23.00" in manager.page_source, manager.current_url)
+    go(manager, trip_path)
+    Select(css(manager, "[name=category]")).select_by_value("small_parcel")
+    fill(manager, "kg", "1.5")
+    fill(manager, "description", "Two books")
+    fill(manager, "receiverName", "Bea Beispiel")
+    fill(manager, "receiverEmail", "bea@example.com")
+    css(manager, "[name=attest]").click()
+    submit_primary(manager)
+    wait(manager, EC.url_matches(r"/travel/requests/[0-9A-Fa-f-]{36}$"))
+    request_path = manager.current_url[len(base):]
+    check("the request waits for the traveller", "Waiting for the traveller" in manager.page_source)
+    go(customer, trip_path)
+    check("the traveller sees the request on the trip", request_path in customer.page_source)
+    go(customer, request_path)
+    css(customer, f"form[action='{request_path}/accept'] button").click()
+    wait(customer, lambda d: "awaiting payment" in d.page_source)
+    go(manager, request_path)
+    css(manager, "a.button.primary[href*='/sandbox/checkout/']").click()
+    wait(manager, EC.url_contains("/sandbox/checkout/"))
+    css(manager, "form[action$='/pay'] button").click()
+    wait(manager, lambda d: "/sandbox/checkout/" not in d.current_url)
+    go(manager, request_path)
+    check("paid first: the request waits for pickup", "Paid, waiting for pickup" in manager.page_source)
+    go(customer, request_path)
+    css(customer, f"form[action='{request_path}/pick_up'] button").click()
+    wait(customer, lambda d: "On its way with the traveller" in d.page_source)
+    code = mailed_code("bea@example.com")
+    check("the receiver's code was mailed at pickup", code is not None)
+    fill(customer, "code", "000000" if code != "000000" else "111111")
+    css(customer, f"form[action='{request_path}/deliver'] button").click()
+    wait(customer, EC.presence_of_element_located((By.CSS_SELECTOR, ".alert.error")))
+    check("a wrong code is refused", "wrong" in css(customer, ".alert.error").text)
+    fill(customer, "code", code or "")
+    css(customer, f"form[action='{request_path}/deliver'] button").click()
+    wait(customer, lambda d: "data-request-status" in d.page_source and ">Delivered<" in d.page_source)
+    check("the receiver's code completes the delivery", True)
+    paid = ""
+    for _ in range(30):
+        go(customer, request_path)
+        found = customer.find_elements(By.CSS_SELECTOR, "[data-paid-out]")
+        if found:
+            paid = found[0].text
+            break
+        time.sleep(0.5)
+    check("the traveller's payout appears in the ledger", paid == "CHF 19.55", paid)
+    shot_both(customer, "traveller-delivered")
 
     # ---------------------------------------------------------- installable and offline
     go(customer, "/orders")

@@ -165,26 +165,35 @@ public struct AreaMatch: Sendable, Equatable {
 public struct AreaIndex: Sendable {
     public private(set) var areas: [AreaID: Area] = [:]
     private var children: [AreaID: [AreaID]] = [:]
-    private var depths: [AreaID: Int] = [:]
-    /// (folded key, area, which name) sorted by key.
-    private var keys: [(key: String, area: AreaID, name: String, whole: Bool)] = []
+    /// Areas by number (the search works on numbers, not ids), their depth and their own name.
+    private var order: [AreaID] = []
+    private var number: [AreaID: Int32] = [:]
+    private var depthOf: [Int] = []
+    /// (folded key, area number, which name, whether it is the start of the name), sorted by the
+    /// key's UTF-8 bytes (folded keys compare as bytes, which is what the binary search needs).
+    private var keys: [(key: String, area: Int32, name: String, whole: Bool)] = []
 
     public init(_ list: [Area] = []) {
-        for area in list { areas[area.id] = area }
-        for area in list { if let parent = area.parent, areas[parent] != nil { children[parent, default: []].append(area.id) } }
+        for area in list where areas[area.id] == nil {
+            areas[area.id] = area
+            number[area.id] = Int32(order.count)
+            order.append(area.id)
+        }
+        for id in order { if let parent = areas[id]!.parent, areas[parent] != nil { children[parent, default: []].append(id) } }
         for id in children.keys { children[id]!.sort { areas[$0]!.name < areas[$1]!.name } }
-        for area in list {
+        for (n, id) in order.enumerated() {
+            let area = areas[id]!
             for name in area.allNames {
-                for (i, key) in AreaText.keys(name).enumerated() { keys.append((key, area.id, name, i == 0)) }
+                for (i, key) in AreaText.keys(name).enumerated() { keys.append((key, Int32(n), name, i == 0)) }
             }
             // A keyword (a postal code) is found from its start only, and shows the area's own name.
             for keyword in area.keywords {
                 let key = AreaText.fold(keyword)
-                if !key.isEmpty { keys.append((key, area.id, area.name, true)) }
+                if !key.isEmpty { keys.append((key, Int32(n), area.name, true)) }
             }
         }
-        keys.sort { $0.key < $1.key }
-        for area in list { depths[area.id] = ancestors(of: area.id).count }
+        keys.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        depthOf = order.map { ancestors(of: $0).count }
     }
 
     public var count: Int { areas.count }
@@ -210,7 +219,14 @@ public struct AreaIndex: Sendable {
 
     /// Whether `id` is `ancestor` or lies inside it.
     public func isWithin(_ id: AreaID, _ ancestor: AreaID) -> Bool {
-        id == ancestor || ancestors(of: id).contains { $0.id == ancestor }
+        if id == ancestor { return true }
+        var seen: Set<AreaID> = [id]
+        var next = areas[id]?.parent
+        while let current = next, seen.insert(current).inserted {
+            if current == ancestor { return true }
+            next = areas[current]?.parent
+        }
+        return false
     }
 
     /// `id` and every area inside it.
@@ -231,34 +247,43 @@ public struct AreaIndex: Sendable {
         var low = 0, high = keys.count
         while low < high {
             let mid = (low + high) / 2
-            if keys[mid].key < prefix { low = mid + 1 } else { high = mid }
+            if keys[mid].key.utf8.lexicographicallyPrecedes(prefix.utf8) { low = mid + 1 } else { high = mid }
         }
-        // Rank: 0 exact, 1 whole-name prefix, 2 word prefix.
-        var best: [AreaID: (rank: Int, name: String)] = [:]
-        var scanned = 0
+        let inside = within.map { descendants(of: $0) }
+        // The best entry per area (rank 0 exact, 1 start of a name, 2 start of a word), by number.
+        var best = [Int32](repeating: -1, count: order.count)
+        var bestRank = [UInt8](repeating: 3, count: order.count)
+        var touched: [Int32] = []
         var i = low
-        while i < keys.count, keys[i].key.hasPrefix(prefix) {
+        while i < keys.count, keys[i].key.utf8.starts(with: prefix.utf8) {
             let entry = keys[i]
+            let n = Int(entry.area)
+            let rank: UInt8 = entry.whole ? (entry.key.utf8.count == prefix.utf8.count ? 0 : 1) : 2
+            if rank < bestRank[n], inside.map({ $0.contains(order[n]) }) ?? true {
+                if best[n] < 0 { touched.append(entry.area) }
+                best[n] = Int32(i)
+                bestRank[n] = rank
+            }
             i += 1
-            scanned += 1
-            if let within, !isWithin(entry.area, within) { continue }
-            let rank = entry.key == prefix && entry.whole ? 0 : entry.whole ? 1 : 2
-            if let current = best[entry.area], current.rank <= rank { continue }
-            best[entry.area] = (rank, entry.name)
         }
-        let ranked = best.sorted { a, b in
-            if a.value.rank != b.value.rank { return a.value.rank < b.value.rank }
-            let da = depth(of: a.key), db = depth(of: b.key)
-            if da != db { return da < db }
-            if a.value.name != b.value.name { return a.value.name < b.value.name }
-            return a.key.rawValue < b.key.rawValue
+        // Buckets by rank and depth (few), then names only within the buckets that fill the page.
+        var buckets = [Int: [Int32]]()
+        for n in touched { buckets[Int(bestRank[Int(n)]) * 64 + min(depthOf[Int(n)], 63), default: []].append(n) }
+        var chosen: [Int32] = []
+        for key in buckets.keys.sorted() where chosen.count < limit {
+            let bucket = buckets[key]!.sorted { a, b in
+                let na = keys[Int(best[Int(a)])].name, nb = keys[Int(best[Int(b)])].name
+                return na != nb ? na < nb : order[Int(a)].rawValue < order[Int(b)].rawValue
+            }
+            chosen += bucket.prefix(limit - chosen.count)
         }
-        return ranked.prefix(limit).compactMap { id, match in
-            areas[id].map { AreaMatch(area: $0, matchedName: match.name, ancestors: ancestors(of: id)) }
+        return chosen.map { n in
+            let id = order[Int(n)]
+            return AreaMatch(area: areas[id]!, matchedName: keys[Int(best[Int(n)])].name, ancestors: ancestors(of: id))
         }
     }
 
-    public func depth(of id: AreaID) -> Int { depths[id] ?? ancestors(of: id).count }
+    public func depth(of id: AreaID) -> Int { number[id].map { depthOf[Int($0)] } ?? ancestors(of: id).count }
 }
 
 /// The CSV format admins import (`waybill areas import FILE.csv`, documented in docs/areas.md):

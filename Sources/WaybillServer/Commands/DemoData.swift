@@ -50,15 +50,9 @@ enum DemoData {
             lines.append("\(account.role.rawValue) \(account.email) \(password!)")
         }
         try await seedOrders(app)
-        // Somewhere to travel between, and someone to edit it: the demo manager also administers.
+        // Somewhere to travel between (an admin edits areas; `waybill user grant --capability admin` makes one).
         if try await AreaRecord.query(on: app.db).count() == 0 {
             _ = try await Travel.importAreas(try AreaCommands.switzerland(), services: app.waybill, on: app.db)
-        }
-        if let manager = try await User.query(on: app.db).filter(\.$email == accounts[0].email).first(),
-           !Capability.parseList(manager.staffCapabilities).contains(.admin) {
-            try await app.db.transaction { db in
-                try await Accounts.setStaffCapabilities(manager, to: Capability.parseList(manager.staffCapabilities).union([.admin]), by: nil, on: db)
-            }
         }
         _ = FileManager.default.createFile(atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8),
                                        attributes: [.posixPermissions: 0o600])

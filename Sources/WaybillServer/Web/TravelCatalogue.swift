@@ -27,6 +27,7 @@ extension Text {
     static let noMatch = Text("No trip matches yet. Try a larger area or another day.", "Aucun trajet ne correspond pour l’instant. Essayez une région plus large ou un autre jour.")
     static let noRequests = Text("No requests yet.", "Aucune demande pour l’instant.")
     static let noTrips = Text("You have not posted a trip yet.", "Vous n’avez pas encore publié de trajet.")
+    static let paidOutLedger = Text("Paid out (ledger)", "Versé (registre)")
     static let parcelCategory = Text("Kind of parcel", "Type de colis")
     static let payBy = Text("Pay by", "Payer par")
     static let postTrip = Text("Post a trip", "Publier un trajet")
@@ -77,7 +78,7 @@ enum TravelCatalogue {
         .acceptRequest, .areaHint, .attestContents, .becomeTraveller, .cancelRequest, .cancelTrip, .card, .categoriesTaken,
         .checkAgainstPhoto, .declaredValue, .deliverWithCode, .departureDate, .earliestDeparture, .findTraveller, .fromArea,
         .iAcceptTerms, .iHaveTheParcel, .latestDeparture, .leavesOn, .myRequests, .myTrips, .noMatch, .noRequests, .noTrips,
-        .parcelCategory, .payBy, .postTrip, .prohibitedList, .receiverCode, .receiverEmail, .receiverName, .receiverPhone,
+        .paidOutLedger, .parcelCategory, .payBy, .postTrip, .prohibitedList, .receiverCode, .receiverEmail, .receiverName, .receiverPhone,
         .rejectRequest, .reqAwaitingPayment, .reqCancelled, .reqDelivered, .reqExpired, .reqFailed, .reqLapsed, .reqPaid,
         .reqPickedUp, .reqRejected, .reqRequested, .request, .requestPlace, .requestsReceived, .roomKg, .roomLeft, .roomParcels,
         .sandboxNote, .searchTrips, .sendRequest, .toArea, .travel, .travelDone, .travelIntro, .traveller, .travellerShare,

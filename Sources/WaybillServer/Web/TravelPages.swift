@@ -187,7 +187,14 @@ struct TravelPages {
     static func requestPage(_ view: Travel.RequestView, travel: Travel, me: Principal, ctx: WebContext, message: String? = nil,
                             status: HTTPResponseStatus = .ok) async throws -> Response {
         let people = try await APIHandler.requestPeople([view], travel: travel)
-        return TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(), message: message, status: status).response(ctx)
+        // What the ledger says the traveller was paid (theirs and staff's to see).
+        var paidOut: Money?
+        if let shipment = view.request.shipmentID, view.request.travellerID == me.userID || me.may(.dispatch) {
+            let entries = try await LedgerRecord.query(on: travel.db).filter(\.$shipmentID == shipment).filter(\.$kind == .payout).all()
+            if !entries.isEmpty { paidOut = Money(entries.reduce(0) { $0 + $1.amount }, view.request.currency) }
+        }
+        return TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(), paidOut: paidOut,
+                               message: message, status: status).response(ctx)
     }
 
     func act(_ req: Request) async throws -> Response {
@@ -476,6 +483,7 @@ struct TripRequestPage: PageView {
     var me: Principal
     var people: [UserID: User]
     var index: AreaIndex
+    var paidOut: Money?
     var message: String?
     var status: HTTPResponseStatus
 
@@ -519,6 +527,7 @@ struct TripRequestPage: PageView {
             <dt>\(h(ctx.t(.whatIsIt)))</dt><dd>\(h(r.description)) · \(h(ctx.kg(r.grams)))</dd>
             <dt>\(h(ctx.t(.receiverName)))</dt><dd>\(h(r.receiverName))</dd>
             <dt>\(h(ctx.t(.price)))</dt><dd>\(ctx.money(r.price.total)) (\(h(ctx.t(.travellerShare, r.price.travellerShare.description))))</dd>
+            \(paidOut.map { "<dt>\(h(ctx.t(.paidOutLedger)))</dt><dd data-paid-out>\(ctx.money($0))</dd>" } ?? "")
             </dl>
             \(shipmentLink)
             <div class="actions">\(actions)</div>
