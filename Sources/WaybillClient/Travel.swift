@@ -9,37 +9,6 @@ public typealias TravellerTrip = Components.Schemas.Trip
 public typealias TripMatchResult = Components.Schemas.TripMatch
 public typealias TravelTariffTable = Components.Schemas.TravelTariff
 
-/// What a traveller fills in to post a trip (see `TripDraft` in WaybillCore for the rules).
-public struct TripPosting: Sendable, Equatable {
-    public var from: String
-    public var to: String
-    /// Local date ("2026-12-04") and times ("07:00") in `timeZone`.
-    public var date: String
-    public var earliest: String
-    public var latest: String
-    public var timeZone: String
-    public var capacityGrams: Int
-    public var capacityParcels: Int
-    public var categories: [String]
-    public var minimumReward: Int?
-    public var notes: String?
-
-    public init(from: String, to: String, date: String, earliest: String, latest: String, timeZone: String = TimeZone.current.identifier,
-                capacityGrams: Int, capacityParcels: Int, categories: [String], minimumReward: Int? = nil, notes: String? = nil) {
-        self.from = from
-        self.to = to
-        self.date = date
-        self.earliest = earliest
-        self.latest = latest
-        self.timeZone = timeZone
-        self.capacityGrams = capacityGrams
-        self.capacityParcels = capacityParcels
-        self.categories = categories
-        self.minimumReward = minimumReward
-        self.notes = notes
-    }
-}
-
 /// Travellers: areas, the travel price table, becoming a traveller, trips and finding them.
 extension WaybillSession {
     /// Areas whose name in any language (or a word of it, or a postal code) starts with `query`,
@@ -63,12 +32,14 @@ extension WaybillSession {
         try await call { try await $0.becomeTraveller(body: .json(.init(acceptTerms: true))).ok.body.json }
     }
 
-    public func postTrip(_ trip: TripPosting) async throws(WaybillError) -> TravellerTrip {
-        try await call {
+    /// Posts a trip (`TripDraft` in WaybillCore says what the server checks).
+    public func postTrip(_ trip: TripDraft) async throws(WaybillError) -> TravellerTrip {
+        let point = { (c: Coordinate?) in c.map { Components.Schemas.GeoPoint(latitude: $0.latitude, longitude: $0.longitude) } }
+        return try await call {
             try await $0.postTrip(body: .json(.init(
-                from: trip.from, to: trip.to, date: trip.date, earliest: trip.earliest, latest: trip.latest, timeZone: trip.timeZone,
-                capacityGrams: trip.capacityGrams, capacityParcels: trip.capacityParcels, categories: trip.categories,
-                minimumReward: trip.minimumReward, notes: trip.notes))).created.body.json
+                from: trip.from.rawValue, to: trip.to.rawValue, fromPoint: point(trip.fromPoint), toPoint: point(trip.toPoint), date: trip.date,
+                earliest: trip.earliest, latest: trip.latest, timeZone: trip.timeZone, capacityGrams: trip.capacityGrams,
+                capacityParcels: trip.capacityParcels, categories: trip.categories, minimumReward: trip.minimumReward, notes: trip.notes))).created.body.json
         }
     }
 
@@ -106,36 +77,12 @@ extension WaybillSession {
 
 public typealias TravelRequest = Components.Schemas.TripRequest
 
-/// What a sender asks a traveller to carry.
-public struct ParcelRequest: Sendable, Equatable {
-    public var category: String
-    public var grams: Int
-    /// What the contents are worth, in minor units.
-    public var declaredValue: Int
-    public var description: String
-    public var receiver: Recipient
-    /// The parcel holds nothing on the prohibited list (`travelTariff().prohibitedItems`).
-    public var attestsAllowedContents: Bool
-    /// `.card` or `.twint`: the sender pays first, once the traveller accepts.
-    public var paymentMethod: PaymentMethod
-
-    public init(category: String, grams: Int, declaredValue: Int, description: String, receiver: Recipient,
-                attestsAllowedContents: Bool, paymentMethod: PaymentMethod = .card) {
-        self.category = category
-        self.grams = grams
-        self.declaredValue = declaredValue
-        self.description = description
-        self.receiver = receiver
-        self.attestsAllowedContents = attestsAllowedContents
-        self.paymentMethod = paymentMethod
-    }
-}
-
 /// Requests for a place on a trip: the sender's side and the traveller's.
 extension WaybillSession {
-    public func sendRequest(_ parcel: ParcelRequest, on trip: TripID) async throws(WaybillError) -> TravelRequest {
+    /// Asks the traveller of `parcel.trip` to carry it (`TripRequestDraft` in WaybillCore says what the server checks).
+    public func sendRequest(_ parcel: TripRequestDraft) async throws(WaybillError) -> TravelRequest {
         try await call {
-            try await $0.sendTripRequest(path: .init(tripId: trip.uuidString.lowercased()), body: .json(.init(
+            try await $0.sendTripRequest(path: .init(tripId: parcel.trip.uuidString.lowercased()), body: .json(.init(
                 category: parcel.category, grams: parcel.grams, declaredValue: parcel.declaredValue, description: parcel.description,
                 receiver: .init(name: parcel.receiver.name, email: parcel.receiver.email ?? "", phone: parcel.receiver.phone),
                 attestsAllowedContents: parcel.attestsAllowedContents,

@@ -84,8 +84,8 @@ struct TripCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.run { session in
-                let trip = try await session.postTrip(TripPosting(
-                    from: from, to: to, date: date, earliest: earliest, latest: latest, timeZone: timeZone, capacityGrams: grams,
+                let trip = try await session.postTrip(TripDraft(
+                    from: AreaID(from), to: AreaID(to), date: date, earliest: earliest, latest: latest, timeZone: timeZone, capacityGrams: grams,
                     capacityParcels: parcels, categories: category, minimumReward: minimumReward, notes: notes))
                 if options.json { Output.json(trip) } else { Output.line("Posted trip \(trip.id): \(trip.from.name) → \(trip.to.name) on \(trip.date).") }
             }
@@ -189,10 +189,10 @@ struct RequestCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.run { session in
-                let r = try await session.sendRequest(ParcelRequest(
-                    category: category, grams: grams, declaredValue: declaredValue, description: description,
+                let r = try await session.sendRequest(TripRequestDraft(
+                    trip: trip, category: category, grams: grams, declaredValue: declaredValue, description: description,
                     receiver: Recipient(name: receiverName, email: receiverEmail, phone: receiverPhone),
-                    attestsAllowedContents: allowedContents, paymentMethod: payment), on: trip)
+                    attestsAllowedContents: allowedContents, paymentMethod: payment))
                 RequestCommand.show(r, options)
             }
         }

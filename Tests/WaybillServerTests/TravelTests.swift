@@ -382,6 +382,19 @@ struct TripRequestTests {
             #expect(order.json["payment"]["status"].string == "refunded", "\(order)")
             #expect(try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access).json["gramsLeft"].int == 5000)
             #expect(try await server.send(.POST, "/trip-requests/\(id)/pickup", token: cast.customer.access).status == .conflict)
+
+            // A trip with a paid parcel on it cannot be cancelled; one with a request waiting can, and the request ends.
+            let second = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: cast.otherCustomer.access).json["id"].string)
+            _ = try await server.send(.POST, "/trip-requests/\(second)/accept", token: cast.customer.access)
+            try await Self.pay(server, url: try #require(try await server.send(.GET, "/trip-requests/\(second)", token: cast.otherCustomer.access).json["shipment"]["paymentUrl"].string))
+            let booked = try await server.send(.POST, "/trips/\(trip)/cancel", token: cast.customer.access)
+            #expect(booked.status == .conflict && booked.errorCode == "trip_booked")
+            _ = try await server.send(.POST, "/trip-requests/\(second)/cancel", token: cast.otherCustomer.access)
+            try await server.registerCustomer("carl@example.com")
+            let carl = try await server.login("carl@example.com")
+            let waiting = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: carl.access).json["id"].string)
+            #expect(try await server.send(.POST, "/trips/\(trip)/cancel", token: cast.customer.access).status == .ok)
+            #expect(try await server.send(.GET, "/trip-requests/\(waiting)", token: carl.access).json["status"].string == "cancelled")
         }
     }
 }

@@ -289,11 +289,12 @@ public enum TripPolicy {
         return .allowed
     }
 
-    /// Cancelling: the traveller (or staff) until it departs.
-    public static func mayCancel(traveller: UserID, status: TripStatus, by caller: Caller) -> Decision {
+    /// Cancelling: the traveller (or an admin) until it departs, and not while parcels are booked
+    /// on it (their senders paid; those shipments are cancelled and refunded first).
+    public static func mayCancel(traveller: UserID, status: TripStatus, bookedParcels: Int = 0, by caller: Caller) -> Decision {
         guard caller.id == traveller || caller.capabilities.contains(.admin) else { return .forbidden }
         guard status == .open || status == .full else { return .wrongStatus(status) }
-        return .allowed
+        return bookedParcels > 0 ? .booked : .allowed
     }
 }
 

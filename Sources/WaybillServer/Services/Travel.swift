@@ -257,14 +257,25 @@ struct Travel {
                   TripPolicy.maySee(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), by: me.caller) else {
                 throw WaybillError.notFound
             }
-            switch TripPolicy.mayCancel(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), by: me.caller) {
+            switch TripPolicy.mayCancel(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis),
+                                        bookedParcels: record.bookedParcels, by: me.caller) {
             case .allowed: break
-            case .forbidden, .booked: throw WaybillError.forbidden
+            case .forbidden: throw WaybillError.forbidden
+            case .booked: throw WaybillError(.conflict, .tripBooked, "Parcels are booked on this trip; their shipments must be cancelled first.")
             case .wrongStatus(let status): throw Self.wrongStatus(status)
             }
             record.cancelledAt = UnixTime.nowMillis
             record.updatedAt = UnixTime.nowMillis
             try await record.save(on: db)
+            // Requests still waiting for an answer end with the trip; their senders are told.
+            let waiting = try await TripRequestRecord.query(on: db).filter(\.$tripID == id).filter(\.$status == .requested).all()
+            for r in waiting {
+                r.status = .cancelled
+                r.reason = "The traveller cancelled the trip"
+                r.updatedAt = UnixTime.nowMillis
+                try await r.save(on: db)
+                try await Self.notify(r.senderID, .tripRequestCancelled, body: "The traveller cancelled the trip your request was for.", on: db)
+            }
             return record
         }
     }

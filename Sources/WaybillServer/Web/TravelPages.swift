@@ -447,7 +447,7 @@ struct TripPage: PageView {
                 <h2>\(h(ctx.t(.requestsReceived)))</h2>
                 \(requests.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(list)</ul>")
                 """
-            if TripPolicy.mayCancel(traveller: trip.travellerID, status: tripStatus, by: ctx.principal!.caller) == .allowed {
+            if TripPolicy.mayCancel(traveller: trip.travellerID, status: tripStatus, bookedParcels: trip.bookedParcels, by: ctx.principal!.caller) == .allowed {
                 body += """
                     <form method="post" action="\(WebRoutes.cancelTrip(trip.id!))">\(form.hidden())<button type="submit" class="danger">\(h(ctx.t(.cancelTrip)))</button></form>
                     """

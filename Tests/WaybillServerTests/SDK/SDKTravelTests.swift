@@ -21,16 +21,16 @@ struct SDKTravelTests {
                 #expect(try await bob.searchAreas("genf", language: "fr").map(\.name) == ["Genève", "Genève"])
                 #expect(try await bob.area("CH-VD").children.map(\.id) == ["CH-M5586"])
                 #expect(try await ada.becomeTraveller().heldCapabilities.contains(.traveller))
-                let trip = try await ada.postTrip(TripPosting(from: "CH-M5586", to: "CH-M261", date: TravelTests.date(inDays: 3),
+                let trip = try await ada.postTrip(TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: TravelTests.date(inDays: 3),
                                                               earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich",
                                                               capacityGrams: 5000, capacityParcels: 2, categories: ["small_parcel"]))
                 let found = try await bob.findTrips(from: "CH-VD", to: "CH", category: "small_parcel", grams: 1000)
                 #expect(found.map(\.trip.id) == [trip.id] && found.first?.price.total.money == Money(2000, "CHF"))
 
                 let tripID = try #require(TripID(uuidString: trip.id))
-                var request = try await bob.sendRequest(ParcelRequest(
-                    category: "small_parcel", grams: 1000, declaredValue: 5000, description: "A scarf",
-                    receiver: Recipient(name: "Bea", email: "bea@example.com"), attestsAllowedContents: true, paymentMethod: .twint), on: tripID)
+                var request = try await bob.sendRequest(TripRequestDraft(
+                    trip: tripID, category: "small_parcel", grams: 1000, declaredValue: 5000, description: "A scarf",
+                    receiver: Recipient(name: "Bea", email: "bea@example.com"), attestsAllowedContents: true, paymentMethod: .twint))
                 let id = try #require(TripRequestID(uuidString: request.id))
                 request = try await bob.setRequestPhoto(id, photo: Data(SampleImages.photoJPEG))
                 #expect(request.hasPhoto && request.status == .requested)
