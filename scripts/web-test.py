@@ -527,6 +527,28 @@ try:
     check("the traveller's payout appears in the ledger", paid == "CHF 19.55", paid)
     shot_both(customer, "traveller-delivered")
 
+    # ---------------------------------------------------------- a profile picture, cropped to a square in the browser
+    import struct, zlib
+    def png(width, height):
+        rows = b"".join(b"\x00" + b"".join(bytes([(x * 4) % 256, (y * 5) % 256, 160]) for x in range(width)) for y in range(height))
+        chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    oblong = os.path.join(workdir, "oblong.png")
+    with open(oblong, "wb") as f:
+        f.write(png(160, 100))
+    go(customer, "/account")
+    css(customer, "input[name=photo]").send_keys(oblong)
+    time.sleep(1.5)  # the island crops the image to its centred square
+    css(customer, "form[action='/account/picture'] button[type=submit]").click()
+    wait(customer, EC.url_contains("saved=1"))
+    avatar = customer.find_elements(By.CSS_SELECTOR, "img.avatar")
+    check("an oblong picture is cropped to a square in the browser and kept", bool(avatar)
+          and customer.execute_script("return arguments[0].naturalWidth === arguments[0].naturalHeight && arguments[0].naturalWidth > 0", avatar[0]))
+    go(manager, trip_path)
+    shown = manager.find_elements(By.CSS_SELECTOR, "img.avatar")
+    check("the sender sees the traveller's picture on the trip", bool(shown)
+          and manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", shown[0]))
+
     # ---------------------------------------------------------- installable and offline
     go(customer, "/orders")
     caches = customer.execute_async_script(

@@ -134,3 +134,31 @@ extension WaybillSession {
         try await call { try await $0.deliverTripRequest(path: .init(requestId: id.uuidString.lowercased()), body: .json(.init(code: code))).ok.body.json }
     }
 }
+
+/// Profile pictures: square JPEG or PNG, 64 to 2,048 pixels a side (crop before sending).
+extension WaybillSession {
+    public func setProfilePicture(_ image: Data) async throws(WaybillError) {
+        try await call {
+            _ = try await $0.setProfilePicture(body: .multipartForm(MultipartBody([
+                .photo(.init(payload: .init(body: HTTPBody(image)), filename: "picture")),
+            ]))).noContent
+        }
+    }
+
+    public func deleteProfilePicture() async throws(WaybillError) {
+        try await call { _ = try await $0.deleteProfilePicture().noContent }
+    }
+
+    /// Someone's picture, if one shares a shipment, a trip request or an open trip with them.
+    public func profilePicture(of id: UserID) async throws(WaybillError) -> Data {
+        try await call { client in
+            let output = try await client.getProfilePicture(path: .init(userId: id.uuidString.lowercased())).ok.body
+            let body: HTTPBody
+            switch output {
+            case .jpeg(let b): body = b
+            case .png(let b): body = b
+            }
+            return try await Data(collecting: body, upTo: 4 << 20)
+        }
+    }
+}

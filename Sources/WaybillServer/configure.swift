@@ -47,6 +47,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateCapabilities())         // capability grants and restrictions on accounts
     app.migrations.add(CreateTravel())               // areas, the travel tariff, trips
     app.migrations.add(CreateTripRequests())         // senders' requests for a place on a trip, payout accounts
+    app.migrations.add(CreateProfilePictures())      // one square picture per account
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

@@ -170,6 +170,13 @@ struct AuthorizationMatrixTests {
         return target
     }
 
+    /// Customer A with a picture.
+    static func customerAPicture(_ w: World) async throws -> Target {
+        _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
+                                      token: w.cast.customer.access)
+        return Target(order: "", user: w.cast.customer.userID)
+    }
+
     static let nyon: [String: any Sendable] = ["id": "CH-M5724", "parentId": "CH-VD", "level": "municipality", "name": "Nyon"]
 
     static let rows: [Row] = [
@@ -222,6 +229,14 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/trip-requests/\(x.request)/pickup", token: t) },
         Row(operation: "deliverTripRequest", expected: expect("customerA=200 customerB=403 manager=403 others=404"), setup: pickedUpRequest) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/deliver", json: ["code": x.code], token: t) },
+        Row(operation: "setProfilePicture", expected: expect("others=204"), setup: nothing) { w, _, t in
+            try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")], token: t) },
+        Row(operation: "deleteProfilePicture", expected: expect("others=204"), setup: nothing) { w, _, t in
+            try await w.server.send(.DELETE, "/me/picture", token: t) },
+        // Customer A has open trips by now (the rows above): everyone who may send sees who would
+        // carry their parcel. Who may not see a picture is ProfilePictureTests' to show.
+        Row(operation: "getProfilePicture", expected: expect("others=200"), setup: customerAPicture) { w, x, t in
+            try await w.server.send(.GET, "/users/\(x.user)/picture", token: t) },
         Row(operation: "becomeTraveller", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: t) },
         // me
@@ -386,6 +401,7 @@ struct AuthorizationMatrixTests {
             "cancelTripRequest": { w, x, p in _ = try await travel(w).cancelRequest(id(x.request), reason: nil, by: p) },
             "pickUpTripRequest": { w, x, p in _ = try await travel(w).pickUp(id(x.request), by: try await fresh(w, p)) },
             "deliverTripRequest": { w, x, p in _ = try await travel(w).deliver(id(x.request), code: x.code, by: try await fresh(w, p)) },
+            "getProfilePicture": { w, x, p in _ = try await accounts(w).picture(of: id(x.user), for: p) },
             "markNotificationRead": { w, x, p in _ = try await orders(w).markRead(id(x.notification), for: p) },
             "markAllNotificationsRead": { w, _, p in try await orders(w).markAllRead(for: p) },
             "listNotifications": { w, _, p in _ = try await orders(w).notifications(for: p, unreadOnly: false, cursor: nil, limit: 50) },
@@ -444,7 +460,8 @@ struct AuthorizationMatrixTests {
     }()
 
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
-    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword", "becomeTraveller"]
+    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword", "becomeTraveller",
+                                      "setProfilePicture", "deleteProfilePicture"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

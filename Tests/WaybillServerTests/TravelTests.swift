@@ -409,3 +409,35 @@ extension TestServer {
         return tokens.access
     }
 }
+
+@Suite("Profile pictures: square, sanitized, seen only by people who share something with their owner")
+struct ProfilePictureTests {
+    @Test("A square picture is kept; an oblong one is refused; strangers get 404, a traveller's requesters and staff see it",
+          arguments: TestDatabase.available)
+    func pictures(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await TripRequestTests.setUp(server)
+            let ada = cast.customer, bob = cast.otherCustomer
+            let oblong = try await server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.wideSquareLessPNG, type: "image/png", filename: "p.png")], token: ada.access)
+            #expect(oblong.status == .unprocessableEntity && oblong.json["error"]["fields"]["photo"].string == "not_square", "\(oblong)")
+            let gif = try await server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.gif, type: "image/gif", filename: "p.gif")], token: ada.access)
+            #expect(gif.status == .unsupportedMediaType || gif.status == .unprocessableEntity, "\(gif)")
+            let set = try await server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")], token: ada.access)
+            #expect(set.status == .noContent, "\(set)")
+            #expect(try await server.send(.GET, "/users/\(ada.userID)/picture", token: ada.access).status == .ok)
+            // Ada has an open trip: anyone who may send sees who would carry their parcel.
+            #expect(try await server.send(.GET, "/users/\(ada.userID)/picture", token: bob.access).status == .ok)
+            // Bob's picture: Ada sees it only once Bob asked her to carry something; staff always.
+            _ = try await server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")], token: bob.access)
+            #expect(try await server.send(.GET, "/users/\(bob.userID)/picture", token: ada.access).status == .notFound)
+            #expect(try await server.send(.GET, "/users/\(bob.userID)/picture", token: cast.driver.access).status == .notFound)
+            #expect(try await server.send(.GET, "/users/\(bob.userID)/picture", token: cast.manager.access).status == .ok)
+            _ = try await server.send(.POST, "/trips/\(trip)/requests", json: TripRequestTests.request(), token: bob.access)
+            let seen = try await server.send(.GET, "/users/\(bob.userID)/picture", token: ada.access)
+            #expect(seen.status == .ok && seen.headers.first(name: .contentType) == "image/png")
+            #expect(try await server.send(.DELETE, "/me/picture", token: bob.access).status == .noContent)
+            #expect(try await server.send(.GET, "/users/\(bob.userID)/picture", token: ada.access).status == .notFound)
+            #expect(try await server.send(.GET, "/users/not-a-uuid/picture", token: ada.access).status == .notFound)
+        }
+    }
+}

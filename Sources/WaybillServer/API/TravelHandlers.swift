@@ -389,3 +389,37 @@ extension APIHandler {
             availableActions: progress.actions(for: roles).map { .init(rawValue: $0.rawValue)! })
     }
 }
+
+/// Profile pictures: translation only (`Accounts` and `ProfilePicturePolicy` decide).
+extension APIHandler {
+    func setProfilePicture(_ input: Operations.SetProfilePicture.Input) async throws -> Operations.SetProfilePicture.Output {
+        let me = try await principal()
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var photo: [UInt8]?
+        do {
+            for try await part in form {
+                if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: ProfilePicturePolicy.maxBytes) }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
+        }
+        guard let photo else { throw WaybillError.validation("photo", "required") }
+        _ = try await Accounts(request: try request).setPicture(.init(bytes: photo, field: "photo"), by: me)
+        return .noContent(.init())
+    }
+
+    func deleteProfilePicture(_ input: Operations.DeleteProfilePicture.Input) async throws -> Operations.DeleteProfilePicture.Output {
+        let me = try await principal()
+        try await Accounts(request: try request).deletePicture(by: me)
+        return .noContent(.init())
+    }
+
+    func getProfilePicture(_ input: Operations.GetProfilePicture.Input) async throws -> Operations.GetProfilePicture.Output {
+        let me = try await principal()
+        let (picture, data) = try await Accounts(request: try request).picture(of: try Self.uuid(input.path.userId), for: me)
+        let body = HTTPBody(data)
+        return .ok(.init(body: picture.contentType == "image/png" ? .png(body) : .jpeg(body)))
+    }
+}

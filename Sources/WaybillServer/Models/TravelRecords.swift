@@ -213,3 +213,19 @@ final class TripRequestRecord: Model, @unchecked Sendable {
         TravelPrice(total: Money(priceTotal, currency), travellerShare: Money(travellerShare, currency), platformFee: Money(platformFee, currency))
     }
 }
+
+/// An account's profile picture (`WaybillCore.ProfilePicturePolicy`): square, sanitized, in the file store.
+final class ProfilePicture: Model, @unchecked Sendable {
+    static let schema = "profile_pictures"
+
+    @ID(custom: "user_id", generatedBy: .user) var id: UserID?
+    @Field(key: "storage_name") var storageName: String
+    @Field(key: "content_type") var contentType: String
+    @Field(key: "side") var side: Int
+    @Field(key: "byte_count") var byteCount: Int
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] { [$id, $storageName, $contentType, $side, $byteCount, $updatedAt] }
+
+    init() {}
+}

@@ -167,6 +167,7 @@ struct AccountPages {
     func accountPage(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         var page = AccountPage(me)
+        page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
         page.notice = req.query[String.self, at: "saved"] != nil ? ctx.t(.saved) : req.query[String.self, at: "password"] != nil ? ctx.t(.passwordChanged) : nil
         return page.response(ctx)
     }
@@ -369,9 +370,12 @@ struct AccountPage: PageView {
     var message: String?
     var notice: String?
     var status: HTTPResponseStatus = .ok
+    var userID: UserID
+    var hasPicture = false
 
     init(_ me: Principal) {
         let user = me.user
+        userID = me.userID
         email = user.email
         role = user.role
         showsAddress = me.may(.placeOrders)
@@ -406,10 +410,16 @@ struct AccountPage: PageView {
             \(form.field("newPassword", ctx.t(.newPassword), type: "password", autocomplete: "new-password", hint: ctx.t(.passwordHint)))
             <button type="submit">\(h(ctx.t(.changePassword)))</button>
             </form>
+            <h2>\(h(ctx.t(.profilePicture)))</h2>
+            \(hasPicture ? "<p><img class=\"avatar\" src=\"\(WebRoutes.picture(userID))\" alt=\"\" width=\"96\" height=\"96\"></p>" : "")
+            <form method="post" action="\(WebRoutes.accountPicture())" enctype="multipart/form-data" class="stack">\(form.hidden())
+            <div class="field"><label for="f-photo">\(h(ctx.t(.pictureHint)))</label><input id="f-photo" type="file" name="photo" accept="image/jpeg,image/png" data-crop-square required></div>
+            <button type="submit">\(h(ctx.t(.save)))</button>
+            </form>
             <h2>\(h(ctx.t(.pushTitle)))</h2>
             <p><button type="button" data-enable-push hidden data-text-done="\(h(ctx.t(.pushOn)))" data-text-failed="\(h(ctx.t(.pushFailed)))">\(h(ctx.t(.pushEnable)))</button></p>
             <p data-push-state aria-live="polite"></p>
-            """, status: status)
+            """, status: status, scripts: ["picture"])
     }
 }
 

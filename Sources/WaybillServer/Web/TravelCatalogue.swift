@@ -30,7 +30,11 @@ extension Text {
     static let paidOutLedger = Text("Paid out (ledger)", "Versé (registre)")
     static let parcelCategory = Text("Kind of parcel", "Type de colis")
     static let payBy = Text("Pay by", "Payer par")
+    static let pictureHint = Text("A square picture (the page crops yours), JPEG or PNG", "Une image carrée (la page recadre la vôtre), JPEG ou PNG")
+    static let pictureNotSquare = Text("The picture must be square: crop it, or use a browser with JavaScript, which crops it for you.",
+                                       "L’image doit être carrée : recadrez-la, ou utilisez un navigateur avec JavaScript, qui la recadre pour vous.")
     static let postTrip = Text("Post a trip", "Publier un trajet")
+    static let profilePicture = Text("Profile picture", "Photo de profil")
     static let prohibitedList = Text("Never allowed:", "Jamais autorisé :")
     static let receiverCode = Text("The receiver’s 6-digit code", "Le code à 6 chiffres du destinataire")
     static let receiverEmail = Text("Receiver’s email (their code goes there)", "E-mail du destinataire (son code y sera envoyé)")
@@ -78,7 +82,7 @@ enum TravelCatalogue {
         .acceptRequest, .areaHint, .attestContents, .becomeTraveller, .cancelRequest, .cancelTrip, .card, .categoriesTaken,
         .checkAgainstPhoto, .declaredValue, .deliverWithCode, .departureDate, .earliestDeparture, .findTraveller, .fromArea,
         .iAcceptTerms, .iHaveTheParcel, .latestDeparture, .leavesOn, .myRequests, .myTrips, .noMatch, .noRequests, .noTrips,
-        .paidOutLedger, .parcelCategory, .payBy, .postTrip, .prohibitedList, .receiverCode, .receiverEmail, .receiverName, .receiverPhone,
+        .paidOutLedger, .parcelCategory, .payBy, .pictureHint, .pictureNotSquare, .profilePicture, .postTrip, .prohibitedList, .receiverCode, .receiverEmail, .receiverName, .receiverPhone,
         .rejectRequest, .reqAwaitingPayment, .reqCancelled, .reqDelivered, .reqExpired, .reqFailed, .reqLapsed, .reqPaid,
         .reqPickedUp, .reqRejected, .reqRequested, .request, .requestPlace, .requestsReceived, .roomKg, .roomLeft, .roomParcels,
         .sandboxNote, .searchTrips, .sendRequest, .toArea, .travel, .travelDone, .travelIntro, .traveller, .travellerShare,

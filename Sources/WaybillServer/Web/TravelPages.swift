@@ -18,6 +18,38 @@ struct TravelPages {
         routes.post(WebRoutes.requestPlace, use: sendRequest)
         routes.get(WebRoutes.tripRequest, use: request)
         routes.post(WebRoutes.tripRequestAction, use: act)
+        routes.get(WebRoutes.picture, use: picture)
+        routes.post(WebRoutes.accountPicture, use: setPicture)
+    }
+
+    // MARK: profile pictures
+
+    func picture(_ req: Request) async throws -> Response {
+        let (_, me) = try Self.signedIn(req)
+        let (picture, data) = try await Accounts(request: req).picture(of: try WebRoutes.id(req), for: me)
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: picture.contentType)
+        headers.replaceOrAdd(name: .cacheControl, value: "private, no-store")
+        return Response(status: .ok, headers: headers, body: .init(data: data))
+    }
+
+    struct PictureForm: Content { var photo: File? }
+
+    /// The account page's picture form: the browser crops to a square first (`picture.js`).
+    func setPicture(_ req: Request) async throws -> Response {
+        let (ctx, me) = try Self.signedIn(req)
+        let form = try? req.content.decode(PictureForm.self)
+        guard let file = form?.photo, file.data.readableBytes > 0 else { return req.redirect(to: WebRoutes.account(), redirectType: .normal) }
+        do {
+            _ = try await Accounts(request: req).setPicture(.init(bytes: Array(buffer: file.data), field: "photo"), by: me)
+        } catch let error as WaybillError {
+            var page = AccountPage(me)
+            page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
+            page.message = error.fields?["photo"] == "not_square" ? ctx.t(.pictureNotSquare) : ctx.message(error)
+            page.status = error.status
+            return page.response(ctx)
+        }
+        return req.redirect(to: WebRoutes.account(query: "saved=1"), redirectType: .normal)
     }
 
     static func signedIn(_ req: Request) throws -> (WebContext, Principal) {
@@ -99,7 +131,8 @@ struct TravelPages {
                          errors: [String: String] = [:], message: String? = nil, status: HTTPResponseStatus = .ok) async throws -> Response {
         let requests = trip.travellerID == me.userID ? try await travel.requests(received: true, trip: trip.id!, for: me) : []
         let names = try await TripView.load([trip], travel: travel, me: me).names
-        return TripPage(trip: trip, mine: trip.travellerID == me.userID, travellerName: names[trip.travellerID] ?? "",
+        let hasPicture = try await ProfilePicture.find(trip.travellerID, on: travel.db) != nil
+        return TripPage(trip: trip, mine: trip.travellerID == me.userID, travellerName: names[trip.travellerID] ?? "", hasPicture: hasPicture,
                         index: try await travel.areas(), tariff: try await travel.tariff(), requests: requests,
                         values: values, errors: errors, message: message, status: status).response(ctx)
     }
@@ -248,6 +281,8 @@ struct TravelPages {
 }
 
 extension WebRoutes {
+    static let picture = WebPath<UserID>("/people/:id/picture") { [$0.uuidString] }
+    static let accountPicture = WebPath("/account/picture")
     static let travel = WebPath("/travel")
     static let becomeTraveller = WebPath("/travel/become")
     static let newTrip = WebPath("/travel/trips/new")
@@ -418,6 +453,7 @@ struct TripPage: PageView {
     var trip: TripRecord
     var mine: Bool
     var travellerName: String
+    var hasPicture: Bool
     var index: AreaIndex
     var tariff: TravelTariff
     var requests: [Travel.RequestView]
@@ -433,7 +469,7 @@ struct TripPage: PageView {
         let form = Form(ctx: ctx, values: values, errors: errors)
         var body = """
             <h1>\(h(title))</h1>
-            <p><span class="status">\(h(ctx.tripStatus(tripStatus)))</span> · \(h(ctx.t(.leavesOn, trip.departureDate, trip.earliest, trip.latest))) (\(h(trip.timeZone))) · \(h(travellerName))</p>
+            <p>\(hasPicture ? "<img class=\"avatar\" src=\"\(WebRoutes.picture(trip.travellerID))\" alt=\"\" width=\"48\" height=\"48\"> " : "")<span class="status">\(h(ctx.tripStatus(tripStatus)))</span> · \(h(ctx.t(.leavesOn, trip.departureDate, trip.earliest, trip.latest))) (\(h(trip.timeZone))) · \(h(travellerName))</p>
             <p>\(h(ctx.t(.roomLeft, ctx.kg(max(0, trip.capacityGrams - trip.bookedGrams)), String(max(0, trip.capacityParcels - trip.bookedParcels)))))
             · \(h(trip.categories.split(separator: ",").map { ctx.category(String($0), tariff) }.joined(separator: ", ")))</p>
             \(trip.notes.map { "<p>\(h($0))</p>" } ?? "")

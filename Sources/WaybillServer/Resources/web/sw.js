@@ -2,7 +2,7 @@
 // /assets/, and Web Push notifications. Nothing under /app/ or /api/, no POST and no page of a
 // signed-in person is ever cached. Bump VERSION when the shell changes.
 
-const VERSION = "v1";
+const VERSION = "v2";
 const SHELL = `waybill-shell-${VERSION}`;
 const ASSETS = `waybill-assets-${VERSION}`;
 const SHELL_URLS = [
@@ -13,6 +13,8 @@ const SHELL_URLS = [
   "/assets/js/map.js",
   "/assets/js/signature.js",
   "/assets/js/position.js",
+  "/assets/js/areas.js",
+  "/assets/js/picture.js",
   "/manifest.webmanifest",
   "/assets/icons/icon.svg",
   "/assets/icons/icon-192.png",

@@ -1,0 +1,27 @@
+import Foundation
+
+// Profile pictures (issue "Travellers", item 8): every account may show a square picture, seen
+// only by people who have something to do with its owner.
+
+public enum ProfilePicturePolicy {
+    public static let minSide = 64
+    public static let maxSide = 2048
+    public static let maxBytes = 2 * 1024 * 1024
+
+    /// A picture is square (apps and the web page crop it before sending), between 64 and 2,048
+    /// pixels a side; nil when it is, else the reason.
+    public static func problem(width: Int, height: Int) -> String? {
+        if width != height { return "not_square" }
+        if width < minSide { return "too_small" }
+        if width > maxSide { return "too_large" }
+        return nil
+    }
+
+    /// Who sees `owner`'s picture: themself, staff (people managers, dispatchers, admins), and
+    /// people who share something with them: a shipment (its sender, carrier or receiver), a
+    /// request for a trip (its sender and traveller), or a trip open to requests (everyone who may
+    /// send sees who would carry their parcel).
+    public static func maySee(owner: UserID, viewer: Caller, sharesSomething: Bool) -> Bool {
+        viewer.id == owner || viewer.may(.manageUsers) || viewer.may(.dispatch) || sharesSomething
+    }
+}
