@@ -233,3 +233,39 @@ struct TripTests {
         #expect(TripMatching.rank([later], for: geneva, tariff: .standard, areas: index, by: sender, now: Self.now).isEmpty)
     }
 }
+
+@Suite("Requests: where one stands, what each side may do and see")
+struct TripRequestRuleTests {
+    @Test("Progress follows the shipment once accepted; each side gets only its own buttons")
+    func progressAndActions() {
+        #expect(TripRequestProgress.of(.accepted, shipment: .awaitingPayment) == .awaitingPayment)
+        #expect(TripRequestProgress.of(.accepted, shipment: .accepted) == .paid)
+        #expect(TripRequestProgress.of(.accepted, shipment: .inTransit) == .pickedUp)
+        #expect(TripRequestProgress.of(.lapsed, shipment: .cancelled) == .lapsed)
+        #expect(TripRequestProgress.requested.actions(for: [.traveller]) == [.accept, .reject])
+        #expect(TripRequestProgress.requested.actions(for: [.sender]) == [.cancel])
+        #expect(TripRequestProgress.awaitingPayment.actions(for: [.traveller]).isEmpty)
+        #expect(TripRequestProgress.pickedUp.actions(for: [.sender]).isEmpty)
+        #expect(TripRequestProgress.pickedUp.actions(for: [.traveller]) == [.deliver])
+    }
+
+    @Test("The receiver's email is the sender's; the phone reaches the traveller once paid; only the sender gets the payment link")
+    func visibility() {
+        #expect(TripRequestVisibility.of(.requested, for: [.traveller]) == .init(receiverEmail: false, receiverPhone: false, paymentLink: false))
+        #expect(TripRequestVisibility.of(.paid, for: [.traveller]) == .init(receiverEmail: false, receiverPhone: true, paymentLink: false))
+        #expect(TripRequestVisibility.of(.awaitingPayment, for: [.sender]) == .init(receiverEmail: true, receiverPhone: true, paymentLink: true))
+        #expect(TripRequestVisibility.of(.paid, for: []).receiverPhone == false, "staff see the request, not the receiver's phone")
+    }
+
+    @Test("Only the traveller, the traveller's trip, in the right status, may a request be answered; the system expires and lapses")
+    func machine() {
+        #expect(TripRequestMachine.decide(.accept, from: .requested, as: [.traveller]) == .allowed(.accepted))
+        #expect(TripRequestMachine.decide(.accept, from: .requested, as: [.sender]) == .forbidden)
+        #expect(TripRequestMachine.decide(.accept, from: .expired, as: [.traveller]) == .wrongStatus(.expired))
+        #expect(TripRequestMachine.decide(.cancel, from: .accepted, as: [.sender]) == .wrongStatus(.accepted))
+        #expect(TripRequestMachine.decide(.lapse, from: .accepted, as: [.system]) == .allowed(.lapsed))
+        #expect(TripRequestDeadlines.answerBy(sentAt: 0, hours: 48, departsFrom: 3_600_000) == 3_600_000)
+        #expect(TripRequestDeadlines.answerBy(sentAt: .max - 1, hours: 48, departsFrom: .max) < .max, "no trap on overflow")
+        #expect(HandOverCodePolicy.normalized(" 123 456 ") == "123456" && HandOverCodePolicy.normalized("12345a") == nil)
+    }
+}

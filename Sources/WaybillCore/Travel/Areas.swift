@@ -165,9 +165,8 @@ public struct AreaMatch: Sendable, Equatable {
 public struct AreaIndex: Sendable {
     public private(set) var areas: [AreaID: Area] = [:]
     private var children: [AreaID: [AreaID]] = [:]
-    /// Areas by number (the search works on numbers, not ids), their depth and their own name.
+    /// Areas by number (the search works on numbers, not ids) and their depth.
     private var order: [AreaID] = []
-    private var number: [AreaID: Int32] = [:]
     private var depthOf: [Int] = []
     /// (folded key, area number, which name, whether it is the start of the name), sorted by the
     /// key's UTF-8 bytes (folded keys compare as bytes, which is what the binary search needs).
@@ -176,7 +175,6 @@ public struct AreaIndex: Sendable {
     public init(_ list: [Area] = []) {
         for area in list where areas[area.id] == nil {
             areas[area.id] = area
-            number[area.id] = Int32(order.count)
             order.append(area.id)
         }
         for id in order { if let parent = areas[id]!.parent, areas[parent] != nil { children[parent, default: []].append(id) } }
@@ -283,7 +281,6 @@ public struct AreaIndex: Sendable {
         }
     }
 
-    public func depth(of id: AreaID) -> Int { number[id].map { depthOf[Int($0)] } ?? ancestors(of: id).count }
 }
 
 /// The CSV format admins import (`waybill areas import FILE.csv`, documented in docs/areas.md):

@@ -172,24 +172,10 @@ public enum TripRequestDeadlines {
     }
 }
 
-/// The receiver's code at a traveller's delivery: 6 digits, hashed, single use, locked after 5 wrong tries.
+/// The receiver's code at a traveller's delivery: 6 digits (the shipment's recipient code, hashed,
+/// tries counted by `OneTimeCodePolicy`).
 public enum HandOverCodePolicy {
     public static let digits = 6
-    public static let maxAttempts = 5
-
-    public enum Decision: Sendable, Equatable {
-        case accepted
-        case wrong(attemptsLeft: Int)
-        case locked
-    }
-
-    /// Whether `given` matches, from the attempts made so far; comparing is the caller's (constant-time) job.
-    public static func decide(matches: Bool, attemptsBefore: Int) -> Decision {
-        if attemptsBefore >= maxAttempts { return .locked }
-        if matches { return .accepted }
-        let left = maxAttempts - attemptsBefore - 1
-        return left <= 0 ? .locked : .wrong(attemptsLeft: left)
-    }
 
     /// Only digits, exactly six (spaces ignored).
     public static func normalized(_ raw: String) -> String? {
@@ -249,6 +235,23 @@ public enum TripRequestProgress: String, Sendable, Hashable, Codable, CaseIterab
             break
         }
         return actions
+    }
+}
+
+/// What each side of a request sees of the other details (the API and the pages show no more).
+public struct TripRequestVisibility: Sendable, Equatable {
+    /// The receiver's email: the sender's own data; the traveller never needs it (the code is mailed).
+    public var receiverEmail: Bool
+    /// The receiver's phone: the sender's, and the traveller's once the parcel is paid for.
+    public var receiverPhone: Bool
+    /// Where to pay: the sender's, while payment is awaited.
+    public var paymentLink: Bool
+
+    public static func of(_ progress: TripRequestProgress, for roles: Set<TripRequestRole>) -> TripRequestVisibility {
+        let sender = roles.contains(.sender)
+        let paid = [TripRequestProgress.paid, .pickedUp, .delivered].contains(progress)
+        return TripRequestVisibility(receiverEmail: sender, receiverPhone: sender || paid && roles.contains(.traveller),
+                                     paymentLink: sender && progress == .awaitingPayment)
     }
 }
 

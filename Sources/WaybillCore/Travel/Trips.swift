@@ -289,6 +289,10 @@ public enum TripPolicy {
         return .allowed
     }
 
+    /// What the traveller asks per parcel is theirs to see: senders only see the trips that would
+    /// accept the price.
+    public static func showsMinimumReward(traveller: UserID, to caller: Caller) -> Bool { caller.id == traveller }
+
     /// Cancelling: the traveller (or an admin) until it departs, and not while parcels are booked
     /// on it (their senders paid; those shipments are cancelled and refunded first).
     public static func mayCancel(traveller: UserID, status: TripStatus, bookedParcels: Int = 0, by caller: Caller) -> Decision {

@@ -184,6 +184,23 @@ extension APIHandler {
         return .ok(.init(body: file.contentType == "image/png" ? .png(body) : .jpeg(body)))
     }
 
+    /// The bytes of a form's `photo` part (`photo` picks it out of the operation's own part type), or
+    /// nil when there is none; a malformed or repeated part is 400, a part over `limit` 413.
+    static func photoPart<Part: Sendable>(of form: MultipartBody<Part>, limit: Int,
+                                          _ photo: @escaping @Sendable (Part) -> HTTPBody?) async throws -> [UInt8]? {
+        var bytes: [UInt8]?
+        do {
+            for try await part in form {
+                if let body = photo(part) { bytes = try await collect(body, field: "photo", limit: limit) }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
+        }
+        return bytes
+    }
+
     static func collect(_ body: HTTPBody, field: String, limit: Int) async throws -> [UInt8] {
         var bytes: [UInt8] = []
         for try await chunk in body {

@@ -28,15 +28,7 @@ extension APIHandler {
         let id: OrderID = try Self.uuid(input.path.shipmentId)
         var photo: [UInt8]?
         if case .multipartForm(let form) = input.body {
-            do {
-                for try await part in form {
-                    if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes) }
-                }
-            } catch let error as WaybillError {
-                throw error
-            } catch {
-                throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
-            }
+            photo = try await Self.photoPart(of: form, limit: UploadLimits.photoBytes) { if case .photo(let p) = $0 { p.payload.body } else { nil } }
         }
         let orders = try self.orders
         _ = try await orders.confirmReceipt(id, photo: photo.map { .init(bytes: $0, field: "photo") }, by: me)

@@ -248,8 +248,8 @@ struct TripView {
             capacityGrams: t.capacityGrams, capacityParcels: t.capacityParcels,
             gramsLeft: max(0, t.capacityGrams - t.bookedGrams), parcelsLeft: max(0, t.capacityParcels - t.bookedParcels),
             categories: t.categories.split(separator: ",").map(String.init),
-            // What the traveller asks is theirs to see; senders only see the trips that would accept the price.
-            minimumReward: mine ? t.minimumReward.map { APIHandler.money(Money($0, t.currency)) } : nil,
+            minimumReward: TripPolicy.showsMinimumReward(traveller: t.travellerID, to: me.caller)
+                ? t.minimumReward.map { APIHandler.money(Money($0, t.currency)) } : nil,
             notes: t.notes, status: .init(rawValue: status.rawValue)!, mine: mine)
     }
 }
@@ -297,16 +297,7 @@ extension APIHandler {
     func setTripRequestPhoto(_ input: Operations.SetTripRequestPhoto.Input) async throws -> Operations.SetTripRequestPhoto.Output {
         let me = try await principal()
         guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
-        var photo: [UInt8]?
-        do {
-            for try await part in form {
-                if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes) }
-            }
-        } catch let error as WaybillError {
-            throw error
-        } catch {
-            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
-        }
+        let photo = try await Self.photoPart(of: form, limit: UploadLimits.photoBytes) { if case .photo(let p) = $0 { p.payload.body } else { nil } }
         guard let photo else { throw WaybillError.validation("photo", "required") }
         let travel = try self.travel
         let id: TripRequestID = try Self.uuid(input.path.requestId)
@@ -369,20 +360,19 @@ extension APIHandler {
         let r = view.request
         let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
         let progress = TripRequestProgress.of(r.status, shipment: view.shipment?.status)
-        let isSender = roles.contains(.sender)
-        let paid = [.paid, .pickedUp, .delivered].contains(progress)
+        let seen = TripRequestVisibility.of(progress, for: roles)
         func name(_ id: UserID) -> String { people[id].map { TravellerName.short(first: $0.firstName, last: $0.lastName) } ?? "" }
         let items = (try? JSONDecoder().decode([String: [String]].self, from: Data(r.attestation.utf8))) ?? [:]
         let shipment = view.shipment.map { o in
             S.TripRequest.ShipmentPayload(id: o.id!.uuidString, reference: o.reference,
-                                          paymentUrl: isSender && o.status == .awaitingPayment ? o.checkoutURL : nil, sandbox: o.sandbox)
+                                          paymentUrl: seen.paymentLink ? o.checkoutURL : nil, sandbox: o.sandbox)
         }
         return S.TripRequest(
             id: r.id!.uuidString, trip: tripView.trip(view.trip), status: .init(rawValue: progress.rawValue)!,
             sender: .init(id: r.senderID.uuidString, name: name(r.senderID)),
             traveller: .init(id: r.travellerID.uuidString, name: name(r.travellerID)),
             category: r.category, grams: r.grams, declaredValue: money(Money(r.declaredValue, r.currency)), description: r.description,
-            receiver: .init(name: r.receiverName, email: isSender ? r.receiverEmail : nil, phone: isSender || paid ? r.receiverPhone : nil),
+            receiver: .init(name: r.receiverName, email: seen.receiverEmail ? r.receiverEmail : nil, phone: seen.receiverPhone ? r.receiverPhone : nil),
             price: .init(total: money(r.price.total), travellerShare: money(r.price.travellerShare), platformFee: money(r.price.platformFee)),
             prohibitedItems: items["en"] ?? items.values.first ?? [], attestedAt: date(r.attestedAt), hasPhoto: r.photoName != nil,
             answerBy: date(r.answerBy), payBy: r.payBy.map(date), reason: r.reason, shipment: shipment, createdAt: date(r.createdAt),
@@ -395,16 +385,7 @@ extension APIHandler {
     func setProfilePicture(_ input: Operations.SetProfilePicture.Input) async throws -> Operations.SetProfilePicture.Output {
         let me = try await principal()
         guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
-        var photo: [UInt8]?
-        do {
-            for try await part in form {
-                if case .photo(let p) = part { photo = try await Self.collect(p.payload.body, field: "photo", limit: ProfilePicturePolicy.maxBytes) }
-            }
-        } catch let error as WaybillError {
-            throw error
-        } catch {
-            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
-        }
+        let photo = try await Self.photoPart(of: form, limit: ProfilePicturePolicy.maxBytes) { if case .photo(let p) = $0 { p.payload.body } else { nil } }
         guard let photo else { throw WaybillError.validation("photo", "required") }
         _ = try await Accounts(request: try request).setPicture(.init(bytes: photo, field: "photo"), by: me)
         return .noContent(.init())

@@ -57,8 +57,9 @@ extension Accounts {
     func sharesSomething(_ owner: UserID, with me: Principal) async throws -> Bool {
         guard let sql = db as? any SQLDatabase, let ownerUser = try await User.find(owner, on: db) else { return false }
         let viewer = me.userID
-        let viewerEmail = me.caller.verifiedEmail ?? "\u{0}"
-        let ownerEmail = ownerUser.emailVerifiedAt == nil ? "\u{0}" : ownerUser.email.lowercased()
+        // An account without a verified email receives nothing: NULL, which equals no row's recipient.
+        let viewerEmail: String? = me.caller.verifiedEmail
+        let ownerEmail: String? = ownerUser.emailVerifiedAt == nil ? nil : ownerUser.email.lowercased()
         let shipment = try await sql.raw("""
             SELECT 1 AS hit FROM orders WHERE
               ((customer_id = \(bind: owner) OR driver_id = \(bind: owner) OR recipient_email = \(bind: ownerEmail))

@@ -173,7 +173,8 @@ extension Travel {
         guard let sender = try await User.find(existing.senderID, on: db), let trip = try await TripRecord.find(existing.tripID, on: db) else {
             throw WaybillError.notFound
         }
-        let from = try await areas()[AreaID(trip.fromAreaID)], to = try await areas()[AreaID(trip.toAreaID)]
+        let index = try await areas()
+        let from = index[AreaID(trip.fromAreaID)], to = index[AreaID(trip.toAreaID)]
         let order = Self.shipment(for: existing, trip: trip, from: from, to: to, sandbox: services.payments.isSandbox)
         let checkout = try await services.payments.createCheckout(CheckoutRequest(
             orderID: order.id!, reference: order.reference, price: order.price, method: existing.paymentMethod, customerEmail: sender.email,

@@ -68,7 +68,7 @@ struct TravelPages {
         let received = me.caller.capabilities.contains(.traveller) ? try await travel.requests(received: true, for: me) : []
         let index = try await travel.areas()
         return TravelHubPage(isTraveller: me.caller.capabilities.contains(.traveller), trips: trips, sent: sent, received: received,
-                             index: index, tariff: try await travel.tariff(),
+                             index: index,
                              notice: req.query[String.self, at: "done"].map { _ in ctx.t(.travelDone) }).response(ctx)
     }
 
@@ -336,7 +336,6 @@ struct TravelHubPage: PageView {
     var sent: [Travel.RequestView]
     var received: [Travel.RequestView]
     var index: AreaIndex
-    var tariff: TravelTariff
     var notice: String?
 
     func page(_ ctx: WebContext) -> WebPage {
