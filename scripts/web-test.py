@@ -187,7 +187,9 @@ def console_errors(driver):
                 and "tile.openstreetmap.org" not in entry["message"] and "favicon" not in entry["message"]
                 # the wrong codes and the form without its token are refused on purpose
                 and not re.search(r"/(verify|account) - Failed to load resource: the server responded with a status of 40[03]", entry["message"])
-                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/deliver - Failed to load resource: the server responded with a status of 422", entry["message"])]
+                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/deliver - Failed to load resource: the server responded with a status of 422", entry["message"])
+                # accepting before the payouts are set up is refused on purpose
+                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/accept - Failed to load resource: the server responded with a status of 409", entry["message"])]
     except Exception:
         return []
 
@@ -495,6 +497,19 @@ try:
     check("the traveller sees the request on the trip", request_path in customer.page_source)
     go(customer, request_path)
     css(customer, f"form[action='{request_path}/accept'] button").click()
+    wait(customer, EC.presence_of_element_located((By.CSS_SELECTOR, ".alert.error")))
+    check("a traveller without payouts cannot accept a paid request", "payouts" in css(customer, ".alert.error").text,
+          css(customer, ".alert.error").text)
+    # Payouts: the travel page offers the setup; the sandbox's test page stands in for Stripe's onboarding.
+    go(customer, "/travel")
+    css(customer, "form[action='/travel/payouts'] button").click()
+    wait(customer, EC.url_contains("/sandbox/connect/"))
+    check("the payout setup is Stripe's onboarding, a labelled test page in the sandbox", "TEST MODE" in customer.page_source)
+    css(customer, "form[action*='/complete'] button").click()
+    wait(customer, lambda d: 'data-payout-status="active"' in d.page_source)
+    check("back on the travel page, payouts are set up", True)
+    go(customer, request_path)
+    css(customer, f"form[action='{request_path}/accept'] button").click()
     wait(customer, lambda d: "awaiting payment" in d.page_source)
     go(manager, request_path)
     css(manager, "a.button.primary[href*='/sandbox/checkout/']").click()
@@ -504,8 +519,28 @@ try:
     go(manager, request_path)
     check("paid first: the request waits for pickup", "Paid, waiting for pickup" in manager.page_source)
     go(customer, request_path)
+    customer.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
+    customer.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 46.5200, "longitude": 6.6300, "accuracy": 10})
     css(customer, f"form[action='{request_path}/pick_up'] button").click()
     wait(customer, lambda d: "On its way with the traveller" in d.page_source)
+    # The traveller shares their position from the request's page (no duty); the sender follows on the map.
+    toggle = css(customer, "[data-share-position]")
+    if not toggle.is_selected():
+        toggle.click()
+    wait(customer, lambda d: "Sharing" in d.find_element(By.CSS_SELECTOR, "[data-share-state]").text)
+    go(manager, request_path)
+    shipment_link = next(a.get_attribute("href") for a in manager.find_elements(By.CSS_SELECTOR, "a[href^='/orders/']")
+                         if re.search(r"/orders/[0-9A-Fa-f-]{36}$", a.get_attribute("href") or ""))
+    manager.get(shipment_link)
+    try:
+        wait(manager, lambda d: (d.find_element(By.ID, "order-map").get_attribute("data-driver-lat") or "").startswith("46.52"))
+        followed = True
+    except (TimeoutException, NoSuchElementException):
+        followed = False
+    check("the sender follows the traveller's position live on the shipment's map", followed, manager.current_url)
+    toggle = css(customer, "[data-share-position]")
+    if toggle.is_selected():
+        toggle.click()
     code = mailed_code("bea@example.com")
     check("the receiver's code was mailed at pickup", code is not None)
     fill(customer, "code", "000000" if code != "000000" else "111111")

@@ -151,6 +151,14 @@ extension WaybillSession {
         }
     }
 
+    /// Refunds a delivered or failed shipment (managers, a dispute): what its carrier was paid is
+    /// taken back first, then the sender is refunded.
+    public func refund(_ id: OrderID, reason: String) async throws(WaybillError) -> Order {
+        try await call {
+            try await $0.refundOrder(path: .init(orderId: id.uuidString.lowercased()), body: .json(.init(reason: reason))).ok.body.json
+        }
+    }
+
     /// Attaches a photo of the parcel (JPEG or PNG), before pickup.
     @discardableResult
     public func addPhoto(to id: OrderID, image: Data) async throws(WaybillError) -> Components.Schemas.OrderFile {

@@ -8,6 +8,7 @@ public typealias AreaDetail = Components.Schemas.AreaDetail
 public typealias TravellerTrip = Components.Schemas.Trip
 public typealias TripMatchResult = Components.Schemas.TripMatch
 public typealias TravelTariffTable = Components.Schemas.TravelTariff
+public typealias PayoutAccount = Components.Schemas.PayoutAccount
 
 /// Travellers: areas, the travel price table, becoming a traveller, trips and finding them.
 extension WaybillSession {
@@ -30,6 +31,18 @@ extension WaybillSession {
     /// Takes on the traveller capability (the travellers' terms accepted).
     public func becomeTraveller() async throws(WaybillError) -> Account {
         try await call { try await $0.becomeTraveller(body: .json(.init(acceptTerms: true))).ok.body.json }
+    }
+
+    /// Where the traveller is paid (a Stripe Connect account): `active` once paid requests may be accepted.
+    public func payoutAccount() async throws(WaybillError) -> PayoutAccount {
+        try await call { try await $0.getPayoutAccount().ok.body.json }
+    }
+
+    /// A single-use link to set up (or finish setting up) the payout account; open it in a browser.
+    public func startPayoutOnboarding() async throws(WaybillError) -> URL {
+        let text = try await call { try await $0.startPayoutOnboarding().ok.body.json.url }
+        guard let url = URL(string: text) else { throw WaybillError.unexpectedResponse("the onboarding link is not a URL") }
+        return url
     }
 
     /// Posts a trip (`TripDraft` in WaybillCore says what the server checks).

@@ -48,6 +48,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateTravel())               // areas, the travel tariff, trips
     app.migrations.add(CreateTripRequests())         // senders' requests for a place on a trip, payout accounts
     app.migrations.add(CreateProfilePictures())      // one square picture per account
+    app.migrations.add(CreatePayoutAccounts())       // travellers' payout accounts, the receiver's code in their app
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

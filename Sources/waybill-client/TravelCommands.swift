@@ -39,6 +39,29 @@ struct BecomeTraveller: AsyncParsableCommand {
     }
 }
 
+struct PayoutsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "payouts", abstract: "Where you are paid as a traveller; --setup prints a link to set it up in a browser.")
+    @OptionGroup var options: GlobalOptions
+    @Flag(help: "Print a single-use link to set up (or finish setting up) your payout account.") var setup = false
+
+    func run() async throws {
+        try await options.run { session in
+            if setup {
+                let url = try await session.startPayoutOnboarding()
+                if options.json { Output.json(["url": url.absoluteString]) } else { Output.line("Open this link in a browser within a few minutes: \(url.absoluteString)") }
+                return
+            }
+            let account = try await session.payoutAccount()
+            if options.json { Output.json(account) } else {
+                Output.line("Payouts: \(account.status.rawValue)\(account.sandbox ? " (sandbox: no money moves)" : "")")
+                if !account.requirementsDue.isEmpty { Output.line("Still needed: " + account.requirementsDue.joined(separator: ", ")) }
+                if account.status != .active { Output.line("Set them up with `payouts --setup`.") }
+            }
+        }
+    }
+}
+
 struct FindTrips: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "find-trips", abstract: "Trips that can carry your parcel, best first, with the price.")

@@ -22,7 +22,7 @@ struct WaybillCLI: AsyncParsableCommand {
             QuoteCommand.self, OrderCommand.self, Orders.self, Track.self, ShipmentsCommand.self, ShipmentCommand.self, Receipt.self,
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
-            AreasCommand.self, BecomeTraveller.self, TripCommand.self, FindTrips.self, RequestCommand.self,
+            AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
         ]
     )
 }
@@ -382,7 +382,7 @@ struct QuoteCommand: AsyncParsableCommand {
 struct OrderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "order", abstract: "Place, show and cancel orders.",
-        subcommands: [Create.self, Show.self, Cancel.self, ConfirmPayment.self])
+        subcommands: [Create.self, Show.self, Cancel.self, Refund.self, ConfirmPayment.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -430,6 +430,20 @@ struct OrderCommand: AsyncParsableCommand {
             try await options.run { session in
                 let order = try await session.cancel(order, reason: reason)
                 if options.json { Output.json(order) } else { Output.line("Cancelled \(order.reference).") }
+            }
+        }
+    }
+
+    struct Refund: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Refund a delivered or failed order (managers); a traveller's payout is reversed first.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The order's id.") var order: OrderID
+        @Option(help: "Why (kept in the order's history).") var reason: String
+
+        func run() async throws {
+            try await options.run { session in
+                let order = try await session.refund(order, reason: reason)
+                if options.json { Output.json(order) } else { Output.line("Refund of \(order.reference): \(order.payment.status.rawValue).") }
             }
         }
     }

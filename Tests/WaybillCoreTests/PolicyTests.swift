@@ -79,6 +79,11 @@ struct PolicyTests {
         for status in ["accepted", "in_transit"] { allowed.insert("\(status) share_position assignee") }
         allowed.insert("awaiting_payment pay owner")
         allowed.insert("delivered confirm_receipt receiver")
+        allowed.insert("in_transit see_recipient_code receiver")
+        for status in ["delivered", "failed"] {
+            allowed.insert("\(status) refund manager")
+            allowed.insert("\(status) refund system")
+        }
         return allowed
     }()
 
@@ -121,11 +126,12 @@ struct PolicyTests {
         #expect(OrderPolicy.decide(.sharePosition, status: .assigned, as: [.assignee]) == .wrongStatus(.assigned))
     }
 
-    @Test("Live channel: the customer and managers follow everything, the driver their own view, nobody else anything")
+    @Test("Live channel: the customer and managers follow everything, the driver their own view, the receiver the tracking link's view")
     func liveFeeds() {
         for set in Self.everyCapacitySet {
             let expected: OrderPolicy.LiveFeedKind? =
-                !set.isDisjoint(with: [.owner, .manager, .system]) ? .full : set.contains(.assignee) ? .assignee : nil
+                !set.isDisjoint(with: [.owner, .manager, .system]) ? .full : set.contains(.assignee) ? .assignee
+                : set.contains(.receiver) ? .receiver : nil
             #expect(OrderPolicy.liveFeed(for: set) == expected, "\(set)")
         }
     }

@@ -124,6 +124,9 @@ struct AuthorizationMatrixTests {
     static func customerATrip(_ w: World) async throws -> Target {
         try await TravelTests.importAreas(w.server)
         _ = try await w.server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: w.cast.customer.access)
+        if try await User.find(UserID(uuidString: w.cast.customer.userID), on: w.server.db)?.payoutStatus != .active {
+            try await TripRequestTests.onboardPayouts(w.server, w.cast.customer.access)
+        }
         let body = TravelTests.trip()
         let draft = TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: body["date"] as! String, earliest: "07:00", latest: "09:00",
                               timeZone: "Europe/Zurich", capacityGrams: 5000, capacityParcels: 2, categories: ["documents", "small_parcel"])
@@ -170,6 +173,14 @@ struct AuthorizationMatrixTests {
         return target
     }
 
+    /// Delivered by A against the code, paid by card (sandbox) by B: a shipment a manager may refund.
+    static func deliveredRequest(_ w: World) async throws -> Target {
+        var target = try await pickedUpRequest(w)
+        let done = try await w.server.send(.POST, "/trip-requests/\(target.request)/deliver", json: ["code": target.code], token: w.cast.customer.access)
+        target.order = try #require(done.json["shipment"]["id"].string, "\(done)")
+        return target
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -196,6 +207,12 @@ struct AuthorizationMatrixTests {
         Row(operation: "setTravelTariff", expected: expect("others=403"), setup: nothing) { w, _, t in
             let tariff = try JSONSerialization.jsonObject(with: JSONEncoder().encode(TravelTariff.standard))
             return try await w.server.send(.PUT, "/travel/tariff", json: sendable(tariff) as? [String: any Sendable], token: t) },
+        Row(operation: "getPayoutAccount", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, _, t in
+            try await w.server.send(.GET, "/me/payouts", token: t) },
+        Row(operation: "startPayoutOnboarding", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, _, t in
+            try await w.server.send(.POST, "/me/payouts/onboarding", token: t) },
+        Row(operation: "refundOrder", expected: expect("manager=200 customerA=403 customerB=403 others=404"), setup: deliveredRequest) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/refund", json: ["reason": "matrix"], token: t) },
         Row(operation: "listMyTrips", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/trips", token: t) },
         Row(operation: "postTrip", expected: expect("customerA=201 others=403"), setup: customerATrip) { w, _, t in
@@ -330,7 +347,9 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/drivers/me/duty", token: t) },
         Row(operation: "setDuty", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) },
-        Row(operation: "reportLocations", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+        // Customers A and B are travellers by now (becomeTraveller above): they share their position
+        // with the shipments they carry (PositionSharing.ownShipments), without duty.
+        Row(operation: "reportLocations", expected: expect("driverA=200 driverB=200 manager=200 customerA=200 customerB=200 others=403"), setup: nothing) { w, _, t in
             if let t { _ = try? await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) }
             return try await w.server.report(t ?? "", [(47.0, 8.0)], at: Date().addingTimeInterval(Double.random(in: -300 ... -1))) },
         Row(operation: "getDriverDay", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
@@ -383,6 +402,9 @@ struct AuthorizationMatrixTests {
                                                            earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich", capacityGrams: 1000,
                                                            capacityParcels: 1, categories: ["documents"]), by: try await fresh(w, p)) },
             "getTrip": { w, x, p in _ = try await travel(w).trip(id(x.trip), for: p) },
+            "getPayoutAccount": { w, _, p in _ = try await travel(w).payoutAccount(for: try await fresh(w, p)) },
+            "startPayoutOnboarding": { w, _, p in _ = try await travel(w).startPayoutOnboarding(by: try await fresh(w, p)) },
+            "refundOrder": { w, x, p in _ = try await orders(w).refundAfterDelivery(id(x.order), reason: "matrix", by: p) },
             "updateTrip": { w, x, p in _ = try await travel(w).editTrip(id(x.trip), by: try await fresh(w, p)) { $0.capacityParcels = 3 } },
             "cancelTrip": { w, x, p in _ = try await travel(w).cancelTrip(id(x.trip), by: try await fresh(w, p)) },
             "searchTrips": { w, _, p in
@@ -447,10 +469,12 @@ struct AuthorizationMatrixTests {
             "listInvoices": { w, _, p in _ = try await orders(w).statements(month: nil, customerID: nil, for: p) },
             "getDuty": { w, _, p in _ = try await tracking(w).duty(of: p) },
             "setDuty": { w, _, p in _ = try await tracking(w).setDuty(true, by: p) },
+            "becomeTraveller": { w, _, p in _ = try await travel(w).becomeTraveller(acceptTerms: true, by: p) },
             "reportLocations": { w, _, p in
                 _ = try? await tracking(w).setDuty(true, by: p)
                 let at = Int64(Date().addingTimeInterval(Double.random(in: -300 ... -1)).timeIntervalSince1970 * 1000)
-                _ = try await tracking(w).report([PositionReport(latitude: 47, longitude: 8, accuracy: nil, heading: nil, speed: nil, recordedAt: at)], by: p) },
+                _ = try await tracking(w).report([PositionReport(latitude: 47, longitude: 8, accuracy: nil, heading: nil, speed: nil, recordedAt: at)],
+                                                 by: try await fresh(w, p)) },
             "getDriverDay": { w, _, p in _ = try await orders(w).driverDay(for: p) },
             "getFleet": { w, _, p in _ = try await tracking(w).fleet(nearOrder: nil, by: p) },
             "getOrderTrail": { w, x, p in _ = try await tracking(w).trail(id(x.order), for: p) },
@@ -460,7 +484,7 @@ struct AuthorizationMatrixTests {
     }()
 
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
-    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword", "becomeTraveller",
+    static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
                                       "setProfilePicture", "deleteProfilePicture"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)

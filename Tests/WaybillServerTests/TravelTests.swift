@@ -229,13 +229,24 @@ struct TripRequestTests {
         return body
     }
 
-    /// Ada travels (a trip Lausanne → Zürich with room for 5 kg and 2 parcels); Bob sends.
-    static func setUp(_ server: TestServer) async throws -> (cast: Cast, trip: String) {
+    /// Ada travels (a trip Lausanne → Zürich with room for 5 kg and 2 parcels), her payouts set up
+    /// in the sandbox unless `payouts` is false; Bob sends.
+    static func setUp(_ server: TestServer, payouts: Bool = true) async throws -> (cast: Cast, trip: String) {
         let cast = try await server.cast()
         try await TravelTests.importAreas(server)
         _ = try await server.send(.POST, "/me/traveller", json: ["acceptTerms": true], token: cast.customer.access)
+        if payouts { try await onboardPayouts(server, cast.customer.access) }
         let trip = try await server.send(.POST, "/trips", json: TravelTests.trip(), token: cast.customer.access)
         return (cast, try #require(trip.json["id"].string, "\(trip)"))
+    }
+
+    /// Sets up the traveller's payouts on the sandbox's test onboarding page.
+    static func onboardPayouts(_ server: TestServer, _ token: String) async throws {
+        let link = try await server.send(.POST, "/me/payouts/onboarding", token: token)
+        let url = try #require(link.json["url"].string, "\(link)")
+        let parts = String(url.dropFirst("http://localhost:8080".count)).components(separatedBy: "?")
+        let done = try await server.page(.POST, parts[0] + "/complete?" + (parts.count > 1 ? parts[1] : ""))
+        try #require(done.status == .seeOther, "\(done)")
     }
 
     /// Pays a shipment's checkout on the sandbox page.

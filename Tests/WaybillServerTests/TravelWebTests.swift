@@ -21,6 +21,19 @@ struct TravelWebTests {
             #expect(hub.status == .ok && hub.html.contains("Carry parcels on your trips"))
             let became = try await ada.post("/travel/become", ["acceptTerms": "on"], from: "/travel")
             #expect(became.location == "/travel/trips/new", "\(became.status)")
+            // Payouts: the hub offers the setup; the sandbox's test page stands in for Stripe's.
+            let setup = try await ada.get("/travel")
+            #expect(setup.html.contains("data-payout-status=\"none\"") && setup.html.contains("Set up payouts"))
+            let toStripe = try await ada.post("/travel/payouts", [:], from: "/travel")
+            let onboarding = try #require(toStripe.location, "\(toStripe.status) \(toStripe.html.prefix(800))")
+            #expect(onboarding.hasPrefix("http://localhost:8080/sandbox/connect/acct_sandbox_"), "\(onboarding)")
+            let parts = String(onboarding.dropFirst("http://localhost:8080".count)).components(separatedBy: "?")
+            #expect(try await ada.get(parts[0] + "?" + parts[1]).html.contains("Complete the setup (test)"))
+            let completed = try await ada.post(parts[0] + "/complete?" + parts[1], [:], from: parts[0], withToken: false)
+            #expect(completed.location == "/travel/payouts/return", "\(completed.status)")
+            let back = try await ada.get("/travel/payouts/return")
+            #expect(back.location == "/travel?payouts=1")
+            #expect(try await ada.get("/travel?payouts=1").html.contains("data-payout-status=\"active\""))
             // Areas typed by name, in any language: "Lausanne" and the German "Zürich" list entry.
             let posted = try await ada.post("/travel/trips/new", [
                 "from": "lausanne", "to": "Zürich (municipality, Zürich)", "date": TravelTests.date(inDays: 3), "earliest": "07:00",

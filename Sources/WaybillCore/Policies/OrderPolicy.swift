@@ -131,6 +131,11 @@ public enum OrderSideAction: String, Sendable, CaseIterable {
     case pay
     /// The receiver says the parcel reached them (seed Mesajem: "click received, then take a photo").
     case confirmReceipt = "confirm_receipt"
+    /// Read the code to give at the hand-over, in one's own app, while the parcel is on its way.
+    case seeRecipientCode = "see_recipient_code"
+    /// Give a delivered (or failed) shipment's payment back, taking back what its carrier was paid
+    /// first (a dispute: the parcel never really arrived).
+    case refund
 }
 
 public enum OrderPolicy {
@@ -176,6 +181,14 @@ public enum OrderPolicy {
         case .confirmReceipt:
             guard capacities.contains(.receiver) else { return .forbidden }
             return status == .delivered ? .allowed(status) : .wrongStatus(status)
+        case .seeRecipientCode:
+            // The receiver only: the sender's copy would let anyone who ordered take the hand-over.
+            guard capacities.contains(.receiver) else { return .forbidden }
+            return status == .inTransit ? .allowed(status) : .wrongStatus(status)
+        case .refund:
+            // Staff, once the shipment's journey ended (before that, cancelling refunds).
+            guard !capacities.isDisjoint(with: [.manager, .system]) else { return .forbidden }
+            return status == .delivered || status == .failed ? .allowed(status) : .wrongStatus(status)
         }
     }
 
@@ -188,13 +201,15 @@ public enum OrderPolicy {
     /// customer and managers, `assignee` (their own position, nothing about other drivers) for
     /// its driver; nil if they may not follow it.
     public static func liveFeed(for capacities: Set<OrderCapacity>) -> LiveFeedKind? {
-        // The receiver follows through the tracking link the sender shares (the public view).
         if !capacities.isDisjoint(with: [.owner, .manager, .system]) { return .full }
         if capacities.contains(.assignee) { return .assignee }
+        // The receiver with an account follows in their app what a tracking link shows (the
+        // carrier's first name, the ETA, the position while in transit); others use the link.
+        if capacities.contains(.receiver) { return .receiver }
         return nil
     }
 
-    public enum LiveFeedKind: Sendable, Equatable { case full, assignee }
+    public enum LiveFeedKind: Sendable, Equatable { case full, assignee, receiver }
 
     /// The box a caller's list opens on. Everyone sends, so it goes by the rest: dispatchers see
     /// everything, drivers what they carry, others what they sent; each switches to their other

@@ -266,10 +266,33 @@ extension APIHandler {
         guard let secret = req.application.waybill.config.stripe?.webhookSecret else {
             throw WaybillError(.serviceUnavailable, .webhooksNotConfigured, "This server has no STRIPE_WEBHOOK_SECRET.")
         }
+        try await orders.handleStripeEvent(try Self.verifiedStripeEvent(req, signature: input.headers.stripeSignature, secret: secret))
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    /// Travellers' connected accounts: Stripe's Connect endpoint, with its own secret.
+    func stripeConnectWebhook(_ input: Operations.StripeConnectWebhook.Input) async throws -> Operations.StripeConnectWebhook.Output {
+        let req = try request
+        guard let secret = req.application.waybill.config.stripe?.connectWebhookSecret else {
+            throw WaybillError(.serviceUnavailable, .webhooksNotConfigured, "This server has no STRIPE_CONNECT_WEBHOOK_SECRET.")
+        }
+        try await Travel(request: req).handleConnectEvent(try Self.verifiedStripeEvent(req, signature: input.headers.stripeSignature, secret: secret))
+        return .ok(.init(body: .json(Self.success)))
+    }
+
+    func refundOrder(_ input: Operations.RefundOrder.Input) async throws -> Operations.RefundOrder.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let order = try await orders.refundAfterDelivery(try Self.uuid(input.path.orderId), reason: body.reason, by: me)
+        return .ok(.init(body: .json(try await answer(order, me))))
+    }
+
+    /// The event Stripe signed, parsed; 400 if the signature or the JSON is wrong.
+    static func verifiedStripeEvent(_ req: Request, signature: String, secret: String) throws -> [String: Any] {
         // The signature covers the exact bytes Stripe sent, so verify those, not a re-encoding.
         let raw = req.body.data.map { Array($0.readableBytesView) } ?? []
         do {
-            try StripeSignature.verify(payload: raw, header: input.headers.stripeSignature, secret: secret)
+            try StripeSignature.verify(payload: raw, header: signature, secret: secret)
         } catch {
             let reason = switch error { case .stale: "stale"; case .malformed: "malformed"; case .mismatch: "mismatch" }
             req.logger.warning("Stripe webhook refused: signature \(reason)")
@@ -278,8 +301,7 @@ extension APIHandler {
         guard let json = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else {
             throw WaybillError(.badRequest, .invalidJSON, "The body is not valid JSON.")
         }
-        try await orders.handleStripeEvent(json)
-        return .ok(.init(body: .json(Self.success)))
+        return json
     }
 
     // MARK: mapping

@@ -83,7 +83,7 @@ extension APIHandler {
                                          phone: seen.receiverPhone ? recipient.phone : nil),
             pickup: address(o.pickup), dropoff: address(o.dropoff),
             weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
-            notes: o.notes, requireRecipientCode: o.requireRecipientCode,
+            notes: o.notes, requireRecipientCode: o.requireRecipientCode, recipientCode: record.recipientCode,
             price: seen.money ? money(o.price) : nil,
             payment: seen.money || seen.amountDue ? S.Payment(
                 method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,

@@ -127,6 +127,18 @@ extension APIHandler {
         return .ok(.init(body: .json(Self.user(user))))
     }
 
+    func getPayoutAccount(_ input: Operations.GetPayoutAccount.Input) async throws -> Operations.GetPayoutAccount.Output {
+        let me = try await principal()
+        let view = try await travel.payoutAccount(for: me)
+        return .ok(.init(body: .json(.init(status: .init(rawValue: view.status.rawValue)!, requirementsDue: view.requirementsDue,
+                                           sandbox: view.sandbox))))
+    }
+
+    func startPayoutOnboarding(_ input: Operations.StartPayoutOnboarding.Input) async throws -> Operations.StartPayoutOnboarding.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(.init(url: try await travel.startPayoutOnboarding(by: me)))))
+    }
+
     func listMyTrips(_ input: Operations.ListMyTrips.Input) async throws -> Operations.ListMyTrips.Output {
         let me = try await principal()
         let travel = try self.travel

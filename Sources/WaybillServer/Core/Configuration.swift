@@ -25,6 +25,8 @@ import WaybillCore
 /// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour (and requests one sender may send to travellers) |
 /// | `TRIP_REQUEST_ANSWER_HOURS` | hours a traveller has to answer a request (default 48; never past the trip's departure) |
 /// | `TRIP_REQUEST_PAY_MINUTES` | minutes a sender has to pay an accepted request (default 120) |
+/// | `PAYOUT_COUNTRY` | the country (ISO 3166-1 alpha-2) travellers' payout accounts are opened in (default CH) |
+/// | `STRIPE_CONNECT_WEBHOOK_SECRET` | signing secret of the Stripe Connect webhook endpoint (account events) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
@@ -82,6 +84,8 @@ public struct WaybillConfig: Sendable {
     public var tripRequestAnswerHours = 48
     /// An accepted request not paid within this many minutes lapses and frees its room.
     public var tripRequestPayMinutes = 120
+    /// Where travellers' payout accounts are opened (Stripe needs a country).
+    public var payoutCountry = "CH"
     /// Minutes a web session may go unused before it ends.
     public var webSessionIdleMinutes = 12 * 60
 
@@ -221,6 +225,12 @@ public struct WaybillConfig: Sendable {
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
+        if let raw = value("PAYOUT_COUNTRY") {
+            guard raw.count == 2, raw.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) else {
+                throw ConfigurationError("PAYOUT_COUNTRY must be a two-letter country code in capitals, such as CH.")
+            }
+            config.payoutCountry = raw
+        }
         if let n = try number("WEB_SESSION_IDLE_MINUTES", 5...525_600, "a number of minutes") { config.webSessionIdleMinutes = n }
         // Mail to the log in production would put reset codes in the log: only when asked for.
         if isProduction, smtp == nil, value("MAIL_TO_LOG") != "1" {
@@ -237,7 +247,8 @@ public struct WaybillConfig: Sendable {
                 logger.warning("STRIPE_WEBHOOK_SECRET is not set: Stripe webhooks are refused; payments are confirmed when the customer returns or the app calls /payment/confirm.")
             }
             config.stripe = StripeSettings(secretKey: key, webhookSecret: webhookSecret,
-                                           apiBase: base.hasSuffix("/") ? String(base.dropLast()) : base)
+                                           apiBase: base.hasSuffix("/") ? String(base.dropLast()) : base,
+                                           connectWebhookSecret: value("STRIPE_CONNECT_WEBHOOK_SECRET"))
         } else if value("STRIPE_WEBHOOK_SECRET") != nil {
             throw ConfigurationError("STRIPE_WEBHOOK_SECRET is set but STRIPE_SECRET_KEY is not.")
         }
@@ -287,11 +298,15 @@ public struct StripeSettings: Sendable, Equatable {
     public var secretKey: String
     public var webhookSecret: String?
     public var apiBase: String
+    /// The Connect endpoint's own signing secret (`STRIPE_CONNECT_WEBHOOK_SECRET`): account events
+    /// of travellers' payout accounts.
+    public var connectWebhookSecret: String?
 
-    public init(secretKey: String, webhookSecret: String?, apiBase: String = "https://api.stripe.com") {
+    public init(secretKey: String, webhookSecret: String?, apiBase: String = "https://api.stripe.com", connectWebhookSecret: String? = nil) {
         self.secretKey = secretKey
         self.webhookSecret = webhookSecret
         self.apiBase = apiBase
+        self.connectWebhookSecret = connectWebhookSecret
     }
 }
 

@@ -14,6 +14,8 @@ enum LiveAudience: Hashable, Sendable {
     /// Someone with the tracking link: status, ETA and, in transit only, the position; no ids or names
     /// beyond the driver's first name.
     case publicLink(String)
+    /// The receiver in their own app: what a tracking link shows (`OrderPolicy.LiveFeedKind.receiver`).
+    case receiver
 }
 
 /// The connections of this process and what each subscribed to. Events arrive from `LiveFeed`
@@ -146,7 +148,7 @@ final class LiveRenderer {
         case .assignee(let driver):
             if case .status(let status)? = payload, let assigned = status.driverId, assigned != driver { return .revoke }
             return .send(cached(label, "full") { row.data })
-        case .publicLink:
+        case .publicLink, .receiver:
             guard let text = cached(label, "public", publicData) else { return .skip }
             return .send(text)
         }

@@ -215,6 +215,7 @@ struct LiveSession {
             switch OrderPolicy.liveFeed(for: OrderPolicy.capacities(of: caller, for: order.parties)) {
             case .full: return Resolved(stored: LiveLog.orderTopic(id), audience: .full)
             case .assignee: return Resolved(stored: LiveLog.orderTopic(id), audience: .assignee(caller.id))
+            case .receiver: return Resolved(stored: LiveLog.orderTopic(id), audience: .receiver)
             case nil: throw WaybillError.notFound
             }
         case .fleet:

@@ -102,11 +102,13 @@ struct Tracking {
     /// trail of each order the driver has accepted or is carrying; the newest goes live with a new
     /// ETA. Off duty, nothing is stored (409), so nobody can be followed off the clock.
     func report(_ batch: [PositionReport], by principal: Principal) async throws -> Reported {
-        try principal.require(.drive)
+        let mode = PositionSharing.mode(for: principal.caller)
+        if mode == nil { try principal.require(.drive) }
         let driverID = principal.userID
         if let wait = services.positionLimiter.take(driverID.uuidString) {
             throw WaybillError.tooManyRequests(retryAfter: wait, "Positions arrive faster than a few a second; send them in batches.")
         }
+        if mode == .ownShipments { return try await reportCarried(batch, by: principal) }
         let firstName = principal.user.firstName
         let speed = services.config.etaAverageSpeedKmh
         return try await db.writeTransaction(services) { db in
@@ -156,6 +158,46 @@ struct Tracking {
         }
     }
 
+    /// A traveller's positions: to the trails and live channels of the shipments they carry now,
+    /// nothing else stored (no duty, no fleet map). Nothing carried: nothing stored.
+    private func reportCarried(_ batch: [PositionReport], by principal: Principal) async throws -> Reported {
+        let carrierID = principal.userID
+        let firstName = principal.user.firstName
+        let speed = services.config.etaAverageSpeedKmh
+        return try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            let active = try await Order.query(on: db).filter(\.$driverID == carrierID).filter(\.$status ~~ Self.headingStatuses).all()
+            guard let first = active.first else { return Reported(accepted: 0, ignored: batch.count, orders: 0) }
+            // The trail's last point stands for the previous report (jumps are checked against it).
+            let previous = try await sql.raw("""
+                SELECT latitude, longitude, recorded_at FROM order_positions WHERE order_id = \(bind: first.id!)
+                ORDER BY recorded_at DESC LIMIT 1
+                """).first().map { row in
+                    PositionReport(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
+                                   accuracy: nil, heading: nil, speed: nil, recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+                }
+            let now = UnixTime.nowMillis
+            let cleaned = try Self.policy.clean(batch, previous: previous, now: now).orValidationError()
+            guard let last = cleaned.accepted.last else { return Reported(accepted: 0, ignored: cleaned.ignored, orders: 0) }
+            var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
+            for order in active {
+                for point in cleaned.accepted {
+                    insert = insert.values(SQLBind(order.id!), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
+                }
+            }
+            try await insert.run()
+            var events: [(payload: LivePayload, topic: String)] = []
+            for order in active {
+                let topic = LiveLog.orderTopic(order.id!)
+                events.append((.location(LiveLocation(driverId: carrierID, driverFirstName: firstName, orderId: order.id!,
+                                                      orderStatus: order.status.rawValue, position: last)), topic))
+                if let eta = Self.estimate(for: order, from: last, speedKmh: speed) { events.append((.eta(LiveETA(orderId: order.id!, estimate: eta)), topic)) }
+            }
+            try await LiveLog.publish(events, at: now, on: db)
+            return Reported(accepted: cleaned.accepted.count, ignored: cleaned.ignored, orders: active.count)
+        }
+    }
+
     /// From the driver's position to the pickup (accepted) or the drop-off (in transit).
     static func estimate(for order: Order, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
         guard let stop = order.status.nextStop else { return nil }
@@ -191,11 +233,29 @@ struct Tracking {
     func view(of order: Order, capacities: Set<OrderCapacity>) async throws -> OrderTracking {
         var tracking = OrderTracking()
         if OrderPolicy.allows(.seeTrackingLink, status: order.status, as: capacities) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
-        guard order.status.nextStop != nil, let driverID = order.driverID,
-              let state = try await DriverState.find(driverID, on: db), state.onDuty, let position = state.position else { return tracking }
+        guard order.status.nextStop != nil, let driverID = order.driverID else { return tracking }
+        let found: PositionReport?
+        if let state = try await DriverState.find(driverID, on: db) {
+            found = state.onDuty ? state.position : nil
+        } else {
+            // A traveller has no duty: what they shared for this shipment in the last quarter hour.
+            found = try await recentTrailPoint(order.id!, since: UnixTime.nowMillis - 15 * 60_000)
+        }
+        guard let position = found else { return tracking }
         tracking.position = position
         tracking.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
         return tracking
+    }
+
+    private func recentTrailPoint(_ orderID: OrderID, since: Int64) async throws -> PositionReport? {
+        guard let sql = db as? any SQLDatabase else { return nil }
+        return try await sql.raw("""
+            SELECT latitude, longitude, recorded_at FROM order_positions WHERE order_id = \(bind: orderID) AND recorded_at >= \(bind: since)
+            ORDER BY recorded_at DESC LIMIT 1
+            """).first().map { row in
+                PositionReport(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
+                               recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+            }
     }
 
     struct TrailPoint: Sendable {

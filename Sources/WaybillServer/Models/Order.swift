@@ -56,6 +56,9 @@ final class Order: Model, @unchecked Sendable {
     @OptionalField(key: "delivered_at") var deliveredAt: Int64?
     /// The secret of the order's public tracking link (`/t/{token}`); nil when revoked.
     @OptionalField(key: "tracking_token") var trackingToken: String?
+    /// The receiver's code, sealed under the server's key, for the receiver's app while the parcel is
+    /// on its way (`RecipientCodeSeal`); nil once delivered.
+    @OptionalField(key: "recipient_code_sealed") var recipientCodeSealed: String?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -66,7 +69,7 @@ final class Order: Model, @unchecked Sendable {
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
-         $trackingToken]
+         $trackingToken, $recipientCodeSealed]
     }
 
     var properties: [any AnyProperty] { databaseFields }
@@ -75,7 +78,7 @@ final class Order: Model, @unchecked Sendable {
     /// checkout, the idempotency key, the tracking link), which no list shows.
     static let listColumns: [SQLIdentifier] = Order().databaseFields.flatMap(\.keys).map(\.description)
         .filter { !["recipient_code_hash", "checkout_session_id", "checkout_url", "payment_intent_id", "refund_id",
-                     "idempotency_key", "tracking_token"].contains($0) }
+                     "idempotency_key", "tracking_token", "recipient_code_sealed"].contains($0) }
         .map { SQLIdentifier($0) }
 
     /// Fills the model from a row through `databaseFields`, without Fluent's casts of every property.
@@ -256,9 +259,10 @@ final class SandboxPayout: Model, @unchecked Sendable {
     @Field(key: "currency") var currency: String
     @Field(key: "idempotency_key") var idempotencyKey: String
     @Field(key: "created_at") var createdAt: Int64
+    @OptionalField(key: "reversed_at") var reversedAt: Int64?
 
     /// Listed so Fluent does not find them by reflection on every save and read.
-    var properties: [any AnyProperty] { [$id, $shipmentID, $accountID, $destination, $amount, $currency, $idempotencyKey, $createdAt] }
+    var properties: [any AnyProperty] { [$id, $shipmentID, $accountID, $destination, $amount, $currency, $idempotencyKey, $createdAt, $reversedAt] }
 
     init() {}
 }

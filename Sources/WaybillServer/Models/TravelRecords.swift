@@ -229,3 +229,19 @@ final class ProfilePicture: Model, @unchecked Sendable {
 
     init() {}
 }
+
+/// A connected account of the sandbox payment provider (development: onboarding is a test page).
+final class SandboxAccount: Model, @unchecked Sendable {
+    static let schema = "sandbox_accounts"
+
+    @ID(custom: "id", generatedBy: .user) var id: String?
+    @Field(key: "user_id") var userID: UserID
+    @Field(key: "details_submitted") var detailsSubmitted: Bool
+    /// The transfers capability: `inactive` until the test onboarding is completed, then `active`.
+    @Field(key: "transfers") var transfers: String
+    @Field(key: "created_at") var createdAt: Int64
+
+    var properties: [any AnyProperty] { [$id, $userID, $detailsSubmitted, $transfers, $createdAt] }
+
+    init() {}
+}

@@ -31,6 +31,9 @@ final class User: Model, @unchecked Sendable {
     @OptionalField(key: "restricted_until") var restrictedUntil: Int64?
     /// Where the person is paid as a traveller: their connected account with the payment provider.
     @OptionalField(key: "payout_account") var payoutAccount: String?
+    /// `PayoutAccountStatus` as last read from the provider, and the time of what it was read for.
+    @OptionalField(key: "payout_status") var payoutStatusRaw: String?
+    @OptionalField(key: "payout_status_at") var payoutStatusAt: Int64?
 
     // managed
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
@@ -39,7 +42,7 @@ final class User: Model, @unchecked Sendable {
     /// Listed so Fluent does not discover them by reflection for every row (see `Order.databaseFields`).
     var databaseFields: [any AnyDatabaseProperty] {
         [$id, $role, $email, $passwordHash, $firstName, $lastName, $address, $postalCode, $city, $isCompany, $companyName,
-         $emailVerifiedAt, $staffCapabilities, $restrictedKind, $restrictedUntil, $payoutAccount, $createdAt, $updatedAt]
+         $emailVerifiedAt, $staffCapabilities, $restrictedKind, $restrictedUntil, $payoutAccount, $payoutStatusRaw, $payoutStatusAt, $createdAt, $updatedAt]
     }
 
     var properties: [any AnyProperty] { databaseFields }
@@ -220,5 +223,12 @@ final class OutboxMessage: Model, @unchecked Sendable {
         self.status = .pending
         self.attempts = 0
         self.nextAttemptAt = nextAttemptAt
+    }
+}
+
+extension User {
+    var payoutStatus: PayoutAccountStatus {
+        guard payoutAccount != nil else { return .none }
+        return payoutStatusRaw.flatMap(PayoutAccountStatus.init(rawValue:)) ?? .pending
     }
 }

@@ -40,6 +40,7 @@ extension Orders {
             if order.requireRecipientCode, let email = order.recipient.email {
                 let code = OneTimeCodes.randomCode()
                 order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
+                order.recipientCodeSealed = codes.sealRecipientCode(code, orderID: order.id!)
                 order.recipientCodeAttempts = 0
                 try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: order.recipient.name, address: email),
                                                                     reference: order.reference, code: code), on: db)

@@ -109,6 +109,9 @@ extension Orders {
     func refundNow(_ id: OrderID) async throws {
         guard let order = try await Order.find(id, on: db), order.paymentStatus == .refundPending,
               let session = order.checkoutSessionID else { return }
+        // Money already sent on to a carrier comes back first (Stripe: reverse the transfer, then
+        // refund the charge), so the platform never refunds what it no longer holds.
+        try await reversePayouts(of: id)
         let state = try await services.payments.checkout(id: session)
         let refundID = try await services.payments.refund(checkout: state, idempotencyKey: "refund-\(id.uuidString)")
         let events = services.events
@@ -135,12 +138,64 @@ extension Orders {
 
 /// Payouts: money to whoever carried a leg (a traveller), recorded in the ledger.
 extension Orders {
+    /// Staff give a delivered (or failed) shipment's payment back, with a reason (a dispute):
+    /// what its carriers were paid is taken back, then the sender is refunded, through the outbox.
+    func refundAfterDelivery(_ id: OrderID, reason: String, by principal: Principal) async throws -> Order {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty, reason.count <= 500 else { throw WaybillError.validation("reason", reason.isEmpty ? "required" : "too_long") }
+        let order = try await visibleOrder(id, to: principal)
+        try check(.refund, on: order, by: principal) { "This shipment is \($0.rawValue); cancel it to refund it." }
+        let changed = try await transaction { db -> Bool in
+            guard let sql = db as? any SQLDatabase else { return false }
+            let rows = try await sql.update(Order.schema)
+                .set("payment_status", to: SQLBind(Order.PaymentStatus.refundPending.rawValue))
+                .where("id", .equal, SQLBind(id))
+                .where("payment_status", .equal, SQLBind(Order.PaymentStatus.paid.rawValue))
+                .returning("id").all()
+            guard !rows.isEmpty else { return false }
+            try await OrderEvent(orderID: id, type: "refund_requested", status: nil, actorID: principal.userID, note: reason).create(on: db)
+            try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: id.uuidString, on: db)
+            return true
+        }
+        guard changed else {
+            throw WaybillError(.conflict, .conflict, "Only a shipment paid online and not yet refunded can be refunded (it is \(order.paymentStatus.rawValue)).")
+        }
+        try? await refundNow(id)
+        return try await Order.find(id, on: db) ?? order
+    }
+
+    /// Takes back every payout of the shipment not yet reversed, each recorded once in the ledger
+    /// as a `transfer_reversal`. A payout still being made (a claim) makes this wait: the outbox retries.
+    func reversePayouts(of shipmentID: OrderID) async throws {
+        let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipmentID).all().map(\.entry)
+        if try await PayoutClaim.query(on: db).filter(\.$shipmentID == shipmentID).count() > 0 {
+            throw WaybillError(.conflict, .conflict, "A payout of this shipment is under way; the refund waits for it.")
+        }
+        for payout in entries where payout.kind == .payout {
+            guard let account = payout.account, let transfer = payout.reference,
+                  !entries.contains(where: { $0.kind == .transferReversal && $0.account == account }) else { continue }
+            let amount = Money(payout.amount, payout.currency)
+            let reversal = try await services.payments.reverse(transfer: transfer, amount: amount,
+                                                               idempotencyKey: "reversal:\(shipmentID.uuidString):\(account.uuidString)")
+            try await transaction { db in
+                try await Self.lockOrderRow(shipmentID, on: db)
+                let done = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipmentID)
+                    .filter(\.$kind == .transferReversal).filter(\.$accountID == account).count()
+                guard done == 0 else { return }
+                try await LedgerRecord(LedgerEntry(kind: .transferReversal, amount: payout.amount, currency: payout.currency,
+                                                   shipment: shipmentID, account: account, at: UnixTime.nowMillis, reference: reversal)).create(on: db)
+                try await OrderEvent(orderID: shipmentID, type: "payout_reversed", status: nil, actorID: nil, note: reversal).create(on: db)
+            }
+        }
+    }
+
     /// Pays `amount` of a shipment out to `accountID`'s connected account `destination`, at most
     /// what the customer paid less what was already paid out (`Ledger.mayPayOut`). The provider is
     /// asked first, with a key that makes a retry return the same transfer; the ledger entry is
     /// then written once (a retry after a lost answer finds it and does not record it twice).
     @discardableResult
-    func payOut(_ shipmentID: OrderID, to accountID: UserID, destination: String, amount: Money) async throws -> LedgerEntry {
+    func payOut(_ shipmentID: OrderID, to accountID: UserID, destination: String, amount: Money,
+                paymentIntent: String? = nil) async throws -> LedgerEntry {
         let key = "payout:\(shipmentID.uuidString):\(accountID.uuidString)"
         // 1. Claim the amount, with the shipment's row held: what was paid, less what was paid out
         //    and what other payouts of the shipment have claimed, must cover it. Two payouts asked
@@ -149,6 +204,10 @@ extension Orders {
             try await Self.lockOrderRow(shipmentID, on: db)
             let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipmentID).all().map(\.entry)
             if let earlier = entries.first(where: { $0.kind == .payout && $0.account == accountID }) { return earlier }
+            // Nothing is paid out of a payment being (or already) given back.
+            if let order = try await Order.find(shipmentID, on: db), order.paymentStatus == .refundPending || order.paymentStatus == .refunded {
+                throw WaybillError(.conflict, .conflict, "This shipment's payment is being refunded; nothing is paid out of it.")
+            }
             let claims = try await PayoutClaim.query(on: db).filter(\.$shipmentID == shipmentID).all()
             if let mine = claims.first(where: { $0.id == key }) {
                 // An earlier try that did not finish (the provider's idempotency makes it one transfer).
@@ -170,7 +229,8 @@ extension Orders {
         let transfer: String
         do {
             transfer = try await services.payments.payOut(PayoutRequest(
-                shipmentID: shipmentID, accountID: accountID, destination: destination, amount: amount, idempotencyKey: key))
+                shipmentID: shipmentID, accountID: accountID, destination: destination, amount: amount, idempotencyKey: key,
+                paymentIntent: paymentIntent))
         } catch {
             try? await transaction { db in try await PayoutClaim.query(on: db).filter(\.$id == key).delete() }
             throw error

@@ -218,6 +218,22 @@ extension OneTimeCodes {
         let message = Data("recipient|\(orderID.uuidString)|\(code)".utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
     }
+
+    /// The receiver's app shows the code, so a copy is kept sealed (AES-GCM under a key of its own,
+    /// bound to the order): a database dump alone does not reveal it. Erased at delivery.
+    func sealRecipientCode(_ code: String, orderID: OrderID) -> String? {
+        try? AES.GCM.seal(Data(code.utf8), using: sealKey, authenticating: Data(orderID.uuidString.utf8)).combined?.base64EncodedString()
+    }
+
+    func unsealRecipientCode(_ sealed: String, orderID: OrderID) -> String? {
+        guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
+              let plain = try? AES.GCM.open(box, using: sealKey, authenticating: Data(orderID.uuidString.utf8)) else { return nil }
+        return String(data: plain, encoding: .utf8)
+    }
+
+    private var sealKey: SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("waybill recipient code seal".utf8), outputByteCount: 32)
+    }
 }
 
 extension MailTemplates {

@@ -41,6 +41,8 @@ extension Orders {
                 let event = try await change(order, db)
                 try await Self.moveLegs(of: order, action, by: principal, capacities: capacities, awaitingPayment: awaitingPayment,
                                         proof: proof, on: db)
+                // The receiver's copy of their code lives only while the parcel is on its way.
+                if order.status != .inTransit { order.recipientCodeSealed = nil }
                 try await order.save(on: db)
                 try await events.record(event, on: db)
             }

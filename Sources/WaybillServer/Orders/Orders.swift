@@ -52,6 +52,8 @@ struct OrderRecord: Sendable {
     var capacities: Set<OrderCapacity>
     /// The delivery under way and the tracking link (detail only).
     var tracking: OrderTracking?
+    /// The code to give at the hand-over: only for the receiver, while in transit (detail only).
+    var recipientCode: String?
 }
 
 /// The orders service: this file holds what every capability shares (seeing an order, lists);
@@ -117,6 +119,9 @@ struct Orders {
             record.files = try await OrderFile.query(on: db).filter(\.$orderID == order.id!).sort(\.$createdAt).all()
             record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
             record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
+            if OrderPolicy.allows(.seeRecipientCode, status: order.status, as: capacities), let sealed = order.recipientCodeSealed {
+                record.recipientCode = services.codes.unsealRecipientCode(sealed, orderID: order.id!)
+            }
         }
         return record
     }

@@ -11,6 +11,8 @@ struct PaymentPages: RouteCollection {
         routes.get(WebRoutes.sandboxCheckout, use: sandboxPage)
         routes.post(WebRoutes.sandboxPay, use: sandboxPay)
         routes.post(WebRoutes.sandboxCancel, use: sandboxCancel)
+        routes.get(WebRoutes.sandboxConnect, use: sandboxConnectPage)
+        routes.post(WebRoutes.sandboxConnectComplete, use: sandboxConnectComplete)
         routes.get(WebRoutes.statement, use: statementPage)
     }
 
@@ -79,6 +81,41 @@ struct PaymentPages: RouteCollection {
         _ = try sandboxProvider(req)
         guard let id = req.parameters.get("id"), try await SandboxCheckout.find(id, on: req.db) != nil else { throw WaybillError.notFound }
         return req.redirect(to: WebRoutes.paymentReturn(query: "cancelled=1"), redirectType: .normal)
+    }
+
+    /// The sandbox's stand-in for Stripe's onboarding of a traveller's payout account.
+    func sandboxConnectPage(_ req: Request) async throws -> Response {
+        _ = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"), let account = try await SandboxAccount.find(id, on: req.db) else { throw WaybillError.notFound }
+        let back = Self.localPath(req.query[String.self, at: "return"])
+        let action = WebRoutes.sandboxConnectComplete(id, query: "return=" + queryValue(back))
+        let body = account.transfers == "active"
+            ? "<p>This test account is already set up.</p><p><a href=\"\(Self.escape(back))\">Back to Waybill</a></p>"
+            : """
+              <form method="post" action="\(Self.escape(action))"><button type="submit">Complete the setup (test)</button></form>
+              <p><a href="\(Self.escape(back))">Back to Waybill without finishing</a></p>
+              """
+        return Self.page(title: "Test payout setup", sandbox: true, body: """
+            <h1>Test payout setup</h1>
+            <p>Account <code>\(Self.escape(id))</code></p>
+            <p>This server has no Stripe keys, so this page stands in for Stripe's onboarding, where a traveller proves who they are and gives a bank account. Completing it makes transfers active as if Stripe had verified everything; <strong>no money will move</strong>.</p>
+            \(body)
+            """)
+    }
+
+    func sandboxConnectComplete(_ req: Request) async throws -> Response {
+        let sandbox = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"), let userID = try await sandbox.completeOnboarding(account: id) else { throw WaybillError.notFound }
+        // What Stripe would send as `account.updated`, applied at once.
+        let state = try await sandbox.connectedAccount(id)
+        try await Travel(request: req).store(state, account: id, user: userID, at: UnixTime.nowSeconds * 1000)
+        return req.redirect(to: Self.localPath(req.query[String.self, at: "return"]), redirectType: .normal)
+    }
+
+    /// A path on this site (never another site: no open redirect).
+    static func localPath(_ raw: String?) -> String {
+        guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.contains("\\"), raw.count <= 200 else { return "/" }
+        return raw
     }
 
     func statementPage(_ req: Request) async throws -> Response {

@@ -41,6 +41,17 @@ struct PayoutRequest: Sendable {
     var amount: Money
     /// Makes a retried payout harmless: the provider answers with the first transfer.
     var idempotencyKey: String
+    /// The sender's payment (its PaymentIntent): the transfer draws on that charge
+    /// (`source_transaction`), so it never waits for the platform's balance.
+    var paymentIntent: String? = nil
+}
+
+/// A connected account as the provider sees it now.
+struct ConnectedAccountState: Sendable, Equatable {
+    var id: String
+    var status: PayoutAccountStatus
+    /// What the provider still needs (its `requirements.currently_due`), for the traveller's page.
+    var requirementsDue: [String] = []
 }
 
 /// Takes card and TWINT payments: Stripe Checkout, or the sandbox page when no keys are set.
@@ -52,6 +63,14 @@ protocol PaymentProvider: Sendable {
     func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String
     /// Pays `request.amount` out to a connected account; returns the provider's id for the transfer.
     func payOut(_ request: PayoutRequest) async throws -> String
+    /// Takes back `amount` of a transfer (a refund after the traveller was paid); returns the reversal's id.
+    func reverse(transfer: String, amount: Money, idempotencyKey: String) async throws -> String
+    /// Opens a connected account (Stripe Connect Express, transfers requested) for a traveller.
+    func createConnectedAccount(for accountID: UserID, email: String, country: String) async throws -> String
+    /// A single-use link to the provider's onboarding for `account`.
+    func onboardingLink(account: String, refreshURL: String, returnURL: String) async throws -> String
+    /// The account as the provider sees it now; nil if the platform no longer has access to it.
+    func connectedAccount(_ id: String) async throws -> ConnectedAccountState?
 }
 
 extension WaybillError {
@@ -78,6 +97,8 @@ struct StripePayments: PaymentProvider {
             ("client_reference_id", id),
             ("metadata[order_id]", id),
             ("payment_intent_data[metadata][order_id]", id),
+            // The charge and any transfer of its money to a traveller share a group.
+            ("payment_intent_data[transfer_group]", id),
             ("customer_email", request.customerEmail),
             ("success_url", request.successURL),
             ("cancel_url", request.cancelURL),
@@ -120,13 +141,71 @@ struct StripePayments: PaymentProvider {
     /// A Stripe Connect transfer from the platform's balance to the traveller's connected account,
     /// grouped with the shipment's charge (`transfer_group`).
     func payOut(_ request: PayoutRequest) async throws -> String {
-        let json = try await post("/v1/transfers", [
+        var fields = [
             ("amount", String(request.amount.amount)), ("currency", request.amount.currency.lowercased()),
             ("destination", request.destination), ("transfer_group", request.shipmentID.uuidString),
             ("metadata[order_id]", request.shipmentID.uuidString), ("metadata[account_id]", request.accountID.uuidString),
-        ], idempotencyKey: request.idempotencyKey)
+        ]
+        // The charge, not the PaymentIntent: Stripe's `source_transaction` takes a charge id.
+        if let intent = request.paymentIntent, Self.isStripeID(intent) {
+            let json = try await send(.GET, "/v1/payment_intents/\(intent)", body: nil, idempotencyKey: nil)
+            if let charge = json["latest_charge"] as? String { fields.append(("source_transaction", charge)) }
+        }
+        let json = try await post("/v1/transfers", fields, idempotencyKey: request.idempotencyKey)
         guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no transfer in the answer") }
         return id
+    }
+
+    func reverse(transfer: String, amount: Money, idempotencyKey: String) async throws -> String {
+        guard Self.isStripeID(transfer) else { throw WaybillError.paymentProvider("not a transfer id") }
+        let json = try await post("/v1/transfers/\(transfer)/reversals", [("amount", String(amount.amount))], idempotencyKey: idempotencyKey)
+        guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no reversal in the answer") }
+        return id
+    }
+
+    func createConnectedAccount(for accountID: UserID, email: String, country: String) async throws -> String {
+        let json = try await post("/v1/accounts", [
+            ("type", "express"), ("country", country), ("email", email),
+            ("capabilities[transfers][requested]", "true"), ("business_type", "individual"),
+            ("metadata[account_id]", accountID.uuidString),
+        ], idempotencyKey: "connect-account-\(accountID.uuidString)")
+        guard let id = json["id"] as? String, id.hasPrefix("acct_") else { throw WaybillError.paymentProvider("no account in the answer") }
+        return id
+    }
+
+    func onboardingLink(account: String, refreshURL: String, returnURL: String) async throws -> String {
+        let json = try await post("/v1/account_links", [
+            ("account", account), ("type", "account_onboarding"), ("refresh_url", refreshURL), ("return_url", returnURL),
+        ], idempotencyKey: "account-link-\(account)-\(randomHex(bytes: 8))")
+        guard let url = json["url"] as? String, url.hasPrefix("https://") || url.hasPrefix("http://") else {
+            throw WaybillError.paymentProvider("no link in the answer")
+        }
+        return url
+    }
+
+    func connectedAccount(_ id: String) async throws -> ConnectedAccountState? {
+        guard Self.isStripeID(id) else { throw WaybillError.paymentProvider("not an account id") }
+        let json: [String: Any]
+        do {
+            json = try await send(.GET, "/v1/accounts/\(id)", body: nil, idempotencyKey: nil)
+        } catch let error as WaybillError where error.message.contains("account_invalid") || error.message.contains("resource_missing") {
+            return nil  // access revoked (Stripe answers 403 account_invalid) or gone
+        }
+        return Self.accountState(from: json)
+    }
+
+    static func accountState(from json: [String: Any]) -> ConnectedAccountState {
+        let capabilities = json["capabilities"] as? [String: Any]
+        let requirements = json["requirements"] as? [String: Any]
+        return ConnectedAccountState(
+            id: json["id"] as? String ?? "",
+            status: .of(transfersCapability: capabilities?["transfers"] as? String, detailsSubmitted: json["details_submitted"] as? Bool ?? false),
+            requirementsDue: ((requirements?["currently_due"] as? [Any]) ?? []).compactMap { $0 as? String }.prefix(20).map { $0 })
+    }
+
+    /// Ids Stripe made (`acct_…`, `tr_…`, `pi_…`): safe to put in a path.
+    static func isStripeID(_ id: String) -> Bool {
+        !id.isEmpty && id.count <= 255 && id.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" }
     }
 
     private func post(_ path: String, _ fields: [(String, String)], idempotencyKey: String) async throws -> [String: Any] {
@@ -272,6 +351,56 @@ struct SandboxPayments: PaymentProvider {
             try await row.create(on: db)
             logger.notice("Sandbox payout \(row.id!) of \(request.amount) recorded for shipment \(request.shipmentID.uuidString): this is a test, no money moved.")
             return row.id!
+        }
+    }
+
+    func reverse(transfer: String, amount: Money, idempotencyKey: String) async throws -> String {
+        try await writeLock.withLock {
+            guard let row = try await SandboxPayout.find(transfer, on: db()) else { throw WaybillError.paymentProvider("no such transfer") }
+            if row.reversedAt == nil {
+                row.reversedAt = UnixTime.nowMillis
+                try await row.save(on: db())
+                logger.notice("Sandbox payout \(transfer) reversed (\(amount)): this is a test, no money moved.")
+            }
+            return "sbx_trr_" + String(transfer.dropFirst(7))
+        }
+    }
+
+    /// One test account per person (a second onboarding continues it).
+    func createConnectedAccount(for accountID: UserID, email: String, country: String) async throws -> String {
+        try await writeLock.withLock {
+            if let existing = try await SandboxAccount.query(on: db()).filter(\.$userID == accountID).first() { return existing.id! }
+            let row = SandboxAccount()
+            row.id = "acct_sandbox_" + randomHex(bytes: 8)
+            row.userID = accountID
+            row.detailsSubmitted = false
+            row.transfers = "inactive"
+            row.createdAt = UnixTime.nowMillis
+            try await row.create(on: db())
+            return row.id!
+        }
+    }
+
+    /// The test onboarding page (it says it is one); it sends the person back to `returnURL`.
+    func onboardingLink(account: String, refreshURL: String, returnURL: String) async throws -> String {
+        let back = returnURL.hasPrefix(publicURL) ? String(returnURL.dropFirst(publicURL.count)) : "/"
+        return publicURL + WebRoutes.sandboxConnect(account, query: "return=" + queryValue(back.hasPrefix("/") ? back : "/"))
+    }
+
+    func connectedAccount(_ id: String) async throws -> ConnectedAccountState? {
+        guard let row = try await SandboxAccount.find(id, on: db()) else { return nil }
+        return ConnectedAccountState(id: id, status: .of(transfersCapability: row.transfers, detailsSubmitted: row.detailsSubmitted),
+                                     requirementsDue: row.detailsSubmitted ? [] : ["individual.verification.document", "external_account"])
+    }
+
+    /// The test onboarding page's "Complete" button: transfers become active.
+    func completeOnboarding(account: String) async throws -> UserID? {
+        try await writeLock.withLock {
+            guard let row = try await SandboxAccount.find(account, on: db()) else { return nil }
+            row.detailsSubmitted = true
+            row.transfers = "active"
+            try await row.save(on: db())
+            return row.userID
         }
     }
 

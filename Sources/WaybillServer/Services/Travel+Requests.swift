@@ -161,6 +161,10 @@ extension Travel {
         if case .forbidden = TripRequestMachine.decide(accept ? .accept : .reject, from: existing.status, as: roles) { throw WaybillError.forbidden }
         guard TripPolicy.mayPost(me.caller) else { throw me.user.restriction != nil ? WaybillError.accountSuspended : WaybillError.forbidden }
         let reason = reason?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(500).description
+        if accept, !TripPolicy.mayAcceptPaid(price: existing.priceTotal, payouts: me.user.payoutStatus) {
+            throw WaybillError(.conflict, .payoutsNotReady,
+                               "Set up your payouts (\(me.user.payoutStatus.rawValue) now) before accepting paid parcels: the sender pays when you accept.")
+        }
         if !accept {
             return try await transition(id, .reject, roles: roles) { r, _, db in
                 r.reason = reason?.isEmpty == false ? reason : nil
@@ -429,11 +433,12 @@ extension Travel {
         guard let r = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == id).first(),
               let traveller = try await User.find(r.travellerID, on: db),
               let order = try await Order.find(id, on: db), order.status == .delivered else { return }
-        guard let destination = traveller.payoutAccount ?? (services.payments.isSandbox ? "acct_sandbox_\(traveller.id!.uuidString.prefix(8))" : nil) else {
-            // Paid once they have a payout account (the job retries with backoff).
-            throw WaybillError(.conflict, .conflict, "The traveller has no payout account yet.")
+        guard let destination = traveller.payoutAccount, traveller.payoutStatus == .active else {
+            // Paid once their transfers are active again (the job retries with backoff).
+            throw WaybillError(.conflict, .payoutsNotReady, "The traveller's payout account is \(traveller.payoutStatus.rawValue).")
         }
-        _ = try await orders.payOut(id, to: r.travellerID, destination: destination, amount: Money(r.travellerShare, r.currency))
+        _ = try await orders.payOut(id, to: r.travellerID, destination: destination, amount: Money(r.travellerShare, r.currency),
+                                    paymentIntent: order.paymentIntentID)
         try await transaction { db in
             try await Orders.lockOrderRow(id, on: db)
             let fee = try await LedgerRecord.query(on: db).filter(\.$shipmentID == id).filter(\.$kind == .platformFee).count()

@@ -301,7 +301,7 @@ struct Travel {
 
     // MARK: helpers
 
-    private func requireTraveller(_ me: Principal) throws {
+    func requireTraveller(_ me: Principal) throws {
         guard TripPolicy.mayPost(me.caller) else {
             if me.user.capabilities.contains(.traveller) { throw WaybillError.accountSuspended }
             throw WaybillError(.forbidden, .notATraveller, "Complete your traveller profile to post trips.")

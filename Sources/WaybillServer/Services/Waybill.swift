@@ -22,6 +22,8 @@ public final class WaybillServices: Sendable {
     let trackingMissLimiter: TokenBuckets
     /// Live tickets for tracking links per client address (each one is a database write).
     let publicTicketLimiter: TokenBuckets
+    /// Calls one account makes the payment provider do for it (onboarding links, status reads): ten a minute.
+    let providerCallLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
     let clock: WaybillClock
     /// Where random numbers come from: the system's, or a test's seeded generator.

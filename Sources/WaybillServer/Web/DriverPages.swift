@@ -22,9 +22,10 @@ struct DriverPages {
     }
 
     /// The switch that shares the driver's position while the page is open (position.js).
-    static func sharingToggle(_ ctx: WebContext, onDuty: Bool, boxed: Bool = true) -> String {
+    /// `duty: false` for travellers (`PositionSharing.ownShipments`): sharing is this page's, no duty.
+    static func sharingToggle(_ ctx: WebContext, onDuty: Bool, boxed: Bool = true, duty: Bool = true) -> String {
         let inner = """
-            <p><label class="switch"><input type="checkbox" data-share-position\(onDuty ? " checked" : "")> \(h(ctx.t(.sharePosition)))</label></p>
+            <p><label class="switch"><input type="checkbox" data-share-position\(onDuty ? " checked" : "")\(duty ? "" : " data-no-duty")> \(h(ctx.t(.sharePosition)))</label></p>
             <p data-share-state aria-live="polite" data-text-on="\(h(ctx.t(.sharingOn)))" data-text-off="\(h(ctx.t(.sharingOff)))" data-text-denied="\(h(ctx.t(.sharingDenied)))" data-text-error="\(h(ctx.t(.sharingError)))" data-text-waiting="\(h(ctx.t(.sharingWaiting)))" class="hint">\(h(ctx.t(.sharingHint)))</p>
             """
         return boxed ? "<section class=\"duty\">\(inner)</section>" : inner

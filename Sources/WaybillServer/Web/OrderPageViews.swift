@@ -256,6 +256,8 @@ struct OrderPage: PageView {
     var trail: [[Double]]
     /// The assignee shares their position from the page (nil: not offered), and whether on duty.
     var sharing: Bool?
+    /// Whether sharing puts the person on duty (drivers) or only feeds this shipment (travellers).
+    var sharingOnDuty = true
     var showsTrackingLink: Bool
     var assign: AssignForm?
     var created = false, paid = false, photoRefused = false, receiptJustConfirmed = false
@@ -275,11 +277,13 @@ struct OrderPage: PageView {
             payURL: OrderPolicy.allows(.pay, status: order.status, as: caps) ? order.checkoutURL : nil,
             trail: order.status.driverHasSetOff ? try await tracking.trail(id, for: me, limit: 500).map { [$0.latitude, $0.longitude] } : [],
             sharing: OrderPolicy.allows(.sharePosition, status: order.status, as: caps)
-                ? ((try await tracking.duty(of: me))?.onDuty ?? false) : nil,
+                // Travellers have no duty (`PositionSharing.ownShipments`): their switch starts off.
+                ? (PositionSharing.mode(for: me.caller) == .fleet ? ((try await tracking.duty(of: me))?.onDuty ?? false) : false) : nil,
             showsTrackingLink: OrderPolicy.allows(.renewTrackingLink, status: order.status, as: caps))
         if actions.contains(.assign) || actions.contains(.reassign) {
             page.assign = AssignForm.load(order, reassign: !actions.contains(.assign), by: me, fleet: try await tracking.fleet(nearOrder: nil, by: me))
         }
+        page.sharingOnDuty = PositionSharing.mode(for: me.caller) == .fleet
         page.created = req.query[String.self, at: "created"] != nil
         page.paid = req.query[String.self, at: "paid"] != nil && order.paymentStatus == .paid
         page.photoRefused = req.query[String.self, at: "photo"] == "refused"
@@ -302,6 +306,9 @@ struct OrderPage: PageView {
         if photoRefused { notices += "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.photoRefused)))</div>" }
         if let done { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.actionDone, ctx.status(done))))</div>" }
         if receiptJustConfirmed { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.receiptConfirmed)))</div>" }
+        if let code = record.recipientCode {
+            notices += "<div class=\"alert info handover-code\" role=\"status\">\(h(ctx.t(.yourHandOverCode))) <strong data-recipient-code>\(h(code))</strong></div>"
+        }
         // Timeline: every stage with its date and time.
         let stages = record.events.map { event, actor -> String in
             let label = event.status.map { ctx.status($0) } ?? event.type.replacingOccurrences(of: "_", with: " ")
@@ -383,7 +390,7 @@ struct OrderPage: PageView {
         }
 
         // The driver shares their position from the order's page too, while it is open.
-        let sharingBlock = sharing.map { DriverPages.sharingToggle(ctx, onDuty: $0) } ?? ""
+        let sharingBlock = sharing.map { DriverPages.sharingToggle(ctx, onDuty: $0, duty: sharingOnDuty) } ?? ""
 
         var linkBlock = ""
         if showsTrackingLink {

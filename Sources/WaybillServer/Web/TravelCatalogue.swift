@@ -75,6 +75,20 @@ extension Text {
     static let tripOpen = Text("Open for requests", "Ouvert aux demandes")
     static let weightKg = Text("Weight (kg)", "Poids (kg)")
     static let whatIsIt = Text("What it is", "Contenu")
+    static let payouts = Text("Payouts", "Versements")
+    static let payoutsNone = Text("To accept paid parcels, set up where you are paid: Stripe checks who you are and takes your bank account.",
+                                  "Pour accepter des colis payants, indiquez où vous êtes payé : Stripe vérifie votre identité et prend votre compte bancaire.")
+    static let payoutsPending = Text("Your payout setup is not finished yet.", "La configuration de vos versements n’est pas terminée.")
+    static let payoutsActive = Text("Payouts are set up: you are paid when a receiver’s code completes a delivery.",
+                                    "Vos versements sont configurés : vous êtes payé quand le code d’un destinataire conclut une livraison.")
+    static let payoutsRestricted = Text("Stripe is checking your details or needs more from you; you can accept paid parcels once it is done.",
+                                        "Stripe vérifie vos informations ou en demande davantage ; vous pourrez accepter des colis payants ensuite.")
+    static let payoutsDisconnected = Text("Your payout account was disconnected; set it up again to be paid.",
+                                          "Votre compte de versement a été déconnecté ; configurez-le à nouveau pour être payé.")
+    static let setUpPayouts = Text("Set up payouts", "Configurer les versements")
+    static let continuePayouts = Text("Continue the setup", "Continuer la configuration")
+    static let yourHandOverCode = Text("Your code for the hand-over — give it when the parcel reaches you:",
+                                       "Votre code pour la remise — donnez-le quand le colis vous parvient :")
 }
 
 enum TravelCatalogue {
@@ -87,5 +101,7 @@ enum TravelCatalogue {
         .reqPickedUp, .reqRejected, .reqRequested, .request, .requestPlace, .requestsReceived, .roomKg, .roomLeft, .roomParcels,
         .sandboxNote, .searchTrips, .sendRequest, .toArea, .travel, .travelDone, .travelIntro, .traveller, .travellerShare,
         .travellerTerms, .tripCancelled, .tripDeparted, .tripFull, .tripOpen, .weightKg, .whatIsIt,
+        .payouts, .payoutsNone, .payoutsPending, .payoutsActive, .payoutsRestricted, .payoutsDisconnected, .setUpPayouts,
+        .continuePayouts, .yourHandOverCode,
     ]
 }

@@ -20,6 +20,9 @@ struct TravelPages {
         routes.post(WebRoutes.tripRequestAction, use: act)
         routes.get(WebRoutes.picture, use: picture)
         routes.post(WebRoutes.accountPicture, use: setPicture)
+        routes.post(WebRoutes.payoutsStart, use: startPayouts)
+        routes.get(WebRoutes.payoutsRefresh, use: refreshPayouts)
+        routes.get(WebRoutes.payoutsReturn, use: payoutsReturn)
     }
 
     // MARK: profile pictures
@@ -67,9 +70,41 @@ struct TravelPages {
         let sent = try await travel.requests(received: false, for: me)
         let received = me.caller.capabilities.contains(.traveller) ? try await travel.requests(received: true, for: me) : []
         let index = try await travel.areas()
+        // The provider is asked again only when coming back from its onboarding.
+        let payouts = TripPolicy.mayPost(me.caller)
+            ? try await travel.payoutAccount(for: me, refresh: req.query[String.self, at: "payouts"] != nil) : nil
         return TravelHubPage(isTraveller: me.caller.capabilities.contains(.traveller), trips: trips, sent: sent, received: received,
-                             index: index,
+                             index: index, payouts: payouts,
                              notice: req.query[String.self, at: "done"].map { _ in ctx.t(.travelDone) }).response(ctx)
+    }
+
+    // MARK: payouts
+
+    /// "Set up payouts": to the provider's onboarding (or the sandbox's test page).
+    func startPayouts(_ req: Request) async throws -> Response {
+        let (ctx, me) = try Self.signedIn(req)
+        _ = try AccountPages.form(req)
+        do {
+            return req.redirect(to: try await Travel(request: req).startPayoutOnboarding(by: me), redirectType: .normal)
+        } catch let error as WaybillError {
+            return WebErrors.page(for: error, ctx)
+        }
+    }
+
+    /// Stripe sends the traveller here when the onboarding link expired: a new link.
+    func refreshPayouts(_ req: Request) async throws -> Response {
+        let (ctx, me) = try Self.signedIn(req)
+        do {
+            return req.redirect(to: try await Travel(request: req).startPayoutOnboarding(by: me), redirectType: .normal)
+        } catch let error as WaybillError {
+            return WebErrors.page(for: error, ctx)
+        }
+    }
+
+    /// Back from the onboarding: the hub, which asks the provider for the account's status.
+    func payoutsReturn(_ req: Request) async throws -> Response {
+        _ = try Self.signedIn(req)
+        return req.redirect(to: WebRoutes.travel(query: "payouts=1"), redirectType: .normal)
     }
 
     func become(_ req: Request) async throws -> Response {
@@ -336,6 +371,7 @@ struct TravelHubPage: PageView {
     var sent: [Travel.RequestView]
     var received: [Travel.RequestView]
     var index: AreaIndex
+    var payouts: Travel.PayoutAccountView?
     var notice: String?
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -349,7 +385,28 @@ struct TravelHubPage: PageView {
         }
         let traveller: String
         if isTraveller {
+            let payoutBlock = payouts.map { p -> String in
+                let state: Text = switch p.status {
+                case .none: .payoutsNone
+                case .pending: .payoutsPending
+                case .active: .payoutsActive
+                case .restricted: .payoutsRestricted
+                case .disconnected: .payoutsDisconnected
+                }
+                let button = p.status == .active ? "" : """
+                    <form method="post" action="\(WebRoutes.payoutsStart())" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))">
+                    <button type="submit" class="primary">\(h(ctx.t(p.status == .none || p.status == .disconnected ? .setUpPayouts : .continuePayouts)))</button></form>
+                    """
+                return """
+                    <section class="payouts" data-payout-status="\(p.status.rawValue)">
+                    <h2>\(h(ctx.t(.payouts)))</h2>
+                    <p>\(h(ctx.t(state)))\(p.sandbox ? " <small>(\(h(ctx.t(.sandboxNote))))</small>" : "")</p>
+                    \(button)
+                    </section>
+                    """
+            } ?? ""
             traveller = """
+                \(payoutBlock)
                 <h2>\(h(ctx.t(.myTrips)))</h2>
                 <p><a class="button primary" href="\(WebRoutes.newTrip())">\(h(ctx.t(.postTrip)))</a></p>
                 \(trips.isEmpty ? "<p>\(h(ctx.t(.noTrips)))</p>" : "<ul class=\"list\">\(trips.map(tripLine).joined())</ul>")
@@ -552,6 +609,11 @@ struct TripRequestPage: PageView {
             }
         }
         let shipmentLink = view.shipment.map { "<p><a href=\"\(WebRoutes.order($0.id!))\">\(h($0.reference))</a></p>" } ?? ""
+        // The traveller shares their position from here while carrying (sender and receiver follow it).
+        let sharing = view.shipment.map { s in
+            OrderPolicy.allows(.sharePosition, status: s.status, as: OrderPolicy.capacities(of: me.caller, for: s.parties))
+                ? DriverPages.sharingToggle(ctx, onDuty: false, duty: PositionSharing.mode(for: me.caller) == .fleet) : ""
+        } ?? ""
         return WebPage(title: ctx.t(.request), body: """
             <h1>\(h(ctx.t(.request))): \(h(ctx.areaName(view.trip.fromAreaID, index))) → \(h(ctx.areaName(view.trip.toAreaID, index)))</h1>
             \(message.map { "<div class=\"alert error\" role=\"alert\">\($0.isEmpty ? "" : h($0))</div>" } ?? "")
@@ -566,7 +628,8 @@ struct TripRequestPage: PageView {
             </dl>
             \(shipmentLink)
             <div class="actions">\(actions)</div>
+            \(sharing)
             <p><a href="\(WebRoutes.travel())">\(h(ctx.t(.back)))</a></p>
-            """, status: status)
+            """, status: status, scripts: sharing.isEmpty ? [] : ["position"])
     }
 }

@@ -80,6 +80,9 @@ enum WebRoutes {
     static let sandboxCheckout = WebPath<String>("/sandbox/checkout/:id") { [$0] }
     static let sandboxPay = WebPath<String>("/sandbox/checkout/:id/pay") { [$0] }
     static let sandboxCancel = WebPath<String>("/sandbox/checkout/:id/cancel") { [$0] }
+    /// The sandbox's test onboarding for a traveller's payout account.
+    static let sandboxConnect = WebPath<String>("/sandbox/connect/:id") { [$0] }
+    static let sandboxConnectComplete = WebPath<String>("/sandbox/connect/:id/complete") { [$0] }
     /// The public tracking page of an order's link (`TrackingPage`).
     static let trackingPage = WebPath<String>("/t/:token") { [$0] }
 

@@ -21,6 +21,12 @@ struct SDKTravelTests {
                 #expect(try await bob.searchAreas("genf", language: "fr").map(\.name) == ["Genève", "Genève"])
                 #expect(try await bob.area("CH-VD").children.map(\.id) == ["CH-M5586"])
                 #expect(try await ada.becomeTraveller().heldCapabilities.contains(.traveller))
+                // Payouts first: the onboarding link (the sandbox's test page here), then active.
+                #expect(try await ada.payoutAccount().status == .none)
+                let link = try await ada.startPayoutOnboarding()
+                let path = link.path + "/complete?" + (link.query ?? "")
+                #expect(try await server.page(.POST, path).status == .seeOther)
+                #expect(try await ada.payoutAccount().status == .active)
                 let trip = try await ada.postTrip(TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: TravelTests.date(inDays: 3),
                                                               earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich",
                                                               capacityGrams: 5000, capacityParcels: 2, categories: ["small_parcel"]))

@@ -3,9 +3,10 @@ import NIOConcurrencyHelpers
 import Vapor
 
 /// A local HTTP server that speaks the part of Stripe's API Waybill uses (Checkout Sessions,
-/// Refunds and Connect Transfers: form-encoded requests, bearer secret key, JSON answers; a repeated
-/// Idempotency-Key gets the first answer again), recording every request so
-/// tests can check what Waybill sent.
+/// PaymentIntents, Refunds, and Connect: accounts, account links, transfers and their reversals:
+/// form-encoded requests, bearer secret key, JSON answers; a repeated Idempotency-Key gets the
+/// first answer again), recording every request so tests can check what Waybill sent. Connect
+/// events are made with `connectEvent`, signed as Stripe signs them.
 final class FakeStripe: Sendable {
     struct Recorded: Sendable {
         var method: String
@@ -22,9 +23,20 @@ final class FakeStripe: Sendable {
         var status = "open"
     }
 
+    /// A connected account: what `GET /v1/accounts/{id}` answers; `revoked` answers 403 as Stripe
+    /// does once the traveller removed the platform's access.
+    struct AccountState: Sendable {
+        var id: String
+        var form: [String: String]
+        var detailsSubmitted = false
+        var transfers = "inactive"
+        var revoked = false
+    }
+
     let app: Application
     let port: Int
     private let state = NIOLockedValueBox<(requests: [Recorded], sessions: [String: SessionState], idempotent: [String: String], failNext: Bool)>(([], [:], [:], false))
+    private let accounts = NIOLockedValueBox<[String: AccountState]>([:])
 
     static let secretKey = "sk_test_waybill_fake"
 
@@ -52,6 +64,21 @@ final class FakeStripe: Sendable {
         }
         app.post("v1", "transfers") { req async throws -> Response in
             try box.withLockedValue { $0! }.transfer(req)
+        }
+        app.post("v1", "transfers", ":id", "reversals") { req async throws -> Response in
+            try box.withLockedValue { $0! }.reversal(req)
+        }
+        app.get("v1", "payment_intents", ":id") { req async throws -> Response in
+            try box.withLockedValue { $0! }.paymentIntent(req)
+        }
+        app.post("v1", "accounts") { req async throws -> Response in
+            try box.withLockedValue { $0! }.createAccount(req)
+        }
+        app.get("v1", "accounts", ":id") { req async throws -> Response in
+            try box.withLockedValue { $0! }.getAccount(req)
+        }
+        app.post("v1", "account_links") { req async throws -> Response in
+            try box.withLockedValue { $0! }.accountLink(req)
         }
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         guard let port = app.http.server.shared.localAddress?.port else { throw Abort(.internalServerError) }
@@ -157,6 +184,100 @@ final class FakeStripe: Sendable {
         }
         return Self.json(["id": id, "object": "transfer", "amount": Int(recorded.form["amount"] ?? "") ?? 0,
                           "currency": recorded.form["currency"] ?? "", "destination": destination])
+    }
+
+    // MARK: Connect
+
+    /// The traveller finishes (or Stripe changes) the account.
+    func updateAccount(_ id: String, _ change: (inout AccountState) -> Void) {
+        accounts.withLockedValue { if var a = $0[id] { change(&a); $0[id] = a } }
+    }
+
+    func account(_ id: String) -> AccountState? { accounts.withLockedValue { $0[id] } }
+
+    func accountObject(_ a: AccountState) -> [String: Any] {
+        ["id": a.id, "object": "account", "type": "express", "details_submitted": a.detailsSubmitted,
+         "charges_enabled": false, "payouts_enabled": a.transfers == "active",
+         "capabilities": ["transfers": a.transfers],
+         "requirements": ["currently_due": a.detailsSubmitted ? [] : ["external_account", "individual.verification.document"]],
+         "metadata": ["account_id": a.form["metadata[account_id]"] ?? ""]]
+    }
+
+    /// A Connect event as Stripe would post it to the Connect endpoint (it names the account),
+    /// with `created` in seconds.
+    func connectEvent(_ id: String, type: String = "account.updated", account: String, created: Int64) -> [UInt8] {
+        let object: [String: Any] = self.account(account).map(accountObject) ?? ["id": account, "object": "account"]
+        let event: [String: Any] = ["id": id, "object": "event", "type": type, "account": account, "created": created,
+                                    "data": ["object": type == "account.application.deauthorized" ? ["id": "ca_test", "object": "application"] : object]]
+        return Array(try! JSONSerialization.data(withJSONObject: event))
+    }
+
+    private func createAccount(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        guard recorded.form["type"] == "express", recorded.form["country"]?.count == 2 else {
+            return Self.json(["error": ["code": "parameter_invalid", "param": "type"]], status: .badRequest)
+        }
+        let id: String = state.withLockedValue { s in
+            let key = "account:" + (recorded.idempotencyKey ?? UUID().uuidString)
+            if let known = s.idempotent[key] { return known }
+            let id = "acct_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16))"
+            s.idempotent[key] = id
+            return id
+        }
+        let account = accounts.withLockedValue { a -> AccountState in
+            if let known = a[id] { return known }
+            a[id] = AccountState(id: id, form: recorded.form)
+            return a[id]!
+        }
+        return Self.json(accountObject(account))
+    }
+
+    private func getAccount(_ req: Request) throws -> Response {
+        let (_, early) = try record(req)
+        if let early { return early }
+        guard let id = req.parameters.get("id"), let account = account(id) else {
+            return Self.json(["error": ["code": "resource_missing"]], status: .notFound)
+        }
+        if account.revoked { return Self.json(["error": ["code": "account_invalid"]], status: .forbidden) }
+        return Self.json(accountObject(account))
+    }
+
+    private func accountLink(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        guard let id = recorded.form["account"], account(id) != nil, recorded.form["type"] == "account_onboarding",
+              recorded.form["refresh_url"] != nil, recorded.form["return_url"] != nil else {
+            return Self.json(["error": ["code": "parameter_invalid"]], status: .badRequest)
+        }
+        return Self.json(["object": "account_link", "url": "https://connect.stripe.test/setup/e/\(id)/\(UUID().uuidString.prefix(8))",
+                          "expires_at": Int(Date().timeIntervalSince1970) + 300])
+    }
+
+    /// A paid session's PaymentIntent names its charge (`latest_charge`).
+    private func paymentIntent(_ req: Request) throws -> Response {
+        let (_, early) = try record(req)
+        if let early { return early }
+        guard let id = req.parameters.get("id"), id.hasPrefix("pi_") else {
+            return Self.json(["error": ["code": "resource_missing"]], status: .notFound)
+        }
+        return Self.json(["id": id, "object": "payment_intent", "status": "succeeded", "latest_charge": "ch_" + id.dropFirst(3)])
+    }
+
+    private func reversal(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        guard let transfer = req.parameters.get("id"), transfer.hasPrefix("tr_"), Int(recorded.form["amount"] ?? "") ?? 0 > 0 else {
+            return Self.json(["error": ["code": "parameter_invalid"]], status: .badRequest)
+        }
+        let id = state.withLockedValue { s -> String in
+            let key = "reversal:" + (recorded.idempotencyKey ?? UUID().uuidString)
+            if let known = s.idempotent[key] { return known }
+            let id = "trr_\(s.idempotent.count + 1)"
+            s.idempotent[key] = id
+            return id
+        }
+        return Self.json(["id": id, "object": "transfer_reversal", "transfer": transfer, "amount": Int(recorded.form["amount"] ?? "") ?? 0])
     }
 
     private static func json(_ object: [String: Any], status: HTTPResponseStatus = .ok) -> Response {

@@ -2,7 +2,7 @@
 // /assets/, and Web Push notifications. Nothing under /app/ or /api/, no POST and no page of a
 // signed-in person is ever cached. Bump VERSION when the shell changes.
 
-const VERSION = "v2";
+const VERSION = "v3";
 const SHELL = `waybill-shell-${VERSION}`;
 const ASSETS = `waybill-assets-${VERSION}`;
 const SHELL_URLS = [

@@ -38,6 +38,8 @@ function post(url, body) {
 
 /** "ok" | "retry" (network, 5xx) | "fatal" (refused) */
 async function setDuty(onDuty) {
+  // Travellers share from a shipment's page only: they have no duty to go on.
+  if (toggle?.hasAttribute("data-no-duty")) return "ok";
   try {
     const res = await post("/app/duty", { onDuty });
     if (res.ok) return "ok";
