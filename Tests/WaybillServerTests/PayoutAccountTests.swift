@@ -216,7 +216,24 @@ struct PayoutAccountTests {
             let shipment = try #require(try await server.send(.POST, "/trip-requests/\(id)/accept", token: ada.access).json["shipment"]["id"].string)
             try await TripRequestTests.pay(server, url: try #require(try await server.send(.GET, "/trip-requests/\(id)", token: bob.access).json["shipment"]["paymentUrl"].string))
             _ = try await server.send(.POST, "/trip-requests/\(id)/pickup", token: ada.access)
-            let shared = try await server.send(.POST, "/drivers/me/locations", json: ["positions": [point]], token: ada.access)
+            // Bea, the receiver, has an account: she follows in her app; Bob, the sender, too.
+            try await server.registerCustomer("bea@example.com")
+            let bea = try await server.login("bea@example.com")
+            var shared = Reply(status: .ok, headers: [:], body: ByteBuffer())
+            try await server.serving { port in
+                let sender = try await server.live(port: port, token: bob.access)
+                let receiver = try await server.live(port: port, token: bea.access)
+                #expect(try await sender.subscribe("order:\(shipment)")["type"].string == "subscribed")
+                #expect(try await receiver.subscribe("order:\(shipment)")["type"].string == "subscribed")
+                shared = try await server.send(.POST, "/drivers/me/locations", json: ["positions": [point]], token: ada.access)
+                let seen = try await sender.event("location", topic: "order:\(shipment)")
+                #expect(seen["data"]["latitude"].double == 46.52, "\(seen)")
+                // The receiver gets what a tracking link shows: the position, no ids.
+                let followed = try await receiver.event("location", topic: "order:\(shipment)")
+                #expect(followed["data"]["latitude"].double == 46.52 && followed["data"]["driverId"].exists == false, "\(followed)")
+                await sender.close()
+                await receiver.close()
+            }
             #expect(shared.status == .ok && shared.json["accepted"].int == 1, "\(shared)")
             let trail = try await server.send(.GET, "/orders/\(shipment)/trail", token: bob.access)
             #expect(trail.json["points"].array.count == 1, "\(trail)")

@@ -294,6 +294,11 @@ struct TripRequestTests {
             try await Self.pay(server, url: url)
             let paid = try await server.send(.GET, "/trip-requests/\(id)", token: ada.access)
             #expect(paid.json["status"].string == "paid" && paid.json["availableActions"].array.compactMap(\.string) == ["pick_up"])
+            // The traveller is told it is paid; dispatch is not (the carrier is already chosen).
+            let adaInbox = try await server.send(.GET, "/notifications", token: ada.access)
+            #expect(adaInbox.json["items"].array.contains { $0["kind"].string == "order_assigned" && ($0["body"].string ?? "").hasPrefix("The sender paid") }, "\(adaInbox)")
+            let managerInbox = try await server.send(.GET, "/notifications", token: cast.manager.access)
+            #expect(!managerInbox.json["items"].array.contains { $0["kind"].string == "order_pending" }, "\(managerInbox)")
             // It is a shipment with one traveller leg, in the sender's Sent box.
             let s = try await server.send(.GET, "/shipments/\(shipment)", token: bob.access)
             #expect(s.json["legs"][0]["kind"].string == "traveller" && s.json["status"].string == "accepted", "\(s)")

@@ -68,10 +68,20 @@ struct TravelWebTests {
             try await TripRequestTests.pay(server, url: try #require(order.checkoutURL))
             #expect(try await bob.get(requestPath).html.contains("Paid, waiting for pickup"))
 
-            // Ada picks up and hands over against the receiver's code.
+            // Ada picks up and hands over against the receiver's code; the pickup page offers her to
+            // share her position (no duty: travellers have none).
             _ = try await ada.post(requestPath + "/pick_up", [:], from: requestPath)
+            let carrying = try await ada.get(requestPath)
+            #expect(carrying.html.contains("data-share-position") && carrying.html.contains("data-no-duty"))
             _ = try await server.deliverMail()
             let code = try #require(server.mailer.lastCode(to: "bea@example.com"))
+            // Bea, the receiver, opens an account: her app shows the code while the parcel travels.
+            try await server.registerCustomer("bea@example.com")
+            let bea = TestBrowser(server)
+            _ = try await bea.signIn("bea@example.com")
+            let incoming = try await bea.get("/orders/\(order.id!.uuidString)")
+            #expect(incoming.html.contains("data-recipient-code>\(code)<"), "\(incoming.status) \(incoming.html.prefix(600))")
+            #expect(try await bob.get("/orders/\(order.id!.uuidString)").html.contains("data-recipient-code") == false)
             let wrong = try await ada.post(requestPath + "/deliver", ["code": code == "000000" ? "111111" : "000000"], from: requestPath)
             #expect(wrong.status == .unprocessableEntity && wrong.html.contains("alert"))
             let delivered = try await ada.post(requestPath + "/deliver", ["code": code], from: requestPath)
