@@ -43,6 +43,8 @@ let package = Package(
         .target(
             name: "WaybillCore",
             dependencies: [.product(name: "Tagged", package: "swift-tagged")],
+            // The carriers' tracking-number formats, as data (scripts/make-carrier-formats).
+            resources: [.copy("Resources/carrier-formats.json")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Types, server protocol and client generated from openapi.yaml.
@@ -132,6 +134,7 @@ let package = Package(
         .testTarget(
             name: "WaybillCoreTests",
             dependencies: ["WaybillCore"],
+            resources: [.copy("Fixtures")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

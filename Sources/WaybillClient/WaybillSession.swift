@@ -386,7 +386,8 @@ struct AuthMiddleware: ClientMiddleware {
     /// Operations that never take a token (`security: []` in the spec).
     static let publicOperations: Set<String> = [
         "register", "verifyEmail", "resendVerification", "login", "refreshSession", "logout", "requestPasswordReset",
-        "verifyPasswordResetCode", "completePasswordReset", "stripeWebhook", "getPublicTracking", "getVapidPublicKey",
+        "verifyPasswordResetCode", "completePasswordReset", "stripeWebhook", "stripeConnectWebhook", "getPublicTracking", "getVapidPublicKey",
+        "detectCarrier", "findTrackingNumbers",
     ]
     /// Operations where a token is optional (`[{}, bearerAuth]`).
     static let optionalOperations: Set<String> = ["createLiveTicket"]

@@ -62,6 +62,48 @@ struct PayoutsCommand: AsyncParsableCommand {
     }
 }
 
+struct ParcelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Detect.self])
+
+    struct Detect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Suggest the carrier of tracking numbers (or of the numbers in text read from standard input with --text).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "Tracking numbers (spaces inside a number: quote it).") var numbers: [String] = []
+        @Flag(help: "Find the numbers in text read from standard input (a pasted shipping confirmation).") var text = false
+        @Flag(help: "Decide here, without asking the server (the same table, in WaybillCore).") var offline = false
+
+        func run() async throws {
+            if offline {
+                let detection = CarrierDetection.standard
+                var found: [CarrierCandidate] = []
+                if text { found = detection.numbers(in: Self.readInput()) }
+                for number in numbers { found += detection.candidates(for: number) }
+                if options.json { Output.json(found) } else {
+                    for c in found { Output.line("\(c.number)\t\(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
+                }
+                return
+            }
+            try await options.run { session in
+                var found: [CarrierSuggestion] = []
+                if text { found = try await session.findTrackingNumbers(in: Self.readInput()) }
+                for number in numbers { found += try await session.detectCarrier(number) }
+                if options.json { Output.json(found) } else {
+                    if found.isEmpty { Output.line("No known carrier.") }
+                    for c in found { Output.line("\(c.number)\t\(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
+                }
+            }
+        }
+
+        static func readInput() -> String {
+            var lines: [String] = []
+            while let line = readLine(strippingNewline: false), lines.count < 2_000 { lines.append(line) }
+            return String(lines.joined().prefix(20_000))
+        }
+    }
+}
+
 struct FindTrips: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "find-trips", abstract: "Trips that can carry your parcel, best first, with the price.")

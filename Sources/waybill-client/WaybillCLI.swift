@@ -22,7 +22,7 @@ struct WaybillCLI: AsyncParsableCommand {
             QuoteCommand.self, OrderCommand.self, Orders.self, Track.self, ShipmentsCommand.self, ShipmentCommand.self, Receipt.self,
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
-            AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
+            AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
         ]
     )
 }

@@ -24,6 +24,8 @@ public final class WaybillServices: Sendable {
     let publicTicketLimiter: TokenBuckets
     /// Calls one account makes the payment provider do for it (onboarding links, status reads): ten a minute.
     let providerCallLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
+    /// Carrier lookups without an account, per client address: sixty a minute.
+    let carrierLookupLimiter = TokenBuckets(ratePerSecond: 1, burst: 60)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
     let clock: WaybillClock
     /// Where random numbers come from: the system's, or a test's seeded generator.

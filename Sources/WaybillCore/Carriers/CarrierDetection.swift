@@ -1,0 +1,326 @@
+import Foundation
+
+/// How each carrier's tracking numbers look and how their check digits work: the data of
+/// `Resources/carrier-formats.json` (built by `scripts/make-carrier-formats`, mostly from
+/// tracking_number_data, MIT). Adding a carrier or a format is a change to that file, not to code.
+public struct CarrierFormatTable: Sendable, Decodable {
+    public struct Carrier: Sendable, Decodable {
+        public var code: String
+        public var name: String
+        public var formats: [Format]
+    }
+
+    public struct Format: Sendable, Decodable {
+        public var id: String
+        public var name: String
+        var regex: String
+        var checksum: Checksum?
+        var prependIf: Prepend?
+        /// Named groups whose value must be in their lookup table (an S10 number's country).
+        var requires: [String]?
+        var lookups: [Lookup]?
+        /// The carrier's public tracking page, `%s` standing for the number.
+        public var trackingUrl: String?
+        var rankBonus: Double?
+        /// False for formats too loose to pick out of pasted text (any 14 digits).
+        var inText: Bool?
+    }
+
+    struct Checksum: Sendable, Decodable {
+        var name: String
+        var modulo: Int?
+        var evensMultiplier: Int?
+        var oddsMultiplier: Int?
+        var reverse: Bool?
+        var weightings: [Int]?
+        var modulo1: Int?
+        var modulo2: Int?
+        /// Added to the sum before the check (GLS: 1).
+        var offset: Int?
+    }
+
+    struct Prepend: Sendable, Decodable {
+        var matchesRegex: String
+        var content: String
+    }
+
+    struct Lookup: Sendable, Decodable {
+        var name: String
+        var group: String
+        var entries: [Entry]
+    }
+
+    struct Entry: Sendable, Decodable {
+        var matches: String?
+        var matchesRegex: String?
+        var name: String?
+        var courier: String?
+        var country: String?
+        /// The Waybill carrier for an S10 country's post (`swiss_post` for CH).
+        var carrier: String?
+    }
+
+    public var carriers: [Carrier]
+
+    public static func decode(_ data: Data) throws -> CarrierFormatTable {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(CarrierFormatTable.self, from: data)
+    }
+}
+
+/// One carrier and format a tracking number may belong to.
+public struct CarrierCandidate: Sendable, Hashable, Codable {
+    public enum Reason: String, Sendable, Hashable, Codable {
+        /// The pattern matches and its check digit is right.
+        case checkDigitValid = "check_digit_valid"
+        /// The format has no check digit: only the pattern matches.
+        case patternOnly = "pattern_only"
+    }
+
+    /// The number as carriers read it: capitals, no spaces.
+    public var number: String
+    /// The carrier (`dhl`, `ups`, `swiss_post`…); for S10 items the post of their country when
+    /// known, `s10` otherwise.
+    public var carrier: String
+    public var carrierName: String
+    /// The format within the data (`dhl_express`, `s10`…), and its table (`dhl`, `s10`).
+    public var format: String
+    public var formatName: String
+    public var table: String
+    public var reason: Reason
+    /// Higher is likelier: 5 for a valid check digit, plus a tenth per character, plus the format's bonus.
+    public var confidence: Double
+    /// The carrier's own tracking page for this number, when known.
+    public var trackingURL: String?
+    /// An S10 item's country (ISO 3166 alpha-2).
+    public var country: String?
+}
+
+/// Suggests carriers from a tracking number, offline (issue "Parcels of every carrier", item 1):
+/// the number is normalised (spaces and dots out, capitals), matched against every format
+/// of the table and its check digit computed; the candidates come best first. A person always
+/// confirms or corrects the suggestion.
+public struct CarrierDetection: @unchecked Sendable {
+    // Regex values are immutable and safe to share; `Regex<AnyRegexOutput>` is not marked Sendable.
+    private struct Compiled {
+        var carrier: CarrierFormatTable.Carrier
+        var format: CarrierFormatTable.Format
+        var regex: Regex<AnyRegexOutput>
+        var prepend: Regex<AnyRegexOutput>?
+        var lookups: [(CarrierFormatTable.Lookup, [Regex<AnyRegexOutput>?])]
+    }
+
+    private let compiled: [Compiled]
+    public let table: CarrierFormatTable
+
+    /// The shipped table (`Resources/carrier-formats.json`). A table that does not load is a
+    /// broken build, caught by the tests, never a request's problem.
+    public static let standard: CarrierDetection = {
+        guard let url = Bundle.module.url(forResource: "carrier-formats", withExtension: "json"),
+              let data = try? Data(contentsOf: url), let table = try? CarrierFormatTable.decode(data),
+              let detection = try? CarrierDetection(table: table) else {
+            fatalError("Resources/carrier-formats.json is missing or invalid: run scripts/make-carrier-formats")
+        }
+        return detection
+    }()
+
+    public init(table: CarrierFormatTable) throws {
+        self.table = table
+        var compiled: [Compiled] = []
+        for carrier in table.carriers {
+            for format in carrier.formats {
+                let lookups = try (format.lookups ?? []).map { lookup in
+                    (lookup, try lookup.entries.map { entry in try entry.matchesRegex.map { try Regex("^(?:\($0))$") } })
+                }
+                compiled.append(Compiled(carrier: carrier, format: format, regex: try Regex(format.regex),
+                                         prepend: try format.prependIf.map { try Regex($0.matchesRegex) }, lookups: lookups))
+            }
+        }
+        self.compiled = compiled
+    }
+
+    /// The number as carriers read it: capitals, without spaces or dots (Swiss Post prints
+    /// `99.00.123456.12345678`). Dashes stay: one LaserShip format has one.
+    public static func normalized(_ raw: String) -> String {
+        String(raw.uppercased().unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) && $0 != "." }
+            .map(Character.init))
+    }
+
+    /// Every carrier and format `raw` may be, best first (empty: none known).
+    public func candidates(for raw: String) -> [CarrierCandidate] {
+        let number = Self.normalized(raw)
+        guard (4...60).contains(number.count), number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else { return [] }
+        var found: [CarrierCandidate] = []
+        for c in compiled {
+            guard let match = try? c.regex.wholeMatch(in: number) else { continue }
+            func group(_ name: String) -> String? { match.output[name]?.substring.map(String.init) }
+            var serial = group("SerialNumber") ?? ""
+            if let prepend = c.format.prependIf, let test = c.prepend, (try? test.firstMatch(in: serial)) != nil {
+                serial = prepend.content + serial
+            }
+            // Lookups the format requires (an S10 country must be known), and what they say.
+            var known: [String: CarrierFormatTable.Entry] = [:]
+            for (lookup, patterns) in c.lookups {
+                guard let value = group(lookup.group) else { continue }
+                if let index = lookup.entries.indices.first(where: { i in
+                    lookup.entries[i].matches == value || ((patterns[i]).flatMap { try? $0.wholeMatch(in: value) } != nil)
+                }) { known[lookup.name] = lookup.entries[index] }
+            }
+            if let required = c.format.requires, !required.allSatisfy({ known[$0] != nil }) { continue }
+            let reason: CarrierCandidate.Reason
+            if let checksum = c.format.checksum {
+                guard let check = group("CheckDigit"), CheckDigits.validates(checksum, serial: serial, check: check) else { continue }
+                reason = .checkDigitValid
+            } else {
+                reason = .patternOnly
+            }
+            let post = known["Courier"]
+            let confidence = (reason == .checkDigitValid ? 5 : 0) + 0.1 * Double(number.count) + (c.format.rankBonus ?? 0)
+            found.append(CarrierCandidate(
+                number: number, carrier: post?.carrier ?? c.carrier.code, carrierName: post?.courier ?? c.carrier.name,
+                format: c.format.id, formatName: c.format.name, table: c.carrier.code, reason: reason,
+                confidence: (confidence * 100).rounded() / 100,
+                trackingURL: c.format.trackingUrl.map { $0.replacingOccurrences(of: "%s", with: number) },
+                country: c.carrier.code == "s10" ? group("CountryCode") : nil))
+        }
+        return found.sorted { ($0.confidence, $1.format) > ($1.confidence, $0.format) }
+    }
+
+    /// Tracking numbers found in pasted text (a shop's confirmation, a forwarded mail): each with
+    /// its best candidate, in the order they appear. Only formats precise enough for free text
+    /// count (`in_text`), so order numbers and phone numbers are not taken for parcels.
+    public func numbers(in text: String) -> [CarrierCandidate] {
+        // Words of letters and digits; a number printed in groups ("1Z 999 AA1 01 2345 6784") is
+        // tried as the groups joined, longest first.
+        let words = text.uppercased().split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-")) }
+            .map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: ".-")) }
+            .filter { !$0.isEmpty }
+        let precise = Set(compiled.filter { $0.format.inText != false }.map(\.format.id))
+        var results: [CarrierCandidate] = []
+        var seen: Set<String> = []
+        var i = 0
+        while i < words.count {
+            var taken = 0
+            var best: CarrierCandidate?
+            var joined = ""
+            var end = i
+            var ends: [(Int, String)] = []
+            while end < words.count, joined.count + words[end].count <= 40 {
+                joined += words[end]
+                ends.append((end, joined))
+                // Only short groups continue a number; a long word stands alone.
+                if words[end].count > 12 && end > i { break }
+                end += 1
+            }
+            for (last, candidate) in ends.reversed() where candidate.count >= 8 && candidate.contains(where: \.isNumber) {
+                if let first = candidates(for: candidate).first(where: { precise.contains($0.format) }) {
+                    best = first
+                    taken = last - i + 1
+                    break
+                }
+            }
+            if let best {
+                if seen.insert(best.number).inserted { results.append(best) }
+                i += taken
+            } else {
+                i += 1
+            }
+        }
+        return results
+    }
+}
+
+/// The check-digit algorithms of carriers' tracking numbers (docs/carriers.md). Each returns
+/// whether `check` is right for `serial`; anything that is not a digit where one is needed is wrong,
+/// never a crash.
+public enum CheckDigits {
+    static func validates(_ checksum: CarrierFormatTable.Checksum, serial: String, check: String) -> Bool {
+        switch checksum.name {
+        case "mod10":
+            return mod10(serial, check: check, evens: checksum.evensMultiplier, odds: checksum.oddsMultiplier,
+                         reverse: checksum.reverse ?? false, offset: checksum.offset ?? 0)
+        case "mod7": return mod7(serial, check: check)
+        case "s10": return s10(serial, check: check)
+        case "sum_product_with_weightings_and_modulo":
+            return sumProduct(serial, check: check, weights: checksum.weightings ?? [], modulo1: checksum.modulo1 ?? 11, modulo2: checksum.modulo2 ?? 10)
+        case "mod_37_36": return mod37_36(serial, check: check)
+        case "luhn": return luhn(serial, check: check)
+        default: return false
+        }
+    }
+
+    /// Mod 10 with multipliers for even and odd positions (from 0), letters as (ASCII − 3) mod 10;
+    /// check = (10 − (sum + offset) mod 10) mod 10. UPS 1Z, FedEx Ground, SSCC, USPS, Canada Post,
+    /// DHL Paket, GLS.
+    public static func mod10(_ serial: String, check: String, evens: Int?, odds: Int?, reverse: Bool = false, offset: Int = 0) -> Bool {
+        guard let expected = Int(check) else { return false }
+        var total = offset
+        let characters = reverse ? Array(serial.reversed()) : Array(serial)
+        for (index, character) in characters.enumerated() {
+            guard let ascii = character.asciiValue else { return false }
+            var value = character.isNumber ? Int(ascii - 48) : (Int(ascii) - 3) % 10
+            if let odds, index % 2 == 1 { value *= odds } else if let evens, index % 2 == 0 { value *= evens }
+            total += value
+        }
+        let remainder = total % 10
+        return (remainder == 0 ? 0 : 10 - remainder) == expected
+    }
+
+    /// DHL Express: the serial mod 7.
+    public static func mod7(_ serial: String, check: String) -> Bool {
+        guard serial.count <= 18, let value = Int(serial), let expected = Int(check) else { return false }
+        return value % 7 == expected
+    }
+
+    /// UPU S10: weights 8,6,4,2,3,5,9,7, r = sum mod 11; 5 if r = 0, 0 if r = 1, else 11 − r.
+    public static func s10(_ serial: String, check: String) -> Bool {
+        let digits = serial.compactMap(\.wholeNumberValue)
+        guard digits.count == 8, serial.count == 8, let expected = Int(check) else { return false }
+        let sum = zip(digits, [8, 6, 4, 2, 3, 5, 9, 7]).reduce(0) { $0 + $1.0 * $1.1 }
+        let remainder = sum % 11
+        let computed = remainder == 0 ? 5 : remainder == 1 ? 0 : 11 - remainder
+        return computed == expected
+    }
+
+    /// FedEx: (Σ digit × weight mod 11) mod 10.
+    public static func sumProduct(_ serial: String, check: String, weights: [Int], modulo1: Int, modulo2: Int) -> Bool {
+        let digits = serial.compactMap(\.wholeNumberValue)
+        guard digits.count == serial.count, let expected = Int(check), modulo1 > 0, modulo2 > 0 else { return false }
+        let sum = zip(digits, weights).reduce(0) { $0 + $1.0 * $1.1 }
+        return sum % modulo1 % modulo2 == expected
+    }
+
+    /// ISO 7064 mod 37,36 (DPD): the check character is from 0–9A–Z.
+    public static func mod37_36(_ serial: String, check: String) -> Bool {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        let modulus = 36
+        var cd = modulus
+        for character in serial {
+            guard let value = alphabet.firstIndex(of: character) else { return false }
+            cd += value
+            if cd > modulus { cd -= modulus }
+            cd *= 2
+            if cd > modulus { cd -= modulus + 1 }
+        }
+        cd = modulus + 1 - cd
+        if cd == modulus { cd = 0 }
+        return check.count == 1 && alphabet.indices.contains(cd) && String(alphabet[cd]) == check
+    }
+
+    /// Luhn over the serial followed by its check digit.
+    public static func luhn(_ serial: String, check: String) -> Bool {
+        let digits = (serial + check).compactMap(\.wholeNumberValue)
+        guard digits.count == serial.count + check.count, !digits.isEmpty else { return false }
+        var sum = 0
+        for (index, digit) in digits.reversed().enumerated() {
+            if index % 2 == 1 {
+                let doubled = digit * 2
+                sum += doubled > 9 ? doubled - 9 : doubled
+            } else {
+                sum += digit
+            }
+        }
+        return sum % 10 == 0
+    }
+}
