@@ -81,25 +81,8 @@ extension Orders {
         let handled = ["checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired"]
         guard handled.contains(type),
               let object = (json["data"] as? [String: Any])?["object"] as? [String: Any] else { return }
-        // Record the event first; a second delivery of the same id stops here.
-        do {
-            try await transaction { db in
-                let row = StripeEvent()
-                row.id = eventID
-                row.type = type
-                row.receivedAt = UnixTime.nowMillis
-                try await row.create(on: db)
-            }
-        } catch let error as any DatabaseError where error.isConstraintFailure {
-            logger.info("Stripe event \(eventID) already handled")
-            return
-        }
-        do {
+        try await StripeEvent.handleOnce(eventID, type: type, db: db, services: services, logger: logger) {
             try await settleCheckout(StripePayments.state(from: object))
-        } catch {
-            // Let Stripe redeliver: forget the event id so the retry is handled.
-            _ = try? await transaction { db in try await StripeEvent.query(on: db).filter(\.$id == eventID).delete() }
-            throw error
         }
     }
 
@@ -132,6 +115,33 @@ extension Orders {
             order.refundID = refundID
             order.refundedAt = now
             try await events.record(.paymentRefunded(order), on: db)
+        }
+    }
+}
+
+extension StripeEvent {
+    /// Runs `body` once per Stripe event id, for the platform's and the Connect endpoint alike: the
+    /// id is recorded first (a second delivery stops there) and forgotten if `body` fails, so
+    /// Stripe's redelivery is handled.
+    static func handleOnce(_ eventID: String, type: String, db: any Database, services: WaybillServices, logger: Logger,
+                           _ body: () async throws -> Void) async throws {
+        do {
+            try await db.writeTransaction(services) { db in
+                let row = StripeEvent()
+                row.id = eventID
+                row.type = type
+                row.receivedAt = UnixTime.nowMillis
+                try await row.create(on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            logger.info("Stripe event \(eventID) already handled")
+            return
+        }
+        do {
+            try await body()
+        } catch {
+            _ = try? await db.writeTransaction(services) { db in try await StripeEvent.query(on: db).filter(\.$id == eventID).delete() }
+            throw error
         }
     }
 }

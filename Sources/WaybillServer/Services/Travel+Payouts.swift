@@ -96,24 +96,9 @@ extension Travel {
         // `created` is in seconds; a status read for an older event never replaces a newer one.
         let created = (json["created"] as? NSNumber).map { $0.int64Value.multipliedReportingOverflow(by: 1000) }
         let time = created.flatMap { $0.overflow ? nil : $0.partialValue } ?? UnixTime.nowMillis
-        do {
-            try await transaction { db in
-                let row = StripeEvent()
-                row.id = eventID
-                row.type = type
-                row.receivedAt = UnixTime.nowMillis
-                try await row.create(on: db)
-            }
-        } catch let error as any DatabaseError where error.isConstraintFailure {
-            logger.info("Stripe event \(eventID) already handled")
-            return
-        }
-        do {
+        try await StripeEvent.handleOnce(eventID, type: type, db: db, services: services, logger: logger) {
             let state = type == "account.application.deauthorized" ? nil : try await services.payments.connectedAccount(account)
             try await store(state, account: account, at: time)
-        } catch {
-            _ = try? await transaction { db in try await StripeEvent.query(on: db).filter(\.$id == eventID).delete() }
-            throw error
         }
     }
 }
