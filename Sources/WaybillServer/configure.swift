@@ -49,6 +49,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateTripRequests())         // senders' requests for a place on a trip, payout accounts
     app.migrations.add(CreateProfilePictures())      // one square picture per account
     app.migrations.add(CreatePayoutAccounts())       // travellers' payout accounts, the receiver's code in their app
+    app.migrations.add(CreateParcels())              // parcels of other carriers people follow
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

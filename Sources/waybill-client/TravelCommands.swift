@@ -64,7 +64,72 @@ struct PayoutsCommand: AsyncParsableCommand {
 
 struct ParcelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Detect.self])
+        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Add.self, List.self, Show.self, Remove.self, Detect.self])
+
+    static func line(_ p: FollowedParcel) -> String {
+        "\(p.id)  \(p.number)  \(p.carrierName)\(p.pinned ? " (chosen)" : " (suggested)")  \(p.status.rawValue)\(p.name.map { "  \($0)" } ?? "")"
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Follow a parcel by its tracking number (the carrier is suggested unless --carrier).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The tracking number (quote it if it has spaces).") var number: String
+        @Option(help: "The carrier (dhl, ups, swiss_post, la_poste…) instead of the suggestion.") var carrier: String?
+        @Option(help: "A name for the parcel.") var name: String?
+        @Option(help: "Notes.") var notes: String?
+
+        func run() async throws {
+            try await options.run { session in
+                let parcel = try await session.addParcel(ParcelDraft(number: number, carrier: carrier, name: name, notes: notes))
+                if options.json { Output.json(parcel) } else { Output.line(ParcelCommand.line(parcel)) }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The parcels you follow, newest first.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await options.run { session in
+                let parcels = try await session.parcels()
+                if options.json { Output.json(parcels) } else {
+                    if parcels.isEmpty { Output.line("You follow no parcel yet: `parcel add NUMBER`.") }
+                    for p in parcels { Output.line(ParcelCommand.line(p)) }
+                }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One parcel, with the carriers its number may belong to.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The parcel's id.") var parcel: ParcelID
+
+        func run() async throws {
+            try await options.run { session in
+                let p = try await session.parcel(parcel)
+                if options.json { Output.json(p) } else {
+                    Output.line(ParcelCommand.line(p))
+                    if let url = p.trackingUrl { Output.line("At the carrier: \(url)") }
+                    for c in p.candidates ?? [] { Output.line("  could be \(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
+                }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop following a parcel.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The parcel's id.") var parcel: ParcelID
+
+        func run() async throws {
+            try await options.run { session in
+                try await session.removeParcel(parcel)
+                if options.json { Output.json(["removed": parcel.uuidString]) } else { Output.line("No longer followed.") }
+            }
+        }
+    }
 
     struct Detect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -24,6 +24,7 @@ struct AuthorizationMatrixTests {
         var trip: String = ""
         var request: String = ""
         var code: String = ""
+        var parcel: String = ""
     }
 
     struct World: Sendable {
@@ -181,6 +182,13 @@ struct AuthorizationMatrixTests {
         return target
     }
 
+    /// A parcel of another carrier customer A follows.
+    static func customerAParcel(_ w: World) async throws -> Target {
+        let reply = try await w.server.send(.POST, "/parcels", json: ["number": "RB\(Int.random(in: 10_000_000...99_999_999))5CH", "carrier": "swiss_post"],
+                                            token: w.cast.customer.access)
+        return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -213,6 +221,16 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/me/payouts/onboarding", token: t) },
         Row(operation: "refundOrder", expected: expect("manager=200 customerA=403 customerB=403 others=404"), setup: deliveredRequest) { w, x, t in
             try await w.server.send(.POST, "/orders/\(x.order)/refund", json: ["reason": "matrix"], token: t) },
+        Row(operation: "listParcels", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/parcels", token: t) },
+        Row(operation: "createParcel", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/parcels", json: ["number": "1Z\(UUID().uuidString.prefix(8))", "carrier": "ups"], token: t) },
+        Row(operation: "getParcel", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.GET, "/parcels/\(x.parcel)", token: t) },
+        Row(operation: "updateParcel", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.PATCH, "/parcels/\(x.parcel)", json: ["name": "Books"], token: t) },
+        Row(operation: "deleteParcel", expected: expect("customerA=204 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.DELETE, "/parcels/\(x.parcel)", token: t) },
         Row(operation: "listMyTrips", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/trips", token: t) },
         Row(operation: "postTrip", expected: expect("customerA=201 others=403"), setup: customerATrip) { w, _, t in
@@ -379,6 +397,7 @@ struct AuthorizationMatrixTests {
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
+        @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
@@ -402,6 +421,11 @@ struct AuthorizationMatrixTests {
                                                            earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich", capacityGrams: 1000,
                                                            capacityParcels: 1, categories: ["documents"]), by: try await fresh(w, p)) },
             "getTrip": { w, x, p in _ = try await travel(w).trip(id(x.trip), for: p) },
+            "listParcels": { w, _, p in _ = try await parcels(w).list(for: p) },
+            "createParcel": { w, _, p in _ = try await parcels(w).add(ParcelDraft(number: "1Z\(UUID().uuidString.prefix(8))", carrier: "ups"), by: p) },
+            "getParcel": { w, x, p in _ = try await parcels(w).parcel(id(x.parcel), for: p) },
+            "updateParcel": { w, x, p in _ = try await parcels(w).update(id(x.parcel), name: "Books", notes: nil, carrier: nil, by: p) },
+            "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
             "getPayoutAccount": { w, _, p in _ = try await travel(w).payoutAccount(for: try await fresh(w, p)) },
             "startPayoutOnboarding": { w, _, p in _ = try await travel(w).startPayoutOnboarding(by: try await fresh(w, p)) },
             "refundOrder": { w, x, p in _ = try await orders(w).refundAfterDelivery(id(x.order), reason: "matrix", by: p) },

@@ -140,6 +140,12 @@ public struct CarrierDetection: @unchecked Sendable {
         self.compiled = compiled
     }
 
+    /// The posts S10 items are attributed to (`swiss_post`, `royal_mail`…), from the country table.
+    public var s10Posts: [(code: String, name: String)] {
+        table.carriers.flatMap(\.formats).flatMap { $0.lookups ?? [] }.filter { $0.group == "CountryCode" }
+            .flatMap(\.entries).compactMap { e in e.carrier.map { ($0, e.courier ?? $0) } }
+    }
+
     /// The number as carriers read it: capitals, without spaces or dots (Swiss Post prints
     /// `99.00.123456.12345678`). Dashes stay: one LaserShip format has one.
     public static func normalized(_ raw: String) -> String {

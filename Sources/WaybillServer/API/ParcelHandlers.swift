@@ -22,6 +22,53 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(items: found.prefix(100).map(Self.candidate)))))
     }
 
+    // MARK: parcels one follows
+
+    func listParcels(_ input: Operations.ListParcels.Input) async throws -> Operations.ListParcels.Output {
+        let me = try await principal()
+        let status = input.query.status.map { ParcelStatus(rawValue: $0.rawValue)! }
+        let parcels = try await Parcels(request: try request).list(for: me, status: status)
+        return .ok(.init(body: .json(.init(items: parcels.map { Self.parcel($0, candidates: false) }))))
+    }
+
+    func createParcel(_ input: Operations.CreateParcel.Input) async throws -> Operations.CreateParcel.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let record = try await Parcels(request: try request).add(
+            ParcelDraft(number: body.number, carrier: body.carrier, name: body.name, notes: body.notes), by: me)
+        return .created(.init(body: .json(Self.parcel(record, candidates: true))))
+    }
+
+    func getParcel(_ input: Operations.GetParcel.Input) async throws -> Operations.GetParcel.Output {
+        let me = try await principal()
+        let record = try await Parcels(request: try request).parcel(try Self.uuid(input.path.parcelId), for: me)
+        return .ok(.init(body: .json(Self.parcel(record, candidates: true))))
+    }
+
+    func updateParcel(_ input: Operations.UpdateParcel.Input) async throws -> Operations.UpdateParcel.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let record = try await Parcels(request: try request).update(try Self.uuid(input.path.parcelId), name: body.name, notes: body.notes,
+                                                                    carrier: body.carrier, by: me)
+        return .ok(.init(body: .json(Self.parcel(record, candidates: true))))
+    }
+
+    func deleteParcel(_ input: Operations.DeleteParcel.Input) async throws -> Operations.DeleteParcel.Output {
+        let me = try await principal()
+        try await Parcels(request: try request).remove(try Self.uuid(input.path.parcelId), by: me)
+        return .noContent(.init())
+    }
+
+    static func parcel(_ r: ParcelRecord, candidates: Bool) -> S.Parcel {
+        let found = CarrierDetection.standard.candidates(for: r.number)
+        let names = ParcelDraft.knownCarriers(CarrierDetection.standard)
+        let mine = found.first { $0.carrier == r.carrier && $0.format == r.format } ?? found.first { $0.carrier == r.carrier }
+        return S.Parcel(id: r.id!.uuidString, number: r.number, carrier: r.carrier, carrierName: mine?.carrierName ?? names[r.carrier] ?? r.carrier,
+                        format: r.format, pinned: r.pinned, name: r.name, notes: r.notes, status: .init(rawValue: r.status.rawValue)!,
+                        trackingUrl: mine?.trackingURL, candidates: candidates ? found.prefix(100).map(candidate) : nil,
+                        createdAt: date(r.createdAt), updatedAt: date(r.updatedAt))
+    }
+
     private func limitCarrierLookups() throws {
         let req = try request
         if let wait = req.application.waybill.carrierLookupLimiter.take(req.clientAddress) {

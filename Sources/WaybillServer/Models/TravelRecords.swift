@@ -245,3 +245,24 @@ final class SandboxAccount: Model, @unchecked Sendable {
 
     init() {}
 }
+
+/// A parcel of another carrier a person follows (`WaybillCore.ParcelDraft`).
+final class ParcelRecord: Model, @unchecked Sendable {
+    static let schema = "parcels"
+
+    @ID(custom: .id, generatedBy: .user) var id: ParcelID?
+    @Field(key: "owner_id") var ownerID: UserID
+    @Field(key: "number") var number: String
+    @Field(key: "carrier") var carrier: String
+    @OptionalField(key: "format") var format: String?
+    @Field(key: "pinned") var pinned: Bool
+    @OptionalField(key: "name") var name: String?
+    @OptionalField(key: "notes") var notes: String?
+    @Field(key: "status") var status: ParcelStatus
+    @Field(key: "created_at") var createdAt: Int64
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] { [$id, $ownerID, $number, $carrier, $format, $pinned, $name, $notes, $status, $createdAt, $updatedAt] }
+
+    init() {}
+}

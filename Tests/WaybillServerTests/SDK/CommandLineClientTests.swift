@@ -189,7 +189,7 @@ struct CommandLineClientTests {
         let cli = CLI(server: "http://127.0.0.1:9", sessionFile: "/nonexistent/session.json")
         let commands: [[String]] = [
             [], ["register"], ["verify"], ["login"], ["logout"], ["whoami"], ["quote"], ["order"], ["order", "create"],
-            ["order", "show"], ["order", "cancel"], ["order", "refund"], ["payouts"], ["parcel", "detect"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
+            ["order", "show"], ["order", "cancel"], ["order", "refund"], ["payouts"], ["parcel", "detect"], ["parcel", "add"], ["parcel", "list"], ["parcel", "show"], ["parcel", "remove"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
             ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
         ]
         for command in commands {

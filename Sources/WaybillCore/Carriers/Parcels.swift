@@ -1,0 +1,105 @@
+import Foundation
+import Tagged
+
+extension Identifiers { public enum Parcel {} }
+/// A parcel of another carrier that a person follows.
+public typealias ParcelID = Tagged<Identifiers.Parcel, UUID>
+
+/// Where a parcel of another carrier stands, normalised across carriers (Karrio's twelve, and
+/// `expired` for one nobody heard of for 90 days).
+public enum ParcelStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    case pending
+    case pickedUp = "picked_up"
+    case inTransit = "in_transit"
+    case onHold = "on_hold"
+    case outForDelivery = "out_for_delivery"
+    case readyForPickup = "ready_for_pickup"
+    case deliveryDelayed = "delivery_delayed"
+    case deliveryFailed = "delivery_failed"
+    case delivered
+    case returnToSender = "return_to_sender"
+    case cancelled
+    case unknown
+    case expired
+
+    /// Nothing more will happen: no more polling.
+    public var isFinal: Bool { self == .delivered || self == .cancelled || self == .expired || self == .returnToSender }
+}
+
+/// A parcel a person adds: its number, the carrier if they chose one, a name and notes.
+public struct ParcelDraft: Sendable, Equatable {
+    public var number: String
+    /// A carrier the person chose (`dhl`, `swiss_post`…); nil: the best suggestion.
+    public var carrier: String?
+    public var name: String?
+    public var notes: String?
+
+    public init(number: String, carrier: String? = nil, name: String? = nil, notes: String? = nil) {
+        self.number = number
+        self.carrier = carrier
+        self.name = name
+        self.notes = notes
+    }
+
+    /// What is stored: the normalised number, the carrier and format, whether the person chose the
+    /// carrier (pinned: never changed by a later suggestion), the name and notes.
+    public struct Accepted: Sendable, Equatable {
+        public var number: String
+        public var carrier: String
+        public var carrierName: String
+        public var format: String?
+        public var pinned: Bool
+        public var name: String?
+        public var notes: String?
+    }
+
+    /// The carriers a person may choose: those of the format table and the posts S10 items go to.
+    public static func knownCarriers(_ detection: CarrierDetection) -> [String: String] {
+        var known: [String: String] = [:]
+        for carrier in detection.table.carriers where carrier.code != "s10" { known[carrier.code] = carrier.name }
+        for post in detection.s10Posts { known[post.code] = known[post.code] ?? post.name }
+        return known
+    }
+
+    public func validated(detection: CarrierDetection) -> Result<Accepted, FieldErrorsError> {
+        var errors = FieldErrors()
+        let normalized = CarrierDetection.normalized(number)
+        if normalized.isEmpty { errors.add("number", "required") }
+        else if normalized.count < 4 || normalized.count > 60 || !normalized.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            errors.add("number", "invalid")
+        }
+        let cleanName = name?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let cleanName, cleanName.count > 80 { errors.add("name", "too_long") }
+        let cleanNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let cleanNotes, cleanNotes.count > 1_000 { errors.add("notes", "too_long") }
+        let known = Self.knownCarriers(detection)
+        let candidates = errors.isEmpty ? detection.candidates(for: normalized) : []
+        var chosen: (code: String, name: String, format: String?, pinned: Bool)?
+        if let carrier = carrier?.trimmingCharacters(in: .whitespaces).lowercased(), !carrier.isEmpty {
+            if let name = known[carrier] {
+                // The person's choice stands, even against the suggestion (they know their parcel).
+                chosen = (carrier, name, candidates.first { $0.carrier == carrier }?.format, true)
+            } else {
+                errors.add("carrier", "unknown_carrier")
+            }
+        } else if let best = candidates.first {
+            chosen = (best.carrier, best.carrierName, best.format, false)
+        } else if errors.isEmpty {
+            errors.add("carrier", "not_recognised")
+        }
+        guard errors.isEmpty, let chosen else { return .failure(FieldErrorsError(errors)) }
+        return .success(Accepted(number: normalized, carrier: chosen.code, carrierName: chosen.name, format: chosen.format,
+                                 pinned: chosen.pinned, name: cleanName?.isEmpty == false ? cleanName : nil,
+                                 notes: cleanNotes?.isEmpty == false ? cleanNotes : nil))
+    }
+}
+
+/// Who may see and change a followed parcel: its owner only (sharing comes with the sharing
+/// feature); staff have no business with people's private parcels.
+public enum ParcelPolicy {
+    /// Parcels one account may follow at once.
+    public static let maxPerAccount = 500
+
+    public static func maySee(owner: UserID, by caller: Caller) -> Bool { caller.id == owner }
+    public static func mayChange(owner: UserID, by caller: Caller) -> Bool { caller.id == owner && caller.may(.placeOrders) }
+}

@@ -1,0 +1,93 @@
+import Fluent
+import Vapor
+import WaybillCore
+
+/// Parcels of other carriers a person follows: added by number with the carrier suggested
+/// (`ParcelDraft`, `CarrierDetection`), named, corrected, removed. Only their owner sees them
+/// (`ParcelPolicy`). Following them at the carriers comes with the carrier adapters.
+struct Parcels {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
+        self.db = db
+        self.logger = logger
+    }
+
+    init(request: Request) {
+        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
+    }
+
+    func add(_ draft: ParcelDraft, by me: Principal) async throws -> ParcelRecord {
+        guard ParcelPolicy.mayChange(owner: me.userID, by: me.caller) else {
+            throw me.user.restriction != nil ? WaybillError.accountSuspended : WaybillError.forbidden
+        }
+        let accepted = try Travel.valid(draft.validated(detection: CarrierDetection.standard))
+        let now = UnixTime.nowMillis
+        let record = ParcelRecord()
+        record.id = .random()
+        record.ownerID = me.userID
+        record.number = accepted.number
+        record.carrier = accepted.carrier
+        record.format = accepted.format
+        record.pinned = accepted.pinned
+        record.name = accepted.name
+        record.notes = accepted.notes
+        record.status = .pending
+        record.createdAt = now
+        record.updatedAt = now
+        do {
+            try await db.writeTransaction(services) { db in
+                let count = try await ParcelRecord.query(on: db).filter(\.$ownerID == me.userID).count()
+                guard count < ParcelPolicy.maxPerAccount else {
+                    throw WaybillError(.conflict, .conflict, "You follow \(ParcelPolicy.maxPerAccount) parcels already; remove delivered ones first.")
+                }
+                try await record.create(on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError(.conflict, .conflict, "You already follow \(accepted.number).", fields: ["number": "duplicate"])
+        }
+        return record
+    }
+
+    func list(for me: Principal, status: ParcelStatus? = nil) async throws -> [ParcelRecord] {
+        var query = ParcelRecord.query(on: db).filter(\.$ownerID == me.userID)
+        if let status { query = query.filter(\.$status == status) }
+        return try await query.sort(\.$createdAt, .descending).limit(ParcelPolicy.maxPerAccount).all()
+    }
+
+    /// The parcel if the caller may see it; 404 otherwise, as if it did not exist.
+    func parcel(_ id: ParcelID, for me: Principal) async throws -> ParcelRecord {
+        guard let record = try await ParcelRecord.find(id, on: db), ParcelPolicy.maySee(owner: record.ownerID, by: me.caller) else {
+            throw WaybillError.notFound
+        }
+        return record
+    }
+
+    /// Renames, annotates, or corrects the carrier (then pinned). nil leaves a field as it is; an
+    /// empty name or notes clears it.
+    func update(_ id: ParcelID, name: String?, notes: String?, carrier: String?, by me: Principal) async throws -> ParcelRecord {
+        let record = try await parcel(id, for: me)
+        guard ParcelPolicy.mayChange(owner: record.ownerID, by: me.caller) else { throw WaybillError.forbidden }
+        let draft = ParcelDraft(number: record.number, carrier: carrier ?? (record.pinned ? record.carrier : nil),
+                                name: name ?? record.name, notes: notes ?? record.notes)
+        var accepted = try Travel.valid(draft.validated(detection: CarrierDetection.standard))
+        if carrier == nil, !record.pinned { accepted.carrier = record.carrier; accepted.format = record.format }
+        record.carrier = accepted.carrier
+        record.format = accepted.format
+        record.pinned = accepted.pinned || record.pinned
+        record.name = name.map { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : accepted.name } ?? record.name
+        record.notes = notes.map { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : accepted.notes } ?? record.notes
+        record.updatedAt = UnixTime.nowMillis
+        try await db.writeTransaction(services) { db in try await record.save(on: db) }
+        return record
+    }
+
+    func remove(_ id: ParcelID, by me: Principal) async throws {
+        // Removing one's own parcel is always allowed (a suspended account too): it only reduces what is kept.
+        let record = try await parcel(id, for: me)
+        try await db.writeTransaction(services) { db in try await record.delete(on: db) }
+    }
+}
