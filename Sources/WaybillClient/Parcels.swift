@@ -47,6 +47,11 @@ extension WaybillSession {
         }
     }
 
+    /// Asks the carrier now (once every five minutes per parcel); the parcel with its events.
+    public func refreshParcel(_ id: ParcelID) async throws(WaybillError) -> FollowedParcel {
+        try await call { try await $0.refreshParcel(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }
+    }
+
     /// Stops following a parcel.
     public func removeParcel(_ id: ParcelID) async throws(WaybillError) {
         _ = try await call { try await $0.deleteParcel(path: .init(parcelId: id.uuidString.lowercased())).noContent }

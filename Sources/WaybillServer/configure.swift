@@ -50,6 +50,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateProfilePictures())      // one square picture per account
     app.migrations.add(CreatePayoutAccounts())       // travellers' payout accounts, the receiver's code in their app
     app.migrations.add(CreateParcels())              // parcels of other carriers people follow
+    app.migrations.add(CreateParcelEvents())         // their events at the carriers, polling, carrier budgets
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -75,6 +76,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.lifecycle.use(HTTPClientShutdown(client: pushClient))
     let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
+    let carrierTrackers = config.carriers.trackers(client: { app.client })
+    if !carrierTrackers.off.isEmpty {
+        app.logger.notice("Carrier adapters off, parcels of these carriers keep their first status: \(carrierTrackers.off.joined(separator: ", "))")
+    }
     app.waybill = WaybillServices(
         config: config,
         tokens: await TokenService.make(secret: config.jwtSecret),
@@ -90,7 +95,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         writeLock: app.writeLock,
         threadPool: app.threadPool,
         clock: clock,
-        random: random
+        random: random,
+        carrierTrackers: carrierTrackers.trackers
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     outbox.handle(Outbox.pushKind) { payload in
@@ -246,7 +252,8 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
                 async let mail: Void = outbox.run()
                 async let live: Void = liveFeed.run()
                 async let chores: Void = Self.housekeeping(application)
-                _ = await (mail, live, chores)
+                async let parcels: Void = Self.pollParcels(application)
+                _ = await (mail, live, chores, parcels)
             }
         } }
     }
@@ -260,6 +267,19 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
                 app.logger.warning("Deleting abandoned photos failed: \(String(describing: error))")
             }
             try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+
+    /// Every minute: parcels of other carriers that are due are asked about (when an adapter is configured).
+    static func pollParcels(_ app: Application) async {
+        guard !app.waybill.carrierTrackers.isEmpty else { return }
+        while !Task.isCancelled {
+            do {
+                try await ParcelPoller(services: app.waybill, db: app.db, logger: app.logger).runOnce()
+            } catch {
+                app.logger.warning("Polling carriers failed: \(String(describing: error))")
+            }
+            try? await Task.sleep(for: .seconds(60))
         }
     }
 

@@ -112,6 +112,7 @@ struct ParcelCommand: AsyncParsableCommand {
                 if options.json { Output.json(p) } else {
                     Output.line(ParcelCommand.line(p))
                     if let url = p.trackingUrl { Output.line("At the carrier: \(url)") }
+                    for e in p.events ?? [] { Output.line("  \(e.localTime)  \(e.status?.rawValue ?? e.code)  \(e.description)\(e.location.map { " — \($0)" } ?? "")") }
                     for c in p.candidates ?? [] { Output.line("  could be \(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
                 }
             }

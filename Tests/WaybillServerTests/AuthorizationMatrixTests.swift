@@ -229,6 +229,9 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/parcels/\(x.parcel)", token: t) },
         Row(operation: "updateParcel", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
             try await w.server.send(.PATCH, "/parcels/\(x.parcel)", json: ["name": "Books"], token: t) },
+        // No carrier adapter is configured in the matrix: its owner hears 409, others 404.
+        Row(operation: "refreshParcel", expected: expect("customerA=409 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.POST, "/parcels/\(x.parcel)/refresh", token: t) },
         Row(operation: "deleteParcel", expected: expect("customerA=204 others=404"), setup: customerAParcel) { w, x, t in
             try await w.server.send(.DELETE, "/parcels/\(x.parcel)", token: t) },
         Row(operation: "listMyTrips", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -425,6 +428,7 @@ struct AuthorizationMatrixTests {
             "createParcel": { w, _, p in _ = try await parcels(w).add(ParcelDraft(number: "1Z\(UUID().uuidString.prefix(8))", carrier: "ups"), by: p) },
             "getParcel": { w, x, p in _ = try await parcels(w).parcel(id(x.parcel), for: p) },
             "updateParcel": { w, x, p in _ = try await parcels(w).update(id(x.parcel), name: "Books", notes: nil, carrier: nil, by: p) },
+            "refreshParcel": { w, x, p in _ = try await parcels(w).refresh(id(x.parcel), by: p) },
             "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
             "getPayoutAccount": { w, _, p in _ = try await travel(w).payoutAccount(for: try await fresh(w, p)) },
             "startPayoutOnboarding": { w, _, p in _ = try await travel(w).startPayoutOnboarding(by: try await fresh(w, p)) },

@@ -18,7 +18,7 @@ struct ModelPropertiesTests {
             Order(), User(), Session(), RefreshToken(), OneTimeCode(), Device(), OutboxMessage(), OrderEvent(), OrderFile(),
             Notification(), TariffRecord(), SandboxCheckout(), SandboxPayout(), PayoutClaim(), StripeEvent(), LedgerRecord(),
             Leg(), HandOver(), CapabilityGrant(), RestrictionRecord(), PlaceColumns(), RecipientColumns(),
-            AreaRecord(), TravelTariffRecord(), TripRecord(), TripRequestRecord(), ProfilePicture(), SandboxAccount(), ParcelRecord(),
+            AreaRecord(), TravelTariffRecord(), TripRecord(), TripRequestRecord(), ProfilePicture(), SandboxAccount(), ParcelRecord(), ParcelEventRecord(),
         ]
         for model in models {
             let listed = model.properties.map { ObjectIdentifier($0 as AnyObject) }

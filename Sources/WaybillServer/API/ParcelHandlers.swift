@@ -41,8 +41,16 @@ extension APIHandler {
 
     func getParcel(_ input: Operations.GetParcel.Input) async throws -> Operations.GetParcel.Output {
         let me = try await principal()
-        let record = try await Parcels(request: try request).parcel(try Self.uuid(input.path.parcelId), for: me)
-        return .ok(.init(body: .json(Self.parcel(record, candidates: true))))
+        let parcels = Parcels(request: try request)
+        let record = try await parcels.parcel(try Self.uuid(input.path.parcelId), for: me)
+        return .ok(.init(body: .json(Self.parcel(record, candidates: true, events: try await parcels.events(of: record.id!)))))
+    }
+
+    func refreshParcel(_ input: Operations.RefreshParcel.Input) async throws -> Operations.RefreshParcel.Output {
+        let me = try await principal()
+        let parcels = Parcels(request: try request)
+        let record = try await parcels.refresh(try Self.uuid(input.path.parcelId), by: me)
+        return .ok(.init(body: .json(Self.parcel(record, candidates: true, events: try await parcels.events(of: record.id!)))))
     }
 
     func updateParcel(_ input: Operations.UpdateParcel.Input) async throws -> Operations.UpdateParcel.Output {
@@ -59,13 +67,18 @@ extension APIHandler {
         return .noContent(.init())
     }
 
-    static func parcel(_ r: ParcelRecord, candidates: Bool) -> S.Parcel {
+    static func parcel(_ r: ParcelRecord, candidates: Bool, events: [ParcelEvent]? = nil) -> S.Parcel {
         let found = CarrierDetection.standard.candidates(for: r.number)
         let names = ParcelDraft.knownCarriers(CarrierDetection.standard)
         let mine = found.first { $0.carrier == r.carrier && $0.format == r.format } ?? found.first { $0.carrier == r.carrier }
         return S.Parcel(id: r.id!.uuidString, number: r.number, carrier: r.carrier, carrierName: mine?.carrierName ?? names[r.carrier] ?? r.carrier,
                         format: r.format, pinned: r.pinned, name: r.name, notes: r.notes, status: .init(rawValue: r.status.rawValue)!,
                         trackingUrl: mine?.trackingURL, candidates: candidates ? found.prefix(100).map(candidate) : nil,
+                        events: events?.map { e in
+                            S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
+                                          status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location)
+                        },
+                        estimatedDelivery: r.estimatedDelivery.map(date), lastCheckedAt: r.lastCheckedAt.map(date),
                         createdAt: date(r.createdAt), updatedAt: date(r.updatedAt))
     }
 

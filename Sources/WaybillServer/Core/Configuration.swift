@@ -27,6 +27,8 @@ import WaybillCore
 /// | `TRIP_REQUEST_PAY_MINUTES` | minutes a sender has to pay an accepted request (default 120) |
 /// | `PAYOUT_COUNTRY` | the country (ISO 3166-1 alpha-2) travellers' payout accounts are opened in (default CH) |
 /// | `STRIPE_CONNECT_WEBHOOK_SECRET` | signing secret of the Stripe Connect webhook endpoint (account events) |
+/// | `DHL_API_KEY`, `DHL_API_BASE` | DHL Shipment Tracking – Unified (parcels of other carriers); unset: off |
+/// | `LAPOSTE_API_KEY`, `LAPOSTE_API_BASE` | La Poste Suivi v2; unset: off |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
@@ -86,6 +88,8 @@ public struct WaybillConfig: Sendable {
     public var tripRequestPayMinutes = 120
     /// Where travellers' payout accounts are opened (Stripe needs a country).
     public var payoutCountry = "CH"
+    /// The carriers' tracking APIs (parcels of other carriers): each off without its key.
+    public var carriers = CarrierSettings()
     /// Minutes a web session may go unused before it ends.
     public var webSessionIdleMinutes = 12 * 60
 
@@ -225,6 +229,15 @@ public struct WaybillConfig: Sendable {
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
+        for (keyName, baseName) in [("DHL_API_KEY", "DHL_API_BASE"), ("LAPOSTE_API_KEY", "LAPOSTE_API_BASE")] {
+            guard let base = value(baseName) else { continue }
+            guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ConfigurationError("\(baseName) must be an absolute URL such as https://api.example.com (for \(keyName)).")
+            }
+        }
+        config.carriers = CarrierSettings(
+            dhlAPIKey: value("DHL_API_KEY"), dhlAPIBase: (value("DHL_API_BASE") ?? "https://api-eu.dhl.com").trimmingCharacters(in: CharacterSet(charactersIn: "/")),
+            laPosteAPIKey: value("LAPOSTE_API_KEY"), laPosteAPIBase: (value("LAPOSTE_API_BASE") ?? "https://api.laposte.fr").trimmingCharacters(in: CharacterSet(charactersIn: "/")))
         if let raw = value("PAYOUT_COUNTRY") {
             guard raw.count == 2, raw.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) else {
                 throw ConfigurationError("PAYOUT_COUNTRY must be a two-letter country code in capitals, such as CH.")

@@ -261,8 +261,59 @@ final class ParcelRecord: Model, @unchecked Sendable {
     @Field(key: "status") var status: ParcelStatus
     @Field(key: "created_at") var createdAt: Int64
     @Field(key: "updated_at") var updatedAt: Int64
+    /// When the poller asks the carrier next (nil: never again: final, or older than 90 days).
+    @OptionalField(key: "next_check_at") var nextCheckAt: Int64?
+    @OptionalField(key: "last_checked_at") var lastCheckedAt: Int64?
+    @OptionalField(key: "estimated_delivery") var estimatedDelivery: Int64?
+    @Field(key: "check_failures") var checkFailures: Int
 
-    var properties: [any AnyProperty] { [$id, $ownerID, $number, $carrier, $format, $pinned, $name, $notes, $status, $createdAt, $updatedAt] }
+    var properties: [any AnyProperty] {
+        [$id, $ownerID, $number, $carrier, $format, $pinned, $name, $notes, $status, $createdAt, $updatedAt, $nextCheckAt,
+         $lastCheckedAt, $estimatedDelivery, $checkFailures]
+    }
 
     init() {}
+}
+
+/// One event of a followed parcel at its carrier (`WaybillCore.ParcelEvent`), stored once.
+final class ParcelEventRecord: Model, @unchecked Sendable {
+    static let schema = "parcel_events"
+
+    @ID(custom: .id, generatedBy: .database) var id: Int64?
+    @Field(key: "parcel_id") var parcelID: ParcelID
+    @Field(key: "identity") var identity: String
+    @Field(key: "at") var at: Int64
+    @Field(key: "time_zone_known") var timeZoneKnown: Bool
+    @Field(key: "local_time") var localTime: String
+    @Field(key: "raw_code") var rawCode: String
+    @OptionalField(key: "status") var status: ParcelStatus?
+    @Field(key: "description") var eventDescription: String
+    @OptionalField(key: "location") var location: String?
+    @OptionalField(key: "latitude") var latitude: Double?
+    @OptionalField(key: "longitude") var longitude: Double?
+
+    var properties: [any AnyProperty] {
+        [$id, $parcelID, $identity, $at, $timeZoneKnown, $localTime, $rawCode, $status, $eventDescription, $location, $latitude, $longitude]
+    }
+
+    init() {}
+
+    init(parcel: ParcelID, _ e: ParcelEvent) {
+        parcelID = parcel
+        identity = String(e.identity.prefix(700))
+        at = e.at
+        timeZoneKnown = e.timeZoneKnown
+        localTime = String(e.localTime.prefix(60))
+        rawCode = String(e.rawCode.prefix(60))
+        status = e.status
+        eventDescription = e.description
+        location = e.location
+        latitude = e.latitude
+        longitude = e.longitude
+    }
+
+    var event: ParcelEvent {
+        ParcelEvent(at: at, timeZoneKnown: timeZoneKnown, localTime: localTime, rawCode: rawCode, status: status, description: eventDescription,
+                    location: location, latitude: latitude, longitude: longitude)
+    }
 }

@@ -15,6 +15,7 @@ enum Notifier {
         case tripRequested = "trip_requested", tripRequestAccepted = "trip_request_accepted"
         case tripRequestRejected = "trip_request_rejected", tripRequestCancelled = "trip_request_cancelled"
         case tripRequestExpired = "trip_request_expired"
+        case parcelUpdate = "parcel_update"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -37,6 +38,7 @@ enum Notifier {
             case .tripRequestRejected: ("Your request was declined", "Votre demande a été refusée")
             case .tripRequestCancelled: ("A request for your trip was withdrawn", "Une demande pour votre trajet a été retirée")
             case .tripRequestExpired: ("Your request expired", "Votre demande a expiré")
+            case .parcelUpdate: ("\(reference): news from the carrier", "\(reference) : du nouveau chez le transporteur")
             }
         }
     }
@@ -47,8 +49,8 @@ enum Notifier {
         return try await User.query(on: db).filter(\.$email == email).filter(\.$emailVerifiedAt != nil).all()
     }
 
-    static func notify(_ users: [User], _ kind: Kind, order: Order?, body: String, on db: any Database) async throws {
-        let title = kind.title(order?.reference ?? "")
+    static func notify(_ users: [User], _ kind: Kind, order: Order?, reference: String? = nil, body: String, on db: any Database) async throws {
+        let title = kind.title(reference ?? order?.reference ?? "")
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
             guard let id = user.id, seen.insert(id).inserted else { continue }

@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Vapor
 import WaybillCore
 
@@ -38,6 +39,9 @@ struct Parcels {
         record.status = .pending
         record.createdAt = now
         record.updatedAt = now
+        record.checkFailures = 0
+        // Asked at once by the poller (when the carrier's adapter is configured).
+        record.nextCheckAt = now
         do {
             try await db.writeTransaction(services) { db in
                 let count = try await ParcelRecord.query(on: db).filter(\.$ownerID == me.userID).count()
@@ -83,6 +87,31 @@ struct Parcels {
         record.updatedAt = UnixTime.nowMillis
         try await db.writeTransaction(services) { db in try await record.save(on: db) }
         return record
+    }
+
+    /// The parcel's events at its carrier, newest first.
+    func events(of id: ParcelID) async throws -> [ParcelEvent] {
+        try await ParcelEventRecord.query(on: db).filter(\.$parcelID == id).sort(\.$at, .descending).limit(500).all().map(\.event)
+    }
+
+    /// Asks the carrier now (once every five minutes per parcel): 409 if no adapter follows this carrier.
+    func refresh(_ id: ParcelID, by me: Principal) async throws -> ParcelRecord {
+        let record = try await parcel(id, for: me)
+        guard let tracker = services.carrierTrackers.first(where: { $0.carriers.contains(record.carrier) }) else {
+            throw WaybillError(.conflict, .conflict, "Waybill does not ask \(record.carrier) about parcels on this server yet; open the carrier's own page.")
+        }
+        if let wait = services.parcelRefreshLimiter.take(id.uuidString) {
+            throw WaybillError.tooManyRequests(retryAfter: wait, "This parcel was asked about moments ago; try again in a few minutes.")
+        }
+        try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            try await sql.update("parcels").set("next_check_at", to: SQLBind(UnixTime.nowMillis)).where("id", .equal, SQLBind(id)).run()
+        }
+        let poller = ParcelPoller(services: services, db: db, logger: logger)
+        if let fresh = try await ParcelRecord.find(id, on: db) {
+            _ = try await poller.pollOne(fresh, with: tracker)
+        }
+        return try await parcel(id, for: me)
     }
 
     func remove(_ id: ParcelID, by me: Principal) async throws {

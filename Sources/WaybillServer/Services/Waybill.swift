@@ -26,6 +26,8 @@ public final class WaybillServices: Sendable {
     let providerCallLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
     /// Carrier lookups without an account, per client address: sixty a minute.
     let carrierLookupLimiter = TokenBuckets(ratePerSecond: 1, burst: 60)
+    /// Asking a carrier again by hand: once every five minutes per parcel.
+    let parcelRefreshLimiter = TokenBuckets(ratePerSecond: 1.0 / 300, burst: 1)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
     let clock: WaybillClock
     /// Where random numbers come from: the system's, or a test's seeded generator.
@@ -38,11 +40,14 @@ public final class WaybillServices: Sendable {
     let threadPool: NIOThreadPool
     /// The area hierarchy as a search index, rebuilt when the areas change.
     let areas = AreaCatalog()
+    /// The carrier adapters configured (`CarrierSettings`): the parcel poller asks these.
+    let carrierTrackers: [any CarrierTracker]
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
          push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool,
-         clock: WaybillClock = .system, random: WaybillRandom = .system) {
+         clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = []) {
+        self.carrierTrackers = carrierTrackers
         self.writeLock = writeLock
         self.threadPool = threadPool
         self.clock = clock

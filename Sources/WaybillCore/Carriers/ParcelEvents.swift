@@ -1,0 +1,101 @@
+import Foundation
+
+/// One event of a parcel at its carrier, normalised (issue "Parcels of every carrier", item 2).
+public struct ParcelEvent: Sendable, Hashable, Codable {
+    /// Unix milliseconds. When the carrier gave no time zone (UPS) the local time is read as UTC
+    /// and `timeZoneKnown` is false.
+    public var at: Int64
+    public var timeZoneKnown: Bool
+    /// The time as the carrier wrote it (`2026-11-20T14:03:00+01:00`, `20261120 140300`).
+    public var localTime: String
+    /// The carrier's own code, kept as it came.
+    public var rawCode: String
+    /// nil: the code maps to no status (flagged, to be added to the table).
+    public var status: ParcelStatus?
+    public var description: String
+    public var location: String?
+    public var latitude: Double?
+    public var longitude: Double?
+
+    public init(at: Int64, timeZoneKnown: Bool, localTime: String, rawCode: String, status: ParcelStatus?, description: String,
+                location: String? = nil, latitude: Double? = nil, longitude: Double? = nil) {
+        self.at = at
+        self.timeZoneKnown = timeZoneKnown
+        self.localTime = localTime
+        self.rawCode = rawCode
+        self.status = status
+        self.description = description
+        self.location = location
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// Two reports of the same event (a carrier repeats its whole history on every call).
+    public var identity: String { "\(at)|\(rawCode)|\(description)" }
+}
+
+/// What a carrier said about one parcel.
+public struct CarrierReport: Sendable, Equatable {
+    public var number: String
+    public var events: [ParcelEvent]
+    public var delivered: Bool
+    public var estimatedDelivery: Int64?
+    public var signedBy: String?
+
+    public init(number: String, events: [ParcelEvent], delivered: Bool = false, estimatedDelivery: Int64? = nil, signedBy: String? = nil) {
+        self.number = number
+        self.events = events
+        self.delivered = delivered
+        self.estimatedDelivery = estimatedDelivery
+        self.signedBy = signedBy
+    }
+}
+
+public enum ParcelTracking {
+    /// The parcel's status from its events (Karrio's rule): delivered if the carrier says so; no
+    /// events, or only "created", pending; else the newest event's status that maps to one;
+    /// else in transit.
+    public static func overall(_ events: [ParcelEvent], delivered: Bool) -> ParcelStatus {
+        if delivered { return .delivered }
+        let newestFirst = events.sorted { $0.at > $1.at }
+        if newestFirst.isEmpty || newestFirst.allSatisfy({ $0.status == .pending }) { return .pending }
+        return newestFirst.lazy.compactMap(\.status).first ?? .inTransit
+    }
+
+    /// Stored events plus those newly reported, each once, oldest first.
+    public static func merge(_ stored: [ParcelEvent], _ reported: [ParcelEvent]) -> (all: [ParcelEvent], new: [ParcelEvent]) {
+        var seen = Set(stored.map(\.identity))
+        var added: [ParcelEvent] = []
+        for event in reported where seen.insert(event.identity).inserted { added.append(event) }
+        return ((stored + added).sorted { $0.at < $1.at }, added.sorted { $0.at < $1.at })
+    }
+
+    /// When to ask the carrier again (polling that respects carriers): every `pulse`, sooner (a
+    /// quarter of it) while out for delivery; never once final, nor after 90 days (then `expired`).
+    public static func nextCheck(status: ParcelStatus, now: Int64, addedAt: Int64, pulseMinutes: Int) -> Int64? {
+        if status.isFinal { return nil }
+        let (age, overflow) = now.subtractingReportingOverflow(addedAt)
+        if overflow || age > 90 * 86_400_000 { return nil }
+        let minutes = status == .outForDelivery ? max(5, pulseMinutes / 4) : pulseMinutes
+        return now + Int64(minutes) * 60_000
+    }
+
+    /// Codes each carrier uses, mapped to Waybill's statuses. A code missing here keeps its raw
+    /// value and no status (flagged). DHL's `statusCode` of the Unified API; La Poste Suivi v2's
+    /// event codes.
+    public static let statusCodes: [String: [String: ParcelStatus]] = [
+        "dhl": [
+            "pre-transit": .pending, "transit": .inTransit, "delivered": .delivered, "failure": .deliveryFailed, "unknown": .unknown,
+        ],
+        "la_poste": [
+            "DR1": .pending, "PC1": .pickedUp, "PC2": .pickedUp, "ET1": .inTransit, "ET2": .inTransit, "ET3": .inTransit,
+            "ET4": .inTransit, "EP1": .onHold, "DO1": .inTransit, "DO2": .inTransit, "DO3": .onHold, "PB1": .onHold,
+            "PB2": .deliveryFailed, "MD2": .outForDelivery, "ND1": .deliveryFailed, "AG1": .readyForPickup,
+            "RE1": .returnToSender, "DI0": .delivered, "DI1": .delivered, "DI2": .delivered, "DI3": .delivered,
+        ],
+    ]
+
+    public static func status(carrier: String, code: String) -> ParcelStatus? {
+        statusCodes[carrier]?[code]
+    }
+}

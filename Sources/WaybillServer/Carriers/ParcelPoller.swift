@@ -1,0 +1,176 @@
+import Fluent
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Asks the carriers about the parcels people follow (issue "Parcels of every carrier", item 3):
+/// every parcel due (`next_check_at`), in batches per carrier, within each carrier's daily budget
+/// (kept in `carrier_budgets`, so it survives restarts and binds every process), backing off after
+/// 429s and errors. Several processes may run it: a parcel is claimed by a compare-and-set on its
+/// `next_check_at` before the carrier is asked.
+struct ParcelPoller {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    /// Minutes between two checks of a parcel (sooner when out for delivery).
+    static let pulseMinutes = 120
+    /// Requests a day per carrier (DHL asks new keys to stay under 250).
+    static let dailyBudget: [String: Int] = ["dhl": 250, "la_poste": 50_000]
+    /// How long a claimed parcel is left alone if the process dies while asking.
+    static let leaseMillis: Int64 = 10 * 60_000
+
+    /// One round: every configured carrier, up to `limit` parcels each. Returns the parcels checked.
+    @discardableResult
+    func runOnce(limit: Int = 50) async throws -> Int {
+        var checked = 0
+        for tracker in services.carrierTrackers {
+            checked += try await poll(tracker, limit: limit)
+        }
+        try await expireOld()
+        return checked
+    }
+
+    /// Parcels nobody heard of for 90 days are `expired` and no longer asked about.
+    func expireOld() async throws {
+        let cutoff = UnixTime.nowMillis - 90 * 86_400_000
+        try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            let finals = ParcelStatus.allCases.filter(\.isFinal).map(\.rawValue)
+            try await sql.update("parcels").set("status", to: SQLBind(ParcelStatus.expired.rawValue)).set("next_check_at", to: SQLLiteral.null)
+                .where("created_at", .lessThan, SQLBind(cutoff)).where("status", .notIn, SQLBind.group(finals)).run()
+        }
+    }
+
+    func poll(_ tracker: any CarrierTracker, limit: Int) async throws -> Int {
+        let now = UnixTime.nowMillis
+        let due = try await ParcelRecord.query(on: db).filter(\.$carrier ~~ Array(tracker.carriers))
+            .filter(\.$nextCheckAt != nil).filter(\.$nextCheckAt <= now).sort(\.$nextCheckAt).limit(limit).all()
+        return try await poll(due, with: tracker)
+    }
+
+    /// One parcel now (a manual refresh), through the same claim, budget and backoff.
+    func pollOne(_ parcel: ParcelRecord, with tracker: any CarrierTracker) async throws -> Int {
+        try await poll([parcel], with: tracker)
+    }
+
+    private func poll(_ due: [ParcelRecord], with tracker: any CarrierTracker) async throws -> Int {
+        guard !due.isEmpty else { return 0 }
+        var checked = 0
+        var index = 0
+        while index < due.count {
+            let batch = Array(due[index..<min(index + tracker.batchSize, due.count)])
+            index += batch.count
+            guard let carrier = tracker.carriers.sorted().first, try await takeBudget(carrier) else { break }
+            let claimed = try await claim(batch)
+            guard !claimed.isEmpty else { continue }
+            do {
+                let answers = try await tracker.track(claimed.map(\.number))
+                for parcel in claimed { try await apply(answers[parcel.number] ?? .notFound, to: parcel) }
+                checked += claimed.count
+            } catch CarrierTrackingError.rateLimited(let retryAfter) {
+                try await block(carrier, seconds: retryAfter ?? 900)
+                try await release(claimed, after: Int64(retryAfter ?? 900) * 1000)
+                break
+            } catch {
+                logger.warning("Asking \(carrier) failed: \(String(describing: error))")
+                for parcel in claimed {
+                    // 5, 10, 20… minutes, at most the pulse.
+                    let wait = min(Int64(Self.pulseMinutes) * 60_000, Int64(5 * 60_000) << Int64(min(parcel.checkFailures, 5)))
+                    try await release([parcel], after: wait, failed: true)
+                }
+            }
+        }
+        return checked
+    }
+
+    /// Takes one request of today's budget for `carrier`; false if it is spent or the carrier said to wait.
+    func takeBudget(_ carrier: String) async throws -> Bool {
+        let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10))
+        let limit = Self.dailyBudget[carrier] ?? 1_000
+        return try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return false }
+            try await sql.raw("""
+                INSERT INTO carrier_budgets (carrier, day, used) VALUES (\(bind: carrier), \(bind: today), 0)
+                ON CONFLICT (carrier) DO NOTHING
+                """).run()
+            try await sql.raw("UPDATE carrier_budgets SET day = \(bind: today), used = 0 WHERE carrier = \(bind: carrier) AND day <> \(bind: today)").run()
+            let rows = try await sql.raw("""
+                UPDATE carrier_budgets SET used = used + 1 WHERE carrier = \(bind: carrier) AND used < \(bind: limit)
+                AND (blocked_until IS NULL OR blocked_until <= \(bind: UnixTime.nowMillis)) RETURNING used
+                """).all()
+            return !rows.isEmpty
+        }
+    }
+
+    func block(_ carrier: String, seconds: Int) async throws {
+        let until = UnixTime.nowMillis + Int64(seconds) * 1000
+        try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            try await sql.raw("UPDATE carrier_budgets SET blocked_until = \(bind: until) WHERE carrier = \(bind: carrier)").run()
+        }
+        logger.notice("\(carrier) asked to wait \(seconds) s (429): polling paused")
+    }
+
+    /// Each parcel is taken by one process: its `next_check_at` moves past a lease, only if unchanged.
+    private func claim(_ parcels: [ParcelRecord]) async throws -> [ParcelRecord] {
+        let lease = UnixTime.nowMillis + Self.leaseMillis
+        return try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return [] }
+            var mine: [ParcelRecord] = []
+            for parcel in parcels {
+                let rows = try await sql.update("parcels").set("next_check_at", to: SQLBind(lease))
+                    .where("id", .equal, SQLBind(parcel.id!)).where("next_check_at", .equal, SQLBind(parcel.nextCheckAt))
+                    .returning("id").all()
+                if !rows.isEmpty { mine.append(parcel) }
+            }
+            return mine
+        }
+    }
+
+    private func release(_ parcels: [ParcelRecord], after wait: Int64, failed: Bool = false) async throws {
+        let at = UnixTime.nowMillis + wait
+        try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            for parcel in parcels {
+                var update = sql.update("parcels").set("next_check_at", to: SQLBind(at)).where("id", .equal, SQLBind(parcel.id!))
+                if failed { update = update.set("check_failures", to: SQLRaw("check_failures + 1")) }
+                try await update.run()
+            }
+        }
+    }
+
+    /// Merges what the carrier said into the parcel: new events stored once, the status from all
+    /// of them, the next check; the owner is told when the status changes.
+    func apply(_ answer: CarrierAnswer, to parcel: ParcelRecord) async throws {
+        let now = UnixTime.nowMillis
+        try await db.writeTransaction(services) { db in
+            guard let current = try await ParcelRecord.find(parcel.id!, on: db) else { return }
+            let stored = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcel.id!).all().map(\.event)
+            var status = current.status
+            var estimated = current.estimatedDelivery
+            if case .found(let report) = answer {
+                let merged = ParcelTracking.merge(stored, report.events)
+                for event in merged.new { try await ParcelEventRecord(parcel: parcel.id!, event).create(on: db) }
+                status = ParcelTracking.overall(merged.all, delivered: report.delivered)
+                estimated = report.estimatedDelivery ?? estimated
+                let unmapped = Set(merged.new.filter { $0.status == nil }.map(\.rawCode))
+                if !unmapped.isEmpty { logger.notice("\(current.carrier) codes with no status yet: \(unmapped.sorted().joined(separator: ", "))") }
+            }
+            let changed = status != current.status
+            current.status = status
+            current.estimatedDelivery = estimated
+            current.lastCheckedAt = now
+            current.checkFailures = 0
+            current.nextCheckAt = ParcelTracking.nextCheck(status: status, now: now, addedAt: current.createdAt, pulseMinutes: Self.pulseMinutes)
+            current.updatedAt = now
+            try await current.save(on: db)
+            if changed, let owner = try await User.find(current.ownerID, on: db) {
+                try await Notifier.notify([owner], .parcelUpdate, order: nil, reference: current.name ?? current.number,
+                                          body: "\(current.name ?? current.number) (\(current.number)) is now \(status.rawValue.replacingOccurrences(of: "_", with: " ")).",
+                                          on: db)
+            }
+        }
+        services.outbox.poke()
+    }
+}
