@@ -112,6 +112,8 @@ struct WebPage {
         }
         // Travellers carry, everyone may send with one (`TripPolicy`).
         if caller.may(.placeOrders) { links.append((WebRoutes.travel(), ctx.t(.travel))) }
+        // Everyone who sends may follow parcels of other carriers (`ParcelPolicy`).
+        if caller.may(.placeOrders) { links.append((WebRoutes.parcels(), ctx.t(.parcels))) }
         // Every account with a verified email receives: its parcels are under "Incoming" (`ShipmentBox`).
         if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
         if caller.may(.dispatch) { links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.fleet(), ctx.t(.fleet)), (WebRoutes.orders(), ctx.t(.orders))] }
@@ -234,6 +236,9 @@ extension WebContext {
         case "no_account_address": t(.errNoAccountAddress)
         case "required_for_recipient_code": t(.errRecipientEmailForCode)
         case "not_allowed": t(.errNotAllowed)
+        case "not_recognised": t(.errCarrierNotRecognised)
+        case "unknown_carrier": t(.errUnknownCarrier)
+        case "duplicate": t(.errAlreadyFollowed)
         default: "\(field): \(reason)"
         }
     }

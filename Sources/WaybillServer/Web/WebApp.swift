@@ -12,6 +12,7 @@ enum WebApp {
         OrderPages().register(web)
         DriverPages().register(web)
         TravelPages().register(web)
+        ParcelPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The parcel pages' strings, in English and French (`ParcelPages`). Keep it sorted.
+extension Text {
+    static let askCarrierNow = Text("Ask the carrier now", "Demander au transporteur maintenant")
+    static let atTheCarrier = Text("Open it on the carrier’s site", "Ouvrir sur le site du transporteur")
+    static let carrier = Text("Carrier", "Transporteur")
+    static let carrierChosen = Text("chosen by you", "choisi par vous")
+    static let carrierOptional = Text("Carrier", "Transporteur")
+    static let carrierSuggested = Text("Suggest it from the number", "Le déduire du numéro")
+    static let carrierSuggestedShort = Text("suggested from the number", "déduit du numéro")
+    static let errAlreadyFollowed = Text("You already follow this number.", "Vous suivez déjà ce numéro.")
+    static let errCarrierNotRecognised = Text("No carrier is known for this number: choose one.", "Aucun transporteur connu pour ce numéro : choisissez-en un.")
+    static let errUnknownCarrier = Text("Choose a carrier from the list.", "Choisissez un transporteur de la liste.")
+    static let expectedOn = Text("Expected", "Attendu le")
+    static let followParcel = Text("Follow this parcel", "Suivre ce colis")
+    static let followedParcels = Text("Parcels you follow", "Colis suivis")
+    static let lastChecked = Text("Carrier last asked", "Transporteur interrogé")
+    static let localTime = Text("local time", "heure locale")
+    static let noParcelEvents = Text("Nothing from the carrier yet.", "Rien du transporteur pour l’instant.")
+    static let noParcels = Text("You follow no parcel yet.", "Vous ne suivez encore aucun colis.")
+    static let notThisCarrier = Text("Not this carrier?", "Pas ce transporteur ?")
+    static let parcelAdded = Text("Followed. The carrier is asked every two hours.", "Suivi. Le transporteur est interrogé toutes les deux heures.")
+    static let parcelEvents = Text("At the carrier", "Chez le transporteur")
+    static let parcelName = Text("A name for it", "Un nom pour ce colis")
+    static let parcelRemoved = Text("No longer followed.", "N’est plus suivi.")
+    static let parcels = Text("Parcels", "Colis")
+    static let parcelsIntro = Text("Follow the parcels of any carrier — DHL, La Poste, UPS, Swiss Post… — by their tracking number.",
+                                   "Suivez les colis de tout transporteur — DHL, La Poste, UPS, la Poste suisse… — par leur numéro de suivi.")
+    static let psCancelled = Text("Cancelled", "Annulé")
+    static let psDelayed = Text("Delayed", "Retardé")
+    static let psDelivered = Text("Delivered", "Livré")
+    static let psExpired = Text("No news for 90 days", "Sans nouvelles depuis 90 jours")
+    static let psFailed = Text("Delivery failed", "Échec de livraison")
+    static let psInTransit = Text("On its way", "En chemin")
+    static let psOnHold = Text("On hold", "En attente")
+    static let psOutForDelivery = Text("Out for delivery", "En cours de livraison")
+    static let psPending = Text("Waiting for the carrier", "En attente du transporteur")
+    static let psPickedUp = Text("Picked up", "Pris en charge")
+    static let psReadyForPickup = Text("Ready to collect", "Prêt à être retiré")
+    static let psReturned = Text("Returned to sender", "Retourné à l’expéditeur")
+    static let psUnknown = Text("Unknown", "Inconnu")
+    static let stopFollowing = Text("Stop following", "Ne plus suivre")
+    static let trackingNumber = Text("Tracking number", "Numéro de suivi")
+    static let trackingNumberHint = Text("As printed; spaces do not matter.", "Tel qu’imprimé ; les espaces ne comptent pas.")
+}
+
+enum ParcelCatalogue {
+    static let all: [Text] = [
+        .askCarrierNow, .atTheCarrier, .carrier, .carrierChosen, .carrierOptional, .carrierSuggested, .carrierSuggestedShort,
+        .errAlreadyFollowed, .errCarrierNotRecognised, .errUnknownCarrier, .expectedOn, .followParcel, .followedParcels,
+        .lastChecked, .localTime, .noParcelEvents, .noParcels, .notThisCarrier, .parcelAdded, .parcelEvents, .parcelName,
+        .parcelRemoved, .parcels, .parcelsIntro, .psCancelled, .psDelayed, .psDelivered, .psExpired, .psFailed, .psInTransit,
+        .psOnHold, .psOutForDelivery, .psPending, .psPickedUp, .psReadyForPickup, .psReturned, .psUnknown, .stopFollowing,
+        .trackingNumber, .trackingNumberHint,
+    ]
+}

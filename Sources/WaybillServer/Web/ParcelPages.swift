@@ -1,0 +1,173 @@
+import Vapor
+import WaybillCore
+
+/// Parcels of other carriers in the web app: the list with an "add a number" form (the carrier
+/// suggested as WaybillCore's `CarrierDetection` says, or chosen), and each parcel's page (carrier,
+/// the other candidates to correct it, the events at the carrier, refresh, remove). The service is
+/// `Parcels`; the rules are `ParcelDraft` and `ParcelPolicy`.
+struct ParcelPages {
+    func register(_ routes: any RoutesBuilder) {
+        routes.get(WebRoutes.parcels, use: list)
+        routes.post(WebRoutes.parcels, use: add)
+        routes.get(WebRoutes.parcel, use: show)
+        routes.post(WebRoutes.parcelAction, use: act)
+    }
+
+    func list(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let parcels = try await Parcels(request: req).list(for: me)
+        return ParcelListPage(parcels: parcels, form: Form(ctx: ctx), removed: req.query[String.self, at: "removed"] != nil).response(ctx)
+    }
+
+    func add(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let form = try AccountPages.form(req)
+        let draft = ParcelDraft(number: form["number"] ?? "", carrier: form["carrier"].flatMap { $0.isEmpty ? nil : $0 },
+                                name: form["name"], notes: nil)
+        do {
+            let parcel = try await Parcels(request: req).add(draft, by: me)
+            return req.redirect(to: WebRoutes.parcel(parcel.id!, query: "added=1"), redirectType: .normal)
+        } catch let error as WaybillError where error.fields != nil {
+            var page = ParcelListPage(parcels: try await Parcels(request: req).list(for: me),
+                                      form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]), removed: false)
+            page.status = error.status
+            return page.response(ctx)
+        } catch let error as WaybillError {
+            return WebErrors.page(for: error, ctx)
+        }
+    }
+
+    func show(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let parcels = Parcels(request: req)
+        let parcel = try await parcels.parcel(try WebRoutes.id(req), for: me)
+        return ParcelPage(parcel: parcel, events: try await parcels.events(of: parcel.id!),
+                          notice: req.query[String.self, at: "added"] != nil ? ctx.t(.parcelAdded) : nil).response(ctx)
+    }
+
+    func act(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let id: ParcelID = try WebRoutes.id(req)
+        let form = try AccountPages.form(req)
+        let parcels = Parcels(request: req)
+        do {
+            switch req.parameters.get("action") {
+            case "refresh": _ = try await parcels.refresh(id, by: me)
+            case "carrier": _ = try await parcels.update(id, name: nil, notes: nil, carrier: form["carrier"] ?? "", by: me)
+            case "rename": _ = try await parcels.update(id, name: form["name"] ?? "", notes: form["notes"] ?? "", carrier: nil, by: me)
+            case "remove":
+                try await parcels.remove(id, by: me)
+                return req.redirect(to: WebRoutes.parcels(query: "removed=1"), redirectType: .normal)
+            default: throw WaybillError.notFound
+            }
+        } catch let error as WaybillError {
+            let parcel = try await parcels.parcel(id, for: me)
+            var page = ParcelPage(parcel: parcel, events: try await parcels.events(of: id), notice: nil)
+            page.error = ctx.message(error)
+            page.status = error.status
+            return page.response(ctx)
+        }
+        return req.redirect(to: WebRoutes.parcel(id), redirectType: .normal)
+    }
+}
+
+extension WebRoutes {
+    static let parcels = WebPath("/parcels")
+    static let parcel = WebPath<ParcelID>("/parcels/:id") { [$0.uuidString] }
+    static let parcelAction = WebPath<(ParcelID, String)>("/parcels/:id/:action") { [$0.0.uuidString, $0.1] }
+}
+
+extension WebContext {
+    func parcelStatus(_ status: ParcelStatus) -> String {
+        switch status {
+        case .pending: t(.psPending)
+        case .pickedUp: t(.psPickedUp)
+        case .inTransit: t(.psInTransit)
+        case .onHold: t(.psOnHold)
+        case .outForDelivery: t(.psOutForDelivery)
+        case .readyForPickup: t(.psReadyForPickup)
+        case .deliveryDelayed: t(.psDelayed)
+        case .deliveryFailed: t(.psFailed)
+        case .delivered: t(.psDelivered)
+        case .returnToSender: t(.psReturned)
+        case .cancelled: t(.psCancelled)
+        case .unknown: t(.psUnknown)
+        case .expired: t(.psExpired)
+        }
+    }
+
+    func carrierName(_ code: String) -> String { ParcelDraft.knownCarriers(CarrierDetection.standard)[code] ?? code }
+}
+
+struct ParcelListPage: PageView {
+    var parcels: [ParcelRecord]
+    var form: Form
+    var removed: Bool
+    var status: HTTPResponseStatus = .ok
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let rows = parcels.map { p in
+            "<li><a href=\"\(WebRoutes.parcel(p.id!))\">\(h(p.name ?? p.number))</a> · \(h(ctx.carrierName(p.carrier))) · <span class=\"status\" data-parcel-status=\"\(p.status.rawValue)\">\(h(ctx.parcelStatus(p.status)))</span>\(p.name == nil ? "" : " · <small>\(h(p.number))</small>")</li>"
+        }.joined()
+        let carriers = ParcelDraft.knownCarriers(CarrierDetection.standard).sorted { $0.value < $1.value }
+        return WebPage(title: ctx.t(.parcels), body: """
+            <h1>\(h(ctx.t(.parcels)))</h1>
+            \(removed ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.parcelRemoved)))</div>" : "")
+            \(status == .ok ? "" : "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.errValidation)))</div>")
+            <p>\(h(ctx.t(.parcelsIntro)))</p>
+            <form method="post" action="\(WebRoutes.parcels())" class="stack">\(form.hidden())
+            \(form.field("number", ctx.t(.trackingNumber), autocomplete: "off", hint: ctx.t(.trackingNumberHint)))
+            \(form.select("carrier", ctx.t(.carrierOptional), options: [("", ctx.t(.carrierSuggested))] + carriers.map { ($0.key, $0.value) }, required: false, attributes: ""))
+            \(form.field("name", ctx.t(.parcelName), required: false))
+            <button type="submit" class="primary">\(h(ctx.t(.followParcel)))</button>
+            </form>
+            <h2>\(h(ctx.t(.followedParcels)))</h2>
+            \(parcels.isEmpty ? "<p>\(h(ctx.t(.noParcels)))</p>" : "<ul class=\"list\">\(rows)</ul>")
+            """, status: status)
+    }
+}
+
+struct ParcelPage: PageView {
+    var parcel: ParcelRecord
+    var events: [ParcelEvent]
+    var notice: String?
+    var error: String?
+    var status: HTTPResponseStatus = .ok
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let p = parcel, id = parcel.id!
+        let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
+        let candidates = CarrierDetection.standard.candidates(for: p.number)
+        let mine = candidates.first { $0.carrier == p.carrier }
+        let others = candidates.filter { $0.carrier != p.carrier }
+        let timeline = events.map { e in
+            "<li><span class=\"when\">\(ctx.time(e.at))\(e.timeZoneKnown ? "" : " <small>(\(h(ctx.t(.localTime))))</small>")</span> <strong>\(h(e.status.map(ctx.parcelStatus) ?? e.rawCode))</strong><br><span class=\"note\">\(h(e.description))\(e.location.map { " — " + h($0) } ?? "")</span></li>"
+        }.joined()
+        let correct = others.isEmpty ? "" : """
+            <details><summary>\(h(ctx.t(.notThisCarrier)))</summary>
+            \(others.map { c in "<form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "carrier")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"carrier\" value=\"\(h(c.carrier))\"><button type=\"submit\">\(h(c.carrierName)) — \(h(c.formatName))</button></form> " }.joined())
+            </details>
+            """
+        return WebPage(title: p.name ?? p.number, body: """
+            <h1>\(h(p.name ?? p.number))</h1>
+            \(notice.map { "<div class=\"alert ok\" role=\"status\">\(h($0))</div>" } ?? "")
+            \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
+            <p class="big-status" data-parcel-status="\(p.status.rawValue)">\(h(ctx.parcelStatus(p.status)))</p>
+            <dl class="facts">
+            <dt>\(h(ctx.t(.trackingNumber)))</dt><dd>\(h(p.number))</dd>
+            <dt>\(h(ctx.t(.carrier)))</dt><dd data-carrier="\(h(p.carrier))">\(h(mine?.carrierName ?? ctx.carrierName(p.carrier)))\(mine.map { " — " + h($0.formatName) } ?? "") <small>(\(h(ctx.t(p.pinned ? .carrierChosen : .carrierSuggestedShort))))</small></dd>
+            \(p.estimatedDelivery.map { "<dt>\(h(ctx.t(.expectedOn)))</dt><dd>\(ctx.time($0, dateOnly: true))</dd>" } ?? "")
+            \(p.lastCheckedAt.map { "<dt>\(h(ctx.t(.lastChecked)))</dt><dd>\(ctx.time($0))</dd>" } ?? "")
+            </dl>
+            \(mine?.trackingURL.map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
+            \(correct)
+            <h2>\(h(ctx.t(.parcelEvents)))</h2>
+            \(events.isEmpty ? "<p>\(h(ctx.t(.noParcelEvents)))</p>" : "<ol class=\"timeline\">\(timeline)</ol>")
+            <div class="actions">
+            <form method="post" action="\(WebRoutes.parcelAction((id, "refresh")))" class="inline">\(csrf)<button type="submit">\(h(ctx.t(.askCarrierNow)))</button></form>
+            <form method="post" action="\(WebRoutes.parcelAction((id, "remove")))" class="inline" data-confirm="\(h(ctx.t(.stopFollowing)))">\(csrf)<button type="submit" class="danger">\(h(ctx.t(.stopFollowing)))</button></form>
+            </div>
+            <p><a href="\(WebRoutes.parcels())">\(h(ctx.t(.back)))</a></p>
+            """, status: status)
+    }
+}
