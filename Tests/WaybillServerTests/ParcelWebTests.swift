@@ -43,4 +43,32 @@ struct ParcelWebTests {
             #expect(try await ada.get(path).status == .notFound)
         }
     }
+
+    @Test("Without an account: a number's carriers with their own pages, and sign in to follow it; signed in, follow it from there",
+          arguments: [TestDatabase.sqlite])
+    func tryWithoutAccount(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let visitor = TestBrowser(server)
+            #expect(try await visitor.get("/login").html.contains("href=\"/track-parcel\""))
+            let page = try await visitor.get("/track-parcel?number=00340434292135100124")
+            #expect(page.status == .ok, "\(page.status)")
+            #expect(page.html.contains("data-candidate=\"dhl\"") && page.html.contains("its check digit is right"))
+            #expect(page.html.contains("dhl.de") && page.html.contains("/login?next=") && !page.html.contains("Follow this parcel"))
+            #expect(try await visitor.get("/track-parcel?number=hello").html.contains("No carrier we know"))
+            #expect(try await visitor.get("/track-parcel").status == .ok)
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let signedIn = try await ada.get("/track-parcel?number=RB123456785CH")
+            #expect(signedIn.html.contains("Follow this parcel") && signedIn.html.contains("data-candidate=\"swiss_post\""))
+            let followed = try await ada.post("/parcels", ["number": "RB123456785CH", "carrier": "swiss_post"], from: "/track-parcel?number=RB123456785CH")
+            #expect(followed.location?.hasPrefix("/parcels/") == true)
+            // Lookups from one address are limited (sixty a minute), like the API's.
+            var limited = false
+            for _ in 0..<70 where !limited {
+                limited = try await visitor.get("/track-parcel?number=RB123456785CH").status == .tooManyRequests
+            }
+            #expect(limited)
+        }
+    }
 }

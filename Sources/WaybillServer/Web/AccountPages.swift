@@ -262,6 +262,7 @@ struct LoginPage: PageView {
             <button type="submit" class="primary">\(h(ctx.t(.signIn)))</button>
             </form>
             <p><a href="\(WebRoutes.forgot())">\(h(ctx.t(.forgotPassword)))</a> · <a href="\(WebRoutes.register())">\(h(ctx.t(.createAccount)))</a></p>
+            <p><a href="\(WebRoutes.trackParcel())">\(h(ctx.t(.trackWithoutAccount)))</a></p>
             """, status: status)
     }
 }

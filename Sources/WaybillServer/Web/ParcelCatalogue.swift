@@ -43,6 +43,12 @@ extension Text {
     static let stopFollowing = Text("Stop following", "Ne plus suivre")
     static let trackingNumber = Text("Tracking number", "Numéro de suivi")
     static let trackingNumberHint = Text("As printed; spaces do not matter.", "Tel qu’imprimé ; les espaces ne comptent pas.")
+    static let checkDigitValid = Text("its check digit is right", "sa clé de contrôle est juste")
+    static let noCarrierKnown = Text("No carrier we know uses numbers like this one.", "Aucun transporteur connu n’utilise de numéros comme celui-ci.")
+    static let patternOnly = Text("the shape matches", "la forme correspond")
+    static let signInToFollow = Text("Sign in to follow it", "Connectez-vous pour le suivre")
+    static let trackWithoutAccount = Text("Track a parcel of any carrier", "Suivre un colis de tout transporteur")
+    static let whichCarrier = Text("Which carrier?", "Quel transporteur ?")
 }
 
 enum ParcelCatalogue {
@@ -52,6 +58,7 @@ enum ParcelCatalogue {
         .lastChecked, .localTime, .noParcelEvents, .noParcels, .notThisCarrier, .parcelAdded, .parcelEvents, .parcelName,
         .parcelRemoved, .parcels, .parcelsIntro, .psCancelled, .psDelayed, .psDelivered, .psExpired, .psFailed, .psInTransit,
         .psOnHold, .psOutForDelivery, .psPending, .psPickedUp, .psReadyForPickup, .psReturned, .psUnknown, .stopFollowing,
-        .trackingNumber, .trackingNumberHint,
+        .trackingNumber, .trackingNumberHint, .checkDigitValid, .noCarrierKnown, .patternOnly, .signInToFollow,
+        .trackWithoutAccount, .whichCarrier,
     ]
 }

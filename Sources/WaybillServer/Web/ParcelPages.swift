@@ -11,6 +11,23 @@ struct ParcelPages {
         routes.post(WebRoutes.parcels, use: add)
         routes.get(WebRoutes.parcel, use: show)
         routes.post(WebRoutes.parcelAction, use: act)
+        routes.get(WebRoutes.trackParcel, use: lookup)
+    }
+
+    /// Try it without an account (seed M-Track): the carriers a number may belong to, with their
+    /// own tracking pages; signed in, follow it; else sign in to follow it. Nothing is stored;
+    /// lookups are limited per client address like the API's.
+    func lookup(_ req: Request) async throws -> Response {
+        let ctx = try req.web
+        let number = (req.query[String.self, at: "number"] ?? "").prefix(100).description
+        var candidates: [CarrierCandidate] = []
+        if !number.trimmingCharacters(in: .whitespaces).isEmpty {
+            if let wait = req.application.waybill.carrierLookupLimiter.take(req.clientAddress) {
+                return WebErrors.page(for: WaybillError.tooManyRequests(retryAfter: wait, "Too many lookups from this address."), ctx)
+            }
+            candidates = CarrierDetection.standard.candidates(for: number)
+        }
+        return TrackParcelPage(number: number, candidates: candidates, signedIn: ctx.principal != nil).response(ctx)
     }
 
     func list(_ req: Request) async throws -> Response {
@@ -75,6 +92,7 @@ extension WebRoutes {
     static let parcels = WebPath("/parcels")
     static let parcel = WebPath<ParcelID>("/parcels/:id") { [$0.uuidString] }
     static let parcelAction = WebPath<(ParcelID, String)>("/parcels/:id/:action") { [$0.0.uuidString, $0.1] }
+    static let trackParcel = WebPath("/track-parcel")
 }
 
 extension WebContext {
@@ -112,6 +130,7 @@ struct ParcelListPage: PageView {
         let carriers = ParcelDraft.knownCarriers(CarrierDetection.standard).sorted { $0.value < $1.value }
         return WebPage(title: ctx.t(.parcels), body: """
             <h1>\(h(ctx.t(.parcels)))</h1>
+            <p><a href="\(WebRoutes.trackParcel())">\(h(ctx.t(.whichCarrier)))</a></p>
             \(removed ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.parcelRemoved)))</div>" : "")
             \(status == .ok ? "" : "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.errValidation)))</div>")
             <p>\(h(ctx.t(.parcelsIntro)))</p>
@@ -124,6 +143,36 @@ struct ParcelListPage: PageView {
             <h2>\(h(ctx.t(.followedParcels)))</h2>
             \(parcels.isEmpty ? "<p>\(h(ctx.t(.noParcels)))</p>" : "<ul class=\"list\">\(rows)</ul>")
             """, status: status)
+    }
+}
+
+struct TrackParcelPage: PageView {
+    var number: String
+    var candidates: [CarrierCandidate]
+    var signedIn: Bool
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let asked = !number.trimmingCharacters(in: .whitespaces).isEmpty
+        let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
+        let back = WebRoutes.trackParcel(query: "number=" + queryValue(number))
+        let rows = candidates.map { c -> String in
+            let follow = signedIn
+                ? "<form method=\"post\" action=\"\(WebRoutes.parcels())\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"number\" value=\"\(h(c.number))\"><input type=\"hidden\" name=\"carrier\" value=\"\(h(c.carrier))\"><button type=\"submit\">\(h(ctx.t(.followParcel)))</button></form>"
+                : "<a href=\"\(WebRoutes.login(query: "next=" + queryValue(back)))\">\(h(ctx.t(.signInToFollow)))</a>"
+            let site = c.trackingURL.map { " · <a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a>" } ?? ""
+            let why = c.reason == .checkDigitValid ? ctx.t(.checkDigitValid) : ctx.t(.patternOnly)
+            return "<li data-candidate=\"\(h(c.carrier))\"><strong>\(h(c.carrierName))</strong> — \(h(c.formatName)) <small>(\(h(why)))</small>\(site)<br>\(follow)</li>"
+        }.joined()
+        let results = !asked ? "" : candidates.isEmpty ? "<p>\(h(ctx.t(.noCarrierKnown)))</p>" : "<ol class=\"list\">\(rows)</ol>"
+        return WebPage(title: ctx.t(.trackWithoutAccount), body: """
+            <h1>\(h(ctx.t(.trackWithoutAccount)))</h1>
+            <p>\(h(ctx.t(.parcelsIntro)))</p>
+            <form method="get" action="\(WebRoutes.trackParcel())" class="stack">
+            \(Form(ctx: ctx, values: ["number": number]).field("number", ctx.t(.trackingNumber), autocomplete: "off", hint: ctx.t(.trackingNumberHint)))
+            <button type="submit" class="primary">\(h(ctx.t(.whichCarrier)))</button>
+            </form>
+            \(results)
+            """)
     }
 }
 
