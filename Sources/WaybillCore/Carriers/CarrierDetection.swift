@@ -113,6 +113,11 @@ public struct CarrierDetection: @unchecked Sendable {
 
     private let compiled: [Compiled]
     public let table: CarrierFormatTable
+    /// The carriers a person may choose, by code: those of the table and the posts S10 items go
+    /// to (`swiss_post`, `royal_mail`…). Read from the table once.
+    public let carrierNames: [String: String]
+    /// Each format's tracking page template, by format id.
+    private let trackingPages: [String: String]
 
     /// The shipped table (`Resources/carrier-formats.json`). A table that does not load is a
     /// broken build, caught by the tests, never a request's problem.
@@ -138,12 +143,19 @@ public struct CarrierDetection: @unchecked Sendable {
             }
         }
         self.compiled = compiled
+        var names: [String: String] = [:]
+        for carrier in table.carriers where carrier.code != "s10" { names[carrier.code] = carrier.name }
+        let posts = table.carriers.flatMap(\.formats).flatMap { $0.lookups ?? [] }.filter { $0.group == "CountryCode" }.flatMap(\.entries)
+        for entry in posts { if let code = entry.carrier, names[code] == nil { names[code] = entry.courier ?? code } }
+        carrierNames = names
+        var pages: [String: String] = [:]
+        for format in table.carriers.flatMap(\.formats) { if let url = format.trackingUrl { pages[format.id] = url } }
+        trackingPages = pages
     }
 
-    /// The posts S10 items are attributed to (`swiss_post`, `royal_mail`…), from the country table.
-    public var s10Posts: [(code: String, name: String)] {
-        table.carriers.flatMap(\.formats).flatMap { $0.lookups ?? [] }.filter { $0.group == "CountryCode" }
-            .flatMap(\.entries).compactMap { e in e.carrier.map { ($0, e.courier ?? $0) } }
+    /// The carrier's page for `number` in `format`, without matching anything again.
+    public func trackingURL(format: String?, number: String) -> String? {
+        format.flatMap { trackingPages[$0] }?.replacingOccurrences(of: "%s", with: number)
     }
 
     /// The number as carriers read it: capitals, without spaces or dots (Swiss Post prints
@@ -187,7 +199,7 @@ public struct CarrierDetection: @unchecked Sendable {
                 number: number, carrier: post?.carrier ?? c.carrier.code, carrierName: post?.courier ?? c.carrier.name,
                 format: c.format.id, formatName: c.format.name, table: c.carrier.code, reason: reason,
                 confidence: (confidence * 100).rounded() / 100,
-                trackingURL: c.format.trackingUrl.map { $0.replacingOccurrences(of: "%s", with: number) },
+                trackingURL: trackingURL(format: c.format.id, number: number),
                 country: c.carrier.code == "s10" ? group("CountryCode") : nil))
         }
         return found.sorted { ($0.confidence, $1.format) > ($1.confidence, $0.format) }

@@ -53,14 +53,6 @@ public struct ParcelDraft: Sendable, Equatable {
         public var notes: String?
     }
 
-    /// The carriers a person may choose: those of the format table and the posts S10 items go to.
-    public static func knownCarriers(_ detection: CarrierDetection) -> [String: String] {
-        var known: [String: String] = [:]
-        for carrier in detection.table.carriers where carrier.code != "s10" { known[carrier.code] = carrier.name }
-        for post in detection.s10Posts { known[post.code] = known[post.code] ?? post.name }
-        return known
-    }
-
     public func validated(detection: CarrierDetection) -> Result<Accepted, FieldErrorsError> {
         var errors = FieldErrors()
         let normalized = CarrierDetection.normalized(number)
@@ -72,7 +64,7 @@ public struct ParcelDraft: Sendable, Equatable {
         if let cleanName, cleanName.count > 80 { errors.add("name", "too_long") }
         let cleanNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let cleanNotes, cleanNotes.count > 1_000 { errors.add("notes", "too_long") }
-        let known = Self.knownCarriers(detection)
+        let known = detection.carrierNames
         let candidates = errors.isEmpty ? detection.candidates(for: normalized) : []
         var chosen: (code: String, name: String, format: String?, pinned: Bool)?
         if let carrier = carrier?.trimmingCharacters(in: .whitespaces).lowercased(), !carrier.isEmpty {

@@ -67,13 +67,14 @@ extension APIHandler {
         return .noContent(.init())
     }
 
+    /// A parcel for the API. Lists read names and pages from the table; only a single parcel runs
+    /// the detection again, for the candidates to correct it.
     static func parcel(_ r: ParcelRecord, candidates: Bool, events: [ParcelEvent]? = nil) -> S.Parcel {
-        let found = CarrierDetection.standard.candidates(for: r.number)
-        let names = ParcelDraft.knownCarriers(CarrierDetection.standard)
-        let mine = found.first { $0.carrier == r.carrier && $0.format == r.format } ?? found.first { $0.carrier == r.carrier }
-        return S.Parcel(id: r.id!.uuidString, number: r.number, carrier: r.carrier, carrierName: mine?.carrierName ?? names[r.carrier] ?? r.carrier,
+        let detection = CarrierDetection.standard
+        return S.Parcel(id: r.id!.uuidString, number: r.number, carrier: r.carrier, carrierName: detection.carrierNames[r.carrier] ?? r.carrier,
                         format: r.format, pinned: r.pinned, name: r.name, notes: r.notes, status: .init(rawValue: r.status.rawValue)!,
-                        trackingUrl: mine?.trackingURL, candidates: candidates ? found.prefix(100).map(candidate) : nil,
+                        trackingUrl: detection.trackingURL(format: r.format, number: r.number),
+                        candidates: candidates ? detection.candidates(for: r.number).prefix(100).map(candidate) : nil,
                         events: events?.map { e in
                             S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
                                           status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location)

@@ -133,25 +133,7 @@ struct Tracking {
             }
             let active = try await Order.query(on: db).filter(\.$driverID == driverID)
                 .filter(\.$status ~~ Self.headingStatuses).all()
-            var events: [(payload: LivePayload, topic: String)] = []
-            if !active.isEmpty {
-                var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
-                for order in active {
-                    for point in cleaned.accepted {
-                        insert = insert.values(SQLBind(order.id!), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
-                    }
-                }
-                try await insert.run()
-            }
-            for order in active {
-                let orderID = order.id!
-                let topic = LiveLog.orderTopic(orderID)
-                events.append((.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: orderID,
-                                                      orderStatus: order.status.rawValue, position: last)), topic))
-                if let eta = Self.estimate(for: order, from: last, speedKmh: speed) {
-                    events.append((.eta(LiveETA(orderId: orderID, estimate: eta)), topic))
-                }
-            }
+            var events = try await Self.follow(active, cleaned.accepted, carrier: driverID, firstName: firstName, speedKmh: speed, on: sql)
             events.append((.location(LiveLocation(driverId: driverID, driverFirstName: firstName, orderId: nil, position: last)), LiveLog.fleetTopic))
             try await LiveLog.publish(events, at: now, on: db)
             return Reported(accepted: cleaned.accepted.count, ignored: cleaned.ignored, orders: active.count)
@@ -169,33 +151,47 @@ struct Tracking {
             let active = try await Order.query(on: db).filter(\.$driverID == carrierID).filter(\.$status ~~ Self.headingStatuses).all()
             guard let first = active.first else { return Reported(accepted: 0, ignored: batch.count, orders: 0) }
             // The trail's last point stands for the previous report (jumps are checked against it).
-            let previous = try await sql.raw("""
-                SELECT latitude, longitude, recorded_at FROM order_positions WHERE order_id = \(bind: first.id!)
-                ORDER BY recorded_at DESC LIMIT 1
-                """).first().map { row in
-                    PositionReport(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
-                                   accuracy: nil, heading: nil, speed: nil, recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
-                }
+            let previous = try await Self.lastTrailPoint(first.id!, since: nil, on: sql)
             let now = UnixTime.nowMillis
             let cleaned = try Self.policy.clean(batch, previous: previous, now: now).orValidationError()
-            guard let last = cleaned.accepted.last else { return Reported(accepted: 0, ignored: cleaned.ignored, orders: 0) }
-            var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
-            for order in active {
-                for point in cleaned.accepted {
-                    insert = insert.values(SQLBind(order.id!), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
-                }
-            }
-            try await insert.run()
-            var events: [(payload: LivePayload, topic: String)] = []
-            for order in active {
-                let topic = LiveLog.orderTopic(order.id!)
-                events.append((.location(LiveLocation(driverId: carrierID, driverFirstName: firstName, orderId: order.id!,
-                                                      orderStatus: order.status.rawValue, position: last)), topic))
-                if let eta = Self.estimate(for: order, from: last, speedKmh: speed) { events.append((.eta(LiveETA(orderId: order.id!, estimate: eta)), topic)) }
-            }
+            guard !cleaned.accepted.isEmpty else { return Reported(accepted: 0, ignored: cleaned.ignored, orders: 0) }
+            let events = try await Self.follow(active, cleaned.accepted, carrier: carrierID, firstName: firstName, speedKmh: speed, on: sql)
             try await LiveLog.publish(events, at: now, on: db)
             return Reported(accepted: cleaned.accepted.count, ignored: cleaned.ignored, orders: active.count)
         }
+    }
+
+    /// Adds `points` to the trails of the orders carried, and the live events for them (the newest
+    /// position and a new ETA), for drivers and travellers alike.
+    private static func follow(_ orders: [Order], _ points: [PositionReport], carrier: UserID, firstName: String, speedKmh: Double,
+                               on sql: any SQLDatabase) async throws -> [(payload: LivePayload, topic: String)] {
+        guard let last = points.last, !orders.isEmpty else { return [] }
+        var insert = sql.insert(into: "order_positions").columns("order_id", "latitude", "longitude", "recorded_at")
+        for order in orders {
+            for point in points {
+                insert = insert.values(SQLBind(order.id!), SQLBind(point.latitude), SQLBind(point.longitude), SQLBind(point.recordedAt))
+            }
+        }
+        try await insert.run()
+        var events: [(payload: LivePayload, topic: String)] = []
+        for order in orders {
+            let topic = LiveLog.orderTopic(order.id!)
+            events.append((.location(LiveLocation(driverId: carrier, driverFirstName: firstName, orderId: order.id!,
+                                                  orderStatus: order.status.rawValue, position: last)), topic))
+            if let eta = estimate(for: order, from: last, speedKmh: speedKmh) { events.append((.eta(LiveETA(orderId: order.id!, estimate: eta)), topic)) }
+        }
+        return events
+    }
+
+    /// An order's newest trail point, recorded at `since` or later.
+    static func lastTrailPoint(_ orderID: OrderID, since: Int64?, on sql: any SQLDatabase) async throws -> PositionReport? {
+        try await sql.raw("""
+            SELECT latitude, longitude, recorded_at FROM order_positions WHERE order_id = \(bind: orderID) AND recorded_at >= \(bind: since ?? Int64.min)
+            ORDER BY recorded_at DESC LIMIT 1
+            """).first().map { row in
+                PositionReport(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
+                               recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+            }
     }
 
     /// From the driver's position to the pickup (accepted) or the drop-off (in transit).
@@ -239,23 +235,13 @@ struct Tracking {
             found = state.onDuty ? state.position : nil
         } else {
             // A traveller has no duty: what they shared for this shipment in the last quarter hour.
-            found = try await recentTrailPoint(order.id!, since: UnixTime.nowMillis - 15 * 60_000)
+            guard let sql = db as? any SQLDatabase else { return tracking }
+            found = try await Self.lastTrailPoint(order.id!, since: UnixTime.nowMillis - 15 * 60_000, on: sql)
         }
         guard let position = found else { return tracking }
         tracking.position = position
         tracking.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
         return tracking
-    }
-
-    private func recentTrailPoint(_ orderID: OrderID, since: Int64) async throws -> PositionReport? {
-        guard let sql = db as? any SQLDatabase else { return nil }
-        return try await sql.raw("""
-            SELECT latitude, longitude, recorded_at FROM order_positions WHERE order_id = \(bind: orderID) AND recorded_at >= \(bind: since)
-            ORDER BY recorded_at DESC LIMIT 1
-            """).first().map { row in
-                PositionReport(latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
-                               recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
-            }
     }
 
     struct TrailPoint: Sendable {

@@ -25,7 +25,7 @@ struct Parcels {
         guard ParcelPolicy.mayChange(owner: me.userID, by: me.caller) else {
             throw me.user.restriction != nil ? WaybillError.accountSuspended : WaybillError.forbidden
         }
-        let accepted = try Travel.valid(draft.validated(detection: CarrierDetection.standard))
+        let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
         let now = UnixTime.nowMillis
         let record = ParcelRecord()
         record.id = .random()
@@ -75,15 +75,16 @@ struct Parcels {
     func update(_ id: ParcelID, name: String?, notes: String?, carrier: String?, by me: Principal) async throws -> ParcelRecord {
         let record = try await parcel(id, for: me)
         guard ParcelPolicy.mayChange(owner: record.ownerID, by: me.caller) else { throw WaybillError.forbidden }
-        let draft = ParcelDraft(number: record.number, carrier: carrier ?? (record.pinned ? record.carrier : nil),
-                                name: name ?? record.name, notes: notes ?? record.notes)
-        var accepted = try Travel.valid(draft.validated(detection: CarrierDetection.standard))
-        if carrier == nil, !record.pinned { accepted.carrier = record.carrier; accepted.format = record.format }
-        record.carrier = accepted.carrier
-        record.format = accepted.format
-        record.pinned = accepted.pinned || record.pinned
-        record.name = name.map { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : accepted.name } ?? record.name
-        record.notes = notes.map { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : accepted.notes } ?? record.notes
+        let draft = ParcelDraft(number: record.number, carrier: carrier ?? record.carrier, name: name ?? record.name, notes: notes ?? record.notes)
+        let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
+        if carrier != nil {
+            record.carrier = accepted.carrier
+            record.format = accepted.format
+            record.pinned = true
+        }
+        // The draft's validation trims, and turns an empty name or notes into none.
+        record.name = accepted.name
+        record.notes = accepted.notes
         record.updatedAt = UnixTime.nowMillis
         try await db.writeTransaction(services) { db in try await record.save(on: db) }
         return record

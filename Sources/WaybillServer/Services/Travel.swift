@@ -192,7 +192,7 @@ struct Travel {
     func postTrip(_ draft: TripDraft, by me: Principal) async throws -> TripRecord {
         try requireTraveller(me)
         let index = try await areas(), tariff = try await tariff()
-        let plan = try Self.valid(draft.validated(now: UnixTime.nowMillis, tariff: tariff, areaExists: { index[$0] != nil }))
+        let plan = try draft.validated(now: UnixTime.nowMillis, tariff: tariff, areaExists: { index[$0] != nil }).orValidationError()
         let record = TripRecord(id: .random(), traveller: me.userID, plan: plan, currency: tariff.currency, at: UnixTime.nowMillis)
         try await transaction { db in
             // Nobody posts more than 50 trips still to leave (a list that long is a script).
@@ -232,7 +232,7 @@ struct Travel {
             }
             var draft = record.draft
             change(&draft)
-            let plan = try Self.valid(draft.validated(now: UnixTime.nowMillis, tariff: tariff, areaExists: { index[$0] != nil }))
+            let plan = try draft.validated(now: UnixTime.nowMillis, tariff: tariff, areaExists: { index[$0] != nil }).orValidationError()
             let before = record.draft
             let routeOrDate = plan.draft.from != before.from || plan.draft.to != before.to || plan.draft.date != before.date
                 || plan.draft.earliest != before.earliest || plan.draft.latest != before.latest || plan.draft.timeZone != before.timeZone
@@ -285,7 +285,7 @@ struct Travel {
         guard me.caller.may(.placeOrders) else { throw WaybillError.forbidden }
         guard (1...50).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let index = try await areas(), tariff = try await tariff(), now = UnixTime.nowMillis
-        let search = try Self.valid(search.validated(now: now, tariff: tariff, areaExists: { index[$0] != nil }))
+        let search = try search.validated(now: now, tariff: tariff, areaExists: { index[$0] != nil }).orValidationError()
         var query = TripRecord.query(on: db).filter(\.$cancelledAt == nil).filter(\.$departsUntil > max(now, search.earliest ?? now))
         if let latest = search.latest { query = query.filter(\.$departsFrom <= latest) }
         // Only trips from and to the searched areas or areas inside them: by id when that is a
@@ -305,13 +305,6 @@ struct Travel {
         guard TripPolicy.mayPost(me.caller) else {
             if me.user.capabilities.contains(.traveller) { throw WaybillError.accountSuspended }
             throw WaybillError(.forbidden, .notATraveller, "Complete your traveller profile to post trips.")
-        }
-    }
-
-    static func valid<T>(_ result: Result<T, FieldErrorsError>) throws -> T {
-        switch result {
-        case .success(let value): return value
-        case .failure(let problem): throw WaybillError.validation(problem.errors)
         }
     }
 

@@ -114,7 +114,7 @@ extension WebContext {
         }
     }
 
-    func carrierName(_ code: String) -> String { ParcelDraft.knownCarriers(CarrierDetection.standard)[code] ?? code }
+    func carrierName(_ code: String) -> String { CarrierDetection.standard.carrierNames[code] ?? code }
 }
 
 struct ParcelListPage: PageView {
@@ -127,7 +127,7 @@ struct ParcelListPage: PageView {
         let rows = parcels.map { p in
             "<li><a href=\"\(WebRoutes.parcel(p.id!))\">\(h(p.name ?? p.number))</a> · \(h(ctx.carrierName(p.carrier))) · <span class=\"status\" data-parcel-status=\"\(p.status.rawValue)\">\(h(ctx.parcelStatus(p.status)))</span>\(p.name == nil ? "" : " · <small>\(h(p.number))</small>")</li>"
         }.joined()
-        let carriers = ParcelDraft.knownCarriers(CarrierDetection.standard).sorted { $0.value < $1.value }
+        let carriers = CarrierDetection.standard.carrierNames.sorted { $0.value < $1.value }
         return WebPage(title: ctx.t(.parcels), body: """
             <h1>\(h(ctx.t(.parcels)))</h1>
             <p><a href="\(WebRoutes.trackParcel())">\(h(ctx.t(.whichCarrier)))</a></p>
@@ -204,11 +204,11 @@ struct ParcelPage: PageView {
             <p class="big-status" data-parcel-status="\(p.status.rawValue)">\(h(ctx.parcelStatus(p.status)))</p>
             <dl class="facts">
             <dt>\(h(ctx.t(.trackingNumber)))</dt><dd>\(h(p.number))</dd>
-            <dt>\(h(ctx.t(.carrier)))</dt><dd data-carrier="\(h(p.carrier))">\(h(mine?.carrierName ?? ctx.carrierName(p.carrier)))\(mine.map { " — " + h($0.formatName) } ?? "") <small>(\(h(ctx.t(p.pinned ? .carrierChosen : .carrierSuggestedShort))))</small></dd>
+            <dt>\(h(ctx.t(.carrier)))</dt><dd data-carrier="\(h(p.carrier))">\(h(ctx.carrierName(p.carrier)))\(mine.map { " — " + h($0.formatName) } ?? "") <small>(\(h(ctx.t(p.pinned ? .carrierChosen : .carrierSuggestedShort))))</small></dd>
             \(p.estimatedDelivery.map { "<dt>\(h(ctx.t(.expectedOn)))</dt><dd>\(ctx.time($0, dateOnly: true))</dd>" } ?? "")
             \(p.lastCheckedAt.map { "<dt>\(h(ctx.t(.lastChecked)))</dt><dd>\(ctx.time($0))</dd>" } ?? "")
             </dl>
-            \(mine?.trackingURL.map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
+            \(CarrierDetection.standard.trackingURL(format: p.format, number: p.number).map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
             \(correct)
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
             \(events.isEmpty ? "<p>\(h(ctx.t(.noParcelEvents)))</p>" : "<ol class=\"timeline\">\(timeline)</ol>")
