@@ -8,12 +8,19 @@ import WaybillCore
 /// The carrier adapters and the poller against a local server speaking DHL's and La Poste's APIs.
 @Suite("Following parcels at their carriers: DHL and La Poste, events merged once, statuses, budgets, backoff")
 struct ParcelPollingTests {
-    static func withCarriers(_ db: TestDatabase, _ body: (TestServer, FakeCarriers) async throws -> Void) async throws {
+    static func withCarriers(_ db: TestDatabase, oauth: Bool = false, _ body: (TestServer, FakeCarriers) async throws -> Void) async throws {
         let fake = try await FakeCarriers.start()
         do {
             try await TestServer.run(db, adjust: { config in
                 config.carriers = CarrierSettings(dhlAPIKey: FakeCarriers.dhlKey, dhlAPIBase: fake.baseURL,
                                                   laPosteAPIKey: FakeCarriers.laPosteKey, laPosteAPIBase: fake.baseURL)
+                if oauth {
+                    let credentials = FakeCarriers.credentials(fake)
+                    config.carriers.ups = credentials
+                    config.carriers.fedex = credentials
+                    config.carriers.usps = credentials
+                    config.carriers.gls = credentials
+                }
             }) { server in try await body(server, fake) }
         } catch {
             await fake.stop()

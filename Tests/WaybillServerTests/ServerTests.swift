@@ -54,6 +54,17 @@ struct ServerTests {
         #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "JWT_SECRET": "short"], isProduction: false, logger: logger) }
         #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "DATABASE_URL": "mysql://x"], isProduction: false, logger: logger) }
         #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "BCRYPT_COST": "4"], isProduction: false, logger: logger) }
+
+        // Carriers with OAuth: both id and secret, or neither; the default API base unless told.
+        let carriers = try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "UPS_CLIENT_ID": "id", "UPS_CLIENT_SECRET": "secret",
+                                                          "GLS_CLIENT_ID": "g", "GLS_CLIENT_SECRET": "s", "GLS_API_BASE": "https://gls.test/"],
+                                                         isProduction: false, logger: logger).carriers
+        #expect(carriers.ups == CarrierCredentials(clientID: "id", clientSecret: "secret", base: "https://onlinetools.ups.com"))
+        #expect(carriers.gls?.base == "https://gls.test" && carriers.fedex == nil && carriers.usps == nil)
+        #expect(throws: ConfigurationError.self) { try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "FEDEX_CLIENT_ID": "only-the-id"], isProduction: false, logger: logger) }
+        #expect(throws: ConfigurationError.self) {
+            try WaybillConfig.fromEnvironment(["STORAGE_PATH": dir, "USPS_CLIENT_ID": "i", "USPS_CLIENT_SECRET": "s", "USPS_API_BASE": "apis.usps.com"], isProduction: false, logger: logger)
+        }
     }
 
     @Test("Concurrent registrations of one email create one account", arguments: TestDatabase.available)

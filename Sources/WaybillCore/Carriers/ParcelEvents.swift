@@ -82,7 +82,9 @@ public enum ParcelTracking {
 
     /// Codes each carrier uses, mapped to Waybill's statuses. A code missing here keeps its raw
     /// value and no status (flagged). DHL's `statusCode` of the Unified API; La Poste Suivi v2's
-    /// event codes.
+    /// event codes; UPS's activity `status.type` (the raw code is `type/code`, `I/OR`; an exact
+    /// `type/code` entry wins over the type); FedEx's `derivedStatusCode`; USPS's `eventCode`; GLS's
+    /// event `code`.
     public static let statusCodes: [String: [String: ParcelStatus]] = [
         "dhl": [
             "pre-transit": .pending, "transit": .inTransit, "delivered": .delivered, "failure": .deliveryFailed, "unknown": .unknown,
@@ -93,9 +95,36 @@ public enum ParcelTracking {
             "PB2": .deliveryFailed, "MD2": .outForDelivery, "ND1": .deliveryFailed, "AG1": .readyForPickup,
             "RE1": .returnToSender, "DI0": .delivered, "DI1": .delivered, "DI2": .delivered, "DI3": .delivered,
         ],
+        "ups": [
+            "M": .pending, "MV": .cancelled, "P": .pickedUp, "I": .inTransit, "O": .outForDelivery, "I/OT": .outForDelivery,
+            "D": .delivered, "DO": .delivered, "DD": .delivered, "X": .onHold, "X/48": .deliveryFailed, "RS": .returnToSender,
+            "W": .onHold, "NA": .unknown,
+        ],
+        "fedex": [
+            "IN": .pending, "OC": .pending, "PU": .pickedUp, "PX": .pickedUp, "AR": .inTransit, "DP": .inTransit, "IT": .inTransit,
+            "AF": .inTransit, "AA": .inTransit, "AD": .inTransit, "AP": .inTransit, "OF": .inTransit, "CC": .inTransit,
+            "OD": .outForDelivery, "DL": .delivered, "DE": .deliveryFailed, "DY": .deliveryDelayed, "DD": .deliveryDelayed,
+            "SE": .onHold, "CD": .onHold, "HL": .readyForPickup, "HP": .readyForPickup, "RS": .returnToSender,
+            "RP": .returnToSender, "CA": .cancelled,
+        ],
+        "usps": [
+            "GX": .pending, "MA": .pending, "03": .pickedUp, "80": .pickedUp, "OA": .pickedUp, "10": .inTransit,
+            "07": .inTransit, "U1": .inTransit, "A1": .inTransit, "T1": .inTransit, "L1": .inTransit, "82": .inTransit,
+            "OF": .outForDelivery, "01": .delivered, "17": .delivered, "02": .deliveryFailed, "04": .deliveryFailed,
+            "05": .deliveryFailed, "21": .deliveryFailed, "22": .deliveryFailed, "53": .readyForPickup,
+            "09": .returnToSender, "31": .returnToSender, "16": .deliveryDelayed,
+        ],
+        "gls": [
+            "PREADVICE": .pending, "INPICKUP": .pickedUp, "INTRANSIT": .inTransit, "INWAREHOUSE": .inTransit,
+            "INDELIVERY": .outForDelivery, "DELIVERED": .delivered, "DELIVEREDPS": .delivered, "NOTDELIVERED": .deliveryFailed,
+            "INPARCELSHOP": .readyForPickup, "RETURNED": .returnToSender, "CANCELED": .cancelled, "HOLD": .onHold,
+        ],
     ]
 
     public static func status(carrier: String, code: String) -> ParcelStatus? {
-        statusCodes[carrier]?[code]
+        guard let table = statusCodes[carrier] else { return nil }
+        if let exact = table[code] { return exact }
+        guard let slash = code.firstIndex(of: "/") else { return nil }
+        return table[String(code[..<slash])]
     }
 }

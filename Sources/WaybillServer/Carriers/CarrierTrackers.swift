@@ -33,14 +33,30 @@ public struct CarrierSettings: Sendable, Equatable {
     public var dhlAPIBase = "https://api-eu.dhl.com"
     public var laPosteAPIKey: String?
     public var laPosteAPIBase = "https://api.laposte.fr"
+    /// OAuth client credentials; nil: that adapter is off.
+    public var ups: CarrierCredentials?
+    public var fedex: CarrierCredentials?
+    public var usps: CarrierCredentials?
+    public var gls: CarrierCredentials?
 
     public init(dhlAPIKey: String? = nil, dhlAPIBase: String = "https://api-eu.dhl.com", laPosteAPIKey: String? = nil,
-                laPosteAPIBase: String = "https://api.laposte.fr") {
+                laPosteAPIBase: String = "https://api.laposte.fr", ups: CarrierCredentials? = nil, fedex: CarrierCredentials? = nil,
+                usps: CarrierCredentials? = nil, gls: CarrierCredentials? = nil) {
         self.dhlAPIKey = dhlAPIKey
         self.dhlAPIBase = dhlAPIBase
         self.laPosteAPIKey = laPosteAPIKey
         self.laPosteAPIBase = laPosteAPIBase
+        self.ups = ups
+        self.fedex = fedex
+        self.usps = usps
+        self.gls = gls
     }
+
+    /// The OAuth carriers: environment prefix, default API base, name.
+    static let oauthCarriers: [(prefix: String, base: String, name: String)] = [
+        ("UPS", "https://onlinetools.ups.com", "UPS"), ("FEDEX", "https://apis.fedex.com", "FedEx"),
+        ("USPS", "https://apis.usps.com", "USPS"), ("GLS", "https://api.gls-group.net", "GLS"),
+    ]
 
     /// The adapters with keys, and a sentence for each one that is off.
     func trackers(client: @escaping @Sendable () -> any Client) -> (trackers: [any CarrierTracker], off: [String]) {
@@ -50,6 +66,10 @@ public struct CarrierSettings: Sendable, Equatable {
         else { off.append("DHL (set DHL_API_KEY)") }
         if let key = laPosteAPIKey { trackers.append(LaPosteTracker(apiKey: key, base: laPosteAPIBase, client: client)) }
         else { off.append("La Poste (set LAPOSTE_API_KEY)") }
+        if let ups { trackers.append(UPSTracker(credentials: ups, client: client)) } else { off.append("UPS (set UPS_CLIENT_ID and UPS_CLIENT_SECRET)") }
+        if let fedex { trackers.append(FedExTracker(credentials: fedex, client: client)) } else { off.append("FedEx (set FEDEX_CLIENT_ID and FEDEX_CLIENT_SECRET)") }
+        if let usps { trackers.append(USPSTracker(credentials: usps, client: client)) } else { off.append("USPS (set USPS_CLIENT_ID and USPS_CLIENT_SECRET)") }
+        if let gls { trackers.append(GLSTracker(credentials: gls, client: client)) } else { off.append("GLS (set GLS_CLIENT_ID and GLS_CLIENT_SECRET)") }
         return (trackers, off)
     }
 }
@@ -75,9 +95,15 @@ struct CarrierHTTP: Sendable {
     let client: @Sendable () -> any Client
 
     func get(_ url: String, headers: HTTPHeaders) async throws -> (status: UInt, json: Any?) {
+        try await send(.GET, url, headers: headers, body: nil)
+    }
+
+    func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders, body: Data?) async throws -> (status: UInt, json: Any?) {
         let response: ClientResponse
         do {
-            response = try await client().get(URI(string: url), headers: headers)
+            response = try await client().send(method, headers: headers, to: URI(string: url)) { request in
+                if let body { request.body = ByteBuffer(data: body) }
+            }
         } catch {
             throw CarrierTrackingError.unavailable("unreachable")
         }

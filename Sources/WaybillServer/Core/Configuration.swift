@@ -28,6 +28,7 @@ import WaybillCore
 /// | `PAYOUT_COUNTRY` | the country (ISO 3166-1 alpha-2) travellers' payout accounts are opened in (default CH) |
 /// | `STRIPE_CONNECT_WEBHOOK_SECRET` | signing secret of the Stripe Connect webhook endpoint (account events) |
 /// | `DHL_API_KEY`, `DHL_API_BASE` | DHL Shipment Tracking – Unified (parcels of other carriers); unset: off |
+/// | `UPS_`, `FEDEX_`, `USPS_`, `GLS_` + `CLIENT_ID`, `CLIENT_SECRET`, `API_BASE` | OAuth client credentials of those carriers' tracking APIs; unset: off |
 /// | `LAPOSTE_API_KEY`, `LAPOSTE_API_BASE` | La Poste Suivi v2; unset: off |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
@@ -238,6 +239,22 @@ public struct WaybillConfig: Sendable {
         config.carriers = CarrierSettings(
             dhlAPIKey: value("DHL_API_KEY"), dhlAPIBase: (value("DHL_API_BASE") ?? "https://api-eu.dhl.com").trimmingCharacters(in: CharacterSet(charactersIn: "/")),
             laPosteAPIKey: value("LAPOSTE_API_KEY"), laPosteAPIBase: (value("LAPOSTE_API_BASE") ?? "https://api.laposte.fr").trimmingCharacters(in: CharacterSet(charactersIn: "/")))
+        for (prefix, defaultBase, name) in CarrierSettings.oauthCarriers {
+            let id = value("\(prefix)_CLIENT_ID"), secret = value("\(prefix)_CLIENT_SECRET")
+            guard id != nil || secret != nil else { continue }
+            guard let id, let secret else { throw ConfigurationError("\(name) needs both \(prefix)_CLIENT_ID and \(prefix)_CLIENT_SECRET.") }
+            let base = value("\(prefix)_API_BASE") ?? defaultBase
+            guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ConfigurationError("\(prefix)_API_BASE must be an absolute URL such as \(defaultBase).")
+            }
+            let credentials = CarrierCredentials(clientID: id, clientSecret: secret, base: base.trimmingCharacters(in: CharacterSet(charactersIn: "/")))
+            switch prefix {
+            case "UPS": config.carriers.ups = credentials
+            case "FEDEX": config.carriers.fedex = credentials
+            case "USPS": config.carriers.usps = credentials
+            default: config.carriers.gls = credentials
+            }
+        }
         if let raw = value("PAYOUT_COUNTRY") {
             guard raw.count == 2, raw.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) else {
                 throw ConfigurationError("PAYOUT_COUNTRY must be a two-letter country code in capitals, such as CH.")
