@@ -52,8 +52,53 @@ extension WaybillSession {
         try await call { try await $0.refreshParcel(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }
     }
 
-    /// Stops following a parcel.
+    /// Stops following a parcel (its owner), or leaves a parcel shared with you.
     public func removeParcel(_ id: ParcelID) async throws(WaybillError) {
         _ = try await call { try await $0.deleteParcel(path: .init(parcelId: id.uuidString.lowercased())).noContent }
+    }
+
+    /// When you are told about this parcel (nil: as for all your parcels).
+    public func setParcelAlerts(_ id: ParcelID, _ alerts: ParcelAlerts?) async throws(WaybillError) -> FollowedParcel {
+        let value: Operations.UpdateParcel.Input.Body.JsonPayload.AlertsPayload = alerts.map { .init(rawValue: $0.rawValue)! } ?? ._default
+        return try await call {
+            try await $0.updateParcel(path: .init(parcelId: id.uuidString.lowercased()), body: .json(.init(alerts: value))).ok.body.json
+        }
+    }
+
+    /// Shares a parcel with the Waybill account behind `email`: it appears in their list.
+    public func shareParcel(_ id: ParcelID, with email: String) async throws(WaybillError) -> FollowedParcel {
+        try await call { try await $0.shareParcel(path: .init(parcelId: id.uuidString.lowercased()), body: .json(.init(email: email))).ok.body.json }
+    }
+
+    /// Stops sharing a parcel with someone (or, with your own id, leaves a parcel shared with you).
+    public func unshareParcel(_ id: ParcelID, with user: UserID) async throws(WaybillError) {
+        _ = try await call {
+            try await $0.unshareParcel(path: .init(parcelId: id.uuidString.lowercased(), userId: user.uuidString.lowercased())).noContent
+        }
+    }
+
+    /// A new public link to the parcel (`shareUrl`); the old one stops working.
+    public func createParcelLink(_ id: ParcelID) async throws(WaybillError) -> FollowedParcel {
+        try await call { try await $0.createParcelLink(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }
+    }
+
+    public func revokeParcelLink(_ id: ParcelID) async throws(WaybillError) -> FollowedParcel {
+        try await call { try await $0.revokeParcelLink(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }
+    }
+
+    /// What a parcel's public link shows (no sign-in).
+    public func sharedParcel(token: String) async throws(WaybillError) -> Components.Schemas.SharedParcel {
+        try await call { try await $0.getSharedParcel(path: .init(token: token)).ok.body.json }
+    }
+
+    /// When and how you are told about your parcels' news.
+    public func parcelAlertSettings() async throws(WaybillError) -> Components.Schemas.ParcelAlertSettings {
+        try await call { try await $0.getParcelAlerts().ok.body.json }
+    }
+
+    public func setParcelAlertSettings(_ alerts: ParcelAlerts, mail: Bool, push: Bool) async throws(WaybillError) -> Components.Schemas.ParcelAlertSettings {
+        try await call {
+            try await $0.setParcelAlerts(body: .json(.init(alerts: .init(rawValue: alerts.rawValue)!, mail: mail, push: push))).ok.body.json
+        }
     }
 }

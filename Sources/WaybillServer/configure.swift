@@ -51,6 +51,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreatePayoutAccounts())       // travellers' payout accounts, the receiver's code in their app
     app.migrations.add(CreateParcels())              // parcels of other carriers people follow
     app.migrations.add(CreateParcelEvents())         // their events at the carriers, polling, carrier budgets
+    app.migrations.add(CreateParcelSharing())        // sharing parcels, when to tell people, incident reasons
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

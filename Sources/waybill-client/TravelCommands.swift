@@ -64,10 +64,10 @@ struct PayoutsCommand: AsyncParsableCommand {
 
 struct ParcelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Add.self, List.self, Show.self, Remove.self, Detect.self])
+        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Add.self, List.self, Show.self, Share.self, Unshare.self, Link.self, Remove.self, Detect.self])
 
     static func line(_ p: FollowedParcel) -> String {
-        "\(p.id)  \(p.number)  \(p.carrierName)\(p.pinned ? " (chosen)" : " (suggested)")  \(p.status.rawValue)\(p.name.map { "  \($0)" } ?? "")"
+        "\(p.id)  \(p.number)  \(p.carrierName)\(p.pinned ? " (chosen)" : " (suggested)")  \(p.status.rawValue)\(p.name.map { "  \($0)" } ?? "")\(p.sharedBy.map { "  (shared by \($0))" } ?? "")"
     }
 
     struct Add: AsyncParsableCommand {
@@ -114,13 +114,57 @@ struct ParcelCommand: AsyncParsableCommand {
                     if let url = p.trackingUrl { Output.line("At the carrier: \(url)") }
                     for e in p.events ?? [] { Output.line("  \(e.localTime)  \(e.status?.rawValue ?? e.code)  \(e.description)\(e.location.map { " — \($0)" } ?? "")") }
                     for c in p.candidates ?? [] { Output.line("  could be \(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
+                    for person in p.sharedWith ?? [] { Output.line("  shared with \(person.name) (\(person.userId))") }
+                    if let link = p.shareUrl { Output.line("  public link: \(link)") }
                 }
             }
         }
     }
 
+    struct Share: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Share a parcel with another Waybill account: it appears in their list.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The parcel's id.") var parcel: ParcelID
+        @Argument(help: "The email of their Waybill account.") var email: String
+
+        func run() async throws {
+            try await options.run { session in
+                let p = try await session.shareParcel(parcel, with: email)
+                if options.json { Output.json(p) } else { Output.line("Shared with \((p.sharedWith ?? []).map(\.name).joined(separator: ", ")).") }
+            }
+        }
+    }
+
+    struct Unshare: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop sharing a parcel with someone (their account id, from `parcel show`).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The parcel's id.") var parcel: ParcelID
+        @Argument(help: "Their account id.") var user: UserID
+
+        func run() async throws {
+            try await options.run { session in
+                try await session.unshareParcel(parcel, with: user)
+                if options.json { Output.json(["unshared": user.uuidString]) } else { Output.line("No longer shared with them.") }
+            }
+        }
+    }
+
+    struct Link: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a public link to a parcel (a new one replaces the old), or withdraw it.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The parcel's id.") var parcel: ParcelID
+        @Flag(help: "Withdraw the link instead.") var revoke = false
+
+        func run() async throws {
+            try await options.run { session in
+                let p = revoke ? try await session.revokeParcelLink(parcel) : try await session.createParcelLink(parcel)
+                if options.json { Output.json(p) } else { Output.line(p.shareUrl ?? "No link.") }
+            }
+        }
+    }
+
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop following a parcel.")
+        static let configuration = CommandConfiguration(abstract: "Stop following a parcel (or leave one shared with you).")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The parcel's id.") var parcel: ParcelID
 

@@ -234,6 +234,18 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/parcels/\(x.parcel)/refresh", token: t) },
         Row(operation: "deleteParcel", expected: expect("customerA=204 others=404"), setup: customerAParcel) { w, x, t in
             try await w.server.send(.DELETE, "/parcels/\(x.parcel)", token: t) },
+        Row(operation: "shareParcel", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.POST, "/parcels/\(x.parcel)/shares", json: ["email": "boss@courier.example"], token: t) },
+        Row(operation: "unshareParcel", expected: expect("customerA=204 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.DELETE, "/parcels/\(x.parcel)/shares/\(UUID().uuidString)", token: t) },
+        Row(operation: "createParcelLink", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.POST, "/parcels/\(x.parcel)/link", token: t) },
+        Row(operation: "revokeParcelLink", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
+            try await w.server.send(.DELETE, "/parcels/\(x.parcel)/link", token: t) },
+        Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
+        Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/me/parcel-alerts", json: ["alerts": "important", "mail": false, "push": true], token: t) },
         Row(operation: "listMyTrips", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/trips", token: t) },
         Row(operation: "postTrip", expected: expect("customerA=201 others=403"), setup: customerATrip) { w, _, t in
@@ -430,6 +442,10 @@ struct AuthorizationMatrixTests {
             "updateParcel": { w, x, p in _ = try await parcels(w).update(id(x.parcel), name: "Books", notes: nil, carrier: nil, by: p) },
             "refreshParcel": { w, x, p in _ = try await parcels(w).refresh(id(x.parcel), by: p) },
             "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
+            "shareParcel": { w, x, p in _ = try await parcels(w).share(id(x.parcel), with: "boss@courier.example", by: p) },
+            "unshareParcel": { w, x, p in try await parcels(w).unshare(id(x.parcel), user: UserID(UUID()), by: p) },
+            "createParcelLink": { w, x, p in _ = try await parcels(w).setLink(id(x.parcel), on: true, by: p) },
+            "revokeParcelLink": { w, x, p in _ = try await parcels(w).setLink(id(x.parcel), on: false, by: p) },
             "getPayoutAccount": { w, _, p in _ = try await travel(w).payoutAccount(for: try await fresh(w, p)) },
             "startPayoutOnboarding": { w, _, p in _ = try await travel(w).startPayoutOnboarding(by: try await fresh(w, p)) },
             "refundOrder": { w, x, p in _ = try await orders(w).refundAfterDelivery(id(x.order), reason: "matrix", by: p) },
@@ -513,7 +529,7 @@ struct AuthorizationMatrixTests {
 
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
     static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
-                                      "setProfilePicture", "deleteProfilePicture"]
+                                      "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

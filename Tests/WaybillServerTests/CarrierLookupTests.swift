@@ -65,7 +65,7 @@ struct CarrierLookupTests {
     }
 }
 
-@Suite("Following parcels of other carriers: added by number with the carrier suggested, corrected, named, removed; only their owner sees them")
+@Suite("Following parcels of other carriers: added by number with the carrier suggested, corrected, named, removed; only their owner (and the people it is shared with) see them")
 struct ParcelTests {
     @Test("A person adds a DHL and a Swiss Post number, corrects a suggestion, names one and removes one; others get 404",
           arguments: TestDatabase.available)

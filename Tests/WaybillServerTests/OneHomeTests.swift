@@ -337,8 +337,9 @@ struct DomainEventTests {
                 case .paymentRefunded: "refunded"
                 case .receiptConfirmed: "receipt_confirmed"
                 case .paidOut: "paid_out"
+                case .parcelChanged: "parcel_changed"
                 }
-                seen.withLockedValue { $0.append("\(name):\(event.order.status.rawValue)") }
+                seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }
             }
             #expect(server.app.waybill.events.names == ["notifications", "live-status", "ledger", "trip-requests", "test"])
             let cast = try await server.cast()

@@ -44,6 +44,50 @@ struct ParcelWebTests {
         }
     }
 
+    @Test("Through the web app: share with Bob (he sees it, marked shared, and may leave), make a link and withdraw it, choose when to be told",
+          arguments: TestDatabase.available)
+    func sharing(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let ada = TestBrowser(server), bob = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            _ = try await bob.signIn("bob@example.com")
+            let added = try await ada.post("/parcels", ["number": "RB123456785CH", "carrier": "", "name": "Passport"], from: "/parcels")
+            let path = try #require(added.location?.components(separatedBy: "?").first)
+            let nobody = try await ada.post(path + "/share", ["email": "nobody@example.com"], from: path)
+            #expect(nobody.status == .unprocessableEntity && nobody.html.contains("No Waybill account uses this address"), "\(nobody.status)")
+            #expect(try await ada.post(path + "/share", ["email": "bob@example.com"], from: path).location == path)
+            let page = try await ada.get(path)
+            #expect(page.html.contains("data-shared-with=") && page.html.contains("Stop sharing"))
+
+            let bobList = try await bob.get("/parcels")
+            #expect(bobList.html.contains("Passport") && bobList.html.contains("Shared by"), "\(bobList.html.prefix(2000))")
+            let bobPage = try await bob.get(path)
+            #expect(bobPage.status == .ok && bobPage.html.contains("Remove it from my list") && !bobPage.html.contains("Make a link"))
+            #expect(try await bob.post(path + "/alerts", ["alerts": "important"], from: path).location == path)
+            #expect(try await bob.post(path + "/link", [:], from: path).status == .forbidden)
+
+            #expect(try await ada.post(path + "/link", [:], from: path).location == path)
+            let linked = try await ada.get(path)
+            let url = try #require(linked.html.components(separatedBy: "data-share-url").first?.components(separatedBy: "value=\"").last?
+                .components(separatedBy: "\"").first, "\(linked.html)")
+            let linkPath = try #require(URL(string: url)?.path)
+            #expect(try await TestBrowser(server).get(linkPath).html.contains("RB123456785CH"))
+            #expect(try await ada.post(path + "/unlink", [:], from: path).location == path)
+            #expect(try await TestBrowser(server).get(linkPath).status == .notFound)
+
+            // Every change by default; Ada chooses only the important ones, without mail.
+            #expect(try await ada.get("/parcels").html.contains("News about my parcels"))
+            #expect(try await ada.post("/parcel-alerts", ["alerts": "important", "push": "on"], from: "/parcels").location == "/parcels?saved=1")
+            let settings = try await ParcelSettingsRecord.query(on: server.db).all()
+            #expect(settings.count == 1 && settings[0].alerts == .important && settings[0].mail == false && settings[0].push)
+
+            #expect(try await bob.post(path + "/remove", [:], from: path).location == "/parcels?removed=1")
+            #expect(try await bob.get(path).status == .notFound)
+            #expect(try await ada.get(path).status == .ok)
+        }
+    }
+
     @Test("Without an account: a number's carriers with their own pages, and sign in to follow it; signed in, follow it from there",
           arguments: [TestDatabase.sqlite])
     func tryWithoutAccount(db: TestDatabase) async throws {

@@ -16,9 +16,12 @@ public struct ParcelEvent: Sendable, Hashable, Codable {
     public var location: String?
     public var latitude: Double?
     public var longitude: Double?
+    /// Why it did not go as planned, when the carrier says.
+    public var reason: ParcelIncident?
 
     public init(at: Int64, timeZoneKnown: Bool, localTime: String, rawCode: String, status: ParcelStatus?, description: String,
-                location: String? = nil, latitude: Double? = nil, longitude: Double? = nil) {
+                location: String? = nil, latitude: Double? = nil, longitude: Double? = nil, reason: ParcelIncident? = nil) {
+        self.reason = reason
         self.at = at
         self.timeZoneKnown = timeZoneKnown
         self.localTime = localTime
@@ -120,6 +123,21 @@ public enum ParcelTracking {
             "INPARCELSHOP": .readyForPickup, "RETURNED": .returnToSender, "CANCELED": .cancelled, "HOLD": .onHold,
         ],
     ]
+
+    /// Incident reasons by carrier: FedEx's `exceptionCode`, USPS's `eventCode`, La Poste's event
+    /// code, UPS's `type/code` of an exception.
+    public static let reasonCodes: [String: [String: ParcelIncident]] = [
+        "fedex": ["08": .consigneeNotHome, "07": .consigneeRefused, "03": .incorrectAddress, "A12": .customs, "16": .damaged,
+                  "34": .weather, "15": .carrierDelay, "04": .consigneeRefused, "05": .incorrectAddress],
+        "usps": ["02": .consigneeNotHome, "04": .consigneeRefused, "05": .incorrectAddress, "21": .incorrectAddress,
+                 "22": .incorrectAddress, "16": .carrierDelay],
+        "la_poste": ["ND1": .incorrectAddress, "PB2": .consigneeNotHome, "DO3": .customs],
+        "ups": ["X/48": .consigneeNotHome, "X/4A": .consigneeRefused, "X/B5": .incorrectAddress, "X/CN": .customs, "X/WT": .weather],
+    ]
+
+    public static func reason(carrier: String, code: String) -> ParcelIncident? {
+        reasonCodes[carrier]?[code]
+    }
 
     public static func status(carrier: String, code: String) -> ParcelStatus? {
         guard let table = statusCodes[carrier] else { return nil }

@@ -86,12 +86,80 @@ public struct ParcelDraft: Sendable, Equatable {
     }
 }
 
-/// Who may see and change a followed parcel: its owner only (sharing comes with the sharing
-/// feature); staff have no business with people's private parcels.
+/// How someone stands to a followed parcel.
+public enum ParcelRelation: String, Sendable, Codable {
+    /// Added it: renames, corrects, shares, removes.
+    case owner
+    /// The owner shared it with them: they see it live in their list, are told of its news, may
+    /// ask the carrier now, and may leave.
+    case shared
+}
+
+/// What can be done to a followed parcel.
+public enum ParcelAction: Sendable, CaseIterable {
+    case see, refresh, change, share, remove, leave, setAlerts
+}
+
+/// Who may do what with a followed parcel: its owner, and the people it is shared with (less);
+/// staff have no business with people's private parcels.
 public enum ParcelPolicy {
     /// Parcels one account may follow at once.
     public static let maxPerAccount = 500
+    /// People one parcel may be shared with.
+    public static let maxSharesPerParcel = 20
 
-    public static func maySee(owner: UserID, by caller: Caller) -> Bool { caller.id == owner }
-    public static func mayChange(owner: UserID, by caller: Caller) -> Bool { caller.id == owner && caller.may(.placeOrders) }
+    /// nil relation: a stranger (404, as if the parcel did not exist).
+    public static func allows(_ action: ParcelAction, as relation: ParcelRelation?, by caller: Caller) -> Bool {
+        guard let relation else { return false }
+        switch (action, relation) {
+        case (.see, _), (.refresh, _), (.setAlerts, _): return true
+        // Removing what one follows only reduces what is kept: a suspended account may too.
+        case (.remove, .owner): return true
+        case (.change, .owner), (.share, .owner): return caller.may(.placeOrders)
+        case (.leave, .shared): return true
+        case (.remove, .shared), (.change, .shared), (.share, .shared), (.leave, .owner): return false
+        }
+    }
+
+    public static func relation(owner: UserID, sharedWith: Set<UserID>, caller: Caller) -> ParcelRelation? {
+        if caller.id == owner { return .owner }
+        return sharedWith.contains(caller.id) ? .shared : nil
+    }
+}
+
+/// When to tell someone about a parcel's news (per account, and per parcel overriding it).
+public enum ParcelAlerts: String, Sendable, Codable, CaseIterable {
+    /// Every change of status.
+    case all
+    /// Only what asks something of the receiver or ends the journey: out for delivery, ready for
+    /// pickup, a failed or delayed delivery, delivered, returned, cancelled.
+    case important
+    /// Never (spelled `none`; not `.none`, which an optional would swallow).
+    case off = "none"
+
+    public static let importantStatuses: Set<ParcelStatus> = [
+        .outForDelivery, .readyForPickup, .deliveryFailed, .deliveryDelayed, .delivered, .returnToSender, .cancelled,
+    ]
+
+    /// Whether a change from `old` to `new` is told (a parcel's own setting wins over the account's).
+    public static func tells(parcel: ParcelAlerts?, account: ParcelAlerts, from old: ParcelStatus, to new: ParcelStatus) -> Bool {
+        guard old != new else { return false }
+        switch parcel ?? account {
+        case .all: return true
+        case .important: return importantStatuses.contains(new)
+        case .off: return false
+        }
+    }
+}
+
+/// Why a delivery did not happen, when the carrier says (Karrio's incident reasons, grouped).
+public enum ParcelIncident: String, Sendable, Codable, CaseIterable {
+    case consigneeNotHome = "consignee_not_home"
+    case consigneeRefused = "consignee_refused"
+    case incorrectAddress = "incorrect_address"
+    case customs
+    case damaged
+    case weather
+    case carrierDelay = "carrier_delay"
+    case other
 }

@@ -31,34 +31,90 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(items: parcels.map { Self.parcel($0, candidates: false) }))))
     }
 
+    func shareParcel(_ input: Operations.ShareParcel.Input) async throws -> Operations.ShareParcel.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await Parcels(request: try request).share(try Self.uuid(input.path.parcelId), with: body.email, by: me)
+        return .ok(.init(body: .json(Self.parcel(view, candidates: false))))
+    }
+
+    func unshareParcel(_ input: Operations.UnshareParcel.Input) async throws -> Operations.UnshareParcel.Output {
+        let me = try await principal()
+        try await Parcels(request: try request).unshare(try Self.uuid(input.path.parcelId), user: try Self.uuid(input.path.userId), by: me)
+        return .noContent(.init())
+    }
+
+    func createParcelLink(_ input: Operations.CreateParcelLink.Input) async throws -> Operations.CreateParcelLink.Output {
+        let me = try await principal()
+        let view = try await Parcels(request: try request).setLink(try Self.uuid(input.path.parcelId), on: true, by: me)
+        return .ok(.init(body: .json(Self.parcel(view, candidates: false))))
+    }
+
+    func revokeParcelLink(_ input: Operations.RevokeParcelLink.Input) async throws -> Operations.RevokeParcelLink.Output {
+        let me = try await principal()
+        let view = try await Parcels(request: try request).setLink(try Self.uuid(input.path.parcelId), on: false, by: me)
+        return .ok(.init(body: .json(Self.parcel(view, candidates: false))))
+    }
+
+    func getSharedParcel(_ input: Operations.GetSharedParcel.Input) async throws -> Operations.GetSharedParcel.Output {
+        let req = try request
+        let (r, events) = try await Parcels.shared(token: input.path.token, clientAddress: req.clientAddress, services: req.application.waybill, db: req.db)
+        let detection = CarrierDetection.standard
+        return .ok(.init(body: .json(S.SharedParcel(
+            number: r.number, carrier: r.carrier, carrierName: detection.carrierNames[r.carrier] ?? r.carrier, name: r.name,
+            status: .init(rawValue: r.status.rawValue)!, trackingUrl: detection.trackingURL(format: r.format, number: r.number),
+            estimatedDelivery: r.estimatedDelivery.map(Self.date), events: events.map(Self.parcelEvent)))))
+    }
+
+    func getParcelAlerts(_ input: Operations.GetParcelAlerts.Input) async throws -> Operations.GetParcelAlerts.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(Self.alertSettings(try await Parcels(request: try request).settings(for: me)))))
+    }
+
+    func setParcelAlerts(_ input: Operations.SetParcelAlerts.Input) async throws -> Operations.SetParcelAlerts.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let saved = try await Parcels(request: try request).setSettings(alerts: ParcelAlerts(rawValue: body.alerts.rawValue)!, mail: body.mail,
+                                                                        push: body.push, by: me)
+        return .ok(.init(body: .json(Self.alertSettings(saved))))
+    }
+
+    static func alertSettings(_ s: ParcelSettingsRecord) -> S.ParcelAlertSettings {
+        S.ParcelAlertSettings(alerts: .init(rawValue: s.alerts.rawValue)!, mail: s.mail, push: s.push)
+    }
+
     func createParcel(_ input: Operations.CreateParcel.Input) async throws -> Operations.CreateParcel.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let record = try await Parcels(request: try request).add(
             ParcelDraft(number: body.number, carrier: body.carrier, name: body.name, notes: body.notes), by: me)
-        return .created(.init(body: .json(Self.parcel(record, candidates: true))))
+        return .created(.init(body: .json(Self.parcel(ParcelView(record: record, relation: .owner), candidates: true))))
     }
 
     func getParcel(_ input: Operations.GetParcel.Input) async throws -> Operations.GetParcel.Output {
         let me = try await principal()
         let parcels = Parcels(request: try request)
-        let record = try await parcels.parcel(try Self.uuid(input.path.parcelId), for: me)
-        return .ok(.init(body: .json(Self.parcel(record, candidates: true, events: try await parcels.events(of: record.id!)))))
+        let view = try await parcels.view(try Self.uuid(input.path.parcelId), for: me)
+        return .ok(.init(body: .json(Self.parcel(view, candidates: true, events: try await parcels.events(of: view.record.id!)))))
     }
 
     func refreshParcel(_ input: Operations.RefreshParcel.Input) async throws -> Operations.RefreshParcel.Output {
         let me = try await principal()
         let parcels = Parcels(request: try request)
-        let record = try await parcels.refresh(try Self.uuid(input.path.parcelId), by: me)
-        return .ok(.init(body: .json(Self.parcel(record, candidates: true, events: try await parcels.events(of: record.id!)))))
+        let id: ParcelID = try Self.uuid(input.path.parcelId)
+        _ = try await parcels.refresh(id, by: me)
+        return .ok(.init(body: .json(Self.parcel(try await parcels.view(id, for: me), candidates: true, events: try await parcels.events(of: id)))))
     }
 
     func updateParcel(_ input: Operations.UpdateParcel.Input) async throws -> Operations.UpdateParcel.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let record = try await Parcels(request: try request).update(try Self.uuid(input.path.parcelId), name: body.name, notes: body.notes,
-                                                                    carrier: body.carrier, by: me)
-        return .ok(.init(body: .json(Self.parcel(record, candidates: true))))
+        let id: ParcelID = try Self.uuid(input.path.parcelId)
+        var alerts: ParcelAlerts?? = nil
+        if let asked = body.alerts { alerts = .some(asked == ._default ? nil : ParcelAlerts(rawValue: asked.rawValue)) }
+        let parcels = Parcels(request: try request)
+        _ = try await parcels.update(id, name: body.name, notes: body.notes, carrier: body.carrier, alerts: alerts, by: me)
+        return .ok(.init(body: .json(Self.parcel(try await parcels.view(id, for: me), candidates: true))))
     }
 
     func deleteParcel(_ input: Operations.DeleteParcel.Input) async throws -> Operations.DeleteParcel.Output {
@@ -69,18 +125,28 @@ extension APIHandler {
 
     /// A parcel for the API. Lists read names and pages from the table; only a single parcel runs
     /// the detection again, for the candidates to correct it.
-    static func parcel(_ r: ParcelRecord, candidates: Bool, events: [ParcelEvent]? = nil) -> S.Parcel {
+    static func parcel(_ view: ParcelView, candidates: Bool, events: [ParcelEvent]? = nil) -> S.Parcel {
         let detection = CarrierDetection.standard
+        let r = view.record
+        let owner = view.relation == .owner
         return S.Parcel(id: r.id!.uuidString, number: r.number, carrier: r.carrier, carrierName: detection.carrierNames[r.carrier] ?? r.carrier,
-                        format: r.format, pinned: r.pinned, name: r.name, notes: r.notes, status: .init(rawValue: r.status.rawValue)!,
+                        format: r.format, pinned: r.pinned, name: r.name, notes: owner ? r.notes : nil,
+                        relation: .init(rawValue: view.relation.rawValue)!, sharedBy: view.sharedBy,
+                        alerts: view.alerts.map { .init(rawValue: $0.rawValue)! },
+                        sharedWith: owner && !view.sharedWith.isEmpty ? view.sharedWith.map { .init(userId: $0.id.uuidString, name: $0.name) } : nil,
+                        shareUrl: owner ? view.shareURL : nil,
+                        status: .init(rawValue: r.status.rawValue)!,
                         trackingUrl: detection.trackingURL(format: r.format, number: r.number),
                         candidates: candidates ? detection.candidates(for: r.number).prefix(100).map(candidate) : nil,
-                        events: events?.map { e in
-                            S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
-                                          status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location)
-                        },
+                        events: events?.map(parcelEvent),
                         estimatedDelivery: r.estimatedDelivery.map(date), lastCheckedAt: r.lastCheckedAt.map(date),
                         createdAt: date(r.createdAt), updatedAt: date(r.updatedAt))
+    }
+
+    static func parcelEvent(_ e: ParcelEvent) -> S.ParcelEvent {
+        S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
+                      status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location,
+                      reason: e.reason.map { .init(rawValue: $0.rawValue)! })
     }
 
     private func limitCarrierLookups() throws {

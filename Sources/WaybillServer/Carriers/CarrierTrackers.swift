@@ -204,7 +204,8 @@ struct LaPosteTracker: CarrierTracker {
             guard let stamp = e["date"] as? String, let time = CarrierTime.parse(stamp), let code = e["code"] as? String else { return nil }
             return ParcelEvent(at: time.at, timeZoneKnown: time.zoneKnown, localTime: stamp, rawCode: code,
                                status: ParcelTracking.status(carrier: "la_poste", code: code),
-                               description: String(((e["label"] as? String) ?? code).prefix(500)))
+                               description: String(((e["label"] as? String) ?? code).prefix(500)),
+                               reason: ParcelTracking.reason(carrier: "la_poste", code: code))
         }
         let delivered = events.contains { $0.status == .delivered }
         let estimated = (shipment["estimDate"] as? String).flatMap(CarrierTime.parse)?.at

@@ -175,7 +175,8 @@ struct UPSTracker: CarrierTracker {
             return ParcelEvent(at: at, timeZoneKnown: false, localTime: "\(date) \(time)", rawCode: String(code.prefix(40)),
                                status: ParcelTracking.status(carrier: "ups", code: code),
                                description: String(((status?["description"] as? String) ?? code).prefix(500)),
-                               location: place([address?["city"], address?["stateProvince"], address?["countryCode"]]))
+                               location: place([address?["city"], address?["stateProvince"], address?["countryCode"]]),
+                               reason: ParcelTracking.reason(carrier: "ups", code: code))
         }
         let current = ((package["currentStatus"] as? [String: Any])?["type"] as? String)
         let dates = (package["deliveryDate"] as? [[String: Any]]) ?? []
@@ -242,7 +243,8 @@ struct FedExTracker: CarrierTracker {
             return ParcelEvent(at: time.at, timeZoneKnown: time.zoneKnown, localTime: stamp, rawCode: String(code.prefix(40)),
                                status: ParcelTracking.status(carrier: "fedex", code: code),
                                description: String(description.prefix(500)),
-                               location: place([location?["city"], location?["stateOrProvinceCode"], location?["countryCode"]]))
+                               location: place([location?["city"], location?["stateOrProvinceCode"], location?["countryCode"]]),
+                               reason: (e["exceptionCode"] as? String).flatMap { ParcelTracking.reason(carrier: "fedex", code: $0) })
         }
         let latest = (result["latestStatusDetail"] as? [String: Any])?["derivedCode"] as? String
         let dates = (result["dateAndTimes"] as? [[String: Any]]) ?? []
@@ -290,7 +292,8 @@ struct USPSTracker: CarrierTracker {
             return ParcelEvent(at: time.at, timeZoneKnown: utc?.zoneKnown ?? false, localTime: local.isEmpty ? ((e["GMTTimestamp"] as? String) ?? "") : local,
                                rawCode: String(code.prefix(40)), status: ParcelTracking.status(carrier: "usps", code: code),
                                description: String(((e["eventType"] as? String) ?? code).prefix(500)),
-                               location: place([e["eventCity"], e["eventState"], e["eventCountry"] ?? "US"]))
+                               location: place([e["eventCity"], e["eventState"], e["eventCountry"] ?? "US"]),
+                               reason: ParcelTracking.reason(carrier: "usps", code: code))
         }
         let estimated = (body["expectedDeliveryDate"] as? String).flatMap { CarrierTime.parse($0.count == 10 ? "\($0)T12:00:00" : $0) }?.at
         return CarrierReport(number: number, events: events, delivered: events.contains { $0.status == .delivered }, estimatedDelivery: estimated)

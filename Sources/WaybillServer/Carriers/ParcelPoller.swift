@@ -149,15 +149,17 @@ struct ParcelPoller {
             let stored = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcel.id!).all().map(\.event)
             var status = current.status
             var estimated = current.estimatedDelivery
+            var newEvents: [ParcelEvent] = []
             if case .found(let report) = answer {
                 let merged = ParcelTracking.merge(stored, report.events)
                 for event in merged.new { try await ParcelEventRecord(parcel: parcel.id!, event).create(on: db) }
+                newEvents = merged.new
                 status = ParcelTracking.overall(merged.all, delivered: report.delivered)
                 estimated = report.estimatedDelivery ?? estimated
                 let unmapped = Set(merged.new.filter { $0.status == nil }.map(\.rawCode))
                 if !unmapped.isEmpty { logger.notice("\(current.carrier) codes with no status yet: \(unmapped.sorted().joined(separator: ", "))") }
             }
-            let changed = status != current.status
+            let old = current.status
             current.status = status
             current.estimatedDelivery = estimated
             current.lastCheckedAt = now
@@ -165,11 +167,7 @@ struct ParcelPoller {
             current.nextCheckAt = ParcelTracking.nextCheck(status: status, now: now, addedAt: current.createdAt, pulseMinutes: Self.pulseMinutes)
             current.updatedAt = now
             try await current.save(on: db)
-            if changed, let owner = try await User.find(current.ownerID, on: db) {
-                try await Notifier.notify([owner], .parcelUpdate, order: nil, reference: current.name ?? current.number,
-                                          body: "\(current.name ?? current.number) (\(current.number)) is now \(status.rawValue.replacingOccurrences(of: "_", with: " ")).",
-                                          on: db)
-            }
+            if status != old { try await services.events.record(.parcelChanged(current, from: old, newEvents: newEvents), on: db) }
         }
         services.outbox.poke()
     }

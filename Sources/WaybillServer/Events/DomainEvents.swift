@@ -26,20 +26,25 @@ enum DomainEvent: Sendable {
     case receiptConfirmed(Order, receiver: User)
     /// Money went to someone who carried a leg (`entry.account`), through the payment provider.
     case paidOut(Order, entry: LedgerEntry)
+    /// A parcel of another carrier changed status at its carrier (`parcel` holds the new one).
+    case parcelChanged(ParcelRecord, from: ParcelStatus, newEvents: [ParcelEvent])
 
-    var order: Order {
+    /// The order it happened to (nil for a parcel of another carrier).
+    var order: Order? {
         switch self {
         case .orderPlaced(let o), .orderAssigned(let o, _, _, _), .orderAccepted(let o, _), .orderPickedUp(let o, _, _),
              .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
              .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _):
             o
+        case .parcelChanged:
+            nil
         }
     }
 
     /// Whether the order's status changed with this event (a refund does not change it).
     var changesStatus: Bool {
         switch self {
-        case .paymentRefunded, .receiptConfirmed, .paidOut: false
+        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged: false
         default: true
         }
     }
@@ -68,7 +73,7 @@ extension DomainEvents {
     func subscribeStandard(etaAverageSpeedKmh speed: Double) {
         subscribe("notifications") { event, db in try await NotificationSubscriber.handle(event, on: db) }
         subscribe("live-status") { event, db in
-            if event.changesStatus { try await Tracking.publishStatus(event.order, speedKmh: speed, on: db) }
+            if event.changesStatus, let order = event.order { try await Tracking.publishStatus(order, speedKmh: speed, on: db) }
         }
         // Every movement of money, as one ledger entry, in the transaction that moved it.
         subscribe("ledger") { event, db in
@@ -82,7 +87,8 @@ extension DomainEvents {
 /// Who is told what, for each event: an in-app notification, a push and a mail (`Notifier`).
 enum NotificationSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        let order = event.order
+        if case .parcelChanged(let parcel, let old, _) = event { return try await ParcelNews.tell(parcel, from: old, on: db) }
+        guard let order = event.order else { return }
         func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
         switch event {
         case .orderPlaced where order.driverID != nil:
@@ -150,6 +156,8 @@ enum NotificationSubscriber {
         case .receiptConfirmed(_, let receiver):
             try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
                                       body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
+        case .parcelChanged:
+            return // told above
         }
     }
 }

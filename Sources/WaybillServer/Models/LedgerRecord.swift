@@ -51,7 +51,7 @@ enum LedgerRecorder {
     }
 
     static func entries(for event: DomainEvent) -> [LedgerEntry] {
-        let order = event.order
+        guard let order = event.order else { return [] }
         func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
             Self.entry(kind, amount, of: order, at: at, reference: reference)
         }
@@ -72,7 +72,7 @@ enum LedgerRecorder {
             return order.paymentMethod == .invoice ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] : []
         case .paidOut(_, let entry):
             return [entry]
-        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed:
+        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged:
             return []
         }
     }

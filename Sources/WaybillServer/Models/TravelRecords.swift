@@ -266,10 +266,14 @@ final class ParcelRecord: Model, @unchecked Sendable {
     @OptionalField(key: "last_checked_at") var lastCheckedAt: Int64?
     @OptionalField(key: "estimated_delivery") var estimatedDelivery: Int64?
     @Field(key: "check_failures") var checkFailures: Int
+    /// The secret of its public link (`/p/{token}`); nil: no link.
+    @OptionalField(key: "share_token") var shareToken: String?
+    /// The owner's own setting for this parcel; nil: their account's.
+    @OptionalField(key: "alerts") var alerts: ParcelAlerts?
 
     var properties: [any AnyProperty] {
         [$id, $ownerID, $number, $carrier, $format, $pinned, $name, $notes, $status, $createdAt, $updatedAt, $nextCheckAt,
-         $lastCheckedAt, $estimatedDelivery, $checkFailures]
+         $lastCheckedAt, $estimatedDelivery, $checkFailures, $shareToken, $alerts]
     }
 
     init() {}
@@ -291,9 +295,10 @@ final class ParcelEventRecord: Model, @unchecked Sendable {
     @OptionalField(key: "location") var location: String?
     @OptionalField(key: "latitude") var latitude: Double?
     @OptionalField(key: "longitude") var longitude: Double?
+    @OptionalField(key: "reason") var reason: ParcelIncident?
 
     var properties: [any AnyProperty] {
-        [$id, $parcelID, $identity, $at, $timeZoneKnown, $localTime, $rawCode, $status, $eventDescription, $location, $latitude, $longitude]
+        [$id, $parcelID, $identity, $at, $timeZoneKnown, $localTime, $rawCode, $status, $eventDescription, $location, $latitude, $longitude, $reason]
     }
 
     init() {}
@@ -310,10 +315,39 @@ final class ParcelEventRecord: Model, @unchecked Sendable {
         location = e.location
         latitude = e.latitude
         longitude = e.longitude
+        reason = e.reason
     }
 
     var event: ParcelEvent {
         ParcelEvent(at: at, timeZoneKnown: timeZoneKnown, localTime: localTime, rawCode: rawCode, status: status, description: eventDescription,
-                    location: location, latitude: latitude, longitude: longitude)
+                    location: location, latitude: latitude, longitude: longitude, reason: reason)
+    }
+}
+
+/// When an account is told about its parcels' news, and how (in the app always).
+final class ParcelSettingsRecord: Model, @unchecked Sendable {
+    static let schema = "parcel_settings"
+
+    @ID(custom: "user_id", generatedBy: .user) var id: UserID?
+    @Field(key: "alerts") var alerts: ParcelAlerts
+    @Field(key: "mail") var mail: Bool
+    @Field(key: "push") var push: Bool
+
+    var properties: [any AnyProperty] { [$id, $alerts, $mail, $push] }
+
+    init() {}
+
+    /// Every change, in the app, by push and by mail, until the person says otherwise.
+    static func defaults(_ user: UserID) -> ParcelSettingsRecord {
+        let record = ParcelSettingsRecord()
+        record.id = user
+        record.alerts = .all
+        record.mail = true
+        record.push = true
+        return record
+    }
+
+    static func of(_ user: UserID, on db: any Database) async throws -> ParcelSettingsRecord {
+        try await ParcelSettingsRecord.find(user, on: db) ?? .defaults(user)
     }
 }

@@ -15,7 +15,7 @@ enum Notifier {
         case tripRequested = "trip_requested", tripRequestAccepted = "trip_request_accepted"
         case tripRequestRejected = "trip_request_rejected", tripRequestCancelled = "trip_request_cancelled"
         case tripRequestExpired = "trip_request_expired"
-        case parcelUpdate = "parcel_update"
+        case parcelUpdate = "parcel_update", parcelShared = "parcel_shared"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -39,6 +39,7 @@ enum Notifier {
             case .tripRequestCancelled: ("A request for your trip was withdrawn", "Une demande pour votre trajet a été retirée")
             case .tripRequestExpired: ("Your request expired", "Votre demande a expiré")
             case .parcelUpdate: ("\(reference): news from the carrier", "\(reference) : du nouveau chez le transporteur")
+            case .parcelShared: ("A parcel shared with you: \(reference)", "Un colis partagé avec vous : \(reference)")
             }
         }
     }
@@ -49,7 +50,9 @@ enum Notifier {
         return try await User.query(on: db).filter(\.$email == email).filter(\.$emailVerifiedAt != nil).all()
     }
 
-    static func notify(_ users: [User], _ kind: Kind, order: Order?, reference: String? = nil, body: String, on db: any Database) async throws {
+    /// In the app always; by push and mail unless the person turned them off (`push`, `mail`).
+    static func notify(_ users: [User], _ kind: Kind, order: Order?, reference: String? = nil, body: String, push: Bool = true,
+                       mail: Bool = true, on db: any Database) async throws {
         let title = kind.title(reference ?? order?.reference ?? "")
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
@@ -59,9 +62,10 @@ enum Notifier {
             try await LiveLog.publish(.notification(LiveNotification(
                 id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
-            try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
+            if push { try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
                                            data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notification.id!.uuidString],
-                                           collapseKey: (order?.id?.uuidString ?? notification.id!.uuidString), on: db)
+                                           collapseKey: (order?.id?.uuidString ?? notification.id!.uuidString), on: db) }
+            guard mail else { continue }
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),
                 subject: title.en,

@@ -3,9 +3,22 @@ import SQLKit
 import Vapor
 import WaybillCore
 
+/// A followed parcel as one person sees it: theirs or shared with them.
+struct ParcelView: Sendable {
+    var record: ParcelRecord
+    var relation: ParcelRelation
+    /// The owner's first name, on a parcel shared with the caller.
+    var sharedBy: String?
+    /// The caller's own setting for this parcel (nil: their account's).
+    var alerts: ParcelAlerts?
+    /// For its owner: the people it is shared with (id, name), and its public link.
+    var sharedWith: [(id: UserID, name: String)] = []
+    var shareURL: String?
+}
+
 /// Parcels of other carriers a person follows: added by number with the carrier suggested
-/// (`ParcelDraft`, `CarrierDetection`), named, corrected, removed. Only their owner sees them
-/// (`ParcelPolicy`). Following them at the carriers comes with the carrier adapters.
+/// (`ParcelDraft`, `CarrierDetection`), named, corrected, shared, removed. Who may do what is
+/// `ParcelPolicy`: the owner, and less for the people it is shared with.
 struct Parcels {
     let services: WaybillServices
     let db: any Database
@@ -22,7 +35,7 @@ struct Parcels {
     }
 
     func add(_ draft: ParcelDraft, by me: Principal) async throws -> ParcelRecord {
-        guard ParcelPolicy.mayChange(owner: me.userID, by: me.caller) else {
+        guard ParcelPolicy.allows(.change, as: .owner, by: me.caller) else {
             throw me.user.restriction != nil ? WaybillError.accountSuspended : WaybillError.forbidden
         }
         let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
@@ -56,25 +69,70 @@ struct Parcels {
         return record
     }
 
-    func list(for me: Principal, status: ParcelStatus? = nil) async throws -> [ParcelRecord] {
-        var query = ParcelRecord.query(on: db).filter(\.$ownerID == me.userID)
-        if let status { query = query.filter(\.$status == status) }
-        return try await query.sort(\.$createdAt, .descending).limit(ParcelPolicy.maxPerAccount).all()
+    /// The caller's parcels and those shared with them, newest first.
+    func list(for me: Principal, status: ParcelStatus? = nil) async throws -> [ParcelView] {
+        var owned = ParcelRecord.query(on: db).filter(\.$ownerID == me.userID)
+        if let status { owned = owned.filter(\.$status == status) }
+        var views = try await owned.sort(\.$createdAt, .descending).limit(ParcelPolicy.maxPerAccount).all()
+            .map { ParcelView(record: $0, relation: .owner, alerts: $0.alerts) }
+        let shares = try await ParcelShares(db: db).of(user: me.userID)
+        if !shares.isEmpty {
+            var shared = ParcelRecord.query(on: db).filter(\.$id ~~ shares.map(\.parcel))
+            if let status { shared = shared.filter(\.$status == status) }
+            let records = try await shared.limit(ParcelPolicy.maxPerAccount).all()
+            let owners = try await ownerNames(Set(records.map(\.ownerID)))
+            let alerts = Dictionary(shares.map { ($0.parcel, $0.alerts) }, uniquingKeysWith: { a, _ in a })
+            views += records.map { ParcelView(record: $0, relation: .shared, sharedBy: owners[$0.ownerID], alerts: alerts[$0.id!] ?? nil) }
+            views.sort { $0.record.createdAt > $1.record.createdAt }
+        }
+        return views
     }
 
-    /// The parcel if the caller may see it; 404 otherwise, as if it did not exist.
-    func parcel(_ id: ParcelID, for me: Principal) async throws -> ParcelRecord {
-        guard let record = try await ParcelRecord.find(id, on: db), ParcelPolicy.maySee(owner: record.ownerID, by: me.caller) else {
-            throw WaybillError.notFound
+    private func ownerNames(_ ids: Set<UserID>) async throws -> [UserID: String] {
+        guard !ids.isEmpty else { return [:] }
+        return Dictionary(try await User.query(on: db).filter(\.$id ~~ Array(ids)).all().map { ($0.id!, $0.firstName) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The parcel and how the caller stands to it; 404 for anyone else, as if it did not exist.
+    func access(_ id: ParcelID, for me: Principal, to action: ParcelAction = .see) async throws -> (record: ParcelRecord, relation: ParcelRelation, share: ParcelShares.Row?) {
+        guard let record = try await ParcelRecord.find(id, on: db) else { throw WaybillError.notFound }
+        let share = record.ownerID == me.userID ? nil : try await ParcelShares(db: db).row(parcel: id, user: me.userID)
+        guard let relation = ParcelPolicy.relation(owner: record.ownerID, sharedWith: share.map { [$0.user] } ?? [], caller: me.caller),
+              ParcelPolicy.allows(.see, as: relation, by: me.caller) else { throw WaybillError.notFound }
+        guard ParcelPolicy.allows(action, as: relation, by: me.caller) else {
+            throw me.user.restriction != nil && relation == .owner ? WaybillError.accountSuspended : WaybillError.forbidden
         }
-        return record
+        return (record, relation, share)
+    }
+
+    func parcel(_ id: ParcelID, for me: Principal) async throws -> ParcelRecord {
+        try await access(id, for: me).record
+    }
+
+    /// The parcel as the caller sees it: for its owner, with whom it is shared and its link.
+    func view(_ id: ParcelID, for me: Principal) async throws -> ParcelView {
+        let (record, relation, share) = try await access(id, for: me)
+        guard relation == .owner else {
+            return ParcelView(record: record, relation: .shared, sharedBy: try await ownerNames([record.ownerID])[record.ownerID], alerts: share?.alerts)
+        }
+        let rows = try await ParcelShares(db: db).of(parcel: id)
+        let names = try await User.query(on: db).filter(\.$id ~~ rows.map(\.user)).all()
+        return ParcelView(record: record, relation: .owner, alerts: record.alerts,
+                          sharedWith: names.map { ($0.id!, $0.displayName) }.sorted { $0.1 < $1.1 },
+                          shareURL: record.shareToken.map { services.config.publicURL + WebRoutes.sharedParcel($0) })
     }
 
     /// Renames, annotates, or corrects the carrier (then pinned). nil leaves a field as it is; an
-    /// empty name or notes clears it.
-    func update(_ id: ParcelID, name: String?, notes: String?, carrier: String?, by me: Principal) async throws -> ParcelRecord {
-        let record = try await parcel(id, for: me)
-        guard ParcelPolicy.mayChange(owner: record.ownerID, by: me.caller) else { throw WaybillError.forbidden }
+    /// empty name or notes clears it. `alerts` (".some(nil)": back to the account's setting) is the
+    /// caller's own: the owner's on the parcel, a person it is shared with on their share.
+    func update(_ id: ParcelID, name: String?, notes: String?, carrier: String?, alerts: ParcelAlerts?? = nil, by me: Principal) async throws -> ParcelRecord {
+        let onlyAlerts = name == nil && notes == nil && carrier == nil
+        let (record, relation, _) = try await access(id, for: me, to: onlyAlerts ? .setAlerts : .change)
+        if relation == .shared {
+            if let alerts { try await db.writeTransaction(services) { db in try await ParcelShares(db: db).setAlerts(alerts, parcel: id, user: me.userID) } }
+            return record
+        }
+        if let alerts { record.alerts = alerts }
         let draft = ParcelDraft(number: record.number, carrier: carrier ?? record.carrier, name: name ?? record.name, notes: notes ?? record.notes)
         let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
         if carrier != nil {
@@ -97,7 +155,7 @@ struct Parcels {
 
     /// Asks the carrier now (once every five minutes per parcel): 409 if no adapter follows this carrier.
     func refresh(_ id: ParcelID, by me: Principal) async throws -> ParcelRecord {
-        let record = try await parcel(id, for: me)
+        let record = try await access(id, for: me, to: .refresh).record
         guard let tracker = services.carrierTrackers.first(where: { $0.carriers.contains(record.carrier) }) else {
             throw WaybillError(.conflict, .conflict, "Waybill does not ask \(record.carrier) about parcels on this server yet; open the carrier's own page.")
         }
@@ -115,9 +173,12 @@ struct Parcels {
         return try await parcel(id, for: me)
     }
 
+    /// Its owner stops following it (for everyone it was shared with too); someone it was shared
+    /// with leaves it instead.
     func remove(_ id: ParcelID, by me: Principal) async throws {
-        // Removing one's own parcel is always allowed (a suspended account too): it only reduces what is kept.
-        let record = try await parcel(id, for: me)
+        let (record, relation, _) = try await access(id, for: me)
+        if relation == .shared { return try await unshare(id, user: me.userID, by: me) }
+        guard ParcelPolicy.allows(.remove, as: relation, by: me.caller) else { throw WaybillError.forbidden }
         try await db.writeTransaction(services) { db in try await record.delete(on: db) }
     }
 }

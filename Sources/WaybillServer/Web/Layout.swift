@@ -239,6 +239,8 @@ extension WebContext {
         case "not_recognised": t(.errCarrierNotRecognised)
         case "unknown_carrier": t(.errUnknownCarrier)
         case "duplicate": t(.errAlreadyFollowed)
+        case "no_account": t(.errNoAccountForShare)
+        case "yourself": t(.errShareYourself)
         default: "\(field): \(reason)"
         }
     }

@@ -42,6 +42,29 @@ extension Text {
     static let psUnknown = Text("Unknown", "Inconnu")
     static let stopFollowing = Text("Stop following", "Ne plus suivre")
     static let trackingNumber = Text("Tracking number", "Numéro de suivi")
+    static let alertsAll = Text("At every change", "À chaque changement")
+    static let alertsAsAccount = Text("As for all my parcels", "Comme pour tous mes colis")
+    static let alertsImportant = Text("Only important news (out for delivery, to collect, failed, delivered…)", "Seulement l’important (en livraison, à retirer, échec, livré…)")
+    static let alertsNone = Text("Never", "Jamais")
+    static let alertsAlsoMail = Text("Also by email", "Aussi par e-mail")
+    static let alertsAlsoPush = Text("Also on my phone (push)", "Aussi sur mon téléphone (push)")
+    static let alertsSaved = Text("Saved.", "Enregistré.")
+    static let errNoAccountForShare = Text("No Waybill account uses this address; ask them to sign up first.", "Aucun compte Waybill n’utilise cette adresse ; invitez la personne à s’inscrire d’abord.")
+    static let errShareYourself = Text("That is your own address.", "C’est votre propre adresse.")
+    static let leaveParcel = Text("Remove it from my list", "Le retirer de ma liste")
+    static let linkHint = Text("Anyone with the link sees the number, the carrier, the status and the events — never your notes.",
+                               "Toute personne ayant le lien voit le numéro, le transporteur, le statut et les événements — jamais vos notes.")
+    static let makeLink = Text("Make a link", "Créer un lien")
+    static let renewParcelLink = Text("Make a new link (the old one stops working)", "Nouveau lien (l’ancien cesse de fonctionner)")
+    static let parcelAlerts = Text("Tell me", "Me prévenir")
+    static let parcelAlertsTitle = Text("News about my parcels", "Nouvelles de mes colis")
+    static let publicLink = Text("Link to share", "Lien à partager")
+    static let shareParcel = Text("Share", "Partager")
+    static let shareWithEmail = Text("With a Waybill account (email)", "Avec un compte Waybill (e-mail)")
+    static let sharedBy = Text("Shared by", "Partagé par")
+    static let sharedWith = Text("Shared with", "Partagé avec")
+    static let stopSharing = Text("Stop sharing", "Ne plus partager")
+    static let withdrawLink = Text("Withdraw the link", "Retirer le lien")
     static let trackingNumberHint = Text("As printed; spaces do not matter.", "Tel qu’imprimé ; les espaces ne comptent pas.")
     static let checkDigitValid = Text("its check digit is right", "sa clé de contrôle est juste")
     static let noCarrierKnown = Text("No carrier we know uses numbers like this one.", "Aucun transporteur connu n’utilise de numéros comme celui-ci.")
@@ -59,6 +82,9 @@ enum ParcelCatalogue {
         .parcelRemoved, .parcels, .parcelsIntro, .psCancelled, .psDelayed, .psDelivered, .psExpired, .psFailed, .psInTransit,
         .psOnHold, .psOutForDelivery, .psPending, .psPickedUp, .psReadyForPickup, .psReturned, .psUnknown, .stopFollowing,
         .trackingNumber, .trackingNumberHint, .checkDigitValid, .noCarrierKnown, .patternOnly, .signInToFollow,
-        .trackWithoutAccount, .whichCarrier,
+        .trackWithoutAccount, .whichCarrier, .alertsAll, .alertsAsAccount, .alertsImportant, .alertsNone, .alertsAlsoMail,
+        .alertsAlsoPush, .alertsSaved, .errNoAccountForShare, .errShareYourself, .leaveParcel, .linkHint, .makeLink, .renewParcelLink,
+        .parcelAlerts, .parcelAlertsTitle, .publicLink, .shareParcel, .shareWithEmail, .sharedBy, .sharedWith,
+        .stopSharing, .withdrawLink,
     ]
 }

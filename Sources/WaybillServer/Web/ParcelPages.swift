@@ -12,6 +12,8 @@ struct ParcelPages {
         routes.get(WebRoutes.parcel, use: show)
         routes.post(WebRoutes.parcelAction, use: act)
         routes.get(WebRoutes.trackParcel, use: lookup)
+        routes.post(WebRoutes.parcelAlerts, use: saveAlerts)
+        routes.get(WebRoutes.sharedParcel, use: shared)
     }
 
     /// Try it without an account (seed M-Track): the carriers a number may belong to, with their
@@ -32,8 +34,36 @@ struct ParcelPages {
 
     func list(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        let parcels = try await Parcels(request: req).list(for: me)
-        return ParcelListPage(parcels: parcels, form: Form(ctx: ctx), removed: req.query[String.self, at: "removed"] != nil).response(ctx)
+        let parcels = Parcels(request: req)
+        var page = ParcelListPage(parcels: try await parcels.list(for: me), form: Form(ctx: ctx), removed: req.query[String.self, at: "removed"] != nil)
+        page.settings = try await parcels.settings(for: me)
+        page.saved = req.query[String.self, at: "saved"] != nil
+        return page.response(ctx)
+    }
+
+    func saveAlerts(_ req: Request) async throws -> Response {
+        let (_, me) = try TravelPages.signedIn(req)
+        let form = try AccountPages.form(req)
+        guard let alerts = ParcelAlerts(rawValue: form["alerts"] ?? "") else { throw WaybillError.validation("alerts", "invalid") }
+        _ = try await Parcels(request: req).setSettings(alerts: alerts, mail: form["mail"] == "on", push: form["push"] == "on", by: me)
+        return req.redirect(to: WebRoutes.parcels(query: "saved=1"), redirectType: .normal)
+    }
+
+    /// A parcel's public link: no sign-in; misses spend the address's budget.
+    func shared(_ req: Request) async throws -> Response {
+        let ctx = try req.web
+        let token = req.parameters.get("token") ?? ""
+        do {
+            let (record, events) = try await Parcels.shared(token: token, clientAddress: req.clientAddress, services: req.application.waybill, db: req.db)
+            var page = ParcelPage(parcel: ParcelView(record: record, relation: .shared), events: events, notice: nil)
+            page.publicView = true
+            let response = page.response(ctx)
+            response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
+            response.headers.replaceOrAdd(name: "X-Robots-Tag", value: "noindex")
+            return response
+        } catch let error as WaybillError {
+            return WebErrors.page(for: error, ctx)
+        }
     }
 
     func add(_ req: Request) async throws -> Response {
@@ -57,8 +87,8 @@ struct ParcelPages {
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
         let parcels = Parcels(request: req)
-        let parcel = try await parcels.parcel(try WebRoutes.id(req), for: me)
-        return ParcelPage(parcel: parcel, events: try await parcels.events(of: parcel.id!),
+        let parcel = try await parcels.view(try WebRoutes.id(req), for: me)
+        return ParcelPage(parcel: parcel, events: try await parcels.events(of: parcel.record.id!),
                           notice: req.query[String.self, at: "added"] != nil ? ctx.t(.parcelAdded) : nil).response(ctx)
     }
 
@@ -72,15 +102,26 @@ struct ParcelPages {
             case "refresh": _ = try await parcels.refresh(id, by: me)
             case "carrier": _ = try await parcels.update(id, name: nil, notes: nil, carrier: form["carrier"] ?? "", by: me)
             case "rename": _ = try await parcels.update(id, name: form["name"] ?? "", notes: form["notes"] ?? "", carrier: nil, by: me)
+            case "alerts":
+                let chosen = form["alerts"] ?? ""
+                let alerts: ParcelAlerts?? = chosen == "default" ? .some(nil) : ParcelAlerts(rawValue: chosen).map { .some($0) }
+                guard let alerts else { throw WaybillError.validation("alerts", "invalid") }
+                _ = try await parcels.update(id, name: nil, notes: nil, carrier: nil, alerts: alerts, by: me)
+            case "share": _ = try await parcels.share(id, with: form["email"] ?? "", by: me)
+            case "unshare":
+                guard let user = form["user"].flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+                try await parcels.unshare(id, user: UserID(user), by: me)
+            case "link": _ = try await parcels.setLink(id, on: true, by: me)
+            case "unlink": _ = try await parcels.setLink(id, on: false, by: me)
             case "remove":
                 try await parcels.remove(id, by: me)
                 return req.redirect(to: WebRoutes.parcels(query: "removed=1"), redirectType: .normal)
             default: throw WaybillError.notFound
             }
         } catch let error as WaybillError {
-            let parcel = try await parcels.parcel(id, for: me)
+            let parcel = try await parcels.view(id, for: me)
             var page = ParcelPage(parcel: parcel, events: try await parcels.events(of: id), notice: nil)
-            page.error = ctx.message(error)
+            page.error = error.fields?["email"].map { ctx.fieldError("email", $0) } ?? ctx.message(error)
             page.status = error.status
             return page.response(ctx)
         }
@@ -93,6 +134,7 @@ extension WebRoutes {
     static let parcel = WebPath<ParcelID>("/parcels/:id") { [$0.uuidString] }
     static let parcelAction = WebPath<(ParcelID, String)>("/parcels/:id/:action") { [$0.0.uuidString, $0.1] }
     static let trackParcel = WebPath("/track-parcel")
+    static let parcelAlerts = WebPath("/parcel-alerts")
 }
 
 extension WebContext {
@@ -118,15 +160,32 @@ extension WebContext {
 }
 
 struct ParcelListPage: PageView {
-    var parcels: [ParcelRecord]
+    var parcels: [ParcelView]
     var form: Form
     var removed: Bool
     var status: HTTPResponseStatus = .ok
+    var settings: ParcelSettingsRecord?
+    var saved = false
 
     func page(_ ctx: WebContext) -> WebPage {
-        let rows = parcels.map { p in
-            "<li><a href=\"\(WebRoutes.parcel(p.id!))\">\(h(p.name ?? p.number))</a> · \(h(ctx.carrierName(p.carrier))) · <span class=\"status\" data-parcel-status=\"\(p.status.rawValue)\">\(h(ctx.parcelStatus(p.status)))</span>\(p.name == nil ? "" : " · <small>\(h(p.number))</small>")</li>"
+        let rows = parcels.map { v in
+            let p = v.record
+            let shared = v.sharedBy.map { " · <small class=\"shared\">\(h(ctx.t(.sharedBy))) \(h($0))</small>" } ?? ""
+            return "<li><a href=\"\(WebRoutes.parcel(p.id!))\">\(h(p.name ?? p.number))</a> · \(h(ctx.carrierName(p.carrier))) · <span class=\"status\" data-parcel-status=\"\(p.status.rawValue)\">\(h(ctx.parcelStatus(p.status)))</span>\(p.name == nil ? "" : " · <small>\(h(p.number))</small>")\(shared)</li>"
         }.joined()
+        let alertsForm = settings.map { s in
+            let f = Form(ctx: ctx, values: ["alerts": s.alerts.rawValue, "mail": s.mail ? "on" : "", "push": s.push ? "on" : ""])
+            return """
+                <h2>\(h(ctx.t(.parcelAlertsTitle)))</h2>
+                \(saved ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.alertsSaved)))</div>" : "")
+                <form method="post" action="\(WebRoutes.parcelAlerts())" class="stack">\(f.hidden())
+                \(f.select("alerts", ctx.t(.parcelAlerts), options: [("all", ctx.t(.alertsAll)), ("important", ctx.t(.alertsImportant)), ("none", ctx.t(.alertsNone))]))
+                \(f.checkbox("mail", ctx.t(.alertsAlsoMail)))
+                \(f.checkbox("push", ctx.t(.alertsAlsoPush)))
+                <button type="submit">\(h(ctx.t(.save)))</button>
+                </form>
+                """
+        } ?? ""
         let carriers = CarrierDetection.standard.carrierNames.sorted { $0.value < $1.value }
         return WebPage(title: ctx.t(.parcels), body: """
             <h1>\(h(ctx.t(.parcels)))</h1>
@@ -142,6 +201,7 @@ struct ParcelListPage: PageView {
             </form>
             <h2>\(h(ctx.t(.followedParcels)))</h2>
             \(parcels.isEmpty ? "<p>\(h(ctx.t(.noParcels)))</p>" : "<ul class=\"list\">\(rows)</ul>")
+            \(alertsForm)
             """, status: status)
     }
 }
@@ -177,14 +237,17 @@ struct TrackParcelPage: PageView {
 }
 
 struct ParcelPage: PageView {
-    var parcel: ParcelRecord
+    var parcel: ParcelView
     var events: [ParcelEvent]
     var notice: String?
     var error: String?
     var status: HTTPResponseStatus = .ok
+    /// The page of a public link: what it shows, and no actions.
+    var publicView = false
 
     func page(_ ctx: WebContext) -> WebPage {
-        let p = parcel, id = parcel.id!
+        let p = parcel.record, id = parcel.record.id!
+        let owner = parcel.relation == .owner && !publicView
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         let candidates = CarrierDetection.standard.candidates(for: p.number)
         let mine = candidates.first { $0.carrier == p.carrier }
@@ -192,7 +255,7 @@ struct ParcelPage: PageView {
         let timeline = events.map { e in
             "<li><span class=\"when\">\(ctx.time(e.at))\(e.timeZoneKnown ? "" : " <small>(\(h(ctx.t(.localTime))))</small>")</span> <strong>\(h(e.status.map(ctx.parcelStatus) ?? e.rawCode))</strong><br><span class=\"note\">\(h(e.description))\(e.location.map { " — " + h($0) } ?? "")</span></li>"
         }.joined()
-        let correct = others.isEmpty ? "" : """
+        let correct = others.isEmpty || !owner ? "" : """
             <details><summary>\(h(ctx.t(.notThisCarrier)))</summary>
             \(others.map { c in "<form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "carrier")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"carrier\" value=\"\(h(c.carrier))\"><button type=\"submit\">\(h(c.carrierName)) — \(h(c.formatName))</button></form> " }.joined())
             </details>
@@ -212,11 +275,50 @@ struct ParcelPage: PageView {
             \(correct)
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
             \(events.isEmpty ? "<p>\(h(ctx.t(.noParcelEvents)))</p>" : "<ol class=\"timeline\">\(timeline)</ol>")
+            \(publicView ? "" : actions(ctx, owner: owner, csrf: csrf))
+            \(publicView ? "" : "<p><a href=\"\(WebRoutes.parcels())\">\(h(ctx.t(.back)))</a></p>")
+            """, status: status)
+    }
+
+    /// Ask now, when to be told, and: for its owner sharing and stopping; for others leaving.
+    private func actions(_ ctx: WebContext, owner: Bool, csrf: String) -> String {
+        let id = parcel.record.id!
+        let alerts = Form(ctx: ctx, values: ["alerts": parcel.alerts?.rawValue ?? "default"])
+        let alertsForm = """
+            <form method="post" action="\(WebRoutes.parcelAction((id, "alerts")))" class="stack">\(csrf)
+            \(alerts.select("alerts", ctx.t(.parcelAlerts), options: [("default", ctx.t(.alertsAsAccount)), ("all", ctx.t(.alertsAll)), ("important", ctx.t(.alertsImportant)), ("none", ctx.t(.alertsNone))]))
+            <button type="submit">\(h(ctx.t(.save)))</button>
+            </form>
+            """
+        var sharing = ""
+        if owner {
+            let people = parcel.sharedWith.map { person in
+                "<li data-shared-with=\"\(person.id.uuidString)\">\(h(person.name)) <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unshare")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"user\" value=\"\(person.id.uuidString)\"><button type=\"submit\">\(h(ctx.t(.stopSharing)))</button></form></li>"
+            }.joined()
+            let link = parcel.shareURL.map { url in
+                "<p><input type=\"text\" readonly value=\"\(h(url))\" aria-label=\"\(h(ctx.t(.publicLink)))\" data-share-url></p><form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "link")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.renewParcelLink)))</button></form> <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unlink")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.withdrawLink)))</button></form>"
+            } ?? "<form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "link")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.makeLink)))</button></form>"
+            sharing = """
+                <h2>\(h(ctx.t(.shareParcel)))</h2>
+                \(people.isEmpty ? "" : "<h3>\(h(ctx.t(.sharedWith)))</h3><ul class=\"list\">\(people)</ul>")
+                <form method="post" action="\(WebRoutes.parcelAction((id, "share")))" class="stack">\(csrf)
+                \(Form(ctx: ctx).field("email", ctx.t(.shareWithEmail), type: "email", autocomplete: "off"))
+                <button type="submit">\(h(ctx.t(.shareParcel)))</button>
+                </form>
+                <h3>\(h(ctx.t(.publicLink)))</h3>
+                <p class="note">\(h(ctx.t(.linkHint)))</p>
+                \(link)
+                """
+        }
+        let shared = parcel.sharedBy.map { "<p class=\"note\">\(h(ctx.t(.sharedBy))) \(h($0))</p>" } ?? ""
+        return """
             <div class="actions">
             <form method="post" action="\(WebRoutes.parcelAction((id, "refresh")))" class="inline">\(csrf)<button type="submit">\(h(ctx.t(.askCarrierNow)))</button></form>
-            <form method="post" action="\(WebRoutes.parcelAction((id, "remove")))" class="inline" data-confirm="\(h(ctx.t(.stopFollowing)))">\(csrf)<button type="submit" class="danger">\(h(ctx.t(.stopFollowing)))</button></form>
+            <form method="post" action="\(WebRoutes.parcelAction((id, "remove")))" class="inline" data-confirm="\(h(ctx.t(owner ? .stopFollowing : .leaveParcel)))">\(csrf)<button type="submit" class="danger">\(h(ctx.t(owner ? .stopFollowing : .leaveParcel)))</button></form>
             </div>
-            <p><a href="\(WebRoutes.parcels())">\(h(ctx.t(.back)))</a></p>
-            """, status: status)
+            \(shared)
+            \(alertsForm)
+            \(sharing)
+            """
     }
 }

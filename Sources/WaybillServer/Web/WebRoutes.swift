@@ -85,6 +85,8 @@ enum WebRoutes {
     static let sandboxConnectComplete = WebPath<String>("/sandbox/connect/:id/complete") { [$0] }
     /// The public tracking page of an order's link (`TrackingPage`).
     static let trackingPage = WebPath<String>("/t/:token") { [$0] }
+    /// The public page of a followed parcel's link (`SharedParcelPage`).
+    static let sharedParcel = WebPath<String>("/p/:token") { [$0] }
 
     // Drivers
     static let driverDay = WebPath("/driver")
