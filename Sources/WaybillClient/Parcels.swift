@@ -35,6 +35,12 @@ extension WaybillSession {
         try await call { try await $0.listParcels(query: .init(status: status.map { .init(rawValue: $0.rawValue)! })).ok.body.json.items }
     }
 
+    /// Everything you follow: parcels of other carriers and Waybill's own shipments, in one list
+    /// with the same statuses, most recently changed first.
+    public func tracked(_ filter: TrackedFilter = .active) async throws(WaybillError) -> [Components.Schemas.TrackedItem] {
+        try await call { try await $0.listTracked(query: .init(filter: .init(rawValue: filter.rawValue)!)).ok.body.json.items }
+    }
+
     /// One parcel, with the carriers its number may belong to.
     public func parcel(_ id: ParcelID) async throws(WaybillError) -> FollowedParcel {
         try await call { try await $0.getParcel(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }

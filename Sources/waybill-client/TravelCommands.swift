@@ -87,15 +87,19 @@ struct ParcelCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The parcels you follow, newest first.")
+        static let configuration = CommandConfiguration(
+            abstract: "Everything you follow — parcels of other carriers and Waybill shipments — most recently changed first.")
         @OptionGroup var options: GlobalOptions
+        @Option(help: "active (default), attention, delivered or all.") var filter: TrackedFilter = .active
 
         func run() async throws {
             try await options.run { session in
-                let parcels = try await session.parcels()
-                if options.json { Output.json(parcels) } else {
-                    if parcels.isEmpty { Output.line("You follow no parcel yet: `parcel add NUMBER`.") }
-                    for p in parcels { Output.line(ParcelCommand.line(p)) }
+                let items = try await session.tracked(filter)
+                if options.json { Output.json(items) } else {
+                    if items.isEmpty { Output.line(filter == .active ? "Nothing on its way: `parcel add NUMBER` to follow one." : "Nothing here.") }
+                    for i in items {
+                        Output.line("\(i.id)  \(i.kind.rawValue)  \(i.number)  \(i.carrierName)  \(i.status.rawValue)\(i.name.map { "  \($0)" } ?? "")\(i.place.map { "  \(i.direction == .incoming ? "from" : "to") \($0)" } ?? "")\(i.sharedBy.map { "  (shared by \($0))" } ?? "")")
+                    }
                 }
             }
         }

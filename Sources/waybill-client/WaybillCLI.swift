@@ -310,6 +310,7 @@ extension PaymentMethod: ExpressibleByArgument {}
 extension FailureReason: ExpressibleByArgument {}
 extension Role: ExpressibleByArgument {}
 extension OrderStatus: ExpressibleByArgument {}
+extension TrackedFilter: ExpressibleByArgument {}
 extension ShipmentBox: ExpressibleByArgument {}
 extension Capability: ExpressibleByArgument {}
 

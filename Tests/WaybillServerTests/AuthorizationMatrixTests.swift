@@ -242,6 +242,8 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/parcels/\(x.parcel)/link", token: t) },
         Row(operation: "revokeParcelLink", expected: expect("customerA=200 others=404"), setup: customerAParcel) { w, x, t in
             try await w.server.send(.DELETE, "/parcels/\(x.parcel)/link", token: t) },
+        Row(operation: "listTracked", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/tracked?filter=all", token: t) },
         Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
         Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -442,6 +444,7 @@ struct AuthorizationMatrixTests {
             "updateParcel": { w, x, p in _ = try await parcels(w).update(id(x.parcel), name: "Books", notes: nil, carrier: nil, by: p) },
             "refreshParcel": { w, x, p in _ = try await parcels(w).refresh(id(x.parcel), by: p) },
             "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
+            "listTracked": { w, _, p in _ = try await parcels(w).tracked(for: p, filter: .all) },
             "shareParcel": { w, x, p in _ = try await parcels(w).share(id(x.parcel), with: "boss@courier.example", by: p) },
             "unshareParcel": { w, x, p in try await parcels(w).unshare(id(x.parcel), user: UserID(UUID()), by: p) },
             "createParcelLink": { w, x, p in _ = try await parcels(w).setLink(id(x.parcel), on: true, by: p) },

@@ -37,7 +37,7 @@ struct ParcelWebTests {
             _ = try await bob.signIn("bob@example.com")
             #expect(try await bob.get(path).status == .notFound)
             _ = try await ada.get("/lang/fr?back=/parcels")
-            #expect(try await ada.get("/parcels").html.contains("Colis suivis"))
+            #expect(try await ada.get("/parcels").html.contains("Tout ce que vous suivez"))
             let removed = try await ada.post(path + "/remove", [:], from: path)
             #expect(removed.location == "/parcels?removed=1")
             #expect(try await ada.get(path).status == .notFound)

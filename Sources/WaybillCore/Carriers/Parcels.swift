@@ -163,3 +163,37 @@ public enum ParcelIncident: String, Sendable, Codable, CaseIterable {
     case carrierDelay = "carrier_delay"
     case other
 }
+
+extension ParcelStatus {
+    /// A Waybill shipment's status in the same words as other carriers' parcels, so both sit in
+    /// one list (issue "Parcels of every carrier", item 4).
+    public init(shipment status: OrderStatus) {
+        switch status {
+        case .awaitingPayment, .pending, .assigned, .accepted: self = .pending
+        case .inTransit: self = .inTransit
+        case .delivered: self = .delivered
+        case .cancelled: self = .cancelled
+        case .failed: self = .deliveryFailed
+        }
+    }
+}
+
+/// The filters of the list of everything a person follows (their parcels of other carriers and
+/// Waybill's own shipments): what is still on its way, what needs them, what arrived.
+public enum TrackedFilter: String, Sendable, CaseIterable, Codable {
+    /// Not yet delivered, returned, cancelled or expired.
+    case active
+    /// Something to do or to know: failed, delayed, held, returned, or waiting to be collected.
+    case attention
+    case delivered
+    case all
+
+    public func includes(_ status: ParcelStatus) -> Bool {
+        switch self {
+        case .active: !status.isFinal
+        case .attention: [.deliveryFailed, .deliveryDelayed, .onHold, .returnToSender, .readyForPickup].contains(status)
+        case .delivered: status == .delivered
+        case .all: true
+        }
+    }
+}

@@ -31,6 +31,20 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(items: parcels.map { Self.parcel($0, candidates: false) }))))
     }
 
+    func listTracked(_ input: Operations.ListTracked.Input) async throws -> Operations.ListTracked.Output {
+        let me = try await principal()
+        let filter = TrackedFilter(rawValue: input.query.filter?.rawValue ?? "active") ?? .active
+        let items = try await Parcels(request: try request).tracked(for: me, filter: filter)
+        let names = CarrierDetection.standard.carrierNames
+        return .ok(.init(body: .json(.init(items: items.map { i in
+            S.TrackedItem(kind: .init(rawValue: i.kind.rawValue)!, id: i.id.uuidString, name: i.name, number: i.number, carrier: i.carrier,
+                          carrierName: i.carrier == "waybill" ? "Waybill" : names[i.carrier] ?? i.carrier,
+                          status: .init(rawValue: i.status.rawValue)!, updatedAt: Self.date(i.updatedAt),
+                          estimatedDelivery: i.estimatedDelivery.map(Self.date), sharedBy: i.sharedBy,
+                          direction: i.direction.map { .init(rawValue: $0.rawValue)! }, place: i.place)
+        }))))
+    }
+
     func shareParcel(_ input: Operations.ShareParcel.Input) async throws -> Operations.ShareParcel.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }

@@ -14,7 +14,14 @@ extension Text {
     static let errUnknownCarrier = Text("Choose a carrier from the list.", "Choisissez un transporteur de la liste.")
     static let expectedOn = Text("Expected", "Attendu le")
     static let followParcel = Text("Follow this parcel", "Suivre ce colis")
-    static let followedParcels = Text("Parcels you follow", "Colis suivis")
+    static let followedParcels = Text("Everything you follow", "Tout ce que vous suivez")
+    static let filterActive = Text("On the way", "En route")
+    static let filterAttention = Text("Needs you", "À traiter")
+    static let filterDelivered = Text("Delivered", "Livrés")
+    static let filterAll = Text("All", "Tout")
+    static let nothingHere = Text("Nothing here.", "Rien ici.")
+    static let shipmentFrom = Text("Shipment from", "Envoi de")
+    static let shipmentTo = Text("Shipment to", "Envoi pour")
     static let lastChecked = Text("Carrier last asked", "Transporteur interrogé")
     static let localTime = Text("local time", "heure locale")
     static let noParcelEvents = Text("Nothing from the carrier yet.", "Rien du transporteur pour l’instant.")
@@ -85,6 +92,7 @@ enum ParcelCatalogue {
         .trackWithoutAccount, .whichCarrier, .alertsAll, .alertsAsAccount, .alertsImportant, .alertsNone, .alertsAlsoMail,
         .alertsAlsoPush, .alertsSaved, .errNoAccountForShare, .errShareYourself, .leaveParcel, .linkHint, .makeLink, .renewParcelLink,
         .parcelAlerts, .parcelAlertsTitle, .publicLink, .shareParcel, .shareWithEmail, .sharedBy, .sharedWith,
-        .stopSharing, .withdrawLink,
+        .stopSharing, .withdrawLink, .filterActive, .filterAttention, .filterDelivered, .filterAll, .nothingHere, .shipmentFrom,
+        .shipmentTo,
     ]
 }

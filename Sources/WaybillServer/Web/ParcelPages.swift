@@ -34,11 +34,20 @@ struct ParcelPages {
 
     func list(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        let parcels = Parcels(request: req)
-        var page = ParcelListPage(parcels: try await parcels.list(for: me), form: Form(ctx: ctx), removed: req.query[String.self, at: "removed"] != nil)
-        page.settings = try await parcels.settings(for: me)
+        var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
+        page.removed = req.query[String.self, at: "removed"] != nil
         page.saved = req.query[String.self, at: "saved"] != nil
         return page.response(ctx)
+    }
+
+    /// Everything the person follows, filtered (`?filter=`, on the way by default), with the forms.
+    static func listPage(_ req: Request, _ me: Principal, form: Form) async throws -> ParcelListPage {
+        let parcels = Parcels(request: req)
+        let filter = req.query[String.self, at: "filter"].flatMap(TrackedFilter.init(rawValue:)) ?? .active
+        let items = try await parcels.tracked(for: me, filter: filter)
+        var any = !items.isEmpty
+        if !any { any = try await !parcels.tracked(for: me, filter: .all).isEmpty }
+        return ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me))
     }
 
     func saveAlerts(_ req: Request) async throws -> Response {
@@ -75,8 +84,7 @@ struct ParcelPages {
             let parcel = try await Parcels(request: req).add(draft, by: me)
             return req.redirect(to: WebRoutes.parcel(parcel.id!, query: "added=1"), redirectType: .normal)
         } catch let error as WaybillError where error.fields != nil {
-            var page = ParcelListPage(parcels: try await Parcels(request: req).list(for: me),
-                                      form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]), removed: false)
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
             page.status = error.status
             return page.response(ctx)
         } catch let error as WaybillError {
@@ -159,20 +167,44 @@ extension WebContext {
     func carrierName(_ code: String) -> String { CarrierDetection.standard.carrierNames[code] ?? code }
 }
 
+/// Everything a person follows — other carriers' parcels and Waybill's own shipments — with the
+/// filters, the form to follow a number, and when to be told.
 struct ParcelListPage: PageView {
-    var parcels: [ParcelView]
+    var items: [TrackedItem]
+    var filter: TrackedFilter
+    /// Whether the person follows anything at all (whatever the filter shows).
+    var followsAny: Bool
     var form: Form
-    var removed: Bool
-    var status: HTTPResponseStatus = .ok
     var settings: ParcelSettingsRecord?
+    var removed = false
     var saved = false
+    var status: HTTPResponseStatus = .ok
 
     func page(_ ctx: WebContext) -> WebPage {
-        let rows = parcels.map { v in
-            let p = v.record
-            let shared = v.sharedBy.map { " · <small class=\"shared\">\(h(ctx.t(.sharedBy))) \(h($0))</small>" } ?? ""
-            return "<li><a href=\"\(WebRoutes.parcel(p.id!))\">\(h(p.name ?? p.number))</a> · \(h(ctx.carrierName(p.carrier))) · <span class=\"status\" data-parcel-status=\"\(p.status.rawValue)\">\(h(ctx.parcelStatus(p.status)))</span>\(p.name == nil ? "" : " · <small>\(h(p.number))</small>")\(shared)</li>"
+        let rows = items.map { i -> String in
+            let href = i.kind == .parcel ? WebRoutes.parcel(ParcelID(i.id)) : WebRoutes.order(OrderID(i.id))
+            let title: String = switch (i.kind, i.direction) {
+            case (.shipment, .incoming?): "\(ctx.t(.shipmentFrom)) \(i.place ?? "")"
+            case (.shipment, _): "\(ctx.t(.shipmentTo)) \(i.place ?? "")"
+            case (.parcel, _): i.name ?? i.number
+            }
+            let carrier = i.carrier == "waybill" ? "Waybill" : ctx.carrierName(i.carrier)
+            let shared = i.sharedBy.map { " · <small class=\"shared\">\(h(ctx.t(.sharedBy))) \(h($0))</small>" } ?? ""
+            let number = title == i.number ? "" : " · <small>\(h(i.number))</small>"
+            return "<li data-kind=\"\(i.kind.rawValue)\"><a href=\"\(href)\">\(h(title))</a> · \(h(carrier)) · <span class=\"status\" data-parcel-status=\"\(i.status.rawValue)\">\(h(ctx.parcelStatus(i.status)))</span>\(number)\(shared)</li>"
         }.joined()
+        let filters = TrackedFilter.allCases.map { f -> String in
+            let label = switch f {
+            case .active: ctx.t(.filterActive)
+            case .attention: ctx.t(.filterAttention)
+            case .delivered: ctx.t(.filterDelivered)
+            case .all: ctx.t(.filterAll)
+            }
+            return "<li><a href=\"\(WebRoutes.parcels(query: "filter=" + f.rawValue))\"\(f == filter ? " aria-current=\"page\"" : "")>\(h(label))</a></li>"
+        }.joined()
+        let list = !followsAny ? "<p>\(h(ctx.t(.noParcels)))</p>"
+            : "<nav class=\"boxes\" aria-label=\"\(h(ctx.t(.views)))\"><ul>\(filters)</ul></nav>"
+              + (items.isEmpty ? "<p>\(h(ctx.t(.nothingHere)))</p>" : "<ul class=\"list\">\(rows)</ul>")
         let alertsForm = settings.map { s in
             let f = Form(ctx: ctx, values: ["alerts": s.alerts.rawValue, "mail": s.mail ? "on" : "", "push": s.push ? "on" : ""])
             return """
@@ -200,7 +232,7 @@ struct ParcelListPage: PageView {
             <button type="submit" class="primary">\(h(ctx.t(.followParcel)))</button>
             </form>
             <h2>\(h(ctx.t(.followedParcels)))</h2>
-            \(parcels.isEmpty ? "<p>\(h(ctx.t(.noParcels)))</p>" : "<ul class=\"list\">\(rows)</ul>")
+            \(list)
             \(alertsForm)
             """, status: status)
     }
