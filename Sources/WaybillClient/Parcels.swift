@@ -13,6 +13,12 @@ extension WaybillSession {
         try await call { try await $0.detectCarrier(query: .init(number: number)).ok.body.json.items }
     }
 
+    /// Where a parcel is, without an account: the carriers its number may belong to and, when the
+    /// server can ask the likeliest (or the chosen) carrier, its status and events.
+    public func lookUpNumber(_ number: String, carrier: String? = nil) async throws(WaybillError) -> Components.Schemas.NumberLookup {
+        try await call { try await $0.lookUpNumber(query: .init(number: number, carrier: carrier)).ok.body.json }
+    }
+
     /// The tracking numbers in pasted text (a shipping confirmation), each with its likeliest carrier.
     public func findTrackingNumbers(in text: String) async throws(WaybillError) -> [CarrierSuggestion] {
         try await call { try await $0.findTrackingNumbers(body: .json(.init(text: text))).ok.body.json.items }

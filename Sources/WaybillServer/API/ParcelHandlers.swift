@@ -14,6 +14,23 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(items: found.prefix(100).map(Self.candidate)))))
     }
 
+    func lookUpNumber(_ input: Operations.LookUpNumber.Input) async throws -> Operations.LookUpNumber.Output {
+        try limitCarrierLookups()
+        let req = try request
+        guard input.query.number.count <= 100 else { throw WaybillError.invalidParameter("number") }
+        let carrier = input.query.carrier.flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        let found = try await PublicLookup(services: req.application.waybill, db: req.db, logger: req.logger)
+            .lookUp(input.query.number, carrier: carrier, clientAddress: req.clientAddress)
+        let names = CarrierDetection.standard.carrierNames
+        return .ok(.init(body: .json(S.NumberLookup(
+            number: found.number, candidates: found.candidates.prefix(100).map(Self.candidate), carrier: found.carrier,
+            carrierName: found.carrier.flatMap { names[$0] },
+            status: found.report.map { .init(rawValue: ParcelTracking.overall($0.events, delivered: $0.delivered).rawValue)! },
+            estimatedDelivery: found.report?.estimatedDelivery.map(Self.date),
+            events: found.report.map { $0.events.sorted { $0.at > $1.at }.prefix(500).map(Self.parcelEvent) },
+            unknownAtCarrier: found.unknownAtCarrier, notAsked: found.notAsked.flatMap { .init(rawValue: $0) }))))
+    }
+
     func findTrackingNumbers(_ input: Operations.FindTrackingNumbers.Input) async throws -> Operations.FindTrackingNumbers.Output {
         try limitCarrierLookups()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }

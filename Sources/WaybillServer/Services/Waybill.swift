@@ -28,6 +28,10 @@ public final class WaybillServices: Sendable {
     let carrierLookupLimiter = TokenBuckets(ratePerSecond: 1, burst: 60)
     /// Asking a carrier again by hand: once every five minutes per parcel.
     let parcelRefreshLimiter = TokenBuckets(ratePerSecond: 1.0 / 300, burst: 1)
+    /// Asking a carrier for someone without an account: ten a minute per client address.
+    let carrierLiveLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
+    /// What carriers said about numbers looked up without an account, for ten minutes.
+    let carrierAnswerCache = CarrierAnswerCache()
     /// Sharing parcels with other accounts: thirty a day per person.
     let parcelShareLimiter = TokenBuckets(ratePerSecond: 30.0 / 86_400, burst: 30)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.

@@ -19,6 +19,9 @@ extension Text {
     static let filterAttention = Text("Needs you", "À traiter")
     static let filterDelivered = Text("Delivered", "Livrés")
     static let filterAll = Text("All", "Tout")
+    static let unknownAtCarrier = Text("the carrier does not know this number yet (it often appears a few hours after the label is printed).",
+                                       "le transporteur ne connaît pas encore ce numéro (il apparaît souvent quelques heures après l’impression de l’étiquette).")
+    static let carrierBusy = Text("The carrier could not be asked just now; try again in a few minutes.", "Le transporteur n’a pas pu être interrogé pour l’instant ; réessayez dans quelques minutes.")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -93,6 +96,6 @@ enum ParcelCatalogue {
         .alertsAlsoPush, .alertsSaved, .errNoAccountForShare, .errShareYourself, .leaveParcel, .linkHint, .makeLink, .renewParcelLink,
         .parcelAlerts, .parcelAlertsTitle, .publicLink, .shareParcel, .shareWithEmail, .sharedBy, .sharedWith,
         .stopSharing, .withdrawLink, .filterActive, .filterAttention, .filterDelivered, .filterAll, .nothingHere, .shipmentFrom,
-        .shipmentTo,
+        .shipmentTo, .unknownAtCarrier, .carrierBusy,
     ]
 }

@@ -23,13 +23,22 @@ struct ParcelPages {
         let ctx = try req.web
         let number = (req.query[String.self, at: "number"] ?? "").prefix(100).description
         var candidates: [CarrierCandidate] = []
+        var live: PublicLookup.Result?
         if !number.trimmingCharacters(in: .whitespaces).isEmpty {
             if let wait = req.application.waybill.carrierLookupLimiter.take(req.clientAddress) {
                 return WebErrors.page(for: WaybillError.tooManyRequests(retryAfter: wait, "Too many lookups from this address."), ctx)
             }
-            candidates = CarrierDetection.standard.candidates(for: number)
+            let lookup = PublicLookup(services: req.application.waybill, db: req.db, logger: req.logger)
+            do {
+                let found = try await lookup.lookUp(number, carrier: nil, clientAddress: req.clientAddress)
+                candidates = found.candidates
+                live = found
+            } catch let error as WaybillError where error.status == .badRequest {
+                // Not a number any carrier could use: said as "no carrier knows it".
+                candidates = []
+            }
         }
-        return TrackParcelPage(number: number, candidates: candidates, signedIn: ctx.principal != nil).response(ctx)
+        return TrackParcelPage(number: number, candidates: candidates, signedIn: ctx.principal != nil, live: live).response(ctx)
     }
 
     func list(_ req: Request) async throws -> Response {
@@ -242,6 +251,8 @@ struct TrackParcelPage: PageView {
     var number: String
     var candidates: [CarrierCandidate]
     var signedIn: Bool
+    /// What the likeliest carrier said, when this server could ask it.
+    var live: PublicLookup.Result?
 
     func page(_ ctx: WebContext) -> WebPage {
         let asked = !number.trimmingCharacters(in: .whitespaces).isEmpty
@@ -256,6 +267,21 @@ struct TrackParcelPage: PageView {
             return "<li data-candidate=\"\(h(c.carrier))\"><strong>\(h(c.carrierName))</strong> — \(h(c.formatName)) <small>(\(h(why)))</small>\(site)<br>\(follow)</li>"
         }.joined()
         let results = !asked ? "" : candidates.isEmpty ? "<p>\(h(ctx.t(.noCarrierKnown)))</p>" : "<ol class=\"list\">\(rows)</ol>"
+        var word = ""
+        if let live, let carrier = live.carrier {
+            if let report = live.report {
+                let status = ParcelTracking.overall(report.events, delivered: report.delivered)
+                word = """
+                    <section class="live-status" aria-live="polite"><h2>\(h(ctx.carrierName(carrier)))</h2>
+                    <p class="big-status" data-parcel-status="\(status.rawValue)">\(h(ctx.parcelStatus(status)))</p>
+                    \(ParcelPage.timeline(ctx, report.events.sorted { $0.at > $1.at }))</section>
+                    """
+            } else if live.unknownAtCarrier {
+                word = "<p class=\"note\" data-live=\"unknown\">\(h(ctx.carrierName(carrier))): \(h(ctx.t(.unknownAtCarrier)))</p>"
+            } else if live.notAsked == "busy" {
+                word = "<p class=\"note\" data-live=\"busy\">\(h(ctx.t(.carrierBusy)))</p>"
+            }
+        }
         return WebPage(title: ctx.t(.trackWithoutAccount), body: """
             <h1>\(h(ctx.t(.trackWithoutAccount)))</h1>
             <p>\(h(ctx.t(.parcelsIntro)))</p>
@@ -263,6 +289,7 @@ struct TrackParcelPage: PageView {
             \(Form(ctx: ctx, values: ["number": number]).field("number", ctx.t(.trackingNumber), autocomplete: "off", hint: ctx.t(.trackingNumberHint)))
             <button type="submit" class="primary">\(h(ctx.t(.whichCarrier)))</button>
             </form>
+            \(word)
             \(results)
             """)
     }
@@ -284,9 +311,6 @@ struct ParcelPage: PageView {
         let candidates = CarrierDetection.standard.candidates(for: p.number)
         let mine = candidates.first { $0.carrier == p.carrier }
         let others = candidates.filter { $0.carrier != p.carrier }
-        let timeline = events.map { e in
-            "<li><span class=\"when\">\(ctx.time(e.at))\(e.timeZoneKnown ? "" : " <small>(\(h(ctx.t(.localTime))))</small>")</span> <strong>\(h(e.status.map(ctx.parcelStatus) ?? e.rawCode))</strong><br><span class=\"note\">\(h(e.description))\(e.location.map { " — " + h($0) } ?? "")</span></li>"
-        }.joined()
         let correct = others.isEmpty || !owner ? "" : """
             <details><summary>\(h(ctx.t(.notThisCarrier)))</summary>
             \(others.map { c in "<form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "carrier")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"carrier\" value=\"\(h(c.carrier))\"><button type=\"submit\">\(h(c.carrierName)) — \(h(c.formatName))</button></form> " }.joined())
@@ -306,10 +330,19 @@ struct ParcelPage: PageView {
             \(CarrierDetection.standard.trackingURL(format: p.format, number: p.number).map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
             \(correct)
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
-            \(events.isEmpty ? "<p>\(h(ctx.t(.noParcelEvents)))</p>" : "<ol class=\"timeline\">\(timeline)</ol>")
+            \(Self.timeline(ctx, events))
             \(publicView ? "" : actions(ctx, owner: owner, csrf: csrf))
             \(publicView ? "" : "<p><a href=\"\(WebRoutes.parcels())\">\(h(ctx.t(.back)))</a></p>")
             """, status: status)
+    }
+
+    /// The carrier's events, newest first, with the time as the carrier gave it.
+    static func timeline(_ ctx: WebContext, _ events: [ParcelEvent]) -> String {
+        guard !events.isEmpty else { return "<p>\(h(ctx.t(.noParcelEvents)))</p>" }
+        let items = events.map { e in
+            "<li><span class=\"when\">\(ctx.time(e.at))\(e.timeZoneKnown ? "" : " <small>(\(h(ctx.t(.localTime))))</small>")</span> <strong>\(h(e.status.map(ctx.parcelStatus) ?? e.rawCode))</strong><br><span class=\"note\">\(h(e.description))\(e.location.map { " — " + h($0) } ?? "")</span></li>"
+        }.joined()
+        return "<ol class=\"timeline\">\(items)</ol>"
     }
 
     /// Ask now, when to be told, and: for its owner sharing and stopping; for others leaving.
