@@ -19,6 +19,13 @@ extension WaybillSession {
         try await call { try await $0.lookUpNumber(query: .init(number: number, carrier: carrier)).ok.body.json }
     }
 
+    /// How fast each carrier delivers: the public board (groups of at least five), or with
+    /// `mine` the signed-in person's own parcels and shipments.
+    public func carrierStatistics(mine: Bool = false) async throws(WaybillError) -> Components.Schemas.CarrierStatistics {
+        if mine { return try await call { try await $0.getMyCarrierStatistics().ok.body.json } }
+        return try await call { try await $0.getCarrierStatistics().ok.body.json }
+    }
+
     /// The tracking numbers in pasted text (a shipping confirmation), each with its likeliest carrier.
     public func findTrackingNumbers(in text: String) async throws(WaybillError) -> [CarrierSuggestion] {
         try await call { try await $0.findTrackingNumbers(body: .json(.init(text: text))).ok.body.json.items }

@@ -52,6 +52,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateParcels())              // parcels of other carriers people follow
     app.migrations.add(CreateParcelEvents())         // their events at the carriers, polling, carrier budgets
     app.migrations.add(CreateParcelSharing())        // sharing parcels, when to tell people, incident reasons
+    app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

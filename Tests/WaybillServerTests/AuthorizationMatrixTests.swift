@@ -244,6 +244,8 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.DELETE, "/parcels/\(x.parcel)/link", token: t) },
         Row(operation: "listTracked", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/tracked?filter=all", token: t) },
+        Row(operation: "getMyCarrierStatistics", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/statistics/carriers", token: t) },
         Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
         Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -532,7 +534,8 @@ struct AuthorizationMatrixTests {
 
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
     static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
-                                      "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts"]
+                                      "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts",
+                                      "getMyCarrierStatistics"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

@@ -31,6 +31,27 @@ extension APIHandler {
             unknownAtCarrier: found.unknownAtCarrier, notAsked: found.notAsked.flatMap { .init(rawValue: $0) }))))
     }
 
+    func getCarrierStatistics(_ input: Operations.GetCarrierStatistics.Input) async throws -> Operations.GetCarrierStatistics.Output {
+        let board = try await DeliveryStats(db: try request.db).board()
+        return .ok(.init(body: .json(Self.statistics(board, minimum: DeliveryStats.publicMinimum))))
+    }
+
+    func getMyCarrierStatistics(_ input: Operations.GetMyCarrierStatistics.Input) async throws -> Operations.GetMyCarrierStatistics.Output {
+        let me = try await principal()
+        let board = try await DeliveryStats(db: try request.db).board(for: me.userID)
+        return .ok(.init(body: .json(Self.statistics(board, minimum: 1))))
+    }
+
+    static func statistics(_ board: (carriers: [DeliveryStatistics.Row], routes: [DeliveryStatistics.Row]), minimum: Int) -> S.CarrierStatistics {
+        let names = CarrierDetection.standard.carrierNames
+        func row(_ r: DeliveryStatistics.Row) -> S.CarrierStatisticsRow {
+            S.CarrierStatisticsRow(carrier: r.carrier, carrierName: r.carrier == "waybill" ? "Waybill" : names[r.carrier] ?? r.carrier,
+                                   origin: r.origin, destination: r.destination, count: r.count, medianHours: r.medianHours,
+                                   p90Hours: r.p90Hours, firstAttemptShare: r.firstAttemptShare)
+        }
+        return S.CarrierStatistics(carriers: board.carriers.prefix(1000).map(row), routes: board.routes.prefix(10_000).map(row), minimumCount: minimum)
+    }
+
     func findTrackingNumbers(_ input: Operations.FindTrackingNumbers.Input) async throws -> Operations.FindTrackingNumbers.Output {
         try limitCarrierLookups()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }

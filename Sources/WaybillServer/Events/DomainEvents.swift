@@ -81,6 +81,8 @@ extension DomainEvents {
         }
         // A traveller's shipment: its request and the trip's room follow it; delivered, the traveller is paid.
         subscribe("trip-requests") { event, db in try await TripRequestSubscriber.handle(event, on: db) }
+        // Delivery-speed statistics per carrier: one sample per delivered parcel or shipment.
+        subscribe("statistics") { event, db in try await DeliveryStatsSubscriber.handle(event, on: db) }
     }
 }
 

@@ -22,6 +22,19 @@ extension Text {
     static let unknownAtCarrier = Text("the carrier does not know this number yet (it often appears a few hours after the label is printed).",
                                        "le transporteur ne connaît pas encore ce numéro (il apparaît souvent quelques heures après l’impression de l’étiquette).")
     static let carrierBusy = Text("The carrier could not be asked just now; try again in a few minutes.", "Le transporteur n’a pas pu être interrogé pour l’instant ; réessayez dans quelques minutes.")
+    static let statsTitle = Text("How fast carriers deliver", "La rapidité des transporteurs")
+    static let statsIntro = Text("From the first scan to delivery, over the last year, for the parcels followed on Waybill and Waybill’s own deliveries. Groups of fewer than five deliveries are not shown.",
+                                 "De la première prise en charge à la livraison, sur la dernière année, pour les colis suivis sur Waybill et les livraisons de Waybill. Les groupes de moins de cinq livraisons ne sont pas affichés.")
+    static let statsByCarrier = Text("By carrier", "Par transporteur")
+    static let statsByRoute = Text("By route", "Par trajet")
+    static let statsRoute = Text("From → to", "De → à")
+    static let statsCount = Text("Deliveries", "Livraisons")
+    static let statsMedian = Text("Half within", "La moitié en")
+    static let statsP90 = Text("9 in 10 within", "9 sur 10 en")
+    static let statsFirstAttempt = Text("At the first attempt", "Au premier passage")
+    static let statsMine = Text("Your parcels", "Vos colis")
+    static let statsNone = Text("Not enough deliveries yet.", "Pas encore assez de livraisons.")
+    static let statsDays = Text("days", "jours")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -96,6 +109,7 @@ enum ParcelCatalogue {
         .alertsAlsoPush, .alertsSaved, .errNoAccountForShare, .errShareYourself, .leaveParcel, .linkHint, .makeLink, .renewParcelLink,
         .parcelAlerts, .parcelAlertsTitle, .publicLink, .shareParcel, .shareWithEmail, .sharedBy, .sharedWith,
         .stopSharing, .withdrawLink, .filterActive, .filterAttention, .filterDelivered, .filterAll, .nothingHere, .shipmentFrom,
-        .shipmentTo, .unknownAtCarrier, .carrierBusy,
+        .shipmentTo, .unknownAtCarrier, .carrierBusy, .statsTitle, .statsIntro, .statsByCarrier, .statsByRoute, .statsRoute,
+        .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays,
     ]
 }

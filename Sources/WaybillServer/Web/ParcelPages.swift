@@ -14,6 +14,7 @@ struct ParcelPages {
         routes.get(WebRoutes.trackParcel, use: lookup)
         routes.post(WebRoutes.parcelAlerts, use: saveAlerts)
         routes.get(WebRoutes.sharedParcel, use: shared)
+        routes.get(WebRoutes.carrierStatistics, use: statistics)
     }
 
     /// Try it without an account (seed M-Track): the carriers a number may belong to, with their
@@ -65,6 +66,16 @@ struct ParcelPages {
         guard let alerts = ParcelAlerts(rawValue: form["alerts"] ?? "") else { throw WaybillError.validation("alerts", "invalid") }
         _ = try await Parcels(request: req).setSettings(alerts: alerts, mail: form["mail"] == "on", push: form["push"] == "on", by: me)
         return req.redirect(to: WebRoutes.parcels(query: "saved=1"), redirectType: .normal)
+    }
+
+    /// How fast carriers deliver: the public board, and the person's own figures when signed in.
+    func statistics(_ req: Request) async throws -> Response {
+        let ctx = try req.web
+        let stats = DeliveryStats(db: req.db)
+        let board = try await stats.board()
+        var mine: (carriers: [DeliveryStatistics.Row], routes: [DeliveryStatistics.Row])?
+        if let me = ctx.principal { mine = try await stats.board(for: me.userID) }
+        return CarrierStatisticsPage(board: board, mine: mine).response(ctx)
     }
 
     /// A parcel's public link: no sign-in; misses spend the address's budget.
@@ -152,6 +163,7 @@ extension WebRoutes {
     static let parcelAction = WebPath<(ParcelID, String)>("/parcels/:id/:action") { [$0.0.uuidString, $0.1] }
     static let trackParcel = WebPath("/track-parcel")
     static let parcelAlerts = WebPath("/parcel-alerts")
+    static let carrierStatistics = WebPath("/carrier-statistics")
 }
 
 extension WebContext {
@@ -230,7 +242,7 @@ struct ParcelListPage: PageView {
         let carriers = CarrierDetection.standard.carrierNames.sorted { $0.value < $1.value }
         return WebPage(title: ctx.t(.parcels), body: """
             <h1>\(h(ctx.t(.parcels)))</h1>
-            <p><a href="\(WebRoutes.trackParcel())">\(h(ctx.t(.whichCarrier)))</a></p>
+            <p><a href="\(WebRoutes.trackParcel())">\(h(ctx.t(.whichCarrier)))</a> · <a href="\(WebRoutes.carrierStatistics())">\(h(ctx.t(.statsTitle)))</a></p>
             \(removed ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.parcelRemoved)))</div>" : "")
             \(status == .ok ? "" : "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.errValidation)))</div>")
             <p>\(h(ctx.t(.parcelsIntro)))</p>
@@ -291,6 +303,7 @@ struct TrackParcelPage: PageView {
             </form>
             \(word)
             \(results)
+            <p><a href="\(WebRoutes.carrierStatistics())">\(h(ctx.t(.statsTitle)))</a></p>
             """)
     }
 }
@@ -385,5 +398,42 @@ struct ParcelPage: PageView {
             \(alertsForm)
             \(sharing)
             """
+    }
+}
+
+/// How fast carriers deliver (issue "Parcels of every carrier", item 9): per carrier and per
+/// route, from first scan to delivery; the public board shows groups of five or more.
+struct CarrierStatisticsPage: PageView {
+    var board: (carriers: [DeliveryStatistics.Row], routes: [DeliveryStatistics.Row])
+    var mine: (carriers: [DeliveryStatistics.Row], routes: [DeliveryStatistics.Row])?
+
+    static func duration(_ hours: Double, _ ctx: WebContext) -> String {
+        hours < 48 ? "\(Int(hours.rounded())) h" : String(format: "%.1f", hours / 24) + " " + ctx.t(.statsDays)
+    }
+
+    func table(_ rows: [DeliveryStatistics.Row], routes: Bool, _ ctx: WebContext) -> String {
+        guard !rows.isEmpty else { return "<p>\(h(ctx.t(.statsNone)))</p>" }
+        let body = rows.map { r -> String in
+            let name = r.carrier == "waybill" ? "Waybill" : ctx.carrierName(r.carrier)
+            let route = routes ? "<td>\(h(r.origin ?? "?")) → \(h(r.destination ?? "?"))</td>" : ""
+            return "<tr data-carrier=\"\(h(r.carrier))\"><th scope=\"row\">\(h(name))</th>\(route)<td>\(r.count)</td><td>\(h(Self.duration(r.medianHours, ctx)))</td><td>\(h(Self.duration(r.p90Hours, ctx)))</td><td>\(Int((r.firstAttemptShare * 100).rounded())) %</td></tr>"
+        }.joined()
+        let head = "<tr><th scope=\"col\">\(h(ctx.t(.carrier)))</th>\(routes ? "<th scope=\"col\">\(h(ctx.t(.statsRoute)))</th>" : "")<th scope=\"col\">\(h(ctx.t(.statsCount)))</th><th scope=\"col\">\(h(ctx.t(.statsMedian)))</th><th scope=\"col\">\(h(ctx.t(.statsP90)))</th><th scope=\"col\">\(h(ctx.t(.statsFirstAttempt)))</th></tr>"
+        return "<div class=\"table-wrap\"><table><thead>\(head)</thead><tbody>\(body)</tbody></table></div>"
+    }
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let own = mine.map { m in
+            "<h2>\(h(ctx.t(.statsMine)))</h2>\(table(m.carriers, routes: false, ctx))"
+        } ?? ""
+        return WebPage(title: ctx.t(.statsTitle), body: """
+            <h1>\(h(ctx.t(.statsTitle)))</h1>
+            <p>\(h(ctx.t(.statsIntro)))</p>
+            <h2>\(h(ctx.t(.statsByCarrier)))</h2>
+            \(table(board.carriers, routes: false, ctx))
+            <h2>\(h(ctx.t(.statsByRoute)))</h2>
+            \(table(board.routes, routes: true, ctx))
+            \(own)
+            """)
     }
 }
