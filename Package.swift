@@ -44,7 +44,9 @@ let package = Package(
             name: "WaybillCore",
             dependencies: [.product(name: "Tagged", package: "swift-tagged")],
             // The carriers' tracking-number formats, as data (scripts/make-carrier-formats).
-            resources: [.copy("Resources/carrier-formats.json")],
+            // The offline gazetteer of carriers' event locations (scripts/make-gazetteer, GeoNames CC BY 4.0).
+            resources: [.copy("Resources/carrier-formats.json"), .copy("Resources/gazetteer.tsv"),
+                        .copy("Resources/gazetteer-LICENSE.txt")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Types, server protocol and client generated from openapi.yaml.
