@@ -24,6 +24,22 @@ struct DeliveryStatisticsTests {
         #expect(DeliverySample.country(of: "Berlin") == nil && DeliverySample.country(of: nil) == nil)
     }
 
+    @Test("An event's place: the carrier's coordinates as given; else the gazetteer's, approximate; else none")
+    func places() {
+        var exact = Self.event(1, .inTransit, "Somewhere, CH")
+        exact.latitude = 46.5
+        exact.longitude = 6.6
+        #expect(exact.place() == EventPlace(latitude: 46.5, longitude: 6.6, precision: .carrier))
+        let town = Self.event(1, .inTransit, "Zürich, CH").place()
+        #expect(town?.precision == .locality && town?.approximate == true && abs((town?.latitude ?? 0) - 47.37) < 0.1)
+        #expect(Self.event(1, .inTransit, "Nowhere-at-all, FR").place()?.precision == .country)
+        #expect(Self.event(1, .inTransit, nil).place() == nil)
+        var broken = Self.event(1, .inTransit, "Bern, CH")
+        broken.latitude = .nan
+        broken.longitude = 7
+        #expect(broken.place()?.precision == .locality, "coordinates that are not a place fall back to the name")
+    }
+
     @Test("Median and 90th percentile by nearest rank; first-attempt share; groups below the minimum hidden; fastest first")
     func rows() {
         let dhl = (1...10).map { n in

@@ -52,6 +52,13 @@ struct ParcelPollingTests {
             #expect(parcel.json["status"].string == "in_transit" && parcel.json["events"].array.count == 2, "\(parcel)")
             #expect(parcel.json["events"][0]["code"].string == "transit" && parcel.json["events"][0]["location"].string == "Köln, DE")
             #expect(parcel.json["events"][0]["timeZoneKnown"].bool == true && parcel.json["estimatedDelivery"].exists)
+            // On the map: Köln found in the offline gazetteer, approximate (the town).
+            #expect(parcel.json["events"][0]["placePrecision"].string == "locality", "\(parcel.json["events"][0])")
+            #expect(abs((parcel.json["events"][0]["latitude"].double ?? 0) - 50.94) < 0.1 && abs((parcel.json["events"][0]["longitude"].double ?? 0) - 6.96) < 0.1)
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let page = try await ada.get("/parcels/\(id)")
+            #expect(page.html.contains("data-map=") && page.html.contains("Köln, DE ≈") && page.html.contains("≈ approximate"), "\(page.html.prefix(3000))")
             let inbox = try await server.send(.GET, "/notifications", token: cast.customer.access)
             #expect(inbox.json["items"][0]["kind"].string == "parcel_update" && inbox.json["items"][0]["title"].string == "Shoes: news from the carrier", "\(inbox)")
 

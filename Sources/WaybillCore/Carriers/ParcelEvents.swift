@@ -146,3 +146,43 @@ public enum ParcelTracking {
         return table[String(code[..<slash])]
     }
 }
+
+/// Where an event happened, for the map: the carrier's own coordinates, or its place text looked
+/// up in the offline gazetteer (a postal code, a locality, or only the country's centre), which is
+/// approximate and shown as such.
+public struct EventPlace: Sendable, Equatable, Codable {
+    public enum Precision: String, Sendable, Codable {
+        /// Coordinates the carrier gave.
+        case carrier
+        case postalCode = "postal_code"
+        case locality
+        case country
+    }
+
+    public var latitude: Double
+    public var longitude: Double
+    public var precision: Precision
+    public var approximate: Bool { precision != .carrier }
+
+    public init(latitude: Double, longitude: Double, precision: Precision) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.precision = precision
+    }
+}
+
+extension ParcelEvent {
+    /// The event's place on a map, or nil when neither the carrier nor the gazetteer knows it.
+    public func place(in gazetteer: Gazetteer = .standard) -> EventPlace? {
+        if let latitude, let longitude, latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 {
+            return EventPlace(latitude: latitude, longitude: longitude, precision: .carrier)
+        }
+        guard let location, let guess = gazetteer.locate(location) else { return nil }
+        let precision: EventPlace.Precision = switch guess.precision {
+        case .postalCode: .postalCode
+        case .locality: .locality
+        case .country: .country
+        }
+        return EventPlace(latitude: guess.latitude, longitude: guess.longitude, precision: precision)
+    }
+}

@@ -196,9 +196,11 @@ extension APIHandler {
     }
 
     static func parcelEvent(_ e: ParcelEvent) -> S.ParcelEvent {
-        S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
-                      status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location,
-                      reason: e.reason.map { .init(rawValue: $0.rawValue)! })
+        let place = e.place()
+        return S.ParcelEvent(at: date(e.at), timeZoneKnown: e.timeZoneKnown, localTime: e.localTime, code: e.rawCode,
+                             status: e.status.map { .init(rawValue: $0.rawValue)! }, description: e.description, location: e.location,
+                             reason: e.reason.map { .init(rawValue: $0.rawValue)! }, latitude: place?.latitude, longitude: place?.longitude,
+                             placePrecision: place.map { .init(rawValue: $0.precision.rawValue)! })
     }
 
     private func limitCarrierLookups() throws {

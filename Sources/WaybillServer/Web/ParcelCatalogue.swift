@@ -35,6 +35,9 @@ extension Text {
     static let statsMine = Text("Your parcels", "Vos colis")
     static let statsNone = Text("Not enough deliveries yet.", "Pas encore assez de livraisons.")
     static let statsDays = Text("days", "jours")
+    static let parcelMap = Text("Where the parcel has been", "Où le colis est passé")
+    static let approximatePlaces = Text("≈ approximate: the carrier gave only a town or a country, placed by its postal code, its name or the country’s centre.",
+                                        "≈ approximatif : le transporteur n’a donné qu’une ville ou un pays, placé par son code postal, son nom ou le centre du pays.")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -110,6 +113,6 @@ enum ParcelCatalogue {
         .parcelAlerts, .parcelAlertsTitle, .publicLink, .shareParcel, .shareWithEmail, .sharedBy, .sharedWith,
         .stopSharing, .withdrawLink, .filterActive, .filterAttention, .filterDelivered, .filterAll, .nothingHere, .shipmentFrom,
         .shipmentTo, .unknownAtCarrier, .carrierBusy, .statsTitle, .statsIntro, .statsByCarrier, .statsByRoute, .statsRoute,
-        .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays,
+        .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays, .parcelMap, .approximatePlaces,
     ]
 }

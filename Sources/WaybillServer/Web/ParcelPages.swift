@@ -343,10 +343,33 @@ struct ParcelPage: PageView {
             \(CarrierDetection.standard.trackingURL(format: p.format, number: p.number).map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
             \(correct)
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
+            \(Self.map(ctx, events))
             \(Self.timeline(ctx, events))
             \(publicView ? "" : actions(ctx, owner: owner, csrf: csrf))
             \(publicView ? "" : "<p><a href=\"\(WebRoutes.parcels())\">\(h(ctx.t(.back)))</a></p>")
             """, status: status)
+    }
+
+    /// The places of the events on a map (oldest to newest as a line), the newest labelled; a place
+    /// found only by its town or country is marked approximate (≈).
+    static func map(_ ctx: WebContext, _ events: [ParcelEvent]) -> String {
+        let placed = events.sorted { $0.at < $1.at }.compactMap { e in e.place().map { (e, $0) } }
+        guard !placed.isEmpty else { return "" }
+        // One marker per distinct place, labelled with the last event there.
+        var markers: [WebMap.Marker] = []
+        var seen: [String: Int] = [:]
+        for (event, place) in placed {
+            let key = String(format: "%.3f,%.3f", place.latitude, place.longitude)
+            let label = (event.location ?? "") + (place.approximate ? " ≈" : "")
+            let marker = WebMap.Marker(id: "place-\(markers.count)", latitude: place.latitude, longitude: place.longitude, label: label,
+                                       kind: place.approximate ? "approx" : "pin")
+            if let index = seen[key] { markers[index].label = label } else { seen[key] = markers.count; markers.append(marker) }
+        }
+        let approximate = placed.contains { $0.1.approximate }
+        let fallback = "<ul class=\"map-fallback\">" + markers.map { "<li data-place-kind=\"\($0.kind)\">\(h($0.label))</li>" }.joined() + "</ul>"
+        let map = WebMap(id: "parcel-map", label: ctx.t(.parcelMap), markers: markers,
+                         trail: placed.map { [$0.1.latitude, $0.1.longitude] }, fallback: fallback)
+        return map.render(ctx) + (approximate ? "<p class=\"note\">\(h(ctx.t(.approximatePlaces)))</p>" : "")
     }
 
     /// The carrier's events, newest first, with the time as the carrier gave it.

@@ -6,7 +6,7 @@
 // a string tooltip as HTML, so tooltips get an element whose textContent holds the name.
 
 const VENDOR = "/assets/vendor/leaflet/";
-const COLOURS = { pickup: "#1a7f37", dropoff: "#c62828", driver: "#0b5cad", pin: "#d35400" };
+const COLOURS = { pickup: "#1a7f37", dropoff: "#c62828", driver: "#0b5cad", pin: "#d35400", approx: "#7a7a7a" };
 const ENDED = new Set(["delivered", "cancelled", "failed"]);
 const maps = []; // { div, map, config, markers: Map<id, {layer, kind}>, trail }
 
