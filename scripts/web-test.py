@@ -14,7 +14,9 @@ test reads the codes), then drives Debian's Chromium through Selenium:
   the manager sees the order appear on the dispatch board without reloading and assigns it;
   the driver sees it arrive, accepts, picks up, shares a position the customer sees move, collects a
   signature drawn with pointer actions and delivers; the customer sees "delivered" without reloading;
-  the manager's history shows every stage with its time and the signature.
+  the manager's history shows every stage with its time and the signature;
+  the customer follows a DHL and a Swiss Post number (carrier suggested), the news from a local server
+  speaking DHL's API arrives as a notification, and a later change arrives live on the open page.
 
 Also: another customer opening the delivery's page is refused, a session ended elsewhere sends the
 browser to the sign-in page, and a form posted without its CSRF token is refused. Screenshots of the
@@ -65,6 +67,53 @@ def check(name, condition, detail=""):
     return condition
 
 
+# ------------------------------------------------------------------ a local DHL
+# Speaks DHL Shipment Tracking - Unified (GET /track/shipments?trackingNumber=, header DHL-API-Key;
+# 404 {title, status, detail} for a number it does not know), answering what the test sets.
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+DHL_KEY = "web-test-dhl-key"
+dhl_shipments = {}
+
+
+class FakeDHL(BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urlparse(self.path)
+        number = (parse_qs(url.query).get("trackingNumber") or [""])[0]
+        if url.path != "/track/shipments" or self.headers.get("DHL-API-Key") != DHL_KEY:
+            return self.answer(401, {"title": "Unauthorized", "status": 401})
+        shipment = dhl_shipments.get(number)
+        if shipment is None:
+            return self.answer(404, {"title": "No shipment with given tracking number found.", "status": 404, "detail": "Not found"})
+        self.answer(200, {"shipments": [shipment]})
+
+    def answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def dhl_says(number, status, events):
+    """What the local DHL answers for `number`: its status and events (oldest first) in DHL's shape."""
+    dhl_shipments[number] = {
+        "id": number, "service": "parcel-de", "status": {"statusCode": status, "status": status},
+        "events": [{"timestamp": t, "statusCode": c, "status": c, "description": d,
+                    "location": {"address": {"addressLocality": p, "countryCode": "DE"}}} for t, c, d, p in reversed(events)],
+    }
+
+
+dhl = ThreadingHTTPServer(("127.0.0.1", 0), FakeDHL)
+threading.Thread(target=dhl.serve_forever, daemon=True).start()
+
 # ------------------------------------------------------------------ the server
 workdir = tempfile.mkdtemp(prefix="waybill-web-")
 with socket.socket() as s:
@@ -72,7 +121,10 @@ with socket.socket() as s:
     port = s.getsockname()[1]
 base = f"http://127.0.0.1:{port}"
 env = dict(os.environ, LOG_LEVEL="info", BCRYPT_COST="10", PUBLIC_URL=base, STORAGE_PATH=os.path.join(workdir, "data"),
-           VENDOR_ASSETS_PATH=os.path.join(ROOT, "Public", "vendor"))
+           VENDOR_ASSETS_PATH=os.path.join(ROOT, "Public", "vendor"), DHL_API_KEY=DHL_KEY,
+           DHL_API_BASE=f"http://127.0.0.1:{dhl.server_address[1]}", PARCEL_POLL_SECONDS="2")
+for name in ("LAPOSTE_API_KEY", "UPS_CLIENT_ID", "FEDEX_CLIENT_ID", "USPS_CLIENT_ID", "GLS_CLIENT_ID"):
+    env.pop(name, None)
 env.pop("DATABASE_URL", None)
 env.pop("SMTP_URL", None)
 if args.database != "sqlite":
@@ -626,6 +678,60 @@ try:
     shot(plain, "no-javascript-order")
     check("without JavaScript a customer still orders (cash) and lands on the delivery's page",
           "Your delivery is ordered." in plain.page_source and "Order received" in css(plain, ".big-status").text, plain.current_url)
+
+    # ---------------------------------------------------------- parcels of other carriers
+    dhl_number = "00340434292135100124"
+    dhl_says(dhl_number, "transit", [("2026-11-20T09:12:00+01:00", "pre-transit", "The shipment data was sent", "Bonn"),
+                                     ("2026-11-20T18:40:00+01:00", "transit", "Processed in the parcel center", "Köln")])
+    go(customer, "/parcels")
+    fill(customer, "number", "0034 0434 2921 3510 0124")
+    submit_primary(customer)
+    wait(customer, EC.url_contains("added=1"))
+    dhl_path = urlparse(customer.current_url).path
+    check("a DHL number is followed with DHL suggested", 'data-carrier="dhl"' in customer.page_source
+          and "suggested from the number" in customer.page_source)
+    go(customer, "/parcels")
+    fill(customer, "number", "RB 123 456 785 CH")
+    submit_primary(customer)
+    wait(customer, EC.url_contains("added=1"))
+    check("a Swiss Post number is followed with Swiss Post suggested", 'data-carrier="swiss_post"' in customer.page_source)
+    shot_both(customer, "parcel")
+    # The poller (every two seconds here) asks the local DHL: the news arrives as a notification.
+    go(customer, "/notifications")
+    try:
+        wait(customer, lambda d: "news from the carrier" in d.find_element(By.ID, "notification-list").text)
+        news = True
+    except TimeoutException:
+        news = False
+    check("DHL's news arrives as a notification", news)
+    go(customer, dhl_path)
+    check("the parcel shows DHL's status, its events and a map of their places",
+          'data-parcel-status="in_transit"' in customer.page_source and "Processed in the parcel center" in customer.page_source
+          and "data-map=" in customer.page_source)
+    # Delivered: asked now from another tab, the open notifications page shows it without reloading.
+    dhl_says(dhl_number, "delivered", [("2026-11-20T09:12:00+01:00", "pre-transit", "The shipment data was sent", "Bonn"),
+                                       ("2026-11-20T18:40:00+01:00", "transit", "Processed in the parcel center", "Köln"),
+                                       ("2026-11-21T11:02:00+01:00", "delivered", "The shipment has been delivered", "Berlin")])
+    go(customer, "/notifications")
+    wait(customer, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-live-state]").text or "").startswith("Live"))
+    before = customer.find_element(By.ID, "notification-list").text.count("news from the carrier")
+    other_tab = browser(DESK)
+    browsers.append(other_tab)
+    sign_in(other_tab, email, "un-mot-de-passe-solide")
+    go(other_tab, dhl_path)
+    css(other_tab, f"form[action='{dhl_path}/refresh'] button").click()
+    wait(other_tab, lambda d: 'data-parcel-status="delivered"' in d.page_source)
+    try:
+        wait(customer, lambda d: d.find_element(By.ID, "notification-list").text.count("news from the carrier") > before)
+        live_news = True
+    except TimeoutException:
+        live_news = False
+    check("a status change arrives live on the open notifications page", live_news)
+    other_tab.quit()
+    browsers.remove(other_tab)
+    go(customer, "/parcels?filter=all")
+    check("both parcels sit in one list with the customer's deliveries",
+          dhl_path in customer.page_source and 'data-kind="shipment"' in customer.page_source)
 
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")

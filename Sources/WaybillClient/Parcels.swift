@@ -48,6 +48,13 @@ extension WaybillSession {
         try await call { try await $0.listParcels(query: .init(status: status.map { .init(rawValue: $0.rawValue)! })).ok.body.json.items }
     }
 
+    /// Follows every tracking number in pasted text (a shipping confirmation); numbers already
+    /// followed come back in `skipped`.
+    public func addParcels(fromText text: String, name: String? = nil) async throws(WaybillError) -> (added: [FollowedParcel], skipped: [String]) {
+        let reply = try await call { try await $0.createParcelsFromText(body: .json(.init(text: text, name: name))).ok.body.json }
+        return (reply.added, reply.skipped)
+    }
+
     /// Everything you follow: parcels of other carriers and Waybill's own shipments, in one list
     /// with the same statuses, most recently changed first.
     public func tracked(_ filter: TrackedFilter = .active) async throws(WaybillError) -> [Components.Schemas.TrackedItem] {

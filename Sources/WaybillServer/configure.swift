@@ -272,7 +272,8 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
         }
     }
 
-    /// Every minute: parcels of other carriers that are due are asked about (when an adapter is configured).
+    /// Every minute (`PARCEL_POLL_SECONDS`): parcels of other carriers that are due are asked about
+    /// (when an adapter is configured).
     static func pollParcels(_ app: Application) async {
         guard !app.waybill.carrierTrackers.isEmpty else { return }
         while !Task.isCancelled {
@@ -281,7 +282,7 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
             } catch {
                 app.logger.warning("Polling carriers failed: \(String(describing: error))")
             }
-            try? await Task.sleep(for: .seconds(60))
+            try? await Task.sleep(for: .seconds(app.waybill.config.parcelPollSeconds))
         }
     }
 

@@ -64,7 +64,7 @@ struct PayoutsCommand: AsyncParsableCommand {
 
 struct ParcelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Add.self, List.self, Show.self, Share.self, Unshare.self, Link.self, Remove.self, Detect.self])
+        commandName: "parcel", abstract: "Parcels of other carriers.", subcommands: [Add.self, Import.self, List.self, Show.self, Share.self, Unshare.self, Link.self, Remove.self, Detect.self])
 
     static func line(_ p: FollowedParcel) -> String {
         "\(p.id)  \(p.number)  \(p.carrierName)\(p.pinned ? " (chosen)" : " (suggested)")  \(p.status.rawValue)\(p.name.map { "  \($0)" } ?? "")\(p.sharedBy.map { "  (shared by \($0))" } ?? "")"
@@ -120,6 +120,23 @@ struct ParcelCommand: AsyncParsableCommand {
                     for c in p.candidates ?? [] { Output.line("  could be \(c.carrierName) — \(c.formatName) (\(c.reason.rawValue))") }
                     for person in p.sharedWith ?? [] { Output.line("  shared with \(person.name) (\(person.userId))") }
                     if let link = p.shareUrl { Output.line("  public link: \(link)") }
+                }
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Follow every tracking number in a shipping confirmation read from standard input.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "A name for all of them (the shop, the order).") var name: String?
+
+        func run() async throws {
+            let text = Detect.readInput()
+            try await options.run { session in
+                let (added, skipped) = try await session.addParcels(fromText: text, name: name)
+                if options.json { Output.json(added) } else {
+                    for p in added { Output.line(ParcelCommand.line(p)) }
+                    if !skipped.isEmpty { Output.line("Already followed: \(skipped.joined(separator: ", "))") }
                 }
             }
         }

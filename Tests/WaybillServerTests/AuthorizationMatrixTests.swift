@@ -246,6 +246,8 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/tracked?filter=all", token: t) },
         Row(operation: "getMyCarrierStatistics", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/statistics/carriers", token: t) },
+        Row(operation: "createParcelsFromText", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/parcels/from-text", json: ["text": "UPS 1Z999AA10123456784", "name": "Matrix"], token: t) },
         Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
         Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -446,6 +448,8 @@ struct AuthorizationMatrixTests {
             "updateParcel": { w, x, p in _ = try await parcels(w).update(id(x.parcel), name: "Books", notes: nil, carrier: nil, by: p) },
             "refreshParcel": { w, x, p in _ = try await parcels(w).refresh(id(x.parcel), by: p) },
             "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
+            "createParcelsFromText": { w, _, p in
+                _ = try await parcels(w).addAll(from: "UPS 1Z999AA10123456784", name: nil, by: p) },
             "listTracked": { w, _, p in _ = try await parcels(w).tracked(for: p, filter: .all) },
             "shareParcel": { w, x, p in _ = try await parcels(w).share(id(x.parcel), with: "boss@courier.example", by: p) },
             "unshareParcel": { w, x, p in try await parcels(w).unshare(id(x.parcel), user: UserID(UUID()), by: p) },

@@ -64,3 +64,41 @@ struct TrackedListTests {
         }
     }
 }
+
+@Suite("A pasted shipping confirmation: every number in it followed, those already followed skipped")
+struct PasteConfirmationTests {
+    static let confirmation = """
+        Thank you for your order #100234567! Call us on +41 79 123 45 67.
+        Your parcels: UPS 1Z 999 AA1 01 2345 6784 and Swiss Post RB123456785CH.
+        """
+
+    @Test("Through the API, the web app and the command line", arguments: TestDatabase.available)
+    func paste(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let first = try await server.send(.POST, "/parcels/from-text", json: ["text": Self.confirmation, "name": "Shoe shop"], token: cast.customer.access)
+            #expect(first.status == .ok && first.json["added"].array.compactMap { $0["carrier"].string } == ["ups", "swiss_post"], "\(first)")
+            #expect(first.json["added"][0]["name"].string == "Shoe shop" && first.json["added"][0]["pinned"].bool == false)
+            let again = try await server.send(.POST, "/parcels/from-text", json: ["text": Self.confirmation], token: cast.customer.access)
+            #expect(again.json["added"].array.isEmpty && again.json["skipped"].array.count == 2)
+            let none = try await server.send(.POST, "/parcels/from-text", json: ["text": "Hello, no parcel here: order 123."], token: cast.customer.access)
+            #expect(none.status == .unprocessableEntity && none.json["error"]["fields"]["text"].string == "no_tracking_number")
+
+            let bob = TestBrowser(server)
+            _ = try await bob.signIn("bob@example.com")
+            #expect(try await bob.get("/parcels").html.contains("Paste a shipping confirmation"))
+            let pasted = try await bob.post("/parcels/from-text", ["text": Self.confirmation, "name": ""], from: "/parcels")
+            #expect(pasted.location == "/parcels?imported=2&skipped=0", "\(pasted.status)")
+            #expect(try await bob.get(try #require(pasted.location)).html.contains("data-imported=\"2\""))
+            let empty = try await bob.post("/parcels/from-text", ["text": "nothing", "name": ""], from: "/parcels")
+            #expect(empty.status == .unprocessableEntity && empty.html.contains("No tracking number was found"))
+
+            try await server.serving { port in
+                let cli = CLI(server: "http://127.0.0.1:\(port)", sessionFile: NSTemporaryDirectory() + "/wb-cli-\(UUID().uuidString).json")
+                _ = try await cli.run(["login", "--email", "boss@courier.example", "--password", TestServer.password])
+                let imported = try await cli.run(["parcel", "import", "--name", "Office"], input: Self.confirmation)
+                #expect(imported.status == 0 && imported.stdout.contains("1Z999AA10123456784") && imported.stdout.contains("RB123456785CH"), "\(imported)")
+            }
+        }
+    }
+}

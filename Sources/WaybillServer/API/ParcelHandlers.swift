@@ -69,6 +69,14 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(items: parcels.map { Self.parcel($0, candidates: false) }))))
     }
 
+    func createParcelsFromText(_ input: Operations.CreateParcelsFromText.Input) async throws -> Operations.CreateParcelsFromText.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let (added, skipped) = try await Parcels(request: try request).addAll(from: body.text, name: body.name, by: me)
+        return .ok(.init(body: .json(.init(added: added.map { Self.parcel(ParcelView(record: $0, relation: .owner), candidates: false) },
+                                           skipped: skipped))))
+    }
+
     func listTracked(_ input: Operations.ListTracked.Input) async throws -> Operations.ListTracked.Output {
         let me = try await principal()
         let filter = TrackedFilter(rawValue: input.query.filter?.rawValue ?? "active") ?? .active

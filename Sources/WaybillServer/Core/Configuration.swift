@@ -30,6 +30,7 @@ import WaybillCore
 /// | `DHL_API_KEY`, `DHL_API_BASE` | DHL Shipment Tracking – Unified (parcels of other carriers); unset: off |
 /// | `UPS_`, `FEDEX_`, `USPS_`, `GLS_` + `CLIENT_ID`, `CLIENT_SECRET`, `API_BASE` | OAuth client credentials of those carriers' tracking APIs; unset: off |
 /// | `LAPOSTE_API_KEY`, `LAPOSTE_API_BASE` | La Poste Suivi v2; unset: off |
+/// | `PARCEL_POLL_SECONDS` | seconds between two rounds of the parcel poller (default 60) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
@@ -87,6 +88,8 @@ public struct WaybillConfig: Sendable {
     public var tripRequestAnswerHours = 48
     /// An accepted request not paid within this many minutes lapses and frees its room.
     public var tripRequestPayMinutes = 120
+    /// Seconds between two rounds of the parcel poller (which parcels are due is decided per parcel).
+    public var parcelPollSeconds = 60
     /// Where travellers' payout accounts are opened (Stripe needs a country).
     public var payoutCountry = "CH"
     /// The carriers' tracking APIs (parcels of other carriers): each off without its key.
@@ -230,6 +233,7 @@ public struct WaybillConfig: Sendable {
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
+        if let n = try number("PARCEL_POLL_SECONDS", 1...3_600, "a number of seconds") { config.parcelPollSeconds = n }
         for (keyName, baseName) in [("DHL_API_KEY", "DHL_API_BASE"), ("LAPOSTE_API_KEY", "LAPOSTE_API_BASE")] {
             guard let base = value(baseName) else { continue }
             guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil else {

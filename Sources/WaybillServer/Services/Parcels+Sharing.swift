@@ -162,3 +162,23 @@ enum ParcelNews {
         }
     }
 }
+
+extension Parcels {
+    /// Follows every tracking number found in pasted text (a shop's shipping confirmation), each with
+    /// its likeliest carrier; numbers already followed are skipped. At most 20 a time.
+    func addAll(from text: String, name: String?, by me: Principal) async throws -> (added: [ParcelRecord], skipped: [String]) {
+        guard text.count <= 20_000 else { throw WaybillError.validation("text", "too_long") }
+        let found = CarrierDetection.standard.numbers(in: text).prefix(20)
+        guard !found.isEmpty else { throw WaybillError.validation("text", "no_tracking_number") }
+        var added: [ParcelRecord] = []
+        var skipped: [String] = []
+        for candidate in found {
+            do {
+                added.append(try await add(ParcelDraft(number: candidate.number, name: name), by: me))
+            } catch let error as WaybillError where error.status == .conflict && error.fields?["number"] == "duplicate" {
+                skipped.append(candidate.number)
+            }
+        }
+        return (added, skipped)
+    }
+}

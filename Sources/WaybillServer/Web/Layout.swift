@@ -237,6 +237,7 @@ extension WebContext {
         case "required_for_recipient_code": t(.errRecipientEmailForCode)
         case "not_allowed": t(.errNotAllowed)
         case "not_recognised": t(.errCarrierNotRecognised)
+        case "no_tracking_number": t(.errNoTrackingNumber)
         case "unknown_carrier": t(.errUnknownCarrier)
         case "duplicate": t(.errAlreadyFollowed)
         case "no_account": t(.errNoAccountForShare)

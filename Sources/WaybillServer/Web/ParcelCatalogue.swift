@@ -38,6 +38,12 @@ extension Text {
     static let parcelMap = Text("Where the parcel has been", "Où le colis est passé")
     static let approximatePlaces = Text("≈ approximate: the carrier gave only a town or a country, placed by its postal code, its name or the country’s centre.",
                                         "≈ approximatif : le transporteur n’a donné qu’une ville ou un pays, placé par son code postal, son nom ou le centre du pays.")
+    static let pasteConfirmation = Text("Paste a shipping confirmation", "Coller une confirmation d’expédition")
+    static let pasteHint = Text("The shop’s email or page: every tracking number in it is followed.", "Le courriel ou la page de la boutique : chaque numéro de suivi qu’il contient est suivi.")
+    static let pasteFollow = Text("Follow the numbers in it", "Suivre ses numéros")
+    static let pasteFollowed = Text("Numbers followed:", "Numéros suivis :")
+    static let pasteAlready = Text("already followed:", "déjà suivis :")
+    static let errNoTrackingNumber = Text("No tracking number was found in this text.", "Aucun numéro de suivi trouvé dans ce texte.")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -114,5 +120,6 @@ enum ParcelCatalogue {
         .stopSharing, .withdrawLink, .filterActive, .filterAttention, .filterDelivered, .filterAll, .nothingHere, .shipmentFrom,
         .shipmentTo, .unknownAtCarrier, .carrierBusy, .statsTitle, .statsIntro, .statsByCarrier, .statsByRoute, .statsRoute,
         .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays, .parcelMap, .approximatePlaces,
+        .pasteConfirmation, .pasteHint, .pasteFollow, .pasteFollowed, .pasteAlready, .errNoTrackingNumber,
     ]
 }

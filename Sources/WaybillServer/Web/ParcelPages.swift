@@ -13,6 +13,7 @@ struct ParcelPages {
         routes.post(WebRoutes.parcelAction, use: act)
         routes.get(WebRoutes.trackParcel, use: lookup)
         routes.post(WebRoutes.parcelAlerts, use: saveAlerts)
+        routes.post(WebRoutes.parcelsFromText, use: addFromText)
         routes.get(WebRoutes.sharedParcel, use: shared)
         routes.get(WebRoutes.carrierStatistics, use: statistics)
     }
@@ -47,6 +48,7 @@ struct ParcelPages {
         var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
         page.removed = req.query[String.self, at: "removed"] != nil
         page.saved = req.query[String.self, at: "saved"] != nil
+        page.imported = req.query[Int.self, at: "imported"].map { ($0, req.query[Int.self, at: "skipped"] ?? 0) }
         return page.response(ctx)
     }
 
@@ -58,6 +60,21 @@ struct ParcelPages {
         var any = !items.isEmpty
         if !any { any = try await !parcels.tracked(for: me, filter: .all).isEmpty }
         return ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me))
+    }
+
+    /// Pasted shipping confirmation: every number found is followed.
+    func addFromText(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let form = try AccountPages.form(req)
+        do {
+            let (added, skipped) = try await Parcels(request: req).addAll(from: form["text"] ?? "", name: form["name"].flatMap { $0.isEmpty ? nil : $0 }, by: me)
+            return req.redirect(to: WebRoutes.parcels(query: "imported=\(added.count)&skipped=\(skipped.count)"), redirectType: .normal)
+        } catch let error as WaybillError where error.fields != nil {
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
+            page.pasteForm = Form(ctx: ctx, values: form, errors: error.fields ?? [:])
+            page.status = error.status
+            return page.response(ctx)
+        }
     }
 
     func saveAlerts(_ req: Request) async throws -> Response {
@@ -163,6 +180,7 @@ extension WebRoutes {
     static let parcelAction = WebPath<(ParcelID, String)>("/parcels/:id/:action") { [$0.0.uuidString, $0.1] }
     static let trackParcel = WebPath("/track-parcel")
     static let parcelAlerts = WebPath("/parcel-alerts")
+    static let parcelsFromText = WebPath("/parcels/from-text")
     static let carrierStatistics = WebPath("/carrier-statistics")
 }
 
@@ -199,7 +217,25 @@ struct ParcelListPage: PageView {
     var settings: ParcelSettingsRecord?
     var removed = false
     var saved = false
+    /// After a paste: numbers followed, numbers already followed.
+    var imported: (added: Int, skipped: Int)?
+    var pasteForm: Form?
     var status: HTTPResponseStatus = .ok
+
+    /// Paste a shop's shipping confirmation: every number in it is followed.
+    func paste(_ ctx: WebContext) -> String {
+        let f = pasteForm ?? Form(ctx: ctx)
+        let error = f.errors["text"].map { "<p class=\"error\" id=\"f-text-error\">\(h(ctx.fieldError("text", $0)))</p>" } ?? ""
+        return """
+            <details\(pasteForm == nil ? "" : " open")><summary>\(h(ctx.t(.pasteConfirmation)))</summary>
+            <form method="post" action="\(WebRoutes.parcelsFromText())" class="stack">\(f.hidden())
+            <div class="field\(error.isEmpty ? "" : " invalid")"><label for="f-text">\(h(ctx.t(.pasteHint)))</label>
+            <textarea id="f-text" name="text" rows="6" maxlength="20000"\(error.isEmpty ? "" : " aria-invalid=\"true\" aria-describedby=\"f-text-error\"")>\(h(f.values["text"] ?? ""))</textarea>\(error)</div>
+            \(f.field("name", ctx.t(.parcelName), required: false))
+            <button type="submit">\(h(ctx.t(.pasteFollow)))</button>
+            </form></details>
+            """
+    }
 
     func page(_ ctx: WebContext) -> WebPage {
         let rows = items.map { i -> String in
@@ -252,6 +288,8 @@ struct ParcelListPage: PageView {
             \(form.field("name", ctx.t(.parcelName), required: false))
             <button type="submit" class="primary">\(h(ctx.t(.followParcel)))</button>
             </form>
+            \(imported.map { "<div class=\"alert ok\" role=\"status\" data-imported=\"\($0.added)\">\(h(ctx.t(.pasteFollowed))) \($0.added)\($0.skipped > 0 ? " · \(h(ctx.t(.pasteAlready))) \($0.skipped)" : "")</div>" } ?? "")
+            \(paste(ctx))
             <h2>\(h(ctx.t(.followedParcels)))</h2>
             \(list)
             \(alertsForm)

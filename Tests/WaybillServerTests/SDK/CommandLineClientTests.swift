@@ -211,6 +211,18 @@ extension CLI {
         try process.run()
         return await Self.finish(process, out, err)
     }
+
+    /// Runs the command with `input` on its standard input.
+    @discardableResult
+    func run(_ arguments: [String], input: String) async throws -> Result {
+        let (process, out, err) = try process(arguments)
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        return await Self.finish(process, out, err)
+    }
 }
 
 extension Pipe {
