@@ -55,6 +55,22 @@ extension WaybillSession {
         return (reply.added, reply.skipped)
     }
 
+    /// Connects a Shopify or WooCommerce shop: the answer holds its webhook URL and, this once, its
+    /// signing secret (Shopify's own when given).
+    public func connectShop(platform: ShopPlatform, name: String, secret: String? = nil) async throws(WaybillError) -> Components.Schemas.Shop {
+        try await call {
+            try await $0.connectShop(body: .json(.init(platform: .init(rawValue: platform.rawValue)!, name: name, secret: secret))).created.body.json
+        }
+    }
+
+    public func shops() async throws(WaybillError) -> [Components.Schemas.Shop] {
+        try await call { try await $0.listShops().ok.body.json.items }
+    }
+
+    public func disconnectShop(_ id: UUID) async throws(WaybillError) {
+        _ = try await call { try await $0.disconnectShop(path: .init(shopId: id.uuidString.lowercased())).noContent }
+    }
+
     /// Everything you follow: parcels of other carriers and Waybill's own shipments, in one list
     /// with the same statuses, most recently changed first.
     public func tracked(_ filter: TrackedFilter = .active) async throws(WaybillError) -> [Components.Schemas.TrackedItem] {

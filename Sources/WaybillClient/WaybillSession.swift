@@ -387,7 +387,7 @@ struct AuthMiddleware: ClientMiddleware {
     static let publicOperations: Set<String> = [
         "register", "verifyEmail", "resendVerification", "login", "refreshSession", "logout", "requestPasswordReset",
         "verifyPasswordResetCode", "completePasswordReset", "stripeWebhook", "stripeConnectWebhook", "getPublicTracking", "getVapidPublicKey",
-        "detectCarrier", "findTrackingNumbers", "getSharedParcel", "lookUpNumber", "getCarrierStatistics",
+        "detectCarrier", "findTrackingNumbers", "getSharedParcel", "lookUpNumber", "getCarrierStatistics", "shopWebhook",
     ]
     /// Operations where a token is optional (`[{}, bearerAuth]`).
     static let optionalOperations: Set<String> = ["createLiveTicket"]

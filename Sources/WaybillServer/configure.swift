@@ -53,6 +53,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateParcelEvents())         // their events at the carriers, polling, carrier budgets
     app.migrations.add(CreateParcelSharing())        // sharing parcels, when to tell people, incident reasons
     app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
+    app.migrations.add(CreateShops())                // shops whose orders' tracking numbers arrive by webhook
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -144,7 +145,7 @@ func routes(_ app: Application, spec: String) throws {
         .grouped(RequestContextMiddleware())
     let transport = VaporTransport(routesBuilder: api)
     // Compact JSON: the runtime's default (sorted, pretty-printed) cost a third of a list page's time.
-    try APIHandler().registerHandlers(on: transport, serverURL: URL(string: "/api/v1")!,
+    try APIHandler().registerHandlers(on: transport, serverURL: URL(string: APIHandler.basePath)!,
                                       configuration: .waybill)
 
     // pages outside the JSON API: payment return, sandbox checkout, printable statements

@@ -189,6 +189,12 @@ struct AuthorizationMatrixTests {
         return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
     }
 
+    /// A shop customer A connected (its id in `parcel`).
+    static func customerAShop(_ w: World) async throws -> Target {
+        let reply = try await w.server.send(.POST, "/me/shops", json: ["platform": "shopify", "name": "A's shop"], token: w.cast.customer.access)
+        return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -248,6 +254,12 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/me/statistics/carriers", token: t) },
         Row(operation: "createParcelsFromText", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/parcels/from-text", json: ["text": "UPS 1Z999AA10123456784", "name": "Matrix"], token: t) },
+        Row(operation: "listShops", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/shops", token: t) },
+        Row(operation: "connectShop", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/me/shops", json: ["platform": "woocommerce", "name": "Matrix shop"], token: t) },
+        Row(operation: "disconnectShop", expected: expect("customerA=204 others=404"), setup: customerAShop) { w, x, t in
+            try await w.server.send(.DELETE, "/me/shops/\(x.parcel)", token: t) },
         Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
         Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -419,6 +431,7 @@ struct AuthorizationMatrixTests {
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func shops(_ w: World) -> Shops { Shops(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
@@ -450,6 +463,9 @@ struct AuthorizationMatrixTests {
             "deleteParcel": { w, x, p in try await parcels(w).remove(id(x.parcel), by: p) },
             "createParcelsFromText": { w, _, p in
                 _ = try await parcels(w).addAll(from: "UPS 1Z999AA10123456784", name: nil, by: p) },
+            "listShops": { w, _, p in _ = try await shops(w).list(for: p) },
+            "connectShop": { w, _, p in _ = try await shops(w).connect(platform: .woocommerce, name: "Matrix shop", secret: nil, by: p) },
+            "disconnectShop": { w, x, p in try await shops(w).remove(UUID(uuidString: x.parcel)!, by: p) },
             "listTracked": { w, _, p in _ = try await parcels(w).tracked(for: p, filter: .all) },
             "shareParcel": { w, x, p in _ = try await parcels(w).share(id(x.parcel), with: "boss@courier.example", by: p) },
             "unshareParcel": { w, x, p in try await parcels(w).unshare(id(x.parcel), user: UserID(UUID()), by: p) },

@@ -88,6 +88,27 @@ struct ParcelWebTests {
         }
     }
 
+    @Test("Through the web app: connect a WooCommerce shop (its address and key shown once), see it listed, disconnect it",
+          arguments: [TestDatabase.sqlite])
+    func shops(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            #expect(try await ada.get("/parcels").html.contains("Connect a shop"))
+            let noName = try await ada.post("/shops", ["platform": "woocommerce", "name": "", "secret": ""], from: "/parcels")
+            #expect(noName.status == .unprocessableEntity)
+            let connected = try await ada.post("/shops", ["platform": "woocommerce", "name": "Fromagerie", "secret": ""], from: "/parcels")
+            #expect(connected.status == .ok && connected.html.contains("data-webhook-url") && connected.html.contains("/api/v1/shops/"), "\(connected.status)")
+            #expect(connected.html.contains("data-webhook-secret") && connected.html.contains("wbshop_"))
+            let list = try await ada.get("/parcels")
+            #expect(list.html.contains("Fromagerie") && !list.html.contains("wbshop_"), "the key is shown once")
+            let shop = try #require(try await ShopRecord.query(on: server.db).first())
+            #expect(try await ada.post("/shops/\(shop.id!.uuidString)/remove", [:], from: "/parcels").location == "/parcels")
+            #expect(try await ShopRecord.query(on: server.db).count() == 0)
+        }
+    }
+
     @Test("Without an account: a number's carriers with their own pages, and sign in to follow it; signed in, follow it from there",
           arguments: [TestDatabase.sqlite])
     func tryWithoutAccount(db: TestDatabase) async throws {

@@ -342,3 +342,28 @@ public enum CheckDigits {
         return sum % 10 == 0
     }
 }
+
+extension CarrierDetection {
+    /// Names shops and carriers use for themselves, beside the table's own names.
+    static let aliases: [String: String] = [
+        "unitedparcelservice": "ups", "federalexpress": "fedex", "fedexground": "fedex", "fedexexpress": "fedex",
+        "dhlexpress": "dhl", "dhlparcel": "dhl", "dhlpaket": "dhl", "dhlecommerce": "dhl", "dhlde": "dhl", "deutschepost": "dhl",
+        "swisspost": "swiss_post", "diepost": "swiss_post", "postch": "swiss_post", "lapostesuisse": "swiss_post", "postesuisse": "swiss_post",
+        "laposte": "la_poste", "colissimo": "la_poste", "chronopost": "la_poste", "glsgroup": "gls", "dpdgroup": "dpd",
+        "royalmail": "royal_mail", "canadapost": "canada_post", "amazonlogistics": "amazon", "amazonshipping": "amazon", "usps": "usps",
+    ]
+
+    /// The carrier a shop names (`tracking_company: "UPS"`, `tracking_provider: "dhl-express"`),
+    /// case, spaces and punctuation ignored; nil when no carrier of the table goes by that name.
+    public func carrier(named name: String) -> String? {
+        let key = String(name.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) && $0.isASCII }.map(Character.init))
+        guard !key.isEmpty, key.count <= 60 else { return nil }
+        if let code = Self.aliases[key], carrierNames[code] != nil { return code }
+        for (code, carrierName) in carrierNames {
+            let codeKey = code.replacingOccurrences(of: "_", with: "")
+            let nameKey = String(carrierName.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) && $0.isASCII }.map(Character.init))
+            if key == codeKey || key == nameKey { return code }
+        }
+        return nil
+    }
+}

@@ -77,6 +77,54 @@ extension APIHandler {
                                            skipped: skipped))))
     }
 
+    // MARK: shops
+
+    /// Where the API is served (`openapi.yaml`'s server).
+    static let basePath = "/api/v1"
+
+    func listShops(_ input: Operations.ListShops.Input) async throws -> Operations.ListShops.Output {
+        let me = try await principal()
+        let shops = Shops(request: try request)
+        return .ok(.init(body: .json(.init(items: try await shops.list(for: me).map { Self.shop($0, shops: shops, secret: nil) }))))
+    }
+
+    func connectShop(_ input: Operations.ConnectShop.Input) async throws -> Operations.ConnectShop.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let shops = Shops(request: try request)
+        let (shop, secret) = try await shops.connect(platform: ShopPlatform(rawValue: body.platform.rawValue)!, name: body.name,
+                                                     secret: body.secret.flatMap { $0.isEmpty ? nil : $0 }, by: me)
+        return .created(.init(body: .json(Self.shop(shop, shops: shops, secret: secret))))
+    }
+
+    func disconnectShop(_ input: Operations.DisconnectShop.Input) async throws -> Operations.DisconnectShop.Output {
+        let me = try await principal()
+        guard let id = UUID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
+        try await Shops(request: try request).remove(id, by: me)
+        return .noContent(.init())
+    }
+
+    func shopWebhook(_ input: Operations.ShopWebhook.Input) async throws -> Operations.ShopWebhook.Output {
+        let req = try request
+        guard let id = UUID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
+        if case .urlEncodedForm = input.body {
+            // WooCommerce's ping when the webhook is saved: nothing to do, but it must hear 200.
+            guard try await ShopRecord.find(id, on: req.db) != nil else { throw WaybillError.notFound }
+            return .ok(.init(body: .json(.init(followed: 0))))
+        }
+        // The signature covers the exact bytes the shop sent.
+        let raw = req.body.data.map { Array($0.readableBytesView) } ?? []
+        let headers = input.headers
+        let followed = try await Shops(request: req).receive(id, body: raw, signature: headers.xShopifyHmacSha256 ?? headers.xWCWebhookSignature,
+                                                             deliveryID: headers.xShopifyWebhookId ?? headers.xWCWebhookDeliveryID)
+        return .ok(.init(body: .json(.init(followed: followed))))
+    }
+
+    static func shop(_ s: ShopRecord, shops: Shops, secret: String?) -> S.Shop {
+        S.Shop(id: s.id!.uuidString, platform: .init(rawValue: s.platform.rawValue)!, name: s.name, webhookUrl: shops.webhookURL(s), secret: secret,
+               numbersReceived: s.numbersReceived, lastDeliveryAt: s.lastDeliveryAt.map(date), createdAt: date(s.createdAt))
+    }
+
     func listTracked(_ input: Operations.ListTracked.Input) async throws -> Operations.ListTracked.Output {
         let me = try await principal()
         let filter = TrackedFilter(rawValue: input.query.filter?.rawValue ?? "active") ?? .active

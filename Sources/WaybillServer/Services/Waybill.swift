@@ -32,6 +32,8 @@ public final class WaybillServices: Sendable {
     let carrierLiveLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
     /// What carriers said about numbers looked up without an account, for ten minutes.
     let carrierAnswerCache = CarrierAnswerCache()
+    /// Shop webhooks: two a second per shop (a bulk fulfilment), bursts of a hundred.
+    let shopWebhookLimiter = TokenBuckets(ratePerSecond: 2, burst: 100)
     /// Sharing parcels with other accounts: thirty a day per person.
     let parcelShareLimiter = TokenBuckets(ratePerSecond: 30.0 / 86_400, burst: 30)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.

@@ -44,6 +44,22 @@ extension Text {
     static let pasteFollowed = Text("Numbers followed:", "Numéros suivis :")
     static let pasteAlready = Text("already followed:", "déjà suivis :")
     static let errNoTrackingNumber = Text("No tracking number was found in this text.", "Aucun numéro de suivi trouvé dans ce texte.")
+    static let shopsTitle = Text("Your shops", "Vos boutiques")
+    static let shopConnect = Text("Connect a shop", "Connecter une boutique")
+    static let shopPlatform = Text("Shop software", "Logiciel de la boutique")
+    static let shopName = Text("The shop’s name", "Le nom de la boutique")
+    static let shopSecretOptional = Text("Signing key (Shopify)", "Clé de signature (Shopify)")
+    static let shopSecretHint = Text("Shopify shows it under Settings → Notifications → Webhooks; leave empty for WooCommerce and Waybill makes one.",
+                                     "Shopify l’affiche sous Paramètres → Notifications → Webhooks ; laissez vide pour WooCommerce et Waybill en crée une.")
+    static let shopConnected = Text("Connected. Give the shop this address and key; the key is shown only now.", "Connectée. Donnez à la boutique cette adresse et cette clé ; la clé n’est affichée que maintenant.")
+    static let shopWebhookURL = Text("Webhook address", "Adresse du webhook")
+    static let shopSecret = Text("Key", "Clé")
+    static let shopHowShopify = Text("In Shopify: Settings → Notifications → Webhooks → Create webhook, events “Fulfillment creation” and “Fulfillment update”, format JSON, this address.",
+                                     "Dans Shopify : Paramètres → Notifications → Webhooks → Créer un webhook, événements « Création du traitement » et « Mise à jour du traitement », format JSON, cette adresse.")
+    static let shopHowWoo = Text("In WooCommerce: Settings → Advanced → Webhooks → Add webhook, topic “Order updated”, this address as delivery URL and this key as secret.",
+                                 "Dans WooCommerce : Réglages → Avancé → Webhooks → Ajouter, sujet « Commande mise à jour », cette adresse comme URL de livraison et cette clé comme secret.")
+    static let shopNumbers = Text("numbers received:", "numéros reçus :")
+    static let shopDisconnect = Text("Disconnect", "Déconnecter")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -121,5 +137,7 @@ enum ParcelCatalogue {
         .shipmentTo, .unknownAtCarrier, .carrierBusy, .statsTitle, .statsIntro, .statsByCarrier, .statsByRoute, .statsRoute,
         .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays, .parcelMap, .approximatePlaces,
         .pasteConfirmation, .pasteHint, .pasteFollow, .pasteFollowed, .pasteAlready, .errNoTrackingNumber,
+        .shopsTitle, .shopConnect, .shopPlatform, .shopName, .shopSecretOptional, .shopSecretHint, .shopConnected, .shopWebhookURL,
+        .shopSecret, .shopHowShopify, .shopHowWoo, .shopNumbers, .shopDisconnect,
     ]
 }

@@ -14,6 +14,8 @@ struct ParcelPages {
         routes.get(WebRoutes.trackParcel, use: lookup)
         routes.post(WebRoutes.parcelAlerts, use: saveAlerts)
         routes.post(WebRoutes.parcelsFromText, use: addFromText)
+        routes.post(WebRoutes.shops, use: connectShop)
+        routes.post(WebRoutes.shopRemove, use: removeShop)
         routes.get(WebRoutes.sharedParcel, use: shared)
         routes.get(WebRoutes.carrierStatistics, use: statistics)
     }
@@ -59,7 +61,35 @@ struct ParcelPages {
         let items = try await parcels.tracked(for: me, filter: filter)
         var any = !items.isEmpty
         if !any { any = try await !parcels.tracked(for: me, filter: .all).isEmpty }
-        return ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me))
+        return ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me),
+                              shops: try await Shops(request: req).list(for: me))
+    }
+
+    /// Connects a shop: the page shows its webhook address and secret this once.
+    func connectShop(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let form = try AccountPages.form(req)
+        let shops = Shops(request: req)
+        do {
+            guard let platform = ShopPlatform(rawValue: form["platform"] ?? "") else { throw WaybillError.validation("platform", "invalid") }
+            let (shop, secret) = try await shops.connect(platform: platform, name: form["name"] ?? "",
+                                                         secret: form["secret"].flatMap { $0.isEmpty ? nil : $0 }, by: me)
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
+            page.connected = (shop, shops.webhookURL(shop), secret)
+            return page.response(ctx)
+        } catch let error as WaybillError where error.fields != nil {
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
+            page.shopForm = Form(ctx: ctx, values: form, errors: error.fields ?? [:])
+            page.status = error.status
+            return page.response(ctx)
+        }
+    }
+
+    func removeShop(_ req: Request) async throws -> Response {
+        let (_, me) = try TravelPages.signedIn(req)
+        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        try await Shops(request: req).remove(id, by: me)
+        return req.redirect(to: WebRoutes.parcels(), redirectType: .normal)
     }
 
     /// Pasted shipping confirmation: every number found is followed.
@@ -181,6 +211,8 @@ extension WebRoutes {
     static let trackParcel = WebPath("/track-parcel")
     static let parcelAlerts = WebPath("/parcel-alerts")
     static let parcelsFromText = WebPath("/parcels/from-text")
+    static let shops = WebPath("/shops")
+    static let shopRemove = WebPath<UUID>("/shops/:id/remove") { [$0.uuidString] }
     static let carrierStatistics = WebPath("/carrier-statistics")
 }
 
@@ -220,7 +252,41 @@ struct ParcelListPage: PageView {
     /// After a paste: numbers followed, numbers already followed.
     var imported: (added: Int, skipped: Int)?
     var pasteForm: Form?
+    var shops: [ShopRecord] = []
+    var shopForm: Form?
+    /// Just connected: the shop, its webhook address and its secret, shown this once.
+    var connected: (shop: ShopRecord, url: String, secret: String)?
     var status: HTTPResponseStatus = .ok
+
+    /// Connected shops, and the form to connect one (seed M-Track: "link e-shops").
+    func shopSection(_ ctx: WebContext) -> String {
+        let f = shopForm ?? Form(ctx: ctx, values: ["platform": "shopify"])
+        let list = shops.map { s in
+            "<li data-shop=\"\(s.id!.uuidString)\">\(h(s.name)) · \(s.platform == .shopify ? "Shopify" : "WooCommerce") · \(h(ctx.t(.shopNumbers))) \(s.numbersReceived) <form method=\"post\" action=\"\(WebRoutes.shopRemove(s.id!))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.shopDisconnect)))</button></form></li>"
+        }.joined()
+        let just = connected.map { c in
+            """
+            <div class="alert ok" role="status" data-shop-connected>
+            <p>\(h(ctx.t(.shopConnected)))</p>
+            <p><label>\(h(ctx.t(.shopWebhookURL))) <input type="text" readonly value="\(h(c.url))" data-webhook-url></label></p>
+            <p><label>\(h(ctx.t(.shopSecret))) <input type="text" readonly value="\(h(c.secret))" data-webhook-secret></label></p>
+            <p class="note">\(h(ctx.t(c.shop.platform == .shopify ? .shopHowShopify : .shopHowWoo)))</p>
+            </div>
+            """
+        } ?? ""
+        return """
+            <h2>\(h(ctx.t(.shopsTitle)))</h2>
+            \(just)
+            \(list.isEmpty ? "" : "<ul class=\"list\">\(list)</ul>")
+            <details\(shopForm == nil ? "" : " open")><summary>\(h(ctx.t(.shopConnect)))</summary>
+            <form method="post" action="\(WebRoutes.shops())" class="stack">\(f.hidden())
+            \(f.select("platform", ctx.t(.shopPlatform), options: [("shopify", "Shopify"), ("woocommerce", "WooCommerce")]))
+            \(f.field("name", ctx.t(.shopName)))
+            \(f.field("secret", ctx.t(.shopSecretOptional), autocomplete: "off", required: false, hint: ctx.t(.shopSecretHint)))
+            <button type="submit">\(h(ctx.t(.shopConnect)))</button>
+            </form></details>
+            """
+    }
 
     /// Paste a shop's shipping confirmation: every number in it is followed.
     func paste(_ ctx: WebContext) -> String {
@@ -292,6 +358,7 @@ struct ParcelListPage: PageView {
             \(paste(ctx))
             <h2>\(h(ctx.t(.followedParcels)))</h2>
             \(list)
+            \(shopSection(ctx))
             \(alertsForm)
             """, status: status)
     }
