@@ -54,6 +54,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateParcelSharing())        // sharing parcels, when to tell people, incident reasons
     app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
     app.migrations.add(CreateShops())                // shops whose orders' tracking numbers arrive by webhook
+    app.migrations.add(CreateForwardingAddresses())  // personal addresses shipping confirmations are forwarded to
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

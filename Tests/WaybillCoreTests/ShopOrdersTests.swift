@@ -45,3 +45,21 @@ struct ShopOrdersTests {
         #expect(d.carrier(named: "Royal Mail") == "royal_mail" && d.carrier(named: "Pigeon Post") == nil && d.carrier(named: "") == nil)
     }
 }
+
+@Suite("Reading a forwarded mail: recipients, subject, text parts decoded")
+struct MailTextTests {
+    @Test("Quoted-printable and base64 parts, HTML without its tags, folded headers, odd input")
+    func read() {
+        let html = Data("<p>Tracking:&nbsp;<b>1Z999AA10123456784</b></p><script>var x = 'RB000000000CH';</script>".utf8).base64EncodedString()
+        let raw = "To: Someone <PARCELS+abc@In.Example>,\r\n other@example.com\r\nSubject: Shipped\r\nContent-Type: multipart/mixed; boundary=\"zz\"\r\n\r\n--zz\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nCaf=E9 =\r\nLX123456785FR\r\n--zz\r\nContent-Type: text/html\r\nContent-Transfer-Encoding: base64\r\n\r\n\(html)\r\n--zz--\r\n"
+        let m = MailText.read(raw)
+        #expect(m.recipients == ["parcels+abc@in.example", "other@example.com"] && m.subject == "Shipped")
+        #expect(m.text.contains("Café LX123456785FR") && m.text.contains("1Z999AA10123456784") && !m.text.contains("<b>") && !m.text.contains("RB000000000CH"), "\(m.text)")
+        #expect(MailText.read("").text.isEmpty)
+        #expect(MailText.read("Content-Type: multipart/mixed; boundary=\"\"\r\n\r\n--\r\n--").recipients.isEmpty)
+        for _ in 0..<200 {
+            let noise = String((0..<Int.random(in: 0..<400)).map { _ in Character(UnicodeScalar(UInt8.random(in: 0...127))) })
+            _ = MailText.read("Content-Type: multipart/mixed; boundary=x\n\n--x\n" + noise)
+        }
+    }
+}

@@ -260,6 +260,11 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/me/shops", json: ["platform": "woocommerce", "name": "Matrix shop"], token: t) },
         Row(operation: "disconnectShop", expected: expect("customerA=204 others=404"), setup: customerAShop) { w, x, t in
             try await w.server.send(.DELETE, "/me/shops/\(x.parcel)", token: t) },
+        // This server receives no mail (no INBOUND_MAIL_DOMAIN): said plainly.
+        Row(operation: "getForwardingAddress", expected: expect("others=409"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/forwarding-address", token: t) },
+        Row(operation: "renewForwardingAddress", expected: expect("others=409"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/me/forwarding-address", token: t) },
         Row(operation: "getParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/parcel-alerts", token: t) },
         Row(operation: "setParcelAlerts", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -555,7 +560,7 @@ struct AuthorizationMatrixTests {
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
     static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
                                       "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts",
-                                      "getMyCarrierStatistics"]
+                                      "getMyCarrierStatistics", "getForwardingAddress", "renewForwardingAddress"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

@@ -77,6 +77,22 @@ extension APIHandler {
                                            skipped: skipped))))
     }
 
+    // MARK: forwarding address
+
+    func getForwardingAddress(_ input: Operations.GetForwardingAddress.Input) async throws -> Operations.GetForwardingAddress.Output {
+        let me = try await principal()
+        let req = try request
+        let address = try await Forwarding(services: req.application.waybill, db: req.db, logger: req.logger).address(for: me)
+        return .ok(.init(body: .json(.init(address: address))))
+    }
+
+    func renewForwardingAddress(_ input: Operations.RenewForwardingAddress.Input) async throws -> Operations.RenewForwardingAddress.Output {
+        let me = try await principal()
+        let req = try request
+        let address = try await Forwarding(services: req.application.waybill, db: req.db, logger: req.logger).address(for: me, renew: true)
+        return .ok(.init(body: .json(.init(address: address))))
+    }
+
     // MARK: shops
 
     /// Where the API is served (`openapi.yaml`'s server).

@@ -109,6 +109,7 @@ extension Application {
         asyncCommands.use(UserCommands(), as: "user")
         asyncCommands.use(MigrateCommand(), as: "migrate")
         asyncCommands.use(AreaCommands(), as: "areas")
+        asyncCommands.use(InboundMailCommand(), as: "inbound-mail")
     }
 }
 

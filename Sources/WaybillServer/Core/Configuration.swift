@@ -30,6 +30,7 @@ import WaybillCore
 /// | `DHL_API_KEY`, `DHL_API_BASE` | DHL Shipment Tracking – Unified (parcels of other carriers); unset: off |
 /// | `UPS_`, `FEDEX_`, `USPS_`, `GLS_` + `CLIENT_ID`, `CLIENT_SECRET`, `API_BASE` | OAuth client credentials of those carriers' tracking APIs; unset: off |
 /// | `LAPOSTE_API_KEY`, `LAPOSTE_API_BASE` | La Poste Suivi v2; unset: off |
+/// | `INBOUND_MAIL_DOMAIN` | domain of the forwarding addresses for shipping confirmations (its mail piped to `waybill inbound-mail`); unset: off |
 /// | `PARCEL_POLL_SECONDS` | seconds between two rounds of the parcel poller (default 60) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
@@ -90,6 +91,8 @@ public struct WaybillConfig: Sendable {
     public var tripRequestPayMinutes = 120
     /// Seconds between two rounds of the parcel poller (which parcels are due is decided per parcel).
     public var parcelPollSeconds = 60
+    /// The domain of forwarding addresses (`parcels+TOKEN@domain`); nil: no mail is received.
+    public var inboundMailDomain: String?
     /// Where travellers' payout accounts are opened (Stripe needs a country).
     public var payoutCountry = "CH"
     /// The carriers' tracking APIs (parcels of other carriers): each off without its key.
@@ -234,6 +237,12 @@ public struct WaybillConfig: Sendable {
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("PARCEL_POLL_SECONDS", 1...3_600, "a number of seconds") { config.parcelPollSeconds = n }
+        if let domain = value("INBOUND_MAIL_DOMAIN") {
+            guard domain.count <= 200, domain.contains("."), domain.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
+                throw ConfigurationError("INBOUND_MAIL_DOMAIN must be a domain name such as in.courier.example.")
+            }
+            config.inboundMailDomain = domain.lowercased()
+        }
         for (keyName, baseName) in [("DHL_API_KEY", "DHL_API_BASE"), ("LAPOSTE_API_KEY", "LAPOSTE_API_BASE")] {
             guard let base = value(baseName) else { continue }
             guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil else {

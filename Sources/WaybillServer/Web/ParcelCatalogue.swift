@@ -60,6 +60,7 @@ extension Text {
                                  "Dans WooCommerce : Réglages → Avancé → Webhooks → Ajouter, sujet « Commande mise à jour », cette adresse comme URL de livraison et cette clé comme secret.")
     static let shopNumbers = Text("numbers received:", "numéros reçus :")
     static let shopDisconnect = Text("Disconnect", "Déconnecter")
+    static let forwardTo = Text("Or forward the shop’s email to your own address:", "Ou transférez le courriel de la boutique à votre adresse :")
     static let nothingHere = Text("Nothing here.", "Rien ici.")
     static let shipmentFrom = Text("Shipment from", "Envoi de")
     static let shipmentTo = Text("Shipment to", "Envoi pour")
@@ -138,6 +139,6 @@ enum ParcelCatalogue {
         .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays, .parcelMap, .approximatePlaces,
         .pasteConfirmation, .pasteHint, .pasteFollow, .pasteFollowed, .pasteAlready, .errNoTrackingNumber,
         .shopsTitle, .shopConnect, .shopPlatform, .shopName, .shopSecretOptional, .shopSecretHint, .shopConnected, .shopWebhookURL,
-        .shopSecret, .shopHowShopify, .shopHowWoo, .shopNumbers, .shopDisconnect,
+        .shopSecret, .shopHowShopify, .shopHowWoo, .shopNumbers, .shopDisconnect, .forwardTo,
     ]
 }

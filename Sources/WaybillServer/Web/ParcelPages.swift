@@ -61,8 +61,12 @@ struct ParcelPages {
         let items = try await parcels.tracked(for: me, filter: filter)
         var any = !items.isEmpty
         if !any { any = try await !parcels.tracked(for: me, filter: .all).isEmpty }
-        return ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me),
-                              shops: try await Shops(request: req).list(for: me))
+        var page = ParcelListPage(items: items, filter: filter, followsAny: any, form: form, settings: try await parcels.settings(for: me),
+                                  shops: try await Shops(request: req).list(for: me))
+        if req.application.waybill.config.inboundMailDomain != nil, ParcelPolicy.allows(.change, as: .owner, by: me.caller) {
+            page.forwardingAddress = try await Forwarding(services: req.application.waybill, db: req.db, logger: req.logger).address(for: me)
+        }
+        return page
     }
 
     /// Connects a shop: the page shows its webhook address and secret this once.
@@ -254,6 +258,8 @@ struct ParcelListPage: PageView {
     var pasteForm: Form?
     var shops: [ShopRecord] = []
     var shopForm: Form?
+    /// Where to forward shipping confirmations, when this server receives mail.
+    var forwardingAddress: String?
     /// Just connected: the shop, its webhook address and its secret, shown this once.
     var connected: (shop: ShopRecord, url: String, secret: String)?
     var status: HTTPResponseStatus = .ok
@@ -299,7 +305,9 @@ struct ParcelListPage: PageView {
             <textarea id="f-text" name="text" rows="6" maxlength="20000"\(error.isEmpty ? "" : " aria-invalid=\"true\" aria-describedby=\"f-text-error\"")>\(h(f.values["text"] ?? ""))</textarea>\(error)</div>
             \(f.field("name", ctx.t(.parcelName), required: false))
             <button type="submit">\(h(ctx.t(.pasteFollow)))</button>
-            </form></details>
+            </form>
+            \(forwardingAddress.map { "<p>\(h(ctx.t(.forwardTo))) <strong data-forwarding-address>\(h($0))</strong></p>" } ?? "")
+            </details>
             """
     }
 
