@@ -253,7 +253,7 @@ struct AuthorizationMatrixTests {
         Row(operation: "getMyCarrierStatistics", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/statistics/carriers", token: t) },
         Row(operation: "createParcelsFromText", expected: expect("others=200"), setup: nothing) { w, _, t in
-            try await w.server.send(.POST, "/parcels/from-text", json: ["text": "UPS 1Z999AA10123456784", "name": "Matrix"], token: t) },
+            try await w.server.send(.POST, "/parcel-imports", json: ["text": "UPS 1Z999AA10123456784", "name": "Matrix"], token: t) },
         Row(operation: "listShops", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/shops", token: t) },
         Row(operation: "connectShop", expected: expect("others=201"), setup: nothing) { w, _, t in

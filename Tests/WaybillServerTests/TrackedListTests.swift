@@ -76,12 +76,12 @@ struct PasteConfirmationTests {
     func paste(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
-            let first = try await server.send(.POST, "/parcels/from-text", json: ["text": Self.confirmation, "name": "Shoe shop"], token: cast.customer.access)
+            let first = try await server.send(.POST, "/parcel-imports", json: ["text": Self.confirmation, "name": "Shoe shop"], token: cast.customer.access)
             #expect(first.status == .ok && first.json["added"].array.compactMap { $0["carrier"].string } == ["ups", "swiss_post"], "\(first)")
             #expect(first.json["added"][0]["name"].string == "Shoe shop" && first.json["added"][0]["pinned"].bool == false)
-            let again = try await server.send(.POST, "/parcels/from-text", json: ["text": Self.confirmation], token: cast.customer.access)
+            let again = try await server.send(.POST, "/parcel-imports", json: ["text": Self.confirmation], token: cast.customer.access)
             #expect(again.json["added"].array.isEmpty && again.json["skipped"].array.count == 2)
-            let none = try await server.send(.POST, "/parcels/from-text", json: ["text": "Hello, no parcel here: order 123."], token: cast.customer.access)
+            let none = try await server.send(.POST, "/parcel-imports", json: ["text": "Hello, no parcel here: order 123."], token: cast.customer.access)
             #expect(none.status == .unprocessableEntity && none.json["error"]["fields"]["text"].string == "no_tracking_number")
 
             let bob = TestBrowser(server)

@@ -101,6 +101,12 @@ struct OAuthHTTP: Sendable {
     let tokens: OAuthTokenCache
     let client: @Sendable () -> any Client
 
+    /// A carrier's API at `credentials.base`, its token endpoint at `tokenPath`.
+    init(_ credentials: CarrierCredentials, tokenPath: String, style: OAuthTokenCache.Style, client: @escaping @Sendable () -> any Client) {
+        tokens = OAuthTokenCache(url: credentials.base + tokenPath, credentials: credentials, style: style, client: client)
+        self.client = client
+    }
+
     func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], json: Any? = nil) async throws -> (status: UInt, json: Any?) {
         for attempt in 0..<2 {
             var headers = headers
@@ -139,8 +145,7 @@ struct UPSTracker: CarrierTracker {
 
     init(credentials: CarrierCredentials, client: @escaping @Sendable () -> any Client) {
         base = credentials.base
-        http = OAuthHTTP(tokens: OAuthTokenCache(url: "\(credentials.base)/security/v1/oauth/token", credentials: credentials, style: .basic, client: client),
-                         client: client)
+        http = OAuthHTTP(credentials, tokenPath: "/security/v1/oauth/token", style: .basic, client: client)
     }
 
     func track(_ numbers: [String]) async throws -> [String: CarrierAnswer] {
@@ -207,8 +212,7 @@ struct FedExTracker: CarrierTracker {
 
     init(credentials: CarrierCredentials, client: @escaping @Sendable () -> any Client) {
         base = credentials.base
-        http = OAuthHTTP(tokens: OAuthTokenCache(url: "\(credentials.base)/oauth/token", credentials: credentials, style: .formFields, client: client),
-                         client: client)
+        http = OAuthHTTP(credentials, tokenPath: "/oauth/token", style: .formFields, client: client)
     }
 
     func track(_ numbers: [String]) async throws -> [String: CarrierAnswer] {
@@ -267,8 +271,7 @@ struct USPSTracker: CarrierTracker {
 
     init(credentials: CarrierCredentials, client: @escaping @Sendable () -> any Client) {
         base = credentials.base
-        http = OAuthHTTP(tokens: OAuthTokenCache(url: "\(credentials.base)/oauth2/v3/token", credentials: credentials, style: .formFields, client: client),
-                         client: client)
+        http = OAuthHTTP(credentials, tokenPath: "/oauth2/v3/token", style: .formFields, client: client)
     }
 
     func track(_ numbers: [String]) async throws -> [String: CarrierAnswer] {
@@ -311,8 +314,7 @@ struct GLSTracker: CarrierTracker {
 
     init(credentials: CarrierCredentials, client: @escaping @Sendable () -> any Client) {
         base = credentials.base
-        http = OAuthHTTP(tokens: OAuthTokenCache(url: "\(credentials.base)/oauth2/v2/token", credentials: credentials, style: .basic, client: client),
-                         client: client)
+        http = OAuthHTTP(credentials, tokenPath: "/oauth2/v2/token", style: .basic, client: client)
     }
 
     func track(_ numbers: [String]) async throws -> [String: CarrierAnswer] {
