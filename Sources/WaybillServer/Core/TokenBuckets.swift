@@ -14,6 +14,17 @@ final class TokenBuckets: Sendable {
         self.burst = burst
     }
 
+    /// The keys with a bucket.
+    var keys: [String] { buckets.withLockedValue { Array($0.keys) } }
+
+    /// Spends every key's bucket and more: the next token comes back only after a full burst's
+    /// time. For tests that need the limit reached without racing the clock on a loaded machine.
+    func exhaustAll(now: Double = Date().timeIntervalSince1970) {
+        buckets.withLockedValue { buckets in
+            for key in buckets.keys { buckets[key] = (-burst, now) }
+        }
+    }
+
     /// Gives back a token taken for something that turned out not to count (a tracking link that
     /// exists: only misses count, but they are counted before the look-up).
     func giveBack(_ key: String) {
