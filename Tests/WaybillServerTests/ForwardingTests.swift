@@ -77,31 +77,31 @@ struct ForwardingTests {
                 "DATABASE_URL": "sqlite://" + server.app.waybill.config.storagePath + "/waybill.sqlite",
                 "STORAGE_PATH": server.app.waybill.config.storagePath, "INBOUND_MAIL_DOMAIN": "in.waybill.test", "LOG_LEVEL": "error",
             ]) { _, new in new }
-            let input = Pipe(), output = Pipe()
+            // Waited for off the test's threads (CLI.finish), which a blocking wait would starve.
+            let input = Pipe(), output = Pipe(), errors = Pipe()
             process.standardInput = input
             process.standardOutput = output
-            process.standardError = output
+            process.standardError = errors
             try process.run()
             try input.fileHandleForWriting.write(contentsOf: Data("To: \(current)\r\nSubject: Fwd: Swiss Post\r\n\r\nYour parcel RB123456785CH is on its way.\r\n".utf8))
             try input.fileHandleForWriting.close()
-            process.waitUntilExit()
-            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0 && said.contains("Followed 1"), "\(process.terminationStatus) \(said)")
+            let said = await CLI.finish(process, output, errors)
+            #expect(said.status == 0 && (said.stdout + said.stderr).contains("Followed 1"), "\(said)")
             #expect(try await ParcelRecord.query(on: server.db).filter(\.$number == "RB123456785CH").count() == 1)
 
             let unknown = Process()
             unknown.executableURL = executable
             unknown.arguments = ["inbound-mail", "--recipient", "parcels+zzzzzzzzzzzz@in.waybill.test"]
             unknown.environment = process.environment
-            let none = Pipe()
+            let none = Pipe(), unknownOut = Pipe(), unknownErr = Pipe()
             unknown.standardInput = none
-            unknown.standardOutput = FileHandle.nullDevice
-            unknown.standardError = FileHandle.nullDevice
+            unknown.standardOutput = unknownOut
+            unknown.standardError = unknownErr
             try unknown.run()
             try none.fileHandleForWriting.write(contentsOf: Data("Subject: hi\r\n\r\nhello".utf8))
             try none.fileHandleForWriting.close()
-            unknown.waitUntilExit()
-            #expect(unknown.terminationStatus == 67, "EX_NOUSER: the mail server bounces it")
+            let bounced = await CLI.finish(unknown, unknownOut, unknownErr)
+            #expect(bounced.status == 67, "EX_NOUSER: the mail server bounces it: \(bounced)")
         }
     }
 }

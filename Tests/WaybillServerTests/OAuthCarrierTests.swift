@@ -152,13 +152,12 @@ struct OAuthCarrierTests {
 
     @Test("A wrong client secret: no token, and the tracking API is never asked")
     func wrongSecret() async throws {
-        let fake = try await FakeCarriers.start()
-        let app = try await Application.make(.testing)
-        let bad = CarrierCredentials(clientID: FakeCarriers.clientID, clientSecret: "wrong", base: fake.baseURL)
-        let tracker = UPSTracker(credentials: bad, client: { app.client })
-        await #expect(throws: CarrierTrackingError.unavailable("token refused (401)")) { try await tracker.track(["1Z879E930346834440"]) }
-        #expect(fake.requests.allSatisfy { !$0.contains("/api/track/") })
-        try? await app.asyncShutdown()
-        await fake.stop()
+        try await Poll.withCarriers(.sqlite) { server, fake in
+            let bad = CarrierCredentials(clientID: FakeCarriers.clientID, clientSecret: "wrong", base: fake.baseURL)
+            let app = server.app
+            let tracker = UPSTracker(credentials: bad, client: { app.client })
+            await #expect(throws: CarrierTrackingError.unavailable("token refused (401)")) { try await tracker.track(["1Z879E930346834440"]) }
+            #expect(fake.requests.allSatisfy { !$0.contains("/api/track/") })
+        }
     }
 }
