@@ -222,12 +222,21 @@ extension OneTimeCodes {
     /// The receiver's app shows the code, so a copy is kept sealed (AES-GCM under a key of its own,
     /// bound to the order): a database dump alone does not reveal it. Erased at delivery.
     func sealRecipientCode(_ code: String, orderID: OrderID) -> String? {
-        try? AES.GCM.seal(Data(code.utf8), using: sealKey, authenticating: Data(orderID.uuidString.utf8)).combined?.base64EncodedString()
+        Self.seal(code, key: sealKey, context: orderID.uuidString)
     }
 
     func unsealRecipientCode(_ sealed: String, orderID: OrderID) -> String? {
+        Self.unseal(sealed, key: sealKey, context: orderID.uuidString)
+    }
+
+    /// AES-GCM, bound to `context`, base64: the one sealing every kept secret goes through.
+    static func seal(_ plain: String, key: SymmetricKey, context: String) -> String? {
+        try? AES.GCM.seal(Data(plain.utf8), using: key, authenticating: Data(context.utf8)).combined?.base64EncodedString()
+    }
+
+    static func unseal(_ sealed: String, key: SymmetricKey, context: String) -> String? {
         guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: sealKey, authenticating: Data(orderID.uuidString.utf8)) else { return nil }
+              let plain = try? AES.GCM.open(box, using: key, authenticating: Data(context.utf8)) else { return nil }
         return String(data: plain, encoding: .utf8)
     }
 

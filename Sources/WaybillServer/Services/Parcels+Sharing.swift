@@ -43,11 +43,16 @@ struct ParcelShares {
         try await rows(try select().where("parcel_id", .equal, SQLBind(parcel)).where("user_id", .equal, SQLBind(user))).first
     }
 
-    /// Adds the share; false if it was there already.
+    /// Adds the share; false if it was there already (also when a parallel request added it first:
+    /// the unique key decides, not a 500).
     func add(parcel: ParcelID, user: UserID) async throws -> Bool {
         guard try await row(parcel: parcel, user: user) == nil else { return false }
-        try await sql.insert(into: "parcel_shares").columns("parcel_id", "user_id", "created_at")
-            .values(SQLBind(parcel), SQLBind(user), SQLBind(UnixTime.nowMillis)).run()
+        do {
+            try await sql.insert(into: "parcel_shares").columns("parcel_id", "user_id", "created_at")
+                .values(SQLBind(parcel), SQLBind(user), SQLBind(UnixTime.nowMillis)).run()
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            return false
+        }
         return true
     }
 

@@ -134,13 +134,11 @@ extension OneTimeCodes {
     /// Secrets Waybill must read back (a shop's webhook key), sealed under a key of their own and
     /// bound to what they belong to.
     func sealSecret(_ secret: String, context: String) -> String? {
-        try? AES.GCM.seal(Data(secret.utf8), using: secretKey, authenticating: Data(context.utf8)).combined?.base64EncodedString()
+        Self.seal(secret, key: secretKey, context: context)
     }
 
     func unsealSecret(_ sealed: String, context: String) -> String? {
-        guard let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: secretKey, authenticating: Data(context.utf8)) else { return nil }
-        return String(data: plain, encoding: .utf8)
+        Self.unseal(sealed, key: secretKey, context: context)
     }
 
     private var secretKey: SymmetricKey {
