@@ -115,7 +115,8 @@ struct ParcelPollingTests {
             #expect(try await Self.poll(server) == 0)
             #expect(fake.requests.count == asked + 1)
             let budget = try await server.db.query(CarrierBudgetRow.self).filter(\.$id == "la_poste").first()
-            #expect(budget?.blockedUntil != nil && budget!.used >= 2)
+            // At least the refused call counts (the day may have turned in the 121 minutes: the budget is per UTC day).
+            #expect(budget?.blockedUntil != nil && budget!.used >= 1)
             #expect(try await Self.poll(server) == 0 && fake.requests.count == asked + 1, "paused")
             server.clock.advance(minutes: 3)
             #expect(try await Self.poll(server) == 2)

@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("Live updates and positions through the SDK survive the server going away", .timeLimit(.minutes(3)))
+@Suite("Live updates and positions through the SDK survive the server going away", .timeLimit(.minutes(10)))
 struct SDKLiveTests {
     @Test("The live stream reconnects after the server restarts and delivers what happened meanwhile, once each and in order",
           arguments: TestDatabase.available)
@@ -138,7 +138,7 @@ struct SDKLiveTests {
     }
 }
 
-@Suite("The live stream notices a connection that died silently", .timeLimit(.minutes(2)))
+@Suite("The live stream notices a connection that died silently", .timeLimit(.minutes(10)))
 struct SDKLiveHeartbeatTests {
     @Test("When the network path to the server goes silent, the live stream's heartbeat notices, reconnects and delivers what it missed",
           arguments: TestDatabase.available)
