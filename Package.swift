@@ -42,7 +42,8 @@ let package = Package(
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
         .target(
             name: "WaybillCore",
-            dependencies: [.product(name: "Tagged", package: "swift-tagged")],
+            // Crypto: webhook signatures are made and checked by one piece of code (server and SDK).
+            dependencies: [.product(name: "Tagged", package: "swift-tagged"), .product(name: "Crypto", package: "swift-crypto")],
             // The carriers' tracking-number formats, as data (scripts/make-carrier-formats).
             // The offline gazetteer of carriers' event locations (scripts/make-gazetteer, GeoNames CC BY 4.0).
             resources: [.copy("Resources/carrier-formats.json"), .copy("Resources/gazetteer.tsv"),

@@ -55,6 +55,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
     app.migrations.add(CreateShops())                // shops whose orders' tracking numbers arrive by webhook
     app.migrations.add(CreateForwardingAddresses())  // personal addresses shipping confirmations are forwarded to
+    app.migrations.add(CreateWebhooks())  // integrators' endpoints, their deliveries and the attempts made
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -80,6 +81,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.lifecycle.use(HTTPClientShutdown(client: pushClient))
     let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
+    let codes = OneTimeCodes(secret: config.jwtSecret)
+    let webhookWorker = WebhookWorker(db: { app.db }, services: { app.waybillIfConfigured }, writeLock: app.writeLock,
+                                      codes: codes, logger: app.logger, group: app.eventLoopGroup,
+                                      timeoutSeconds: config.webhookTimeoutSeconds, allowPrivate: config.webhooksAllowPrivate)
     let carrierTrackers = config.carriers.trackers(client: { app.client })
     if !carrierTrackers.off.isEmpty {
         app.logger.notice("Carrier adapters off, parcels of these carriers keep their first status: \(carrierTrackers.off.joined(separator: ", "))")
@@ -88,7 +93,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         config: config,
         tokens: await TokenService.make(secret: config.jwtSecret),
         passwords: try await PasswordHasher.make(cost: config.bcryptCost, threadPool: hashingPool),
-        codes: OneTimeCodes(secret: config.jwtSecret),
+        codes: codes,
         outbox: outbox,
         payments: config.stripe.map { settings in StripePayments(settings: settings, client: { app.client }) }
             ?? SandboxPayments(db: { app.db }, writeLock: app.writeLock, publicURL: config.publicURL, logger: app.logger),
@@ -98,11 +103,17 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         push: push ?? PushService(settings: config.push, httpClient: pushClient, logger: app.logger),
         writeLock: app.writeLock,
         threadPool: app.threadPool,
+        webhookWorker: webhookWorker,
         clock: clock,
         random: random,
         carrierTrackers: carrierTrackers.trackers
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
+    // Integrators' endpoints: each event queued for those that asked for it, in its transaction.
+    app.waybill.events.subscribe("webhooks") { event, db in
+        guard let services = app.waybillIfConfigured else { return }
+        try await Webhooks.enqueue(event, services: services, on: db)
+    }
     outbox.handle(Outbox.pushKind) { payload in
         try await PushDelivery(app: app).deliver(payload)
     }
@@ -257,7 +268,8 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
                 async let live: Void = liveFeed.run()
                 async let chores: Void = Self.housekeeping(application)
                 async let parcels: Void = Self.pollParcels(application)
-                _ = await (mail, live, chores, parcels)
+                async let webhooks: Void = application.waybill.webhookWorker.run()
+                _ = await (mail, live, chores, parcels, webhooks)
             }
         } }
     }

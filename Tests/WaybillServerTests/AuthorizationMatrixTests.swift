@@ -195,6 +195,19 @@ struct AuthorizationMatrixTests {
         return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
     }
 
+    /// A webhook endpoint customer A registered (its id in `parcel`), with one delivery (its id in `code`).
+    static func customerAEndpoint(_ w: World) async throws -> Target {
+        // Fresh for each caller expected to succeed: the older ones go (ten per account at most).
+        for old in try await w.server.send(.GET, "/webhook-endpoints", token: w.cast.customer.access).json["items"].array {
+            _ = try await w.server.send(.DELETE, "/webhook-endpoints/\(old["id"].string ?? "")", token: w.cast.customer.access)
+        }
+        let reply = try await w.server.send(.POST, "/webhook-endpoints", json: ["url": "https://hooks.example.com/waybill", "events": ["shipment.delivered"]],
+                                            token: w.cast.customer.access)
+        let id = try #require(reply.json["id"].string, "\(reply)")
+        let ping = try await w.server.send(.POST, "/webhook-endpoints/\(id)/pings", token: w.cast.customer.access)
+        return Target(order: "", code: try #require(ping.json["id"].string, "\(ping)"), parcel: id)
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -260,6 +273,24 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/me/shops", json: ["platform": "woocommerce", "name": "Matrix shop"], token: t) },
         Row(operation: "disconnectShop", expected: expect("customerA=204 others=404"), setup: customerAShop) { w, x, t in
             try await w.server.send(.DELETE, "/me/shops/\(x.parcel)", token: t) },
+        Row(operation: "listWebhookEndpoints", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/webhook-endpoints", token: t) },
+        Row(operation: "createWebhookEndpoint", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/webhook-endpoints", json: ["url": "https://hooks.example.com/m", "events": ["shipment.placed"]], token: t) },
+        Row(operation: "getWebhookEndpoint", expected: expect("customerA=200 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.GET, "/webhook-endpoints/\(x.parcel)", token: t) },
+        Row(operation: "updateWebhookEndpoint", expected: expect("customerA=200 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.PATCH, "/webhook-endpoints/\(x.parcel)", json: ["description": "Shop"], token: t) },
+        Row(operation: "deleteWebhookEndpoint", expected: expect("customerA=204 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.DELETE, "/webhook-endpoints/\(x.parcel)", token: t) },
+        Row(operation: "rotateWebhookSecret", expected: expect("customerA=200 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.POST, "/webhook-endpoints/\(x.parcel)/secret", token: t) },
+        Row(operation: "pingWebhookEndpoint", expected: expect("customerA=202 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.POST, "/webhook-endpoints/\(x.parcel)/pings", token: t) },
+        Row(operation: "listWebhookDeliveries", expected: expect("customerA=200 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.GET, "/webhook-endpoints/\(x.parcel)/deliveries", token: t) },
+        Row(operation: "redeliverWebhook", expected: expect("customerA=202 others=404"), setup: customerAEndpoint) { w, x, t in
+            try await w.server.send(.POST, "/webhook-endpoints/\(x.parcel)/deliveries/\(x.code)/redeliveries", token: t) },
         // This server receives no mail (no INBOUND_MAIL_DOMAIN): said plainly.
         Row(operation: "getForwardingAddress", expected: expect("others=409"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/forwarding-address", token: t) },
@@ -436,6 +467,7 @@ struct AuthorizationMatrixTests {
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func webhooks(_ w: World) -> Webhooks { Webhooks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func shops(_ w: World) -> Shops { Shops(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
@@ -469,6 +501,17 @@ struct AuthorizationMatrixTests {
             "createParcelsFromText": { w, _, p in
                 _ = try await parcels(w).addAll(from: "UPS 1Z999AA10123456784", name: nil, by: p) },
             "listShops": { w, _, p in _ = try await shops(w).list(for: p) },
+            "listWebhookEndpoints": { w, _, p in _ = try await webhooks(w).list(for: p) },
+            "createWebhookEndpoint": { w, _, p in
+                _ = try await webhooks(w).create(.init(url: "https://hooks.example.com/m", events: ["shipment.placed"]), by: p) },
+            "getWebhookEndpoint": { w, x, p in _ = try await webhooks(w).endpoint(UUID(uuidString: x.parcel)!, for: p) },
+            "updateWebhookEndpoint": { w, x, p in _ = try await webhooks(w).update(UUID(uuidString: x.parcel)!, .init(description: "Shop"), by: p) },
+            "deleteWebhookEndpoint": { w, x, p in try await webhooks(w).delete(UUID(uuidString: x.parcel)!, by: p) },
+            "rotateWebhookSecret": { w, x, p in _ = try await webhooks(w).rotateSecret(UUID(uuidString: x.parcel)!, by: p) },
+            "pingWebhookEndpoint": { w, x, p in _ = try await webhooks(w).ping(UUID(uuidString: x.parcel)!, by: p) },
+            "listWebhookDeliveries": { w, x, p in _ = try await webhooks(w).deliveries(UUID(uuidString: x.parcel)!, for: p) },
+            "redeliverWebhook": { w, x, p in
+                _ = try await webhooks(w).redeliver(UUID(uuidString: x.parcel)!, delivery: UUID(uuidString: x.code)!, by: p) },
             "connectShop": { w, _, p in _ = try await shops(w).connect(platform: .woocommerce, name: "Matrix shop", secret: nil, by: p) },
             "disconnectShop": { w, x, p in try await shops(w).remove(UUID(uuidString: x.parcel)!, by: p) },
             "listTracked": { w, _, p in _ = try await parcels(w).tracked(for: p, filter: .all) },

@@ -338,10 +338,11 @@ struct DomainEventTests {
                 case .receiptConfirmed: "receipt_confirmed"
                 case .paidOut: "paid_out"
                 case .parcelChanged: "parcel_changed"
+                case .tripRequestChanged(_, let change): "trip_request_\(change.rawValue)"
                 }
                 seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }
             }
-            #expect(server.app.waybill.events.names == ["notifications", "live-status", "ledger", "trip-requests", "statistics", "test"])
+            #expect(server.app.waybill.events.names == ["notifications", "live-status", "ledger", "trip-requests", "statistics", "webhooks", "test"])
             let cast = try await server.cast()
             let id = try await server.placeOrder(cast.customer.access)
             try await server.advance(id, to: .delivered, cast: cast)

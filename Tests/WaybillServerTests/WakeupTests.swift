@@ -20,12 +20,14 @@ struct WakeupTests {
     func pokes() async {
         let wakeup = Wakeup()
         let clock = ContinuousClock()
+        // Timeouts of ten minutes: a poke must end the wait long before. (In the full parallel run on
+        // two cores a resumed task can wait a minute for a thread, so a shorter bound proves nothing.)
         wakeup.poke()
-        let kept = await clock.measure { await wakeup.wait(timeout: .seconds(60)) }
-        #expect(kept < .seconds(30))
-        let waiting = Task { await clock.measure { await wakeup.wait(timeout: .seconds(60)) } }
+        let kept = await clock.measure { await wakeup.wait(timeout: .seconds(600)) }
+        #expect(kept < .seconds(300))
+        let waiting = Task { await clock.measure { await wakeup.wait(timeout: .seconds(600)) } }
         try? await Task.sleep(for: .milliseconds(50))
         wakeup.poke()
-        #expect(await waiting.value < .seconds(30))
+        #expect(await waiting.value < .seconds(300))
     }
 }

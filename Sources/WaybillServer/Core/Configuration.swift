@@ -32,6 +32,8 @@ import WaybillCore
 /// | `LAPOSTE_API_KEY`, `LAPOSTE_API_BASE` | La Poste Suivi v2; unset: off |
 /// | `INBOUND_MAIL_DOMAIN` | domain of the forwarding addresses for shipping confirmations (its mail piped to `waybill inbound-mail`); unset: off |
 /// | `PARCEL_POLL_SECONDS` | seconds between two rounds of the parcel poller (default 60) |
+/// | `WEBHOOK_TIMEOUT_SECONDS` | how long an integrator's endpoint has to answer a delivery (default 10) |
+/// | `WEBHOOKS_ALLOW_PRIVATE` | `1`: development only; endpoints may be `http://` and on private or loopback addresses (refused in production) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
@@ -93,6 +95,11 @@ public struct WaybillConfig: Sendable {
     public var parcelPollSeconds = 60
     /// The domain of forwarding addresses (`parcels+TOKEN@domain`); nil: no mail is received.
     public var inboundMailDomain: String?
+    /// Seconds an integrator's endpoint has to answer one webhook delivery.
+    public var webhookTimeoutSeconds = 10
+    /// Development only: webhook endpoints may be plain HTTP and on private, loopback or link-local
+    /// addresses (a receiver on the developer's machine). Never in production.
+    public var webhooksAllowPrivate = false
     /// Where travellers' payout accounts are opened (Stripe needs a country).
     public var payoutCountry = "CH"
     /// The carriers' tracking APIs (parcels of other carriers): each off without its key.
@@ -237,6 +244,13 @@ public struct WaybillConfig: Sendable {
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("PARCEL_POLL_SECONDS", 1...3_600, "a number of seconds") { config.parcelPollSeconds = n }
+        if let n = try number("WEBHOOK_TIMEOUT_SECONDS", 1...60, "a number of seconds") { config.webhookTimeoutSeconds = n }
+        if value("WEBHOOKS_ALLOW_PRIVATE") == "1" {
+            guard !isProduction else {
+                throw ConfigurationError("WEBHOOKS_ALLOW_PRIVATE is for development: in production webhooks never go to private or loopback addresses.")
+            }
+            config.webhooksAllowPrivate = true
+        }
         if let domain = value("INBOUND_MAIL_DOMAIN") {
             guard domain.count <= 200, domain.contains("."), domain.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
                 throw ConfigurationError("INBOUND_MAIL_DOMAIN must be a domain name such as in.courier.example.")

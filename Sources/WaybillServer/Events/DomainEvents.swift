@@ -28,6 +28,8 @@ enum DomainEvent: Sendable {
     case paidOut(Order, entry: LedgerEntry)
     /// A parcel of another carrier changed status at its carrier (`parcel` holds the new one).
     case parcelChanged(ParcelRecord, from: ParcelStatus, newEvents: [ParcelEvent])
+    /// A request for a place on a trip was sent, answered, withdrawn or expired (`request` holds the new status).
+    case tripRequestChanged(TripRequestRecord, TripRequestChange)
 
     /// The order it happened to (nil for a parcel of another carrier).
     var order: Order? {
@@ -36,7 +38,7 @@ enum DomainEvent: Sendable {
              .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
              .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _):
             o
-        case .parcelChanged:
+        case .parcelChanged, .tripRequestChanged:
             nil
         }
     }
@@ -44,7 +46,7 @@ enum DomainEvent: Sendable {
     /// Whether the order's status changed with this event (a refund does not change it).
     var changesStatus: Bool {
         switch self {
-        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged: false
+        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged: false
         default: true
         }
     }
@@ -158,8 +160,11 @@ enum NotificationSubscriber {
         case .receiptConfirmed(_, let receiver):
             try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
                                       body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
-        case .parcelChanged:
-            return // told above
+        case .parcelChanged, .tripRequestChanged:
+            return // told above, or by the travel service with its own words
         }
     }
 }
+
+/// What happened to a request for a place on a trip.
+enum TripRequestChange: String, Sendable { case created, accepted, declined, cancelled, expired }

@@ -16,6 +16,7 @@ enum Notifier {
         case tripRequestRejected = "trip_request_rejected", tripRequestCancelled = "trip_request_cancelled"
         case tripRequestExpired = "trip_request_expired"
         case parcelUpdate = "parcel_update", parcelShared = "parcel_shared"
+        case webhookDisabled = "webhook_disabled"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -40,6 +41,7 @@ enum Notifier {
             case .tripRequestExpired: ("Your request expired", "Votre demande a expiré")
             case .parcelUpdate: ("\(reference): news from the carrier", "\(reference) : du nouveau chez le transporteur")
             case .parcelShared: ("A parcel shared with you: \(reference)", "Un colis partagé avec vous : \(reference)")
+            case .webhookDisabled: ("Webhook endpoint turned off: \(reference)", "Point de terminaison webhook désactivé : \(reference)")
             }
         }
     }

@@ -76,6 +76,7 @@ struct Orders {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         let result = try await db.writeTransaction(services, body)
         services.outbox.poke()
+        services.webhookWorker.poke()
         return result
     }
 

@@ -76,6 +76,7 @@ extension Travel {
             r.createdAt = now
             r.updatedAt = now
             try await r.create(on: db)
+            try await services.events.record(.tripRequestChanged(r, .created), on: db)
             try await Self.notify(r.travellerID, .tripRequested,
                                   body: "\(me.user.firstName) asks you to carry \(Self.grams(r.grams)) (\(r.category)) on your trip of \(trip.departureDate), for \(Money(r.travellerShare, r.currency)).",
                                   on: db)
@@ -168,6 +169,7 @@ extension Travel {
         if !accept {
             return try await transition(id, .reject, roles: roles) { r, _, db in
                 r.reason = reason?.isEmpty == false ? reason : nil
+                try await services.events.record(.tripRequestChanged(r, .declined), on: db)
                 try await Self.notify(r.senderID, .tripRequestRejected,
                                       body: "Your request was declined\(r.reason.map { ": \($0)" } ?? ""). Other trips may still take your parcel.", on: db)
             }
@@ -217,6 +219,7 @@ extension Travel {
             }
             r.shipmentID = order.id
             r.payBy = TripRequestDeadlines.payBy(acceptedAt: UnixTime.nowMillis, minutes: payMinutes, departsUntil: trip.departsUntil)
+            try await services.events.record(.tripRequestChanged(r, .accepted), on: db)
             try await Self.notify(r.senderID, .tripRequestAccepted, order: order,
                                   body: "\(me.user.firstName) will carry your parcel on \(trip.departureDate). Pay \(order.price) to confirm.", on: db)
         }
@@ -237,6 +240,7 @@ extension Travel {
         let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
         return try await transition(id, .cancel, roles: roles) { r, _, db in
             r.reason = reason
+            try await services.events.record(.tripRequestChanged(r, .cancelled), on: db)
             try await Self.notify(r.travellerID, .tripRequestCancelled, body: "A sender withdrew their request for your trip.", on: db)
         }
     }
@@ -251,6 +255,7 @@ extension Travel {
         let overdue = try await TripRequestRecord.query(on: db).filter(\.$status == .requested).filter(\.$answerBy <= now).limit(100).all()
         for r in overdue {
             _ = try? await transition(r.id!, .expire, roles: [.system]) { r, _, db in
+                try await services.events.record(.tripRequestChanged(r, .expired), on: db)
                 try await Self.notify(r.senderID, .tripRequestExpired, body: "Your request got no answer in time. Other trips may still take your parcel.", on: db)
             }
         }

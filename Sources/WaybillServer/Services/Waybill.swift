@@ -10,6 +10,8 @@ public final class WaybillServices: Sendable {
     let passwords: PasswordHasher
     let codes: OneTimeCodes
     public let outbox: OutboxWorker
+    /// Sends integrators' webhook deliveries.
+    let webhookWorker: WebhookWorker
     let payments: any PaymentProvider
     let files: FileStore
     /// This process's live connections, and the feed that brings them committed events.
@@ -53,9 +55,10 @@ public final class WaybillServices: Sendable {
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
-         push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool,
+         push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool, webhookWorker: WebhookWorker,
          clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = []) {
         self.carrierTrackers = carrierTrackers
+        self.webhookWorker = webhookWorker
         self.writeLock = writeLock
         self.threadPool = threadPool
         self.clock = clock

@@ -137,7 +137,7 @@ final class FakePushServer: Sendable {
     }
 
     /// A fresh P-256 key and a self-signed certificate for `localhost`, valid for a day.
-    private static func selfSignedCertificate() throws -> (NIOSSLCertificate, NIOSSLPrivateKey) {
+    static func selfSignedCertificate() throws -> (NIOSSLCertificate, NIOSSLPrivateKey) {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName { CommonName("localhost") }
         let now = Date()

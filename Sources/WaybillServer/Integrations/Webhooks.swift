@@ -1,0 +1,428 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+import WaybillAPI
+import WaybillCore
+
+/// An integrator's endpoint.
+final class WebhookEndpointRecord: Model, @unchecked Sendable {
+    static let schema = "webhook_endpoints"
+
+    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @Field(key: "owner_id") var ownerID: UserID
+    @Field(key: "scope") var scope: WebhookScope
+    @Field(key: "url") var url: String
+    /// The events subscribed to, as `,a,b,` (so one `LIKE '%,a,%'` finds the endpoints of an event).
+    @Field(key: "events") var eventList: String
+    @OptionalField(key: "description") var about: String?
+    /// The signing secret, sealed (AES-GCM, bound to the endpoint): the database alone does not reveal it.
+    @Field(key: "secret_sealed") var secretSealed: String
+    @Field(key: "enabled") var enabled: Bool
+    @OptionalField(key: "disabled_reason") var disabledReason: String?
+    /// Since when every attempt has failed (nil: the last one succeeded).
+    @OptionalField(key: "failing_since") var failingSince: Int64?
+    @Field(key: "version") var version: String
+    @Field(key: "created_at") var createdAt: Int64
+
+    var properties: [any AnyProperty] {
+        [$id, $ownerID, $scope, $url, $eventList, $about, $secretSealed, $enabled, $disabledReason, $failingSince, $version, $createdAt]
+    }
+
+    init() {}
+
+    var events: [WebhookEvent] {
+        get { eventList.split(separator: ",").compactMap { WebhookEvent(rawValue: String($0)) } }
+        set { eventList = "," + newValue.map(\.rawValue).joined(separator: ",") + "," }
+    }
+
+    var sealContext: String { "webhook|\(id!.uuidString)" }
+}
+
+/// One event queued for one endpoint: the webhooks' outbox, written in the event's transaction.
+final class WebhookDeliveryRecord: Model, @unchecked Sendable {
+    static let schema = "webhook_deliveries"
+
+    enum Status: String, Codable, Sendable { case pending, delivered, failed }
+
+    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @Field(key: "endpoint_id") var endpointID: UUID
+    /// The event's id: the same in every delivery of it (a redelivery too), for receivers to keep one.
+    @Field(key: "event_id") var eventID: UUID
+    @Field(key: "event_type") var eventType: String
+    /// `shipment:<id>`, `parcel:<id>`…: deliveries about one subject reach an endpoint in order.
+    @Field(key: "subject") var subject: String
+    @Field(key: "sequence") var sequence: Int64
+    @Field(key: "payload") var payload: String
+    @Field(key: "status") var status: Status
+    @Field(key: "attempts") var attempts: Int
+    /// Unix milliseconds; also the lease while a worker is sending.
+    @Field(key: "next_attempt_at") var nextAttemptAt: Int64
+    @OptionalField(key: "last_status_code") var lastStatusCode: Int?
+    @OptionalField(key: "last_error") var lastError: String?
+    @Field(key: "created_at") var createdAt: Int64
+    @OptionalField(key: "delivered_at") var deliveredAt: Int64?
+
+    var properties: [any AnyProperty] {
+        [$id, $endpointID, $eventID, $eventType, $subject, $sequence, $payload, $status, $attempts, $nextAttemptAt,
+         $lastStatusCode, $lastError, $createdAt, $deliveredAt]
+    }
+
+    init() {}
+}
+
+/// One try at sending a delivery: the delivery log.
+final class WebhookAttemptRecord: Model, @unchecked Sendable {
+    static let schema = "webhook_attempts"
+
+    @ID(custom: .id, generatedBy: .database) var id: Int64?
+    @Field(key: "delivery_id") var deliveryID: UUID
+    @Field(key: "at") var at: Int64
+    @OptionalField(key: "status_code") var statusCode: Int?
+    @Field(key: "duration_ms") var durationMillis: Int
+    @OptionalField(key: "error") var error: String?
+
+    var properties: [any AnyProperty] { [$id, $deliveryID, $at, $statusCode, $durationMillis, $error] }
+
+    init() {}
+}
+
+/// Integrators' endpoints (issue "Integrations", item 1): registered by an account for its own
+/// events, or by a dispatcher for the company's shipments (`WebhookPolicy`); each event queued in
+/// its transaction (`enqueue`) and sent, signed, by `WebhookWorker`.
+struct Webhooks {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
+        self.db = db
+        self.logger = logger
+    }
+
+    init(request: Request) {
+        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
+    }
+
+    struct Draft: Sendable {
+        var url: String
+        var events: [String]
+        var scope: WebhookScope = .own
+        var description: String?
+    }
+
+    /// Registers an endpoint; answers it with its signing secret (shown this once).
+    func create(_ draft: Draft, by me: Principal) async throws -> (WebhookEndpointRecord, String) {
+        try check(draft.scope, me)
+        let errors = WebhookPolicy.validate(url: draft.url, events: draft.events, description: draft.description,
+                                            allowInsecure: services.config.webhooksAllowPrivate)
+        guard errors.isEmpty else { throw WaybillError.validation(errors) }
+        let endpoint = WebhookEndpointRecord()
+        endpoint.id = Randomness.uuid()
+        endpoint.ownerID = me.userID
+        endpoint.scope = draft.scope
+        endpoint.url = draft.url
+        endpoint.events = Self.ordered(draft.events)
+        endpoint.about = Self.cleanDescription(draft.description)
+        endpoint.enabled = true
+        endpoint.version = WebhookPayload.version
+        endpoint.createdAt = UnixTime.nowMillis
+        let secret = Self.newSecret()
+        endpoint.secretSealed = try seal(secret, endpoint)
+        try await db.writeTransaction(services) { db in
+            guard try await WebhookEndpointRecord.query(on: db).filter(\.$ownerID == me.userID).count() < WebhookPolicy.maxEndpointsPerAccount else {
+                throw WaybillError(.conflict, .conflict, "An account registers at most \(WebhookPolicy.maxEndpointsPerAccount) webhook endpoints.")
+            }
+            try await endpoint.create(on: db)
+        }
+        return (endpoint, secret)
+    }
+
+    func list(for me: Principal) async throws -> [WebhookEndpointRecord] {
+        try await WebhookEndpointRecord.query(on: db).filter(\.$ownerID == me.userID).sort(\.$createdAt).all()
+    }
+
+    /// The caller's endpoint, or 404 (nobody learns which ids exist).
+    func endpoint(_ id: UUID, for me: Principal) async throws -> WebhookEndpointRecord {
+        guard let endpoint = try await WebhookEndpointRecord.find(id, on: db), WebhookPolicy.maySee(owner: endpoint.ownerID, by: me.caller) else {
+            throw WaybillError.notFound
+        }
+        return endpoint
+    }
+
+    struct Change: Sendable {
+        var url: String?
+        var events: [String]?
+        var description: String??
+        var enabled: Bool?
+    }
+
+    func update(_ id: UUID, _ change: Change, by me: Principal) async throws -> WebhookEndpointRecord {
+        let endpoint = try await endpoint(id, for: me)
+        // Turning an endpoint off, or deleting it, only reduces what is sent: allowed to anyone who owns it.
+        if change.url != nil || change.events != nil || change.enabled == true { try check(endpoint.scope, me) }
+        let errors = WebhookPolicy.validate(url: change.url, events: change.events, description: change.description ?? nil,
+                                            allowInsecure: services.config.webhooksAllowPrivate)
+        guard errors.isEmpty else { throw WaybillError.validation(errors) }
+        if let url = change.url { endpoint.url = url }
+        if let events = change.events { endpoint.events = Self.ordered(events) }
+        if let description = change.description { endpoint.about = Self.cleanDescription(description) }
+        if let enabled = change.enabled, enabled != endpoint.enabled {
+            endpoint.enabled = enabled
+            endpoint.disabledReason = enabled ? nil : "by_owner"
+            endpoint.failingSince = nil
+        }
+        try await db.writeTransaction(services) { db in try await endpoint.save(on: db) }
+        return endpoint
+    }
+
+    /// A new signing secret; the old one stops at once.
+    func rotateSecret(_ id: UUID, by me: Principal) async throws -> (WebhookEndpointRecord, String) {
+        let endpoint = try await endpoint(id, for: me)
+        try check(endpoint.scope, me)
+        let secret = Self.newSecret()
+        endpoint.secretSealed = try seal(secret, endpoint)
+        try await db.writeTransaction(services) { db in try await endpoint.save(on: db) }
+        return (endpoint, secret)
+    }
+
+    func delete(_ id: UUID, by me: Principal) async throws {
+        let endpoint = try await endpoint(id, for: me)
+        try await db.writeTransaction(services) { db in try await endpoint.delete(on: db) }
+    }
+
+    /// The delivery log: newest first, with every attempt.
+    func deliveries(_ id: UUID, for me: Principal, limit: Int = 50, before: Int64? = nil)
+        async throws -> [(WebhookDeliveryRecord, [WebhookAttemptRecord])] {
+        let endpoint = try await endpoint(id, for: me)
+        var query = WebhookDeliveryRecord.query(on: db).filter(\.$endpointID == endpoint.id!)
+        if let before { query = query.filter(\.$sequence < before) }
+        let deliveries = try await query.sort(\.$sequence, .descending).limit(min(max(limit, 1), 100)).all()
+        guard !deliveries.isEmpty else { return [] }
+        let attempts = try await WebhookAttemptRecord.query(on: db).filter(\.$deliveryID ~~ deliveries.map { $0.id! }).sort(\.$id).all()
+        let byDelivery = Dictionary(grouping: attempts, by: \.deliveryID)
+        return deliveries.map { ($0, byDelivery[$0.id!] ?? []) }
+    }
+
+    /// Sends a delivery's event again, now, as a new delivery of the same event (same event id).
+    func redeliver(_ id: UUID, delivery deliveryID: UUID, by me: Principal) async throws -> WebhookDeliveryRecord {
+        let endpoint = try await endpoint(id, for: me)
+        try check(endpoint.scope, me)
+        guard endpoint.enabled else {
+            throw WaybillError(.conflict, .conflict, "This endpoint is disabled: enable it first.")
+        }
+        guard let original = try await WebhookDeliveryRecord.find(deliveryID, on: db), original.endpointID == endpoint.id else {
+            throw WaybillError.notFound
+        }
+        let copy = Self.delivery(endpoint: endpoint.id!, eventID: original.eventID, type: original.eventType,
+                                 subject: original.subject, payload: original.payload)
+        try await db.writeTransaction(services) { db in try await copy.create(on: db) }
+        services.webhookWorker.poke()
+        return copy
+    }
+
+    /// A `ping` event, to see that the endpoint answers and checks signatures.
+    func ping(_ id: UUID, by me: Principal) async throws -> WebhookDeliveryRecord {
+        let endpoint = try await endpoint(id, for: me)
+        try check(endpoint.scope, me)
+        guard endpoint.enabled else { throw WaybillError(.conflict, .conflict, "This endpoint is disabled: enable it first.") }
+        let eventID = Randomness.uuid()
+        let payload = try Self.envelope(id: eventID, type: .ping, data: PingData(endpointId: endpoint.id!.uuidString.lowercased()))
+        let delivery = Self.delivery(endpoint: endpoint.id!, eventID: eventID, type: WebhookEvent.ping.rawValue,
+                                     subject: "endpoint:\(endpoint.id!.uuidString.lowercased())", payload: payload)
+        try await db.writeTransaction(services) { db in try await delivery.create(on: db) }
+        services.webhookWorker.poke()
+        return delivery
+    }
+
+    // MARK: Queueing events
+
+    /// Queues `event` for every enabled endpoint that subscribed to it and may hear it, in the
+    /// transaction that recorded the event (`db`): it is sent if and only if the change commits.
+    static func enqueue(_ event: DomainEvent, services: WaybillServices, on db: any Database) async throws {
+        guard let type = webhookEvent(for: event) else { return }
+        let endpoints = try await WebhookEndpointRecord.query(on: db)
+            .filter(\.$enabled == true)
+            .filter(\.$eventList, .contains(inverse: false, .anywhere), ",\(type.rawValue),")
+            .all()
+        guard !endpoints.isEmpty else { return }
+        let owners = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(endpoints.map(\.ownerID)))).all()
+            .map { ($0.id!, $0) })
+        let eventID = Randomness.uuid()
+        for endpoint in endpoints {
+            guard let owner = owners[endpoint.ownerID], !owner.isBanned,
+                  WebhookPolicy.mayRegister(endpoint.scope, by: owner.caller) else { continue }
+            guard let (subject, payload) = try await payload(of: event, type: type, eventID: eventID, for: owner, scope: endpoint.scope,
+                                                             services: services, on: db) else { continue }
+            try await delivery(endpoint: endpoint.id!, eventID: eventID, type: type.rawValue, subject: subject, payload: payload).create(on: db)
+        }
+    }
+
+    static func webhookEvent(for event: DomainEvent) -> WebhookEvent? {
+        switch event {
+        case .orderPlaced: .shipmentPlaced
+        case .orderAssigned: .shipmentAssigned
+        case .orderAccepted: .shipmentAccepted
+        case .orderPickedUp: .shipmentPickedUp
+        case .orderDelivered: .shipmentDelivered
+        case .orderFailed: .shipmentFailed
+        case .orderCancelled, .checkoutExpired: .shipmentCancelled
+        case .paymentRefunded: .paymentRefunded
+        case .receiptConfirmed: .shipmentReceiptConfirmed
+        case .paidOut: .payoutSent
+        case .parcelChanged: .parcelUpdated
+        case .tripRequestChanged(_, let change):
+            switch change {
+            case .created: .tripRequestCreated
+            case .accepted: .tripRequestAccepted
+            case .declined: .tripRequestDeclined
+            case .cancelled: .tripRequestCancelled
+            case .expired: .tripRequestExpired
+            }
+        }
+    }
+
+    /// The event as `owner` may see it through an endpoint of `scope`, or nil if it is not theirs to hear.
+    private static func payload(of event: DomainEvent, type: WebhookEvent, eventID: UUID, for owner: User, scope: WebhookScope,
+                                services: WaybillServices, on db: any Database) async throws -> (subject: String, payload: String)? {
+        let caller = owner.caller
+        if let order = event.order {
+            let capacities = OrderPolicy.capacities(of: caller, for: order.parties)
+            var payee = false
+            if case .paidOut(_, let entry) = event { payee = entry.account == owner.id }
+            guard WebhookPolicy.receivesShipment(scope, event: type, ownerCapacities: capacities, ownerIsPayee: payee) else { return nil }
+            let record = try await Orders(services: services, db: db, logger: Logger(label: "waybill.webhooks"))
+                .load(order, capacities: capacities.isEmpty ? [.system] : capacities, full: true)
+            var data = ShipmentData(shipment: try APIHandler.order(record))
+            switch event {
+            case .paidOut(_, let entry): data.payout = .init(amount: APIHandler.money(Money(entry.amount, entry.currency)))
+            case .orderCancelled(_, _, let reason): data.reason = reason
+            case .checkoutExpired: data.reason = "checkout_expired"
+            default: break
+            }
+            return ("shipment:\(order.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+        }
+        switch event {
+        case .parcelChanged(let parcel, let old, let newEvents):
+            guard WebhookPolicy.receivesPersonal(scope), parcel.ownerID == owner.id else { return nil }
+            let view = ParcelView(record: parcel, relation: .owner, alerts: parcel.alerts)
+            let data = ParcelData(parcel: APIHandler.parcel(view, candidates: false), previousStatus: old.rawValue,
+                                  newEvents: newEvents.map(APIHandler.parcelEvent))
+            return ("parcel:\(parcel.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+        case .tripRequestChanged(let request, _):
+            guard WebhookPolicy.receivesPersonal(scope), request.senderID == owner.id || request.travellerID == owner.id else { return nil }
+            guard let trip = try await TripRecord.find(request.tripID, on: db) else { return nil }
+            let shipment = try await request.shipmentID.asyncMap { try await Order.find($0, on: db) } ?? nil
+            let travel = Travel(services: services, db: db, logger: Logger(label: "waybill.webhooks"))
+            let view = Travel.RequestView(request: request, trip: trip, shipment: shipment)
+            let data = TripRequestData(tripRequest: try await APIHandler.tripRequest(view, travel: travel, me: Principal(user: owner, sessionID: SignInID())))
+            return ("trip_request:\(request.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+        default:
+            return nil
+        }
+    }
+
+    struct ShipmentData: Encodable {
+        var shipment: Components.Schemas.Order
+        var reason: String?
+        var payout: Payout?
+        struct Payout: Encodable { var amount: Components.Schemas.Money }
+    }
+
+    struct ParcelData: Encodable {
+        var parcel: Components.Schemas.Parcel
+        var previousStatus: String
+        var newEvents: [Components.Schemas.ParcelEvent]
+    }
+
+    struct TripRequestData: Encodable {
+        var tripRequest: Components.Schemas.TripRequest
+    }
+
+    struct PingData: Encodable {
+        var endpointId: String
+    }
+
+    private struct Envelope<Data: Encodable>: Encodable {
+        var id: String
+        var type: String
+        var version: String
+        var createdAt: Date
+        var data: Data
+    }
+
+    static func envelope<D: Encodable>(id: UUID, type: WebhookEvent, data: D) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let dates = LenientISO8601DateTranscoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(try dates.encode(date))
+        }
+        let envelope = Envelope(id: "evt_" + id.uuidString.lowercased().replacingOccurrences(of: "-", with: ""), type: type.rawValue,
+                                version: WebhookPayload.version, createdAt: UnixTime.now, data: data)
+        return String(decoding: try encoder.encode(envelope), as: UTF8.self)
+    }
+
+    private static let counter = NIOLockedValueBox<Int64>(0)
+
+    /// Increasing in this process (milliseconds, then a counter): the order deliveries about one
+    /// subject are sent in.
+    static func nextSequence() -> Int64 {
+        let n = counter.withLockedValue { value -> Int64 in
+            value = (value + 1) % 1000
+            return value
+        }
+        return UnixTime.nowMillis * 1000 + n
+    }
+
+    static func delivery(endpoint: UUID, eventID: UUID, type: String, subject: String, payload: String) -> WebhookDeliveryRecord {
+        let delivery = WebhookDeliveryRecord()
+        delivery.id = Randomness.uuid()
+        delivery.endpointID = endpoint
+        delivery.eventID = eventID
+        delivery.eventType = type
+        delivery.subject = subject
+        delivery.sequence = nextSequence()
+        delivery.payload = payload
+        delivery.status = .pending
+        delivery.attempts = 0
+        delivery.nextAttemptAt = UnixTime.nowMillis
+        delivery.createdAt = UnixTime.nowMillis
+        return delivery
+    }
+
+    // MARK: Helpers
+
+    private func check(_ scope: WebhookScope, _ me: Principal) throws {
+        guard WebhookPolicy.mayRegister(scope, by: me.caller) else {
+            if WebhookPolicy.mayRegister(scope, by: Caller(id: me.userID, capabilities: me.user.capabilities)) { throw WaybillError.accountSuspended }
+            throw WaybillError.forbidden
+        }
+    }
+
+    private func seal(_ secret: String, _ endpoint: WebhookEndpointRecord) throws -> String {
+        guard let sealed = services.codes.sealSecret(secret, context: endpoint.sealContext) else {
+            throw WaybillError(.internalServerError, .internalError, "The secret could not be sealed.")
+        }
+        return sealed
+    }
+
+    /// `whsec_` and 32 random bytes.
+    static func newSecret() -> String {
+        var generator = Randomness.generator
+        return "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
+    }
+
+    static func ordered(_ names: [String]) -> [WebhookEvent] {
+        let chosen = Set(names.compactMap(WebhookEvent.init(rawValue:)))
+        return WebhookEvent.subscribable.filter(chosen.contains)
+    }
+
+    static func cleanDescription(_ text: String?) -> String? {
+        guard let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
+        return trimmed
+    }
+}
