@@ -241,6 +241,50 @@ struct WebhookTests {
         }
     }
 
+    @Test("Trip requests reach the sender's and the traveller's own endpoints as each of them sees the request; a followed parcel's news reaches its owner's; company endpoints hear neither",
+          arguments: TestDatabase.available)
+    func personalEvents(db: TestDatabase) async throws {
+        let carriers = try await FakeCarriers.start()
+        defer { Task { await carriers.stop() } }
+        try await FakeWebhookReceiver.with { receiver in
+            try await TestServer.run(db, adjust: { config in
+                Self.local(&config)
+                config.carriers = CarrierSettings(dhlAPIKey: FakeCarriers.dhlKey, dhlAPIBase: carriers.baseURL,
+                                                  laPosteAPIKey: FakeCarriers.laPosteKey, laPosteAPIBase: carriers.baseURL)
+            }) { server in
+                Self.connect(server, receiver)
+                let (cast, trip) = try await TripRequestTests.setUp(server)
+                let personal = ["trip_request.created", "trip_request.accepted", "trip_request.declined", "parcel.updated"]
+                _ = try await Self.register(server, receiver, "/ada", events: personal, token: cast.customer.access)
+                _ = try await Self.register(server, receiver, "/bob", events: personal, token: cast.otherCustomer.access)
+                _ = try await Self.register(server, receiver, "/company", events: personal + ["shipment.placed"], scope: "company", token: cast.manager.access)
+
+                let sent = try await server.send(.POST, "/trips/\(trip)/requests", json: TripRequestTests.request(), token: cast.otherCustomer.access)
+                let request = try #require(sent.json["id"].string, "\(sent)")
+                #expect(try await server.send(.POST, "/trip-requests/\(request)/accept", token: cast.customer.access).status == .ok)
+                let number = "00340434292135100124"
+                carriers.setDHL(number, status: "transit", events: [("2026-11-20T18:40:00+01:00", "transit", "Processed in the parcel center", "Köln")])
+                let parcel = try #require(try await server.send(.POST, "/parcels", json: ["number": number], token: cast.otherCustomer.access).json["id"].string)
+                #expect(try await ParcelPollingTests.poll(server) == 1)
+                try await Self.sendDue(server)
+
+                func tripRequest(_ r: FakeWebhookReceiver.Received) -> [String: Any]? { (r.json["data"] as? [String: Any])?["tripRequest"] as? [String: Any] }
+                let traveller = receiver.received(at: "/ada")
+                #expect(traveller.map(\.type) == ["trip_request.created", "trip_request.accepted"])
+                #expect(traveller.allSatisfy { $0.verified && (tripRequest($0)?["id"] as? String)?.lowercased() == request.lowercased() })
+                // The traveller's view: no receiver's email before the sender paid.
+                #expect(traveller.allSatisfy { (tripRequest($0)?["receiver"] as? [String: Any])?["email"] == nil })
+                let sender = receiver.received(at: "/bob")
+                #expect(sender.map(\.type) == ["trip_request.created", "trip_request.accepted", "parcel.updated"])
+                #expect((tripRequest(sender[0])?["receiver"] as? [String: Any])?["email"] as? String == "bea@example.com")
+                let news = try #require(sender.last.flatMap { $0.json["data"] as? [String: Any] })
+                #expect((news["parcel"] as? [String: Any])?["id"] as? String == parcel && news["previousStatus"] as? String == "pending")
+                #expect((news["newEvents"] as? [Any])?.count == 1)
+                #expect(receiver.received(at: "/company").allSatisfy { $0.type?.hasPrefix("shipment.") == true }, "people's own requests and parcels stay theirs")
+            }
+        }
+    }
+
     static func run(_ command: [String], stdin: [UInt8]) async throws -> CLI.Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
