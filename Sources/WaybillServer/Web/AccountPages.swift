@@ -420,6 +420,8 @@ struct AccountPage: PageView {
             <h2>\(h(ctx.t(.pushTitle)))</h2>
             <p><button type="button" data-enable-push hidden data-text-done="\(h(ctx.t(.pushOn)))" data-text-failed="\(h(ctx.t(.pushFailed)))">\(h(ctx.t(.pushEnable)))</button></p>
             <p data-push-state aria-live="polite"></p>
+            <h2>\(h(ctx.t(.webhooks)))</h2>
+            <p>\(h(ctx.t(.webhooksIntro))) <a href="\(WebRoutes.webhooks())">\(h(ctx.t(.webhooks)))</a></p>
             """, status: status, scripts: ["picture"])
     }
 }

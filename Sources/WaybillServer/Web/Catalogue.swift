@@ -630,5 +630,5 @@ enum CatalogueIndex {
         .weightSmall,
         .youAreOffDuty,
         .youAreOnDuty,
-    ] + TravelCatalogue.all + ParcelCatalogue.all
+    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all
 }

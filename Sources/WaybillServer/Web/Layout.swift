@@ -242,6 +242,9 @@ extension WebContext {
         case "duplicate": t(.errAlreadyFollowed)
         case "no_account": t(.errNoAccountForShare)
         case "yourself": t(.errShareYourself)
+        case "https_required": t(.errHTTPSRequired)
+        case "invalid_url": t(.errInvalidURL)
+        case "unknown_event": t(.errInvalid)
         default: "\(field): \(reason)"
         }
     }

@@ -13,6 +13,7 @@ enum WebApp {
         DriverPages().register(web)
         TravelPages().register(web)
         ParcelPages().register(web)
+        IntegrationPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
