@@ -16,6 +16,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Managers:  assign, users, fleet, and every order command
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
+            Integrators: webhook add|list|show|ping|redeliver|on|off|rotate|remove
             """,
         subcommands: [
             Register.self, Verify.self, Login.self, Logout.self, WhoAmI.self,
@@ -23,6 +24,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
+            WebhookCommand.self,
         ]
     )
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Vapor
 @testable import WaybillServer
+import WaybillClient
 import WaybillCore
 
 /// Integrators' endpoints against a local HTTPS receiver that checks signatures as integrators
@@ -281,6 +282,47 @@ struct WebhookTests {
                 #expect((news["parcel"] as? [String: Any])?["id"] as? String == parcel && news["previousStatus"] as? String == "pending")
                 #expect((news["newEvents"] as? [Any])?.count == 1)
                 #expect(receiver.received(at: "/company").allSatisfy { $0.type?.hasPrefix("shipment.") == true }, "people's own requests and parcels stay theirs")
+            }
+        }
+    }
+
+    @Test("The SDK and the CLI register an endpoint, send a test event, read the log and send it again; the SDK's verifier accepts the delivery",
+          arguments: TestDatabase.available)
+    func sdkAndCLI(db: TestDatabase) async throws {
+        try await FakeWebhookReceiver.with { receiver in
+            try await TestServer.run(db, adjust: Self.local) { server in
+                Self.connect(server, receiver)
+                _ = try await server.cast()
+                try await server.serving { port in
+                    let ada = server.sdk(port: port)
+                    try await ada.signIn(email: "ada@example.com", password: TestServer.password)
+                    let endpoint = try await ada.addWebhookEndpoint(url: receiver.url("/sdk"), events: [.shipmentDelivered, .parcelUpdated], description: "ERP")
+                    let secret = try #require(endpoint.secret)
+                    receiver.use(secret: secret, at: "/sdk")
+                    let id = try #require(UUID(uuidString: endpoint.id))
+                    _ = try await ada.pingWebhookEndpoint(id)
+                    try await Self.sendDue(server)
+                    let delivery = try #require(receiver.received(at: "/sdk").first)
+                    try WaybillWebhooks.verify(body: delivery.body, signatureHeader: delivery.headers.first(name: "Waybill-Signature") ?? "",
+                                               secret: secret, now: server.clock.now)
+                    let log = try await ada.webhookDeliveries(id)
+                    #expect(log.first?.status == .delivered && log.first?.attemptLog.first?.statusCode == 200)
+
+                    let cli = CLI(server: "http://127.0.0.1:\(port)", sessionFile: NSTemporaryDirectory() + "/wb-cli-\(UUID().uuidString).json")
+                    _ = try await cli.run(["login", "--email", "ada@example.com", "--password", TestServer.password])
+                    let added = try await cli.run(["webhook", "add", receiver.url("/cli"), "--event", "shipment.placed", "--event", "shipment.delivered"])
+                    #expect(added.status == 0 && added.stdout.contains("Signing secret (shown once): whsec_"), "\(added)")
+                    let listed = try await cli.run(["webhook", "list"])
+                    #expect(listed.stdout.contains(receiver.url("/cli")) && listed.stdout.contains(receiver.url("/sdk")), "\(listed)")
+                    let shown = try await cli.run(["webhook", "show", endpoint.id])
+                    #expect(shown.stdout.contains("ping  delivered"), "\(shown)")
+                    let deliveryID = try #require(log.first?.id)
+                    let again = try await cli.run(["webhook", "redeliver", endpoint.id, deliveryID])
+                    #expect(again.status == 0 && again.stdout.contains("pending"), "\(again)")
+                    let off = try await cli.run(["webhook", "off", endpoint.id])
+                    #expect(off.stdout.contains("off (by_owner)"), "\(off)")
+                    #expect(try await cli.run(["webhook", "add", "ftp://files.example.com", "--event", "shipment.placed"]).status != 0)
+                }
             }
         }
     }
