@@ -274,11 +274,13 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
         } }
     }
 
-    /// Hourly: photos of checkouts abandoned for a day are deleted.
+    /// Hourly: photos of checkouts abandoned for a day are deleted, and webhook deliveries done with
+    /// for 30 days leave the log.
     static func housekeeping(_ app: Application) async {
         while !Task.isCancelled {
             do {
                 try await Orders(services: app.waybill, db: app.db, logger: app.logger).deleteAbandonedPhotos()
+                try await Webhooks(services: app.waybill, db: app.db, logger: app.logger).deleteOldDeliveries()
             } catch {
                 app.logger.warning("Deleting abandoned photos failed: \(String(describing: error))")
             }

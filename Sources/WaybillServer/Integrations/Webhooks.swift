@@ -216,6 +216,7 @@ struct Webhooks {
         guard let original = try await WebhookDeliveryRecord.find(deliveryID, on: db), original.endpointID == endpoint.id else {
             throw WaybillError.notFound
         }
+        try limitManual(me)
         let copy = Self.delivery(endpoint: endpoint.id!, eventID: original.eventID, type: original.eventType,
                                  subject: original.subject, payload: original.payload)
         try await db.writeTransaction(services) { db in try await copy.create(on: db) }
@@ -228,6 +229,7 @@ struct Webhooks {
         let endpoint = try await endpoint(id, for: me)
         try check(endpoint.scope, me)
         guard endpoint.enabled else { throw WaybillError(.conflict, .conflict, "This endpoint is disabled: enable it first.") }
+        try limitManual(me)
         let eventID = Randomness.uuid()
         let payload = try Self.envelope(id: eventID, type: .ping, data: PingData(endpointId: endpoint.id!.uuidString.lowercased()))
         let delivery = Self.delivery(endpoint: endpoint.id!, eventID: eventID, type: WebhookEvent.ping.rawValue,
@@ -254,8 +256,16 @@ struct Webhooks {
         for endpoint in endpoints {
             guard let owner = owners[endpoint.ownerID], !owner.isBanned,
                   WebhookPolicy.mayRegister(endpoint.scope, by: owner.caller) else { continue }
-            guard let (subject, payload) = try await payload(of: event, type: type, eventID: eventID, for: owner, scope: endpoint.scope,
-                                                             services: services, on: db) else { continue }
+            let built: (subject: String, payload: String)?
+            do {
+                built = try await payload(of: event, type: type, eventID: eventID, for: owner, scope: endpoint.scope, services: services, on: db)
+            } catch {
+                if error is any DatabaseError { throw error }
+                // An integrator's payload must never undo the change itself: the event is logged and skipped.
+                Logger(label: "waybill.webhooks").error("Webhook payload for endpoint \(endpoint.id!) not built: \(String(describing: error))")
+                continue
+            }
+            guard let (subject, payload) = built else { continue }
             try await delivery(endpoint: endpoint.id!, eventID: eventID, type: type.rawValue, subject: subject, payload: payload).create(on: db)
         }
     }
@@ -395,6 +405,22 @@ struct Webhooks {
     }
 
     // MARK: Helpers
+
+    private func limitManual(_ me: Principal) throws {
+        if let wait = services.webhookManualLimiter.take(me.userID.uuidString) {
+            throw WaybillError.tooManyRequests(retryAfter: wait, "Too many test events and redeliveries; try again later.")
+        }
+    }
+
+    /// Deliveries done with (delivered or given up) are kept in the log for 30 days.
+    static let logDays: Int64 = 30
+
+    func deleteOldDeliveries() async throws {
+        let before = UnixTime.nowMillis - Self.logDays * 86_400_000
+        try await db.writeTransaction(services) { db in
+            try await WebhookDeliveryRecord.query(on: db).filter(\.$status != .pending).filter(\.$createdAt < before).delete()
+        }
+    }
 
     private func check(_ scope: WebhookScope, _ me: Principal) throws {
         guard WebhookPolicy.mayRegister(scope, by: me.caller) else {

@@ -36,6 +36,9 @@ public final class WaybillServices: Sendable {
     let carrierAnswerCache = CarrierAnswerCache()
     /// Shop webhooks: two a second per shop (a bulk fulfilment), bursts of a hundred.
     let shopWebhookLimiter = TokenBuckets(ratePerSecond: 2, burst: 100)
+    /// Webhook deliveries asked for by hand (test events, redeliveries): sixty an hour per account,
+    /// so nobody turns Waybill into a way of flooding someone else's server.
+    let webhookManualLimiter = TokenBuckets(ratePerSecond: 60.0 / 3600, burst: 60)
     /// Sharing parcels with other accounts: thirty a day per person.
     let parcelShareLimiter = TokenBuckets(ratePerSecond: 30.0 / 86_400, burst: 30)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
