@@ -323,6 +323,36 @@ struct WebhookTests {
         }
     }
 
+    @Test("Two workers (two processes on one database) send each delivery once, and each shipment's events in order",
+          arguments: TestDatabase.available)
+    func twoWorkers(db: TestDatabase) async throws {
+        try await Self.withReceiver(db) { server, receiver in
+            let cast = try await server.cast()
+            _ = try await Self.register(server, receiver, "/ada", events: ["shipment.placed", "shipment.cancelled"], token: cast.customer.access)
+            var ids: [String] = []
+            for _ in 0..<6 {
+                let id = try await server.placeOrder(cast.customer.access)
+                #expect(try await server.send(.POST, "/orders/\(id)/cancel", json: ["reason": "test"], token: cast.customer.access).status == .ok)
+                ids.append(id.lowercased())
+            }
+            let services = server.app.waybill
+            let other = WebhookWorker(db: { server.app.db }, services: { services }, writeLock: server.app.writeLock, codes: services.codes,
+                                      logger: server.app.logger, group: server.app.eventLoopGroup, timeoutSeconds: 1, allowPrivate: true)
+            other.trust([receiver.certificate])
+            for _ in 0..<8 {
+                async let first = services.run { try await services.webhookWorker.runOnce(limit: 5) }
+                async let second = services.run { try await other.runOnce(limit: 5) }
+                _ = try await (first, second)
+            }
+            let heard = receiver.received(at: "/ada")
+            let eventIDs = heard.compactMap { $0.json["id"] as? String }
+            #expect(heard.count == 12 && Set(eventIDs).count == 12, "each of the 12 events once: \(heard.count)")
+            for id in ids {
+                #expect(heard.filter { $0.shipmentID?.lowercased() == id }.map(\.type) == ["shipment.placed", "shipment.cancelled"])
+            }
+        }
+    }
+
     static func run(_ command: [String], stdin: [UInt8]) async throws -> CLI.Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
