@@ -55,7 +55,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
     app.migrations.add(CreateShops())                // shops whose orders' tracking numbers arrive by webhook
     app.migrations.add(CreateForwardingAddresses())  // personal addresses shipping confirmations are forwarded to
-    app.migrations.add(CreateWebhooks())  // integrators' endpoints, their deliveries and the attempts made
+    app.migrations.add(CreateWebhooks())
+    app.migrations.add(CreateAPIKeys())  // keys for server-to-server clients, kept as hashes  // integrators' endpoints, their deliveries and the attempts made
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

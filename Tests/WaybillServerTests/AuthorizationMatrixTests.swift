@@ -208,6 +208,12 @@ struct AuthorizationMatrixTests {
         return Target(order: "", code: try #require(ping.json["id"].string, "\(ping)"), parcel: id)
     }
 
+    /// An API key customer A made (its id in `parcel`).
+    static func customerAKey(_ w: World) async throws -> Target {
+        let reply = try await w.server.send(.POST, "/api-keys", json: ["name": "Shop", "scopes": ["shipments:read"]], token: w.cast.customer.access)
+        return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -273,6 +279,12 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/me/shops", json: ["platform": "woocommerce", "name": "Matrix shop"], token: t) },
         Row(operation: "disconnectShop", expected: expect("customerA=204 others=404"), setup: customerAShop) { w, x, t in
             try await w.server.send(.DELETE, "/me/shops/\(x.parcel)", token: t) },
+        Row(operation: "listAPIKeys", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/api-keys", token: t) },
+        Row(operation: "createAPIKey", expected: expect("others=201"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/api-keys", json: ["name": "Matrix", "scopes": ["parcels:read"]], token: t) },
+        Row(operation: "revokeAPIKey", expected: expect("customerA=204 others=404"), setup: customerAKey) { w, x, t in
+            try await w.server.send(.DELETE, "/api-keys/\(x.parcel)", token: t) },
         Row(operation: "listWebhookEndpoints", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/webhook-endpoints", token: t) },
         Row(operation: "createWebhookEndpoint", expected: expect("others=201"), setup: nothing) { w, _, t in
@@ -502,6 +514,12 @@ struct AuthorizationMatrixTests {
                 _ = try await parcels(w).addAll(from: "UPS 1Z999AA10123456784", name: nil, by: p) },
             "listShops": { w, _, p in _ = try await shops(w).list(for: p) },
             "listWebhookEndpoints": { w, _, p in _ = try await webhooks(w).list(for: p) },
+            "listAPIKeys": { w, _, p in _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).list(for: p) },
+            "createAPIKey": { w, _, p in
+                _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger)
+                    .create(name: "Matrix", scopes: ["parcels:read"], expiresInDays: nil, by: p) },
+            "revokeAPIKey": { w, x, p in
+                try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).revoke(UUID(uuidString: x.parcel)!, by: p) },
             "createWebhookEndpoint": { w, _, p in
                 _ = try await webhooks(w).create(.init(url: "https://hooks.example.com/m", events: ["shipment.placed"]), by: p) },
             "getWebhookEndpoint": { w, x, p in _ = try await webhooks(w).endpoint(UUID(uuidString: x.parcel)!, for: p) },

@@ -13,7 +13,12 @@ struct APIHandler: APIProtocol {
 
     func principal() async throws -> Principal {
         let req = try request
-        return try await Accounts(request: req).authenticate(bearer: req.headers.bearerAuthorization?.token)
+        let principal = try await Accounts(request: req).authenticate(bearer: req.headers.bearerAuthorization?.token)
+        // A machine's key: only what its scopes cover (`APIKeyPolicy`).
+        if let scopes = principal.keyScopes, !APIKeyPolicy.allows(req.operationID, scopes: scopes) {
+            throw WaybillError(.forbidden, .forbidden, "This API key's scopes do not cover this operation.")
+        }
+        return principal
     }
 
     static let success = S.StatusResponse(status: .success)

@@ -94,3 +94,31 @@ extension APIHandler {
             attemptLog: attempts.map { .init(at: date($0.at), statusCode: $0.statusCode, durationMs: $0.durationMillis, error: $0.error) })
     }
 }
+
+/// API keys: translation only (`APIKeys` and `APIKeyPolicy` decide).
+extension APIHandler {
+    func listAPIKeys(_ input: Operations.ListAPIKeys.Input) async throws -> Operations.ListAPIKeys.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(.init(items: try await APIKeys(request: try request).list(for: me).map { Self.apiKey($0, token: nil) }))))
+    }
+
+    func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let (key, token) = try await APIKeys(request: try request).create(name: body.name, scopes: body.scopes.map(\.rawValue),
+                                                                          expiresInDays: body.expiresInDays, by: me)
+        return .created(.init(body: .json(Self.apiKey(key, token: token))))
+    }
+
+    func revokeAPIKey(_ input: Operations.RevokeAPIKey.Input) async throws -> Operations.RevokeAPIKey.Output {
+        let me = try await principal()
+        try await APIKeys(request: try request).revoke(try Self.plainID(input.path.keyId, "keyId"), by: me)
+        return .noContent(.init())
+    }
+
+    static func apiKey(_ k: APIKeyRecord, token: String?) -> S.APIKey {
+        S.APIKey(id: k.id!.uuidString, name: k.name, hint: k.hint, scopes: APIKeyScope.allCases.filter(k.scopes.contains).compactMap { S.APIKeyScope(rawValue: $0.rawValue) },
+                 key: token, createdAt: date(k.createdAt), expiresAt: k.expiresAt.map(date), revokedAt: k.revokedAt.map(date),
+                 lastUsedAt: k.lastUsedAt.map(date))
+    }
+}

@@ -227,6 +227,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         guard path.starts(with: pathPrefix),
               let operation = validator.operation(method: request.method.rawValue, path: Array(path.dropFirst(pathPrefix.count)))
         else { return try await next.respond(to: request) }
+        request.storage[OperationIDKey.self] = operation.operationID
         let response = try await validated(request, operation, next)
         if let successor = operation.successorPath(for: Array(path.dropFirst(pathPrefix.count))) {
             response.headers.replaceOrAdd(name: "Deprecation", value: SpecValidator.deprecatedSince)
@@ -293,4 +294,11 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         }
         return try await next.respond(to: request)
     }
+}
+
+/// The `operationId` a request was matched to (API keys are scoped by operation).
+struct OperationIDKey: StorageKey { typealias Value = String }
+
+extension Request {
+    var operationID: String? { storage[OperationIDKey.self] }
 }

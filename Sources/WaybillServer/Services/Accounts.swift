@@ -7,6 +7,8 @@ import WaybillCore
 struct Principal: Sendable {
     let user: User
     let sessionID: SignInID
+    /// Set when the caller is a machine with an API key: what the key may do (`APIKeyPolicy`).
+    var keyScopes: Set<APIKeyScope>? = nil
 
     var userID: UserID { user.id! }
 
@@ -326,6 +328,9 @@ struct Accounts {
     /// refused at once, whatever the token's expiry says.
     func authenticate(bearer: String?) async throws -> Principal {
         guard let bearer, !bearer.isEmpty else { throw WaybillError.unauthenticated }
+        if bearer.hasPrefix(APIKeyPolicy.prefix) {
+            return try await APIKeys(services: services, db: db, logger: logger).authenticate(bearer)
+        }
         let claims = try await services.tokens.verifyAccessToken(bearer)
         guard let userID = UserID(uuidString: claims.sub.value), let sessionID = SignInID(uuidString: claims.sid) else {
             throw WaybillError.invalidToken

@@ -39,6 +39,8 @@ public final class WaybillServices: Sendable {
     /// Webhook deliveries asked for by hand (test events, redeliveries): sixty an hour per account,
     /// so nobody turns Waybill into a way of flooding someone else's server.
     let webhookManualLimiter = TokenBuckets(ratePerSecond: 60.0 / 3600, burst: 60)
+    /// Requests per API key: twenty a second, bursts of a hundred.
+    let apiKeyLimiter = TokenBuckets(ratePerSecond: 20, burst: 100)
     /// Sharing parcels with other accounts: thirty a day per person.
     let parcelShareLimiter = TokenBuckets(ratePerSecond: 30.0 / 86_400, burst: 30)
     /// The time as this application reads it (`UnixTime`): the system's, or a test's.
