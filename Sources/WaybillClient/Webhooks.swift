@@ -73,3 +73,32 @@ public enum WaybillWebhooks {
         try WebhookSignature.verify(body: body, header: signatureHeader, secret: secret, now: now)
     }
 }
+
+/// An API key, as listed (its value only in the answer that made it, as `key`).
+public typealias APIKey = Components.Schemas.APIKey
+
+extension WaybillSession {
+    /// A session for a server of yours, authenticated by an API key (`wb_live_…`) instead of a
+    /// person's sign-in: it can call what the key's scopes cover, and nothing needs refreshing.
+    public convenience init(serverURL: URL, apiKey: String, transport: (any ClientTransport)? = nil) {
+        self.init(serverURL: serverURL,
+                  tokenStore: InMemoryTokenStore(SessionTokens(accessToken: apiKey, refreshToken: "", expiresAt: .distantFuture)),
+                  transport: transport)
+    }
+
+    /// Makes an API key acting as the signed-in person within `scopes`; `key` holds it this once.
+    public func createAPIKey(name: String, scopes: [APIKeyScope], expiresInDays: Int? = nil) async throws(WaybillError) -> APIKey {
+        try await call {
+            try await $0.createAPIKey(body: .json(.init(name: name, scopes: scopes.compactMap { .init(rawValue: $0.rawValue) },
+                                                        expiresInDays: expiresInDays))).created.body.json
+        }
+    }
+
+    public func apiKeys() async throws(WaybillError) -> [APIKey] {
+        try await call { try await $0.listAPIKeys().ok.body.json.items }
+    }
+
+    public func revokeAPIKey(_ id: UUID) async throws(WaybillError) {
+        _ = try await call { try await $0.revokeAPIKey(path: .init(keyId: id.uuidString.lowercased())).noContent }
+    }
+}

@@ -16,7 +16,8 @@ struct WaybillCLI: AsyncParsableCommand {
             Managers:  assign, users, fleet, and every order command
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
-            Integrators: webhook add|list|show|ping|redeliver|on|off|rotate|remove
+            Integrators: webhook add|list|show|ping|redeliver|on|off|rotate|remove, apikey create|list|revoke
+                       (WAYBILL_API_KEY=wb_live_… runs any command as that key)
             """,
         subcommands: [
             Register.self, Verify.self, Login.self, Logout.self, WhoAmI.self,
@@ -24,7 +25,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
-            WebhookCommand.self,
+            WebhookCommand.self, APIKeyCommand.self,
         ]
     )
 }
@@ -60,8 +61,13 @@ struct GlobalOptions: ParsableArguments {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/waybill/session.json")
     }
 
+    /// With `WAYBILL_API_KEY` set, commands run as that key (a server's scripts); otherwise as the
+    /// person signed in with `login`.
     func session() throws -> WaybillSession {
-        WaybillSession(serverURL: try serverURL, tokenStore: FileTokenStore(url: sessionFileURL))
+        if let key = ProcessInfo.processInfo.environment["WAYBILL_API_KEY"], !key.isEmpty {
+            return WaybillSession(serverURL: try serverURL, apiKey: key)
+        }
+        return WaybillSession(serverURL: try serverURL, tokenStore: FileTokenStore(url: sessionFileURL))
     }
 
     /// Runs `body` and prints any error for people or as JSON, exiting with 1.

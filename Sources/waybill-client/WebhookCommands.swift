@@ -161,3 +161,65 @@ struct WebhookCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension APIKeyScope: ExpressibleByArgument {}
+
+struct APIKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apikey", abstract: "API keys for your servers (WAYBILL_API_KEY=… then runs commands as the key).",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    static func line(_ k: APIKey) -> String {
+        let state = k.revokedAt != nil ? "revoked" : k.expiresAt.map { $0 < Date() ? "expired" : "until \($0.formatted(date: .abbreviated, time: .omitted))" } ?? "no expiry"
+        return "\(k.id)  \(k.hint)…  \(k.name)  \(k.scopes.map(\.rawValue).joined(separator: ","))  \(state)\(k.lastUsedAt.map { "  last used \($0.formatted())" } ?? "")"
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a key; prints it this once.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "What it is for.") var name: String
+        @Option(name: .customLong("scope"), help: "shipments:read, shipments:write, dispatch, webhooks, parcels:read, parcels:write (repeat).")
+        var scopes: [APIKeyScope] = []
+        @Option(help: "Days until it expires (1 to 730); absent, it does not.") var days: Int?
+
+        func run() async throws {
+            guard !scopes.isEmpty else { throw ValidationError("Name at least one --scope.") }
+            try await options.run { session in
+                let key = try await session.createAPIKey(name: name, scopes: scopes, expiresInDays: days)
+                if options.json { Output.json(key) } else {
+                    Output.line(APIKeyCommand.line(key))
+                    Output.line("Key (shown once): \(key.key ?? "")")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Your keys (never their values).")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await options.run { session in
+                let keys = try await session.apiKeys()
+                if options.json { Output.json(keys) } else {
+                    if keys.isEmpty { Output.line("No key: `apikey create NAME --scope shipments:read` to make one.") }
+                    for k in keys { Output.line(APIKeyCommand.line(k)) }
+                }
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a key: it stops at once.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The key's id.") var key: String
+
+        func run() async throws {
+            let id = try WebhookCommand.id(key)
+            try await options.run { session in
+                try await session.revokeAPIKey(id)
+                if options.json { Output.json(["revoked": id.uuidString]) } else { Output.line("Revoked.") }
+            }
+        }
+    }
+}

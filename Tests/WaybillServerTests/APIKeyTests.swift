@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Vapor
 @testable import WaybillServer
+import WaybillClient
 import WaybillCore
 
 @Suite("API keys: made once, kept as a hash, scoped, expiring, revocable, limited per key")
@@ -83,6 +84,37 @@ struct APIKeyTests {
             #expect(try await server.send(.GET, "/parcels", token: other.key).status == .unauthorized, "revoked")
             let bad = try await server.send(.POST, "/api-keys", json: ["name": "", "scopes": ["teleport"], "expiresInDays": 9999], token: cast.customer.access)
             #expect(bad.status == .unprocessableEntity || bad.status == .badRequest, "\(bad)")
+        }
+    }
+
+    @Test("The CLI makes, lists and revokes keys, and runs commands as a key; the SDK opens a session with one",
+          arguments: TestDatabase.available)
+    func sdkAndCLI(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            try await server.serving { port in
+                let cli = CLI(server: "http://127.0.0.1:\(port)", sessionFile: NSTemporaryDirectory() + "/wb-cli-\(UUID().uuidString).json")
+                _ = try await cli.run(["login", "--email", "ada@example.com", "--password", TestServer.password])
+                let made = try await cli.run(["apikey", "create", "Shop backend", "--scope", "shipments:read", "--days", "90"])
+                #expect(made.status == 0 && made.stdout.contains("Key (shown once): wb_live_"), "\(made)")
+                let key = try #require(made.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+                let machine = CLI(server: cli.server, sessionFile: NSTemporaryDirectory() + "/wb-none-\(UUID().uuidString).json", apiKey: key)
+                let shown = try await machine.run(["order", "show", id])
+                #expect(shown.status == 0 && shown.stdout.contains(id), "\(shown)")
+                let refused = try await machine.run(["apikey", "list"])
+                #expect(refused.status != 0, "a key does not list keys: \(refused)")
+
+                let sdk = WaybillSession(serverURL: TestServer.apiURL(port: port), apiKey: key)
+                #expect(try await sdk.order(OrderID(uuidString: id)!).id == id)
+                #expect(try await sdk.me().email == "ada@example.com")
+
+                let listed = try await cli.run(["apikey", "list"])
+                #expect(listed.stdout.contains("Shop backend") && listed.stdout.contains("shipments:read") && !listed.stdout.contains(key), "\(listed)")
+                let keyID = try #require(listed.stdout.split(separator: " ").first.map(String.init))
+                #expect(try await cli.run(["apikey", "revoke", keyID]).stdout.contains("Revoked."))
+                #expect(try await machine.run(["order", "show", id]).status != 0, "revoked")
+            }
         }
     }
 }

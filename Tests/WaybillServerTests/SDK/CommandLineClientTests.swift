@@ -8,6 +8,8 @@ import WaybillCore
 struct CLI: Sendable {
     let server: String
     let sessionFile: String
+    /// Runs every command as this API key (`WAYBILL_API_KEY`).
+    var apiKey: String? = nil
 
     /// `.build/debug/waybill-client`, next to the test bundle (or `WAYBILL_CLIENT_BIN`).
     static let executable: URL? = {
@@ -42,6 +44,7 @@ struct CLI: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["WAYBILL_SERVER"] = server
         environment["WAYBILL_SESSION_FILE"] = sessionFile
+        if let apiKey { environment["WAYBILL_API_KEY"] = apiKey } else { environment.removeValue(forKey: "WAYBILL_API_KEY") }
         environment.removeValue(forKey: "WAYBILL_PASSWORD")
         process.environment = environment
         let out = Pipe(), err = Pipe()
