@@ -71,3 +71,28 @@ struct WebhookRulesTests {
 
     static let knownHMAC = "fbfdb4b6b6a15475daeb51c4c08db0bc37f3a2da3a28c0df3ad8ff22d66b2857"
 }
+
+@Suite("API key rules: scopes by operation, who makes which key")
+struct APIKeyRulesTests {
+    @Test("A key calls only what its scopes cover; keys, sessions and passwords are never covered")
+    func scopes() {
+        #expect(APIKeyPolicy.allows("getOrder", scopes: [.readShipments]))
+        #expect(!APIKeyPolicy.allows("createOrder", scopes: [.readShipments]))
+        #expect(APIKeyPolicy.allows("createOrder", scopes: [.writeShipments]))
+        #expect(APIKeyPolicy.allows("getMe", scopes: [.readParcels]), "who the key acts for, with any scope")
+        for never in ["createAPIKey", "revokeAPIKey", "listAPIKeys", "changePassword", "logout", "createLiveTicket", "updateUser", nil] {
+            #expect(!APIKeyPolicy.allows(never, scopes: Set(APIKeyScope.allCases)), "\(never ?? "no operation")")
+        }
+    }
+
+    @Test("Every account that sends makes keys for itself; the dispatch scope is for dispatchers")
+    func makers() {
+        let customer = Caller(id: UserID(), role: .customer), manager = Caller(id: UserID(), role: .manager)
+        #expect(APIKeyPolicy.mayCreate([.readShipments, .webhooks], by: customer))
+        #expect(!APIKeyPolicy.mayCreate([.dispatch], by: customer))
+        #expect(APIKeyPolicy.mayCreate([.dispatch], by: manager))
+        #expect(APIKeyPolicy.validate(name: " ", scopes: [], expiresInDays: 0).fields.keys.sorted() == ["expiresInDays", "name", "scopes"])
+        #expect(APIKeyPolicy.validate(name: "ERP", scopes: ["teleport"], expiresInDays: nil)["scopes"] == "invalid")
+        #expect(APIKeyPolicy.looksLikeKey("wb_live_" + String(repeating: "a", count: 43)) && !APIKeyPolicy.looksLikeKey("wb_live_x"))
+    }
+}

@@ -117,4 +117,19 @@ struct APIKeyTests {
             }
         }
     }
+
+    @Test("Every operation a scope names is in openapi.yaml and needs a token")
+    func scopesNameRealOperations() throws {
+        let spec = try String(contentsOfFile: #filePath.replacingOccurrences(of: "Tests/WaybillServerTests/APIKeyTests.swift", with: "openapi.yaml"), encoding: .utf8)
+        for operation in Array(APIKeyPolicy.operations.keys) + Array(APIKeyPolicy.anyKey) {
+            guard let at = spec.range(of: "operationId: \(operation)\n") else {
+                Issue.record("\(operation) is not an operation of openapi.yaml")
+                continue
+            }
+            // The operation's own lines, up to the next one: no `security: []` (public).
+            let rest = spec[at.upperBound...]
+            let own = rest.prefix(while: { _ in true }).components(separatedBy: "operationId:").first ?? ""
+            #expect(!own.contains("security: []"), "\(operation) is public: a key adds nothing")
+        }
+    }
 }

@@ -61,4 +61,31 @@ struct WebhookWebTests {
             }
         }
     }
+
+    @Test("Make an API key on the integrations page (shown once), use it, see its last use, revoke it; customers get no dispatch scope",
+          arguments: TestDatabase.available)
+    func apiKeys(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let page = try await ada.get("/webhooks")
+            #expect(page.html.contains("No key yet.") && !page.html.contains("scope_dispatch"), "customers cannot give keys the dispatch scope")
+            let empty = try await ada.post("/api-keys", ["name": "ERP"], from: "/webhooks")
+            #expect(empty.status == .unprocessableEntity)
+            let made = try await ada.post("/api-keys", ["name": "ERP", "scope_shipments_read": "on", "days": "30"], from: "/webhooks")
+            #expect(made.status == .ok && made.html.contains("shown only once"), "\(made.status)")
+            let key = try #require(made.html.firstMatch(of: /value="(wb_live_[A-Za-z0-9_-]{43})"/).map { String($0.1) })
+            #expect(try await server.send(.GET, "/orders", token: key).status == .ok)
+            let listed = try await ada.get("/webhooks")
+            #expect(listed.html.contains("ERP") && listed.html.contains("last used") && !listed.html.contains(key), "the key is never shown again")
+            let id = try #require(listed.html.firstMatch(of: /data-api-key="([0-9A-F-]{36})"/).map { String($0.1) })
+            _ = try await ada.post("/api-keys/\(id)/revoke", [:], from: "/webhooks")
+            #expect(try await server.send(.GET, "/orders", token: key).status == .unauthorized)
+            #expect(try await ada.get("/webhooks").html.contains("revoked"))
+            let manager = TestBrowser(server)
+            _ = try await manager.signIn("boss@courier.example")
+            #expect(try await manager.get("/webhooks").html.contains("scope_dispatch"))
+        }
+    }
 }

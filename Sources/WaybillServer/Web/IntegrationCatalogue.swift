@@ -40,6 +40,27 @@ extension Text {
     static let webhookRedeliver = Text("Send again", "Renvoyer")
     static let webhookRedelivered = Text("Sent again: see the newest line.", "Renvoyé : voir la ligne la plus récente.")
     static let webhookHowToVerify = Text("How to check the signature (Swift, Python, JavaScript): docs/webhooks.md.", "Comment vérifier la signature (Swift, Python, JavaScript) : docs/webhooks.md.")
+    static let apiKeys = Text("API keys", "Clés d’API")
+    static let apiKeysIntro = Text("For your own servers: a key acts as you, only within its scopes. Send it as “Authorization: Bearer wb_live_…”.",
+                                   "Pour vos propres serveurs : une clé agit en votre nom, seulement dans ses droits. Envoyez-la comme « Authorization: Bearer wb_live_… ».")
+    static let apiKeyName = Text("What it is for", "À quoi elle sert")
+    static let apiKeyScopes = Text("What it may do", "Ce qu’elle peut faire")
+    static let apiKeyDays = Text("Expires after (days)", "Expire après (jours)")
+    static let apiKeyCreate = Text("Make a key", "Créer une clé")
+    static let apiKeyCreated = Text("Key made. Copy it now: it is shown only once and cannot be found again.", "Clé créée. Copiez-la maintenant : elle n’est affichée qu’une fois et ne peut pas être retrouvée.")
+    static let apiKeyRevoke = Text("Revoke", "Révoquer")
+    static let apiKeyRevoked = Text("revoked", "révoquée")
+    static let apiKeyExpires = Text("expires", "expire le")
+    static let apiKeyExpired = Text("expired", "expirée")
+    static let apiKeyLastUsed = Text("last used", "dernière utilisation")
+    static let apiKeyNeverUsed = Text("never used", "jamais utilisée")
+    static let apiKeysNone = Text("No key yet.", "Aucune clé pour l’instant.")
+    static let scopeReadShipments = Text("See shipments, quotes and statements", "Voir les envois, les devis et les relevés")
+    static let scopeWriteShipments = Text("Order and cancel shipments", "Commander et annuler des envois")
+    static let scopeDispatch = Text("Assign and refund (dispatch)", "Attribuer et rembourser (répartition)")
+    static let scopeWebhooks = Text("Manage webhooks", "Gérer les webhooks")
+    static let scopeReadParcels = Text("See followed parcels", "Voir les colis suivis")
+    static let scopeWriteParcels = Text("Follow and stop following parcels", "Suivre et ne plus suivre des colis")
     static let errHTTPSRequired = Text("Use an https:// address.", "Utilisez une adresse https://.")
     static let errInvalidURL = Text("This is not a web address.", "Ce n’est pas une adresse web.")
     static let errChooseEvent = Text("Choose at least one event.", "Choisissez au moins un événement.")
@@ -52,6 +73,8 @@ enum IntegrationCatalogue {
         .webhookOffFailing, .webhookFailingSince, .webhookTurnOn, .webhookTurnOff, .webhookPing, .webhookPinged, .webhookRotate,
         .webhookDelete, .webhookDeleted, .webhookLog, .webhookLogNone, .webhookEvent, .webhookState, .webhookAttempts, .webhookAnswer,
         .webhookWhen, .webhookPending, .webhookDelivered, .webhookFailed, .webhookRedeliver, .webhookRedelivered, .webhookHowToVerify,
-        .errHTTPSRequired, .errInvalidURL, .errChooseEvent,
+        .errHTTPSRequired, .errInvalidURL, .errChooseEvent, .apiKeys, .apiKeysIntro, .apiKeyName, .apiKeyScopes, .apiKeyDays,
+        .apiKeyCreate, .apiKeyCreated, .apiKeyRevoke, .apiKeyRevoked, .apiKeyExpires, .apiKeyExpired, .apiKeyLastUsed, .apiKeyNeverUsed, .apiKeysNone,
+        .scopeReadShipments, .scopeWriteShipments, .scopeDispatch, .scopeWebhooks, .scopeReadParcels, .scopeWriteParcels,
     ]
 }

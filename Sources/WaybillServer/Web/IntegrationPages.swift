@@ -11,12 +11,44 @@ struct IntegrationPages {
         routes.get(WebRoutes.webhook, use: show)
         routes.post(WebRoutes.webhookAction, use: act)
         routes.post(WebRoutes.webhookRedeliver, use: redeliver)
+        routes.post(WebRoutes.apiKeys, use: createKey)
+        routes.post(WebRoutes.apiKeyRevoke, use: revokeKey)
+    }
+
+    static func listPage(_ req: Request, _ me: Principal, form: Form, keyForm: Form? = nil) async throws -> WebhookListPage {
+        WebhookListPage(endpoints: try await Webhooks(request: req).list(for: me), mayCompany: WebhookPolicy.mayRegister(.company, by: me.caller),
+                        form: form, keys: try await APIKeys(request: req).list(for: me),
+                        mayDispatch: APIKeyPolicy.mayCreate([.dispatch], by: me.caller), keyForm: keyForm ?? Form(ctx: form.ctx))
+    }
+
+    func createKey(_ req: Request) async throws -> Response {
+        let (ctx, me) = try TravelPages.signedIn(req)
+        let form = try AccountPages.form(req)
+        let scopes = APIKeyScope.allCases.filter { form["scope_\($0.rawValue.replacingOccurrences(of: ":", with: "_"))"] == "on" }.map(\.rawValue)
+        let days = form["days"].flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            guard days == nil || Int(days!) != nil else { throw WaybillError.validation("expiresInDays", "invalid") }
+            let (_, token) = try await APIKeys(request: req).create(name: form["name"] ?? "", scopes: scopes, expiresInDays: days.flatMap { Int($0) }, by: me)
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]))
+            page.madeKey = token
+            return page.response(ctx)
+        } catch let error as WaybillError where error.fields != nil {
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]), keyForm: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
+            page.status = error.status
+            return page.response(ctx)
+        }
+    }
+
+    func revokeKey(_ req: Request) async throws -> Response {
+        let (_, me) = try TravelPages.signedIn(req)
+        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        try await APIKeys(request: req).revoke(id, by: me)
+        return req.redirect(to: WebRoutes.webhooks(), redirectType: .normal)
     }
 
     func list(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        var page = WebhookListPage(endpoints: try await Webhooks(request: req).list(for: me), mayCompany: WebhookPolicy.mayRegister(.company, by: me.caller),
-                                   form: Form(ctx: ctx, values: ["scope": "own"]))
+        var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]))
         page.deleted = req.query[String.self, at: "deleted"] != nil
         return page.response(ctx)
     }
@@ -32,8 +64,7 @@ struct IntegrationPages {
                       scope: WebhookScope(rawValue: form["scope"] ?? "") ?? .own, description: form["description"]), by: me)
             return try await Self.endpointPage(req, ctx, me, endpoint.id!, secret: secret, notice: .webhookCreated)
         } catch let error as WaybillError where error.fields != nil {
-            var page = WebhookListPage(endpoints: try await webhooks.list(for: me), mayCompany: WebhookPolicy.mayRegister(.company, by: me.caller),
-                                       form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
+            var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
             page.status = error.status
             return page.response(ctx)
         }
@@ -92,6 +123,8 @@ extension WebRoutes {
     static let webhooks = WebPath("/webhooks")
     static let webhook = WebPath<UUID>("/webhooks/:id") { [$0.uuidString] }
     static let webhookAction = WebPath<(UUID, String)>("/webhooks/:id/:action") { [$0.0.uuidString, $0.1] }
+    static let apiKeys = WebPath("/api-keys")
+    static let apiKeyRevoke = WebPath<UUID>("/api-keys/:id/revoke") { [$0.uuidString] }
     static let webhookRedeliver = WebPath<(UUID, UUID)>("/webhooks/:id/deliveries/:delivery/redeliver") { [$0.0.uuidString, $0.1.uuidString] }
 }
 
@@ -106,8 +139,56 @@ struct WebhookListPage: PageView {
     var endpoints: [WebhookEndpointRecord]
     var mayCompany: Bool
     var form: Form
+    var keys: [APIKeyRecord] = []
+    var mayDispatch = false
+    var keyForm: Form
+    /// Just made: shown this once.
+    var madeKey: String?
     var deleted = false
     var status: HTTPResponseStatus = .ok
+
+    func scopeLabel(_ ctx: WebContext, _ scope: APIKeyScope) -> String {
+        switch scope {
+        case .readShipments: ctx.t(.scopeReadShipments)
+        case .writeShipments: ctx.t(.scopeWriteShipments)
+        case .dispatch: ctx.t(.scopeDispatch)
+        case .webhooks: ctx.t(.scopeWebhooks)
+        case .readParcels: ctx.t(.scopeReadParcels)
+        case .writeParcels: ctx.t(.scopeWriteParcels)
+        }
+    }
+
+    /// API keys: the list (never the keys), the one just made, the form.
+    func keySection(_ ctx: WebContext) -> String {
+        let f = keyForm
+        let now = UnixTime.nowMillis
+        let rows = keys.map { k -> String in
+            let state = k.revokedAt != nil ? ctx.t(.apiKeyRevoked)
+                : k.expiresAt.map { $0 <= now ? ctx.t(.apiKeyExpired) : "\(ctx.t(.apiKeyExpires)) \(ctx.time($0, dateOnly: true))" } ?? ""
+            let used = k.lastUsedAt.map { "\(ctx.t(.apiKeyLastUsed)) \(ctx.time($0))" } ?? ctx.t(.apiKeyNeverUsed)
+            let revoke = k.revokedAt == nil
+                ? "<form method=\"post\" action=\"\(WebRoutes.apiKeyRevoke(k.id!))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.apiKeyRevoke)))</button></form>"
+                : ""
+            return "<li data-api-key=\"\(k.id!.uuidString)\"><code>\(h(k.hint))…</code> \(h(k.name)) · <small>\(h(k.scopes.map(\.rawValue).sorted().joined(separator: ", ")))</small> · <small>\(h([state, used].filter { !$0.isEmpty }.joined(separator: " · ")))</small> \(revoke)</li>"
+        }.joined()
+        let boxes = APIKeyScope.allCases.filter { $0 != .dispatch || mayDispatch }
+            .map { f.checkbox("scope_\($0.rawValue.replacingOccurrences(of: ":", with: "_"))", scopeLabel(ctx, $0)) }.joined()
+        let scopesError = f.errors["scopes"].map { "<p class=\"error\">\(h(ctx.fieldError("scopes", $0)))</p>" } ?? ""
+        let made = madeKey.map { "<div class=\"alert ok\" role=\"status\"><p>\(h(ctx.t(.apiKeyCreated)))</p><p><input type=\"text\" readonly value=\"\(h($0))\" data-api-key-made aria-label=\"\(h(ctx.t(.apiKeys)))\"></p></div>" } ?? ""
+        return """
+            <h2>\(h(ctx.t(.apiKeys)))</h2>
+            <p>\(h(ctx.t(.apiKeysIntro)))</p>
+            \(made)
+            \(keys.isEmpty ? "<p>\(h(ctx.t(.apiKeysNone)))</p>" : "<ul class=\"list\">\(rows)</ul>")
+            <details\(f.errors.isEmpty ? "" : " open")><summary>\(h(ctx.t(.apiKeyCreate)))</summary>
+            <form method="post" action="\(WebRoutes.apiKeys())" class="stack">\(f.hidden())
+            \(f.field("name", ctx.t(.apiKeyName)))
+            <fieldset class="field\(scopesError.isEmpty ? "" : " invalid")"><legend>\(h(ctx.t(.apiKeyScopes)))</legend>\(boxes)\(scopesError)</fieldset>
+            \(f.field("days", ctx.t(.apiKeyDays), type: "number", required: false, errorKey: "expiresInDays", attributes: "min=\"1\" max=\"730\""))
+            <button type="submit">\(h(ctx.t(.apiKeyCreate)))</button>
+            </form></details>
+            """
+    }
 
     func page(_ ctx: WebContext) -> WebPage {
         let rows = endpoints.map { e in
@@ -133,6 +214,7 @@ struct WebhookListPage: PageView {
             <button type="submit" class="primary">\(h(ctx.t(.webhookAdd)))</button>
             </form>
             <p class="note">\(h(ctx.t(.webhookHowToVerify)))</p>
+            \(keySection(ctx))
             """, status: status)
     }
 }
