@@ -7,7 +7,7 @@ extension WebhookEvent: ExpressibleByArgument {}
 
 struct WebhookCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "webhook", abstract: "Endpoints your systems receive events at, signed (docs/webhooks.md).",
+        commandName: "webhook", abstract: "Endpoints your systems receive events at, signed (docs/integrations.md).",
         subcommands: [Add.self, List.self, Show.self, Ping.self, Redeliver.self, On.self, Off.self, Rotate.self, Remove.self])
 
     static func id(_ text: String) throws -> UUID {

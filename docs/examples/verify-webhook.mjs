@@ -1,4 +1,4 @@
-// Checks a Waybill webhook delivery (docs/webhooks.md) with Web Crypto: Node 18+, Deno, Bun,
+// Checks a Waybill webhook delivery (docs/integrations.md) with Web Crypto: Node 18+, Deno, Bun,
 // Cloudflare Workers and browsers alike.
 //
 //     node verify-webhook.mjs SECRET SIGNATURE_HEADER < body.json   # prints "valid" or "invalid: why"

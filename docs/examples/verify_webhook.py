@@ -1,4 +1,4 @@
-"""Checks a Waybill webhook delivery (docs/webhooks.md). Python 3.8+, standard library only.
+"""Checks a Waybill webhook delivery (docs/integrations.md). Python 3.8+, standard library only.
 
     python3 verify_webhook.py SECRET SIGNATURE_HEADER < body.json   # prints "valid" or "invalid: why"
 """

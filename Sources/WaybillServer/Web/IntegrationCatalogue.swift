@@ -39,7 +39,7 @@ extension Text {
     static let webhookFailed = Text("Given up", "Abandonné")
     static let webhookRedeliver = Text("Send again", "Renvoyer")
     static let webhookRedelivered = Text("Sent again: see the newest line.", "Renvoyé : voir la ligne la plus récente.")
-    static let webhookHowToVerify = Text("How to check the signature (Swift, Python, JavaScript): docs/webhooks.md.", "Comment vérifier la signature (Swift, Python, JavaScript) : docs/webhooks.md.")
+    static let webhookHowToVerify = Text("How to check the signature (Swift, Python, JavaScript): docs/integrations.md.", "Comment vérifier la signature (Swift, Python, JavaScript) : docs/integrations.md.")
     static let apiKeys = Text("API keys", "Clés d’API")
     static let apiKeysIntro = Text("For your own servers: a key acts as you, only within its scopes. Send it as “Authorization: Bearer wb_live_…”.",
                                    "Pour vos propres serveurs : une clé agit en votre nom, seulement dans ses droits. Envoyez-la comme « Authorization: Bearer wb_live_… ».")

@@ -6,7 +6,7 @@ import WaybillCore
 @testable import WaybillServer
 
 /// An integrator's endpoint on this machine: HTTPS with a certificate made for the run, checking
-/// every delivery's signature as docs/webhooks.md tells integrators to, and answering what a test
+/// every delivery's signature as docs/integrations.md tells integrators to, and answering what a test
 /// queued: an error, a redirect, or no answer at all (longer than the server waits).
 final class FakeWebhookReceiver: Sendable {
     struct Received: Sendable {
