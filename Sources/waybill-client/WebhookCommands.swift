@@ -15,6 +15,17 @@ struct WebhookCommand: AsyncParsableCommand {
         return id
     }
 
+    /// Runs `call` for the endpoint named on the command line and prints its answer: JSON with
+    /// `--json`, else `text`.
+    static func run<T: Encodable>(_ options: GlobalOptions, _ endpoint: String, _ call: (WaybillSession, UUID) async throws -> T,
+                                  text: (T) -> String) async throws {
+        let id = try Self.id(endpoint)
+        try await options.run { session in
+            let value = try await call(session, id)
+            if options.json { Output.json(value) } else { Output.line(text(value)) }
+        }
+    }
+
     static func line(_ e: WebhookEndpoint) -> String {
         "\(e.id)  \(e.url)  \(e.scope.rawValue)  \(e.enabled ? "on" : "off\(e.disabledReason.map { " (\($0.rawValue))" } ?? "")")  \(e.events.map(\.rawValue).joined(separator: ","))\(e.description.map { "  \($0)" } ?? "")"
     }
@@ -82,11 +93,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.") var endpoint: String
 
         func run() async throws {
-            let id = try WebhookCommand.id(endpoint)
-            try await options.run { session in
-                let d = try await session.pingWebhookEndpoint(id)
-                if options.json { Output.json(d) } else { Output.line(WebhookCommand.line(d)) }
-            }
+            try await WebhookCommand.run(options, endpoint) { session, id in try await session.pingWebhookEndpoint(id) } text: { WebhookCommand.line($0) }
         }
     }
 
@@ -111,11 +118,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.") var endpoint: String
 
         func run() async throws {
-            let id = try WebhookCommand.id(endpoint)
-            try await options.run { session in
-                let e = try await session.updateWebhookEndpoint(id, enabled: true)
-                if options.json { Output.json(e) } else { Output.line(WebhookCommand.line(e)) }
-            }
+            try await WebhookCommand.run(options, endpoint) { session, id in try await session.updateWebhookEndpoint(id, enabled: true) } text: { WebhookCommand.line($0) }
         }
     }
 
@@ -125,11 +128,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.") var endpoint: String
 
         func run() async throws {
-            let id = try WebhookCommand.id(endpoint)
-            try await options.run { session in
-                let e = try await session.updateWebhookEndpoint(id, enabled: false)
-                if options.json { Output.json(e) } else { Output.line(WebhookCommand.line(e)) }
-            }
+            try await WebhookCommand.run(options, endpoint) { session, id in try await session.updateWebhookEndpoint(id, enabled: false) } text: { WebhookCommand.line($0) }
         }
     }
 
@@ -139,11 +138,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.") var endpoint: String
 
         func run() async throws {
-            let id = try WebhookCommand.id(endpoint)
-            try await options.run { session in
-                let e = try await session.rotateWebhookSecret(id)
-                if options.json { Output.json(e) } else { Output.line("Signing secret (shown once): \(e.secret ?? "")") }
-            }
+            try await WebhookCommand.run(options, endpoint) { session, id in try await session.rotateWebhookSecret(id) } text: { "Signing secret (shown once): \($0.secret ?? "")" }
         }
     }
 
@@ -153,11 +148,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.") var endpoint: String
 
         func run() async throws {
-            let id = try WebhookCommand.id(endpoint)
-            try await options.run { session in
-                try await session.removeWebhookEndpoint(id)
-                if options.json { Output.json(["removed": id.uuidString]) } else { Output.line("Removed.") }
-            }
+            try await WebhookCommand.run(options, endpoint) { session, id in try await session.removeWebhookEndpoint(id); return ["removed": id.uuidString] } text: { _ in "Removed." }
         }
     }
 }

@@ -14,9 +14,6 @@ final class TokenBuckets: Sendable {
         self.burst = burst
     }
 
-    /// The keys with a bucket.
-    var keys: [String] { buckets.withLockedValue { Array($0.keys) } }
-
     /// Spends every key's bucket and more: the next token comes back only after a full burst's
     /// time. For tests that need the limit reached without racing the clock on a loaded machine.
     func exhaustAll(now: Double = Date().timeIntervalSince1970) {

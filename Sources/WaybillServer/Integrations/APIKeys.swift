@@ -32,20 +32,10 @@ final class APIKeyRecord: Model, @unchecked Sendable {
 /// API keys (issue "Integrations", item 2): made by an account for itself, shown once, kept as a
 /// SHA-256 hash, scoped (`APIKeyPolicy`), expiring, revocable, their last use noted; accepted as
 /// `Authorization: Bearer wb_live_…` beside access tokens, each key with its own rate limit.
-struct APIKeys {
+struct APIKeys: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
-
-    init(services: WaybillServices, db: any Database, logger: Logger) {
-        self.services = services
-        self.db = db
-        self.logger = logger
-    }
-
-    init(request: Request) {
-        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
-    }
 
     func create(name: String, scopes names: [String], expiresInDays: Int?, by me: Principal) async throws -> (APIKeyRecord, String) {
         guard me.keyScopes == nil else { throw WaybillError(.forbidden, .forbidden, "API keys are made by a person signed in, not by another key.") }

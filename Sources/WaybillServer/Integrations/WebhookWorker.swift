@@ -233,6 +233,7 @@ final class WebhookWorker: Sendable {
         delivery.lastStatusCode = outcome.statusCode
         delivery.lastError = outcome.error
         var disabledNow = false
+        let failingBefore = endpoint.failingSince
         if outcome.succeeded {
             delivery.status = .delivered
             delivery.deliveredAt = now
@@ -253,7 +254,7 @@ final class WebhookWorker: Sendable {
             logger.info("Webhook delivery \(delivery.id!) to endpoint \(endpoint.id!) failed (attempt \(delivery.attempts)): \(outcome.error ?? "")")
         }
         guard let services = services() else { return false }
-        let disable = disabledNow
+        let disable = disabledNow, healthChanged = endpoint.failingSince != failingBefore
         try await db.writeTransaction(services) { db in
             try await attempt.create(on: db)
             try await delivery.save(on: db)
@@ -274,7 +275,7 @@ final class WebhookWorker: Sendable {
                                               body: "Every delivery to \(endpoint.url) has failed for three days, so it was turned off. Fix it, turn it on again and redeliver what it missed.",
                                               on: db)
                 }
-            } else {
+            } else if healthChanged {  // only when it starts or stops failing: not a write per delivery
                 try await sql.update(WebhookEndpointRecord.schema)
                     .set("failing_since", to: SQLBind(endpoint.failingSince))
                     .where("id", .equal, SQLBind(endpoint.id!)).run()

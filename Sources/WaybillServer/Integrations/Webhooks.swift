@@ -91,20 +91,10 @@ final class WebhookAttemptRecord: Model, @unchecked Sendable {
 /// Integrators' endpoints (issue "Integrations", item 1): registered by an account for its own
 /// events, or by a dispatcher for the company's shipments (`WebhookPolicy`); each event queued in
 /// its transaction (`enqueue`) and sent, signed, by `WebhookWorker`.
-struct Webhooks {
+struct Webhooks: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
-
-    init(services: WaybillServices, db: any Database, logger: Logger) {
-        self.services = services
-        self.db = db
-        self.logger = logger
-    }
-
-    init(request: Request) {
-        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
-    }
 
     struct Draft: Sendable {
         var url: String
@@ -253,12 +243,20 @@ struct Webhooks {
         let owners = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(endpoints.map(\.ownerID)))).all()
             .map { ($0.id!, $0) })
         let eventID = Randomness.uuid()
+        // One owner's endpoints of one scope share the payload (one load of the shipment, not one per endpoint).
+        var payloads: [String: (subject: String, payload: String)?] = [:]
         for endpoint in endpoints {
             guard let owner = owners[endpoint.ownerID], !owner.isBanned,
                   WebhookPolicy.mayRegister(endpoint.scope, by: owner.caller) else { continue }
+            let key = "\(endpoint.ownerID.uuidString)|\(endpoint.scope.rawValue)"
             let built: (subject: String, payload: String)?
             do {
-                built = try await payload(of: event, type: type, eventID: eventID, for: owner, scope: endpoint.scope, services: services, on: db)
+                if let known = payloads[key] {
+                    built = known
+                } else {
+                    built = try await payload(of: event, type: type, eventID: eventID, for: owner, scope: endpoint.scope, services: services, on: db)
+                    payloads[key] = .some(built)
+                }
             } catch {
                 if error is any DatabaseError { throw error }
                 // An integrator's payload must never undo the change itself: the event is logged and skipped.
@@ -302,9 +300,11 @@ struct Webhooks {
             let capacities = OrderPolicy.capacities(of: caller, for: order.parties)
             var payee = false
             if case .paidOut(_, let entry) = event { payee = entry.account == owner.id }
-            guard WebhookPolicy.receivesShipment(scope, event: type, ownerCapacities: capacities, ownerIsPayee: payee) else { return nil }
+            // Seen as its owner sees it: someone with no part in the shipment hears nothing.
+            guard !capacities.isEmpty,
+                  WebhookPolicy.receivesShipment(scope, event: type, ownerCapacities: capacities, ownerIsPayee: payee) else { return nil }
             let record = try await Orders(services: services, db: db, logger: Logger(label: "waybill.webhooks"))
-                .load(order, capacities: capacities.isEmpty ? [.system] : capacities, full: true)
+                .load(order, capacities: capacities, full: true)
             var data = ShipmentData(shipment: try APIHandler.order(record))
             switch event {
             case .paidOut(_, let entry): data.payout = .init(amount: APIHandler.money(Money(entry.amount, entry.currency)))

@@ -48,7 +48,7 @@ struct OrderTracking: Sendable {
 }
 
 /// Positions, duty, the fleet, arrival estimates, trails and tracking links.
-struct Tracking {
+struct Tracking: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
@@ -59,7 +59,6 @@ struct Tracking {
         self.logger = logger
     }
 
-    init(request: Request) { self.init(services: request.application.waybill, db: request.db, logger: request.logger) }
     static let policy = PositionPolicy()
     /// Statuses in which the driver heads for a stop (`OrderStatus.nextStop`): their positions
     /// join the order's trail and its watchers see them.

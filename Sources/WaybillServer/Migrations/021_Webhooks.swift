@@ -42,7 +42,8 @@ struct CreateWebhooks: AsyncMigration {
                 .create()
             try await sql.create(index: "webhook_deliveries_due").on("webhook_deliveries").column("status").column("next_attempt_at").run()
             try await sql.create(index: "webhook_deliveries_subject").on("webhook_deliveries").column("endpoint_id").column("subject").column("sequence").run()
-            try await sql.create(index: "webhook_deliveries_log").on("webhook_deliveries").column("endpoint_id").column("created_at").run()
+            // The log reads an endpoint's deliveries newest first (by sequence).
+            try await sql.create(index: "webhook_deliveries_log").on("webhook_deliveries").column("endpoint_id").column("sequence").run()
             try await db.schema("webhook_attempts")
                 .field("id", .int64, .identifier(auto: true))
                 .field("delivery_id", .uuid, .required, .references("webhook_deliveries", "id", onDelete: .cascade))

@@ -60,7 +60,7 @@ struct OrderRecord: Sendable {
 /// each capability has its own file: `+Ordering` (tariff, quotes, placing), `+Transitions` (the state
 /// machine, cancelling), `+Dispatch`, `+DriverSteps`, `+DriverDay`, `+Payment`, `+Proof`, `+Inbox`,
 /// `+Statements`. The API and the web app call it; the rules it asks are in WaybillCore/Policies.
-struct Orders {
+struct Orders: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
@@ -70,8 +70,6 @@ struct Orders {
         self.db = db
         self.logger = logger
     }
-
-    init(request: Request) { self.init(services: request.application.waybill, db: request.db, logger: request.logger) }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         let result = try await db.writeTransaction(services, body)

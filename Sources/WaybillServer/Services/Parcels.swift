@@ -19,7 +19,7 @@ struct ParcelView: Sendable {
 /// Parcels of other carriers a person follows: added by number with the carrier suggested
 /// (`ParcelDraft`, `CarrierDetection`), named, corrected, shared, removed. Who may do what is
 /// `ParcelPolicy`: the owner, and less for the people it is shared with.
-struct Parcels {
+struct Parcels: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
@@ -28,10 +28,6 @@ struct Parcels {
         self.services = services
         self.db = db
         self.logger = logger
-    }
-
-    init(request: Request) {
-        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
     }
 
     func add(_ draft: ParcelDraft, by me: Principal) async throws -> ParcelRecord {

@@ -27,7 +27,7 @@ final class ShopRecord: Model, @unchecked Sendable {
 /// item 8): Shopify's and WooCommerce's order and fulfilment webhooks, signed with HMAC-SHA256 of
 /// the body (base64, `X-Shopify-Hmac-Sha256`, `X-WC-Webhook-Signature`), each delivery handled once;
 /// every number becomes a followed parcel of the shop's owner.
-struct Shops {
+struct Shops: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
@@ -36,10 +36,6 @@ struct Shops {
         self.services = services
         self.db = db
         self.logger = logger
-    }
-
-    init(request: Request) {
-        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
     }
 
     func webhookURL(_ shop: ShopRecord) -> String { services.config.publicURL + APIHandler.basePath + "/shops/\(shop.id!.uuidString.lowercased())/webhook" }

@@ -32,7 +32,7 @@ final class AreaCatalog: Sendable {
 /// Travellers: areas, the travel price table, traveller profiles and trips. The API, the web app
 /// and the command line call this; the rules are WaybillCore's (`AreaRules`, `TripDraft`,
 /// `TripPolicy`, `TripMatching`).
-struct Travel {
+struct Travel: WaybillService {
     let services: WaybillServices
     let db: any Database
     let logger: Logger
@@ -41,10 +41,6 @@ struct Travel {
         self.services = services
         self.db = db
         self.logger = logger
-    }
-
-    init(request: Request) {
-        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {

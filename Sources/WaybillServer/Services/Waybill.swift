@@ -86,6 +86,18 @@ public final class WaybillServices: Sendable {
     }
 }
 
+/// A service made for one request or job: the application's services, a database (the request's,
+/// or a transaction's) and a logger. `init(request:)` is the same for all of them.
+protocol WaybillService {
+    init(services: WaybillServices, db: any Database, logger: Logger)
+}
+
+extension WaybillService {
+    init(request: Request) {
+        self.init(services: request.application.waybill, db: request.db, logger: request.logger)
+    }
+}
+
 extension WaybillServices {
     /// Runs `body` reading this application's clock and randomness (what `ClockMiddleware` does for
     /// a request): for work outside a request, such as a test calling a service directly.
