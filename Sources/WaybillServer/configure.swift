@@ -55,8 +55,9 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateDeliverySamples())      // delivered parcels and shipments, for the statistics per carrier
     app.migrations.add(CreateShops())                // shops whose orders' tracking numbers arrive by webhook
     app.migrations.add(CreateForwardingAddresses())  // personal addresses shipping confirmations are forwarded to
-    app.migrations.add(CreateWebhooks())
-    app.migrations.add(CreateAPIKeys())  // keys for server-to-server clients, kept as hashes  // integrators' endpoints, their deliveries and the attempts made
+    app.migrations.add(CreateWebhooks())             // integrators' endpoints, their deliveries and the attempts made
+    app.migrations.add(CreateAPIKeys())              // keys for server-to-server clients, kept as hashes
+    app.migrations.add(CreateOrderImports())         // uploaded delivery files awaiting confirmation; outside references
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

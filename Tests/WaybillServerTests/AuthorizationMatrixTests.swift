@@ -214,6 +214,14 @@ struct AuthorizationMatrixTests {
         return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
     }
 
+    /// A file of one delivery the manager uploaded and may confirm.
+    static let importFile = Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,pickup_street,pickup_postal_code,pickup_city\nHans,Bundesplatz 3,3005,Bern,Rue de Lausanne 1,1201,Genève\n".utf8)
+
+    static func managerImport(_ w: World) async throws -> Target {
+        let reply = try await w.server.upload("/order-imports", parts: [.file("file", importFile, type: "text/csv", filename: "m.csv")], token: w.cast.manager.access)
+        return Target(order: "", parcel: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
     /// Customer A with a picture.
     static func customerAPicture(_ w: World) async throws -> Target {
         _ = try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")],
@@ -285,6 +293,16 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/api-keys", json: ["name": "Matrix", "scopes": ["parcels:read"]], token: t) },
         Row(operation: "revokeAPIKey", expected: expect("customerA=204 others=404"), setup: customerAKey) { w, x, t in
             try await w.server.send(.DELETE, "/api-keys/\(x.parcel)", token: t) },
+        Row(operation: "listOrderImports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/order-imports", token: t) },
+        Row(operation: "uploadOrderImport", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.upload("/order-imports", parts: [.file("file", importFile, type: "text/csv", filename: "m.csv")], token: t) },
+        Row(operation: "getOrderImport", expected: expect("manager=200 others=403"), setup: managerImport) { w, x, t in
+            try await w.server.send(.GET, "/order-imports/\(x.parcel)", token: t) },
+        Row(operation: "commitOrderImport", expected: expect("manager=200 others=403"), setup: managerImport) { w, x, t in
+            try await w.server.send(.POST, "/order-imports/\(x.parcel)/commit", token: t) },
+        Row(operation: "bulkOrderAction", expected: expect("manager=200 others=403"), setup: pendingOrder) { w, x, t in
+            try await w.server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": [x.order], "reason": "matrix"], token: t) },
         Row(operation: "listWebhookEndpoints", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/webhook-endpoints", token: t) },
         Row(operation: "createWebhookEndpoint", expected: expect("others=201"), setup: nothing) { w, _, t in
@@ -480,6 +498,7 @@ struct AuthorizationMatrixTests {
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func webhooks(_ w: World) -> Webhooks { Webhooks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func imports(_ w: World) -> OrderImports { OrderImports(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func shops(_ w: World) -> Shops { Shops(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
@@ -514,6 +533,11 @@ struct AuthorizationMatrixTests {
                 _ = try await parcels(w).addAll(from: "UPS 1Z999AA10123456784", name: nil, by: p) },
             "listShops": { w, _, p in _ = try await shops(w).list(for: p) },
             "listWebhookEndpoints": { w, _, p in _ = try await webhooks(w).list(for: p) },
+            "listOrderImports": { w, _, p in _ = try await imports(w).recent(by: p) },
+            "uploadOrderImport": { w, _, p in _ = try await imports(w).upload(importFile, fileName: "m.csv", by: p) },
+            "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
+            "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },
+            "bulkOrderAction": { w, x, p in _ = try await orders(w).bulk(.cancel(reason: "matrix"), [id(x.order)], by: p) },
             "listAPIKeys": { w, _, p in _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).list(for: p) },
             "createAPIKey": { w, _, p in
                 _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger)

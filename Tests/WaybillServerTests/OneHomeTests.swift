@@ -338,6 +338,7 @@ struct DomainEventTests {
                 case .receiptConfirmed: "receipt_confirmed"
                 case .paidOut: "paid_out"
                 case .parcelChanged: "parcel_changed"
+                case .ordersImported: "orders_imported"
                 case .tripRequestChanged(_, let change): "trip_request_\(change.rawValue)"
                 }
                 seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }

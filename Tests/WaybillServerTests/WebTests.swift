@@ -62,6 +62,18 @@ final class TestBrowser: @unchecked Sendable {
         return Page(status: response.status, headers: response.headers, html: response.body.string)
     }
 
+    /// Posts a multipart form with one file, as a page's upload form would (with its token).
+    func postFile(_ path: String, field: String, bytes: [UInt8], filename: String, from: String) async throws -> Page {
+        let token = try await get(from).csrf ?? ""
+        let boundary = "----waybill-test-\(UUID().uuidString)"
+        var body = ByteBuffer()
+        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n\(token)\r\n")
+        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        body.writeBytes(bytes)
+        body.writeString("\r\n--\(boundary)--\r\n")
+        return try await send(.POST, path, body: body, contentType: "multipart/form-data; boundary=\(boundary)")
+    }
+
     func signIn(_ email: String, password: String = TestServer.password) async throws -> Page {
         try await post("/login", ["email": email, "password": password], from: "/login")
     }

@@ -30,11 +30,12 @@ public enum APIKeyPolicy {
     public static let operations: [String: APIKeyScope] = {
         var table: [String: APIKeyScope] = [:]
         for op in ["createQuote", "getTariff", "listOrders", "getOrder", "getOrderFile", "listShipments", "getShipment",
-                   "listInvoices", "getOrderTrail", "getPaymentOptions"] { table[op] = .readShipments }
-        for op in ["createOrder", "cancelOrder", "addOrderPhoto", "confirmPayment", "renewTrackingLink", "revokeTrackingLink"] {
+                   "listInvoices", "getOrderTrail", "getPaymentOptions", "listOrderImports", "getOrderImport"] { table[op] = .readShipments }
+        for op in ["createOrder", "cancelOrder", "addOrderPhoto", "confirmPayment", "renewTrackingLink", "revokeTrackingLink",
+                   "uploadOrderImport", "commitOrderImport"] {
             table[op] = .writeShipments
         }
-        for op in ["assignOrder", "refundOrder", "getFleet"] { table[op] = .dispatch }
+        for op in ["assignOrder", "refundOrder", "getFleet", "bulkOrderAction"] { table[op] = .dispatch }
         for op in ["listWebhookEndpoints", "createWebhookEndpoint", "getWebhookEndpoint", "updateWebhookEndpoint", "deleteWebhookEndpoint",
                    "rotateWebhookSecret", "pingWebhookEndpoint", "listWebhookDeliveries", "redeliverWebhook"] { table[op] = .webhooks }
         for op in ["listParcels", "getParcel", "listTracked", "getMyCarrierStatistics"] { table[op] = .readParcels }

@@ -45,6 +45,9 @@ public enum DispatchPolicy {
 
     /// Whether giving the order to a driver is an assignment or a reassignment (taking it from
     /// the driver who has it), by the state machine: whichever a manager may do now.
+    /// Orders one bulk action on the board may change at once.
+    public static let maxBulkOrders = 200
+
     public static func assignAction(for status: OrderStatus) -> OrderAction? {
         for action in [OrderAction.assign, .reassign] {
             if case .allowed = OrderStateMachine.decide(action, from: status, as: [.manager]) { return action }

@@ -30,6 +30,8 @@ enum DomainEvent: Sendable {
     case parcelChanged(ParcelRecord, from: ParcelStatus, newEvents: [ParcelEvent])
     /// A request for a place on a trip was sent, answered, withdrawn or expired (`request` holds the new status).
     case tripRequestChanged(TripRequestRecord, TripRequestChange)
+    /// An import placed orders (each also recorded as `orderPlaced`): `perCustomer` counts them per account.
+    case ordersImported(importID: UUID, by: User, perCustomer: [UserID: Int])
 
     /// The order it happened to (nil for a parcel of another carrier).
     var order: Order? {
@@ -38,7 +40,7 @@ enum DomainEvent: Sendable {
              .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
              .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _):
             o
-        case .parcelChanged, .tripRequestChanged:
+        case .parcelChanged, .tripRequestChanged, .ordersImported:
             nil
         }
     }
@@ -46,7 +48,7 @@ enum DomainEvent: Sendable {
     /// Whether the order's status changed with this event (a refund does not change it).
     var changesStatus: Bool {
         switch self {
-        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged: false
+        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged, .ordersImported: false
         default: true
         }
     }
@@ -92,6 +94,7 @@ extension DomainEvents {
 enum NotificationSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
         if case .parcelChanged(let parcel, let old, _) = event { return try await ParcelNews.tell(parcel, from: old, on: db) }
+        if case .ordersImported(_, let importer, let perCustomer) = event { return try await importNews(by: importer, perCustomer, on: db) }
         guard let order = event.order else { return }
         func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
         switch event {
@@ -102,6 +105,8 @@ enum NotificationSubscriber {
                                           body: "The sender paid \(order.reference): pick the parcel up in \(order.pickup.city) and check it against their photo.",
                                           on: db)
             }
+        case .orderPlaced where order.importID != nil:
+            break  // the import tells managers once (`ordersImported`)
         case .orderPlaced:
             try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
                                       body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
@@ -160,7 +165,7 @@ enum NotificationSubscriber {
         case .receiptConfirmed(_, let receiver):
             try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
                                       body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
-        case .parcelChanged, .tripRequestChanged:
+        case .parcelChanged, .tripRequestChanged, .ordersImported:
             return // told above, or by the travel service with its own words
         }
     }
@@ -168,3 +173,20 @@ enum NotificationSubscriber {
 
 /// What happened to a request for a place on a trip.
 enum TripRequestChange: String, Sendable { case created, accepted, declined, cancelled, expired }
+
+extension NotificationSubscriber {
+    /// One notice per import: to the managers (but the one who imported), and to each customer a
+    /// dispatcher imported for. In-app and push only: the orders are on the board and in their lists.
+    static func importNews(by importer: User, _ perCustomer: [UserID: Int], on db: any Database) async throws {
+        let total = perCustomer.values.reduce(0, +)
+        guard total > 0 else { return }
+        let managers = try await Notifier.managers(on: db).filter { $0.id != importer.id }
+        try await Notifier.notify(managers, .ordersImported, order: nil, reference: String(total),
+                                  body: "\(importer.displayName) imported \(total) deliveries; they are waiting to be assigned.", mail: false, on: db)
+        for (customerID, count) in perCustomer where customerID != importer.id {
+            guard let customer = try await User.find(customerID, on: db) else { continue }
+            try await Notifier.notify([customer], .ordersImported, order: nil, reference: String(count),
+                                      body: "\(importer.displayName) placed \(count) deliveries for you from a file.", mail: false, on: db)
+        }
+    }
+}

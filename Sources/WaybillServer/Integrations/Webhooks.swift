@@ -281,6 +281,7 @@ struct Webhooks: WaybillService {
         case .receiptConfirmed: .shipmentReceiptConfirmed
         case .paidOut: .payoutSent
         case .parcelChanged: .parcelUpdated
+        case .ordersImported: nil  // each order placed is its own shipment.placed
         case .tripRequestChanged(_, let change):
             switch change {
             case .created: .tripRequestCreated

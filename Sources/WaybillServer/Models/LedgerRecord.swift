@@ -72,7 +72,8 @@ enum LedgerRecorder {
             return order.paymentMethod == .invoice ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] : []
         case .paidOut(_, let entry):
             return [entry]
-        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged, .tripRequestChanged:
+        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged, .tripRequestChanged,
+             .ordersImported:
             return []
         }
     }

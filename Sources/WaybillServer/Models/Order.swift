@@ -59,6 +59,11 @@ final class Order: Model, @unchecked Sendable {
     /// The receiver's code, sealed under the server's key, for the receiver's app while the parcel is
     /// on its way (`RecipientCodeSeal`); nil once delivered.
     @OptionalField(key: "recipient_code_sealed") var recipientCodeSealed: String?
+    /// The customer's own reference (their shop's order number), unique per customer: an import
+    /// given the same file twice places each delivery once.
+    @OptionalField(key: "external_reference") var externalReference: String?
+    /// The import that placed it (nil: placed one at a time).
+    @OptionalField(key: "import_id") var importID: UUID?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -69,7 +74,7 @@ final class Order: Model, @unchecked Sendable {
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
-         $trackingToken, $recipientCodeSealed]
+         $trackingToken, $recipientCodeSealed, $externalReference, $importID]
     }
 
     var properties: [any AnyProperty] { databaseFields }

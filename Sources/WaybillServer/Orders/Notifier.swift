@@ -17,6 +17,7 @@ enum Notifier {
         case tripRequestExpired = "trip_request_expired"
         case parcelUpdate = "parcel_update", parcelShared = "parcel_shared"
         case webhookDisabled = "webhook_disabled"
+        case ordersImported = "orders_imported"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -42,6 +43,7 @@ enum Notifier {
             case .parcelUpdate: ("\(reference): news from the carrier", "\(reference) : du nouveau chez le transporteur")
             case .parcelShared: ("A parcel shared with you: \(reference)", "Un colis partagé avec vous : \(reference)")
             case .webhookDisabled: ("Webhook endpoint turned off: \(reference)", "Point de terminaison webhook désactivé : \(reference)")
+            case .ordersImported: ("\(reference) deliveries imported", "\(reference) livraisons importées")
             }
         }
     }

@@ -38,3 +38,67 @@ extension Orders {
         return (open, try await Self.people(Array(ids), on: sql))
     }
 }
+
+/// Bulk actions on the board: each order changed on its own by the same rules as one at a time,
+/// each in its own transaction, and a result per order (done, or why not).
+extension Orders {
+    enum BulkAction: Sendable {
+        case assign(driver: UserID)
+        case cancel(reason: String)
+    }
+
+    struct BulkResult: Sendable {
+        let id: OrderID
+        var order: Order?
+        var error: WaybillError?
+        var ok: Bool { error == nil }
+    }
+
+    func bulk(_ action: BulkAction, _ ids: [OrderID], by principal: Principal) async throws -> [BulkResult] {
+        try principal.require(.dispatch)
+        var unique: [OrderID] = []
+        var seen = Set<OrderID>()
+        for id in ids where seen.insert(id).inserted { unique.append(id) }
+        guard !unique.isEmpty else { throw WaybillError.validation("orderIds", "required") }
+        guard unique.count <= DispatchPolicy.maxBulkOrders else { throw WaybillError.validation("orderIds", "too_many") }
+        switch action {
+        case .assign(let driver):
+            guard let person = try await User.find(driver, on: db),
+                  DispatchPolicy.mayCarry(assignee: person.caller, disabled: person.isBanned, assignedBy: principal.caller) else {
+                throw WaybillError.validation("driverId", "not_an_active_driver")
+            }
+        case .cancel(let reason):
+            guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw WaybillError.validation("reason", "required") }
+        }
+        var results: [BulkResult] = []
+        for id in unique {
+            do {
+                let order: Order
+                switch action {
+                case .assign(let driver):
+                    guard let current = try await Order.find(id, on: db) else { throw WaybillError.notFound }
+                    let reassign = DispatchPolicy.assignAction(for: current.status) == .reassign
+                    order = try await assign(id, to: driver, reassign: reassign, by: principal)
+                case .cancel(let reason):
+                    order = try await cancel(id, reason: reason, by: principal)
+                }
+                results.append(BulkResult(id: id, order: order))
+            } catch let error as WaybillError {
+                results.append(BulkResult(id: id, order: try? await Order.find(id, on: db), error: error))
+            }
+        }
+        return results
+    }
+}
+
+extension Orders {
+    /// Orders to print labels for, in the order given, with their customers (dispatchers only).
+    func labels(_ ids: [OrderID], by principal: Principal) async throws -> [(order: Order, customer: User?)] {
+        try principal.require(.dispatch)
+        guard ids.count <= DispatchPolicy.maxBulkOrders else { throw WaybillError.validation("orderIds", "too_many") }
+        guard !ids.isEmpty, let sql = db as? any SQLDatabase else { return [] }
+        let found = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!, $0) })
+        let people = try await Self.people(Array(Set(found.values.map(\.customerID))), on: sql)
+        return ids.compactMap { found[$0] }.map { ($0, people[$0.customerID]) }
+    }
+}

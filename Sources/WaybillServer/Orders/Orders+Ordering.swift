@@ -86,37 +86,9 @@ extension Orders {
                                           currency: tariff.currency).orValidationError()
         let quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
                                   pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate)
-        let now = UnixTime.nowMillis
-        let order = Order()
-        order.id = .generated()
-        order.reference = Self.newReference()
-        order.customerID = principal.userID
-        order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
-        order.version = 1
-        order.createdAt = now
-        order.updatedAt = now
-        order.pickup = valid.pickup
-        order.dropoff = valid.dropoff
-        order.weightClass = valid.weightClass
-        order.service = valid.service
-        order.recipient = valid.recipient
-        order.notes = valid.notes
-        order.priceAmount = quote.price.amount
-        order.currency = quote.price.currency
-        order.distanceMeters = quote.distanceMeters
-        order.breakdownJSON = Order.json(quote.breakdown)
-        order.tariffVersion = tariffRecord.id ?? 0
-        order.paymentMethod = valid.paymentMethod
-        order.paymentStatus = switch valid.paymentMethod {
-        case .card, .twint: .awaiting
-        case .cash: .dueOnPickup
-        case .invoice: .invoiced
-        }
-        order.sandbox = services.payments.isSandbox && valid.paymentMethod.isOnline
+        let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
+                              sandbox: services.payments.isSandbox)
         order.idempotencyKey = key
-        order.requireRecipientCode = valid.requireRecipientCode
-        order.recipientCodeAttempts = 0
-        order.trackingToken = Tracking.newTrackingToken()
 
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires.
@@ -158,7 +130,7 @@ extension Orders {
         return try await created(order)
     }
 
-    private func created(_ order: Order) async throws -> Created {
+    func created(_ order: Order) async throws -> Created {
         let record = try await load(order, capacities: [.owner])
         let awaiting = order.status == .awaitingPayment
         return Created(record: record, paymentURL: awaiting ? order.checkoutURL : nil, sandbox: order.sandbox)
@@ -169,5 +141,43 @@ extension Orders {
         let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
         var generator = Randomness.generator
         return "WB-" + String((0..<8).map { _ in alphabet[Int.random(in: 0..<32, using: &generator)] })
+    }
+}
+
+extension Order {
+    /// A new order as placing it makes it: priced by `quote`, waiting for its payment (online) or
+    /// for dispatch, with a fresh reference and tracking link. Not yet stored.
+    static func new(_ valid: ValidOrder, quote: Quote, customerID: UserID, tariffVersion: Int, sandbox: Bool,
+                    at now: Int64 = UnixTime.nowMillis) -> Order {
+        let order = Order()
+        order.id = .generated()
+        order.reference = Orders.newReference()
+        order.customerID = customerID
+        order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
+        order.version = 1
+        order.createdAt = now
+        order.updatedAt = now
+        order.pickup = valid.pickup
+        order.dropoff = valid.dropoff
+        order.weightClass = valid.weightClass
+        order.service = valid.service
+        order.recipient = valid.recipient
+        order.notes = valid.notes
+        order.priceAmount = quote.price.amount
+        order.currency = quote.price.currency
+        order.distanceMeters = quote.distanceMeters
+        order.breakdownJSON = Order.json(quote.breakdown)
+        order.tariffVersion = tariffVersion
+        order.paymentMethod = valid.paymentMethod
+        order.paymentStatus = switch valid.paymentMethod {
+        case .card, .twint: .awaiting
+        case .cash: .dueOnPickup
+        case .invoice: .invoiced
+        }
+        order.sandbox = sandbox && valid.paymentMethod.isOnline
+        order.requireRecipientCode = valid.requireRecipientCode
+        order.recipientCodeAttempts = 0
+        order.trackingToken = Tracking.newTrackingToken()
+        return order
     }
 }

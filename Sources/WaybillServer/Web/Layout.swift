@@ -159,12 +159,14 @@ struct Form {
     let ctx: WebContext
     var values: [String: String] = [:]
     var errors: [String: String] = [:]
+    /// What the fields' ids start with: another prefix where one page holds several forms with the same fields.
+    var idPrefix = "f-"
 
     func hidden() -> String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">" }
 
     func field(_ name: String, _ label: String, type: String = "text", autocomplete: String? = nil,
                required: Bool = true, hint: String? = nil, errorKey: String? = nil, attributes: String = "") -> String {
-        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let id = idPrefix + name.replacingOccurrences(of: ".", with: "-")
         let key = errorKey ?? name
         let error = errors[key].map { ctx.fieldError(key, $0) }
         let describedBy = [hint == nil ? nil : id + "-hint", error == nil ? nil : id + "-error"].compactMap { $0 }
@@ -180,7 +182,7 @@ struct Form {
     }
 
     func select(_ name: String, _ label: String, options: [(String, String)], required: Bool = true, attributes: String = "") -> String {
-        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let id = idPrefix + name.replacingOccurrences(of: ".", with: "-")
         let error = errors[name].map { ctx.fieldError(name, $0) }
         let chosen = values[name]
         let opts = options.map { "<option value=\"\(h($0.0))\"\(chosen == $0.0 ? " selected" : "")>\(h($0.1))</option>" }.joined()
@@ -207,7 +209,7 @@ struct Form {
     }
 
     func checkbox(_ name: String, _ label: String) -> String {
-        let id = "f-" + name.replacingOccurrences(of: ".", with: "-")
+        let id = idPrefix + name.replacingOccurrences(of: ".", with: "-")
         let checked = ["on", "true", "1"].contains(values[name] ?? "")
         return "<div class=\"field\"><label class=\"choice\" for=\"\(id)\"><input type=\"checkbox\" id=\"\(id)\" name=\"\(h(name))\" value=\"on\"\(checked ? " checked" : "")> \(h(label))</label></div>"
     }

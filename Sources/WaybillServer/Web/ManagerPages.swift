@@ -27,7 +27,13 @@ struct DispatchPages {
 
     func board(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
-        return try await DispatchBoardPage.load(for: me, orders: Orders(request: req), tracking: Tracking(request: req)).response(ctx)
+        var page = try await DispatchBoardPage.load(for: me, orders: Orders(request: req), tracking: Tracking(request: req))
+        if let bulk = req.query[String.self, at: "bulk"] {
+            let counts = bulk.split(separator: ",").compactMap { Int($0) }
+            if counts.count == 2 { page.notice = ctx.t(.bulkDone, String(counts[0]), String(counts[1])); page.noticeIsError = counts[1] > 0 }
+            else { page.notice = ctx.t(.bulkNoneSelected); page.noticeIsError = true }
+        }
+        return page.response(ctx)
     }
 
     func assign(_ req: Request) async throws -> Response {
@@ -216,7 +222,8 @@ struct AssignForm {
             return (entry.driver.id!.uuidString, text)
         }
         if let me { options.append((me.id!.uuidString, ctx.t(.myself, me.displayName))) }
-        let form = Form(ctx: ctx, values: ["driverId": current?.uuidString ?? options.first?.0 ?? ""])
+        var form = Form(ctx: ctx, values: ["driverId": current?.uuidString ?? options.first?.0 ?? ""])
+        form.idPrefix = "assign-\(reference)-"  // a board holds one such form per card
         return """
             <form method="post" action="\(WebRoutes.assign(orderID))" class="assign">\(form.hidden())
             <input type="hidden" name="reassign" value="\(reassign ? "true" : "false")">
@@ -237,17 +244,25 @@ struct DispatchBoardPage: PageView {
         var assign: AssignForm?
     }
     var columns: [(column: DispatchColumn, cards: [Card])]
+    /// Drivers for the bulk assignment, ranked as on the cards; the dispatcher themself if unlisted.
+    var drivers: [Tracking.FleetEntry] = []
+    var me: User?
+    var notice: String?
+    var noticeIsError = false
 
     static func load(for me: Principal, orders: Orders, tracking: Tracking) async throws -> DispatchBoardPage {
         let fleet = try await tracking.fleet(nearOrder: nil, by: me)
         let board = try await orders.dispatchBoard(by: me)
-        return DispatchBoardPage(columns: DispatchColumn.allCases.map { column in
+        var page = DispatchBoardPage(columns: DispatchColumn.allCases.map { column in
             (column, board.orders.filter { $0.status.dispatchColumn == column }.map { order in
                 let action = DispatchPolicy.assignAction(for: order.status)
                 return Card(order: order, customer: board.people[order.customerID], driver: order.driverID.flatMap { board.people[$0] },
                             assign: action == .assign ? AssignForm.load(order, reassign: false, by: me, fleet: fleet) : nil)
             })
         })
+        page.drivers = Tracking.ranked(fleet, pickup: nil)
+        page.me = fleet.contains { $0.driver.id == me.userID } ? nil : me.user
+        return page
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -256,6 +271,7 @@ struct DispatchBoardPage: PageView {
             let pickup = ctx.address(order.pickup), dropoff = ctx.address(order.dropoff)
             return """
                 <li class="card" id="card-\(order.reference)">
+                <label class="pick"><input type="checkbox" name="order_\(order.id!.uuidString)" form="bulk-form"><span class="visually-hidden">\(h(ctx.t(.bulkSelect, order.reference)))</span></label>
                 <p class="card-head"><a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(order.service == .express ? "<span class=\"status express\">\(h(ctx.t(.express)))</span>" : "") <span class="when">\(ctx.time(order.createdAt))</span></p>
                 <p>\(h(card.customer?.companyName ?? card.customer?.displayName ?? "")) · \(h(ctx.weight(order.weightClass))) · \(ctx.money(order.price)) · \(h(ctx.payment(order.paymentMethod)))</p>
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(pickup)</p>
@@ -281,8 +297,23 @@ struct DispatchBoardPage: PageView {
                 \(items.isEmpty ? "<p class=\"empty\">\(h(ctx.t(.none)))</p>" : "<ol class=\"cards\">\(items)</ol>")</section>
                 """
         }
+        var options = drivers.map { ($0.driver.id!.uuidString, $0.driver.displayName + ($0.state?.onDuty == true ? "" : " · " + ctx.t(.offDuty))) }
+        if let me { options.append((me.id!.uuidString, ctx.t(.myself, me.displayName))) }
+        var bulkForm = Form(ctx: ctx, values: ["driverId": options.first?.0 ?? ""])
+        bulkForm.idPrefix = "bulk-"
+        let banner = notice.map { "<div class=\"alert \(noticeIsError ? "error" : "ok")\" role=\"\(noticeIsError ? "alert" : "status")\">\(h($0))</div>" } ?? ""
         return WebPage(title: ctx.t(.dispatch), body: """
             <h1>\(h(ctx.t(.dispatch)))</h1>
+            \(banner)
+            <p><a href="\(WebRoutes.imports())">\(h(ctx.t(.imports)))</a></p>
+            <form method="post" action="\(WebRoutes.bulk())" id="bulk-form" class="bulk">\(bulkForm.hidden())
+            <fieldset><legend>\(h(ctx.t(.bulkWithSelected)))</legend>
+            \(bulkForm.select("driverId", ctx.t(.assignTo), options: options))
+            <button type="submit" name="action" value="assign" class="primary">\(h(ctx.t(.bulkAssign)))</button>
+            \(bulkForm.field("reason", ctx.t(.bulkCancelReason), required: false))
+            <button type="submit" name="action" value="cancel" class="danger">\(h(ctx.t(.bulkCancel)))</button>
+            <button type="submit" formaction="\(WebRoutes.labels())" formtarget="_blank">\(h(ctx.t(.bulkLabels)))</button>
+            </fieldset></form>
             <div class="board" id="board" data-live-refresh="status notification duty">\(html)</div>
             """, liveTopics: ["fleet"], wide: true)
     }

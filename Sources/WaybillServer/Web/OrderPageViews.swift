@@ -142,6 +142,8 @@ struct HistoryPage: PageView {
     var drivers: [User]
     var chosenDriver: String
     var filters: [String: String]
+    /// Whether the caller may import a file of deliveries (`OrderImportPolicy`).
+    var mayImport = false
 
     static func load(_ req: Request, for me: Principal) async throws -> HistoryPage {
         var filter = Orders.ListFilter()
@@ -165,7 +167,8 @@ struct HistoryPage: PageView {
             records: page.records, nextQuery: nextQuery, box: box, boxes: OrderPolicy.boxes(for: me.caller),
             drivers: manager ? try await Accounts(request: req).drivers(for: me) : [],
             chosenDriver: req.query[String.self, at: "driver"] ?? "",
-            filters: ["status": statusParam, "from": req.query[String.self, at: "from"] ?? "", "to": req.query[String.self, at: "to"] ?? ""])
+            filters: ["status": statusParam, "from": req.query[String.self, at: "from"] ?? "", "to": req.query[String.self, at: "to"] ?? ""],
+            mayImport: OrderImportPolicy.importer(me.caller, isCompany: me.user.isCompany) != nil)
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -189,7 +192,7 @@ struct HistoryPage: PageView {
         return WebPage(title: title, body: """
             <h1>\(h(title))</h1>
             \(Self.switcher(ctx, boxes: boxes, current: box))
-            \(customer ? "<p><a class=\"button primary\" href=\"\(WebRoutes.newOrder())\">\(h(ctx.t(.newDelivery)))</a></p>" : "")
+            \(customer ? "<p><a class=\"button primary\" href=\"\(WebRoutes.newOrder())\">\(h(ctx.t(.newDelivery)))</a>\(mayImport ? " <a class=\"button\" href=\"\(WebRoutes.imports())\">\(h(ctx.t(.imports)))</a>" : "")</p>" : "")
             <form method="get" action="\(WebRoutes.orders())" class="filters">
             <input type="hidden" name="box" value="\(box.rawValue)">
             \(filterForm.select("status", ctx.t(.status), options: statusOptions, required: false, attributes: "data-autosubmit"))

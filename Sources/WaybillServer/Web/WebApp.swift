@@ -14,6 +14,7 @@ enum WebApp {
         TravelPages().register(web)
         ParcelPages().register(web)
         IntegrationPages().register(web)
+        ImportPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)

@@ -145,3 +145,18 @@ if (vapidKey && "serviceWorker" in navigator && "PushManager" in window && "Noti
     button.addEventListener("click", () => enablePush(button, vapidKey));
   }
 }
+
+// ---- Print: button[data-print] (the labels page) ------------------------------------------------
+
+document.addEventListener("click", (event) => {
+  if (event.target.closest?.("[data-print]")) window.print();
+});
+
+// ---- The board's selection: input[data-select-all] ticks every card of its column ---------------
+
+document.addEventListener("change", (event) => {
+  const all = event.target.closest?.("[data-select-all]");
+  if (!all) return;
+  const column = all.closest("section");
+  for (const box of column?.querySelectorAll('input[type="checkbox"][form="bulk-form"]') ?? []) box.checked = all.checked;
+});

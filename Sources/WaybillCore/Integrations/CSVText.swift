@@ -1,0 +1,111 @@
+import Foundation
+
+/// Spreadsheet text as RFC 4180 describes it, read the way people's files really are: a UTF-8 byte
+/// order mark or none, Windows-1252 when the bytes are not UTF-8 (Excel on Windows), CRLF or LF, and
+/// the delimiter Excel writes in the file's language (a comma, or a semicolon in French; tabs too),
+/// found in the header line.
+public enum CSVText {
+    public enum Failure: Error, Equatable, Sendable {
+        /// A quoted field never closes; `line` is where it opened (1-based).
+        case unterminatedQuote(line: Int)
+    }
+
+    /// The rows of `bytes`, each a list of fields; blank lines are skipped. Each row carries the
+    /// line (1-based) it starts on, for error messages.
+    public static func rows(_ bytes: [UInt8]) -> Result<[(line: Int, fields: [String])], Failure> {
+        var data = bytes
+        if data.starts(with: [0xEF, 0xBB, 0xBF]) { data.removeFirst(3) }
+        if String(validating: data, as: UTF8.self) == nil {
+            // Not UTF-8: Windows-1252, which every byte decodes in (Latin-1 for the few holes).
+            let text = String(data: Data(data), encoding: .windowsCP1252) ?? String(decoding: data, as: Unicode.ASCII.self)
+            data = Array(text.utf8)
+        }
+        let delimiter = sniffDelimiter(data)
+        let quote = UInt8(ascii: "\""), cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
+        var rows: [(line: Int, fields: [String])] = []
+        var fields: [String] = []
+        var field: [UInt8] = []
+        var line = 1, rowLine = 1, quoteLine = 0
+        var inQuotes = false, wasQuoted = false
+        var i = 0
+        func endField() {
+            fields.append(String(decoding: field, as: UTF8.self))
+            field.removeAll(keepingCapacity: true)
+            wasQuoted = false
+        }
+        func endRow() {
+            endField()
+            if !(fields.count == 1 && fields[0].isEmpty) { rows.append((rowLine, fields)) }
+            fields.removeAll(keepingCapacity: true)
+        }
+        while i < data.count {
+            let byte = data[i]
+            if inQuotes {
+                if byte == quote {
+                    if i + 1 < data.count, data[i + 1] == quote { field.append(quote); i += 2; continue }
+                    inQuotes = false
+                } else {
+                    if byte == lf { line += 1 }
+                    field.append(byte)
+                }
+                i += 1
+                continue
+            }
+            switch byte {
+            case quote where field.isEmpty && !wasQuoted:
+                inQuotes = true
+                wasQuoted = true
+                quoteLine = line
+            case delimiter:
+                endField()
+            case cr, lf:
+                if byte == cr, i + 1 < data.count, data[i + 1] == lf { i += 1 }
+                endRow()
+                line += 1
+                rowLine = line
+            default:
+                field.append(byte)
+            }
+            i += 1
+        }
+        if inQuotes { return .failure(.unterminatedQuote(line: quoteLine)) }
+        if !field.isEmpty || !fields.isEmpty || wasQuoted { endRow() }
+        return .success(rows)
+    }
+
+    /// The delimiter of the first line: whichever of comma, semicolon and tab it holds most of,
+    /// outside quotes (a comma when it holds none).
+    static func sniffDelimiter(_ data: [UInt8]) -> UInt8 {
+        var counts: [UInt8: Int] = [UInt8(ascii: ","): 0, UInt8(ascii: ";"): 0, UInt8(ascii: "\t"): 0]
+        var inQuotes = false
+        for byte in data {
+            if byte == UInt8(ascii: "\"") { inQuotes.toggle(); continue }
+            if inQuotes { continue }
+            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
+            if counts[byte] != nil { counts[byte]! += 1 }
+        }
+        let best = counts.max { a, b in a.value != b.value ? a.value < b.value : a.key > b.key }!
+        return best.value == 0 ? UInt8(ascii: ",") : best.key
+    }
+
+    // MARK: Writing
+
+    /// One line of a CSV file (ending in CRLF, as RFC 4180 says). Text from people goes through
+    /// `text(_:)`; numbers and codes Waybill wrote go in as they are.
+    public static func line(_ fields: [String], delimiter: Character = ",") -> String {
+        fields.map { quoted($0, delimiter: delimiter) }.joined(separator: String(delimiter)) + "\r\n"
+    }
+
+    static func quoted(_ field: String, delimiter: Character) -> String {
+        guard field.contains(where: { $0 == delimiter || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// A cell of free text made safe for spreadsheets: one that starts like a formula (`=`, `+`,
+    /// `-`, `@`, a tab or a carriage return) gets a leading apostrophe, so opening an export never
+    /// runs what someone typed into an address (OWASP "CSV injection").
+    public static func text(_ value: String) -> String {
+        guard let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return value }
+        return "'" + value
+    }
+}

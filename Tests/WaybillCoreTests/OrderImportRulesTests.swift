@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import WaybillCore
+
+@Suite("Reading spreadsheets and checking imported deliveries")
+struct OrderImportRulesTests {
+    func rows(_ text: String) throws -> [[String]] {
+        try CSVText.rows(Array(text.utf8)).get().map(\.fields)
+    }
+
+    @Test("CSV as files really are: quotes, doubled quotes, line breaks in cells, CRLF, a byte order mark, blank lines")
+    func csv() throws {
+        #expect(try rows("a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\r\n\r\n\"two\nlines\",3") == [["a", "b"], ["x, y", "say \"hi\""], ["two\nlines", "3"]])
+        #expect(try rows("\u{FEFF}a,b\n1,2\n") == [["a", "b"], ["1", "2"]])
+        #expect(try rows("a,b,\n1,,") == [["a", "b", ""], ["1", "", ""]])
+        #expect(try CSVText.rows(Array("a\n\"open,1\nmore".utf8)).map(\.count) == .failure(.unterminatedQuote(line: 2)))
+        let lines = try CSVText.rows(Array("h\n\"a\nb\"\nc".utf8)).get().map(\.line)
+        #expect(lines == [1, 2, 4], "each row knows the line it starts on")
+    }
+
+    @Test("The delimiter is the header's: semicolons from French Excel, tabs, commas")
+    func delimiters() throws {
+        #expect(try rows("a;b;c\n1;2,5;3") == [["a", "b", "c"], ["1", "2,5", "3"]])
+        #expect(try rows("a\tb\n1\t2") == [["a", "b"], ["1", "2"]])
+        #expect(try rows("\"a;b\",c\n1,2") == [["a;b", "c"], ["1", "2"]], "a delimiter inside quotes does not count")
+    }
+
+    @Test("A file that is not UTF-8 is read as Windows-1252, as Excel on Windows writes it")
+    func windows1252() throws {
+        let bytes: [UInt8] = Array("name\nZ".utf8) + [0xFC] + Array("rich".utf8)  // "Zürich" in Windows-1252
+        #expect(try CSVText.rows(bytes).get().map(\.fields) == [["name"], ["Zürich"]])
+    }
+
+    @Test("Writing: fields quoted only when needed, and text that looks like a formula defused")
+    func writing() {
+        #expect(CSVText.line(["a", "b,c", "say \"x\"", "two\nlines"]) == "a,\"b,c\",\"say \"\"x\"\"\",\"two\nlines\"\r\n")
+        #expect(CSVText.text("=HYPERLINK(\"http://evil\")") == "'=HYPERLINK(\"http://evil\")")
+        #expect(CSVText.text("+41 79 123 45 67") == "'+41 79 123 45 67" && CSVText.text("@home") == "'@home" && CSVText.text("Bern") == "Bern")
+    }
+
+    @Test("Headers in English or French, in any case, with accents or spaces")
+    func headers() {
+        #expect(ImportColumn.named("Recipient Name") == .recipientName)
+        #expect(ImportColumn.named("Livraison NPA") == .dropoffPostalCode)
+        #expect(ImportColumn.named("référence-externe") == .externalReference)
+        #expect(ImportColumn.named("colour") == nil)
+    }
+
+    static let me = ImportCustomer(id: UserID(UUID()), email: "shop@acme.example", isCompany: true,
+                                   accountAddress: Address(street: "Bahnhofstrasse 1", postalCode: "8001", city: "Zürich"))
+
+    func check(_ text: String, importer: OrderImportPolicy.Importer = .company, customers: [String: ImportCustomer] = [:],
+               existing: [UserID: Set<String>] = [:]) throws -> ImportCheck {
+        let sheet = try ImportSheet.read(try CSVText.rows(Array(text.utf8)).get()).get()
+        return sheet.check(importer: importer, me: Self.me, customers: customers, existing: existing, currency: "CHF")
+    }
+
+    @Test("Each row is checked by the rules of a single order, problems named by row and column")
+    func rowProblems() throws {
+        let result = try check("""
+            recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,recipient_email,recipient_code,weight_class,payment_method
+            Ann,Bundesplatz 3,3005,Bern,,,,
+            ,Bundesplatz 3,3005,Bern,not-an-email,oui,gros,twint
+            Bob,Bundesplatz 3,3005,Bern,,yes,,
+            """)
+        #expect(result.rows.count == 1 && result.invalidRows == 2)
+        #expect(result.rows[0].order.paymentMethod == .invoice && result.rows[0].order.pickup.city == "Zürich", "companies are billed; the pickup is their address")
+        let problems = Set(result.problems.map { "\($0.row) \($0.column ?? "-") \($0.code)" })
+        #expect(problems == ["3 recipient_name required", "3 recipient_email invalid_email", "3 weight_class invalid",
+                             "3 payment_method online_payment_not_in_import", "4 recipient_email required_for_recipient_code"], "\(problems)")
+    }
+
+    @Test("Outside references: once per customer in a file, and rows already imported are skipped")
+    func references() throws {
+        let text = """
+            external_reference,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city
+            A,Ann,Bundesplatz 3,3005,Bern
+            A,Ann,Bundesplatz 3,3005,Bern
+            B,Bob,Bundesplatz 3,3005,Bern
+            """
+        let result = try check(text, existing: [Self.me.id: ["B"]])
+        #expect(result.rows.map(\.externalReference) == ["A"])
+        #expect(result.problems.map(\.code) == ["duplicate_in_file"] && result.alreadyImported == [4])
+    }
+
+    @Test("Who a row is for: a dispatcher names customers; a company only itself")
+    func customers() throws {
+        let other = ImportCustomer(id: UserID(UUID()), email: "ann@example.com", isCompany: false, accountAddress: nil)
+        let text = """
+            customer_email,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,pickup_street,pickup_postal_code,pickup_city
+            ANN@example.com,Ann,Bundesplatz 3,3005,Bern,Rue de Lausanne 1,1201,Genève
+            ghost@example.com,Ann,Bundesplatz 3,3005,Bern,,,
+            """
+        let dispatcher = try check(text, importer: .dispatcher, customers: ["ann@example.com": other])
+        #expect(dispatcher.rows.map(\.customer) == [other.id] && dispatcher.rows[0].order.paymentMethod == .cash, "a private customer pays cash")
+        #expect(dispatcher.problems.map(\.code) == ["unknown_customer"], "no address problem for an account that does not exist")
+        let company = try check(text, customers: ["ann@example.com": other])
+        #expect(company.rows.isEmpty && company.problems.map(\.code) == ["not_your_account", "not_your_account"])
+        #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .customer), isCompany: false) == nil)
+        #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .customer), isCompany: true) == .company)
+        #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .manager), isCompany: false) == .dispatcher)
+        #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .driver), isCompany: false) == nil)
+    }
+
+    @Test("The header: required columns, repeated ones, unknown ones (reported, ignored), and the size of the file")
+    func sheet() throws {
+        func problems(_ text: String) throws -> [String] {
+            switch ImportSheet.read(try CSVText.rows(Array(text.utf8)).get()) {
+            case .success(let sheet): sheet.unknownColumns.map { "\($0.code):\($0.column ?? "")" }
+            case .failure(let rejection): rejection.problems.map { "\($0.code):\($0.column ?? "")" }
+            }
+        }
+        #expect(try problems("recipient_name,dropoff_city\nA,B") == ["missing_column:dropoff_street", "missing_column:dropoff_postal_code"])
+        #expect(try problems("recipient_name,destinataire_nom,dropoff_street,dropoff_postal_code,dropoff_city\nA,A,B,1,C")
+                == ["duplicate_column:recipient_name"])
+        #expect(try problems("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,colour\nA,B,1000,C,red") == ["unknown_column:colour"])
+        #expect(try problems("") == ["empty_file:"])
+    }
+
+    @Test("Both templates are valid files of two deliveries")
+    func templates() throws {
+        for french in [false, true] {
+            let result = try check(ImportTemplate.csv(french: french))
+            #expect(result.rows.count == 2 && result.problems.isEmpty, "\(result.problems)")
+        }
+    }
+}

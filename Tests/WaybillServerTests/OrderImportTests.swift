@@ -1,0 +1,227 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+@Suite("Bulk import of deliveries and bulk actions on the board")
+struct OrderImportTests {
+    /// A French company's file, as French Excel saves it: semicolons, French headers, a few mistakes.
+    static let frenchFile = """
+        reference_externe;livraison_rue;livraison_npa;livraison_localite;destinataire_nom;poids;paiement;remarques;notre_colonne
+        A-1;Rue du Marché 12;1204;Genève;Marie Dupont;petit;;;x
+        A-2;;1204;Genève;Paul;moyen;;;
+        A-3;Bundesplatz 3;3005;Bern;Hans;énorme;carte;;
+        A-1;Bundesplatz 3;3005;Bern;Eva;;;;
+        "A-5";"Quai ""du"" Mont-Blanc 1";1201;Genève;Léa Martin;grand;facture;"Sonner; deux fois";
+
+        """
+
+    static func upload(_ server: TestServer, _ bytes: [UInt8], name: String = "deliveries.csv", token: String) async throws -> Reply {
+        try await server.upload("/order-imports", parts: [.file("file", bytes, type: "text/csv", filename: name)], token: token)
+    }
+
+    static func importedOrders(_ server: TestServer) async throws -> [Order] {
+        try await Order.query(on: server.db).filter(\.$importID != nil).all()
+    }
+
+    @Test("A company checks a file: problems per row and column, nothing created; confirming creates the valid rows once, like orders placed alone",
+          arguments: TestDatabase.available)
+    func companyImport(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+
+            let checked = try await Self.upload(server, Array(Self.frenchFile.utf8), token: shop.access)
+            #expect(checked.status == .created, "\(checked)")
+            let json = checked.json
+            #expect(json["status"].string == "ready" && json["rowCount"].int == 5)
+            #expect(json["validCount"].int == 2 && json["invalidCount"].int == 3 && json["alreadyImportedCount"].int == 0)
+            let problems = Set(json["problems"].array.map { "\($0["row"].int ?? -1) \($0["column"].string ?? "-") \($0["code"].string ?? "")" })
+            #expect(problems == ["1 notre_colonne unknown_column", "3 dropoff_street required", "4 weight_class invalid",
+                                 "4 payment_method online_payment_not_in_import", "5 external_reference duplicate_in_file"], "\(problems)")
+            #expect(json["problems"].array.allSatisfy { !($0["message"].string ?? "").isEmpty })
+            #expect(try await Order.query(on: server.db).count() == 0, "nothing is created before the owner confirms")
+            let id = try #require(json["id"].string)
+            #expect(try await server.send(.GET, "/order-imports/\(id)", token: cast.customer.access).status == .forbidden, "a private customer imports nothing")
+            let managerLooks = try await server.send(.GET, "/order-imports/\(id)", token: cast.manager.access)
+            #expect(managerLooks.status == .notFound, "an import is its owner's")
+
+            let committed = try await server.send(.POST, "/order-imports/\(id)/commit", token: shop.access)
+            #expect(committed.status == .ok && committed.json["status"].string == "committed" && committed.json["createdCount"].int == 2, "\(committed)")
+            let orders = try await Self.importedOrders(server)
+            #expect(Set(orders.compactMap(\.externalReference)) == ["A-1", "A-5"])
+            #expect(orders.allSatisfy { $0.status == .pending && $0.paymentMethod == .invoice && $0.pickup.city == "Zürich" })
+            let quay = try #require(orders.first { $0.externalReference == "A-5" })
+            #expect(quay.dropoff.street == "Quai \"du\" Mont-Blanc 1" && quay.weightClass == .large && quay.notes == "Sonner; deux fois")
+            // Each order as if placed alone: its leg, its timeline, its invoice line in the ledger.
+            for order in orders {
+                #expect(try await Leg.query(on: server.db).filter(\.$orderID == order.id!).count() == 1)
+                #expect(try await OrderEvent.query(on: server.db).filter(\.$orderID == order.id!).filter(\.$type == "created").count() == 1)
+                #expect(try await LedgerRecord.query(on: server.db).filter(\.$shipmentID == order.id!).count() == 1)
+            }
+            // Managers hear of the import once, not once per row.
+            let boss = try #require(try await User.query(on: server.db).filter(\.$email == "boss@courier.example").first())
+            let notices = try await Notification.query(on: server.db).filter(\.$userID == boss.id!).all()
+            #expect(notices.filter { $0.kind == "orders_imported" }.count == 1 && !notices.contains { $0.kind == "order_pending" }, "\(notices.map(\.kind))")
+            // The company sees them in its list, with their outside reference.
+            let list = try await server.send(.GET, "/orders", token: shop.access)
+            #expect(list.json["items"].array.count == 2)
+
+            // Confirming again, or uploading the same file again, creates nothing more.
+            let again = try await server.send(.POST, "/order-imports/\(id)/commit", token: shop.access)
+            #expect(again.status == .ok && again.json["createdCount"].int == 2)
+            let second = try await Self.upload(server, Array(Self.frenchFile.utf8), token: shop.access)
+            #expect(second.json["alreadyImportedCount"].int == 2 && second.json["validCount"].int == 0, "\(second)")
+            let secondID = try #require(second.json["id"].string)
+            let nothing = try await server.send(.POST, "/order-imports/\(secondID)/commit", token: shop.access)
+            #expect(nothing.status == .conflict, "\(nothing)")
+            #expect(try await Self.importedOrders(server).count == 2)
+            let recent = try await server.send(.GET, "/order-imports", token: shop.access)
+            #expect(recent.json["items"].array.count == 2 && recent.json["items"][0]["problems"].array.isEmpty)
+        }
+    }
+
+    @Test("A dispatcher imports an Excel workbook for named customers; unknown accounts and a company's import for others are refused per row",
+          arguments: TestDatabase.available)
+    func dispatcherWorkbook(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+            let rows = [
+                ["customer_email", "external_reference", "dropoff_street", "dropoff_postal_code", "dropoff_city", "recipient_name", "recipient_phone", "service",
+                 "pickup_street", "pickup_postal_code", "pickup_city"],
+                ["SHOP@acme.example", "X1", "Bundesplatz 3", "3005", "Bern", "Hans", "+41 79 123 45 67", "express"],
+                ["nobody@example.com", "X2", "Bundesplatz 3", "3005", "Bern", "Hans", "", ""],
+                ["ada@example.com", "X1", "Bundesplatz 3", "3005", "Bern", "Ada's friend", "41791234567", "standard"],
+                ["", "X3", "Bundesplatz 3", "3005", "Bern", "For the boss", "", "", "Rue de Lausanne 1", "1201", "Genève"],
+            ]
+            let workbook = try XLSX.workbook(rows: rows)
+            let checked = try await Self.upload(server, [UInt8](workbook), name: "june.xlsx", token: cast.manager.access)
+            #expect(checked.status == .created && checked.json["format"].string == "xlsx", "\(checked)")
+            #expect(checked.json["validCount"].int == 3 && checked.json["invalidCount"].int == 1, "\(checked)")
+            #expect(checked.json["problems"].array.map { "\($0["row"].int!) \($0["code"].string!)" } == ["3 unknown_customer"])
+            let id = try #require(checked.json["id"].string)
+            #expect(try await server.send(.POST, "/order-imports/\(id)/commit", token: cast.manager.access).json["createdCount"].int == 3)
+            let orders = try await Self.importedOrders(server)
+            let byReference = Dictionary(grouping: orders, by: { $0.externalReference ?? "" })
+            let shopUser = try #require(try await User.query(on: server.db).filter(\.$email == "shop@acme.example").first())
+            let ada = try #require(try await User.query(on: server.db).filter(\.$email == "ada@example.com").first())
+            #expect(byReference["X1"]?.count == 2, "the same reference is another customer's own")
+            #expect(byReference["X1"]?.first { $0.customerID == shopUser.id }.map { $0.paymentMethod == .invoice && $0.service == .express } == true)
+            #expect(byReference["X1"]?.first { $0.customerID == ada.id }.map { $0.paymentMethod == .cash && $0.recipient.phone == "41791234567" } == true)
+            #expect(byReference["X3"]?.first.map { $0.paymentMethod == .cash } == true, "a blank customer is the dispatcher themself")
+            // The customers hear of what was placed for them; the dispatcher who imported does not hear of it.
+            #expect(try await Notification.query(on: server.db).filter(\.$userID == ada.id!).filter(\.$kind == "orders_imported").count() == 1)
+
+            // A company names only itself.
+            let foreign = try await Self.upload(server, Array("customer_email,dropoff_street,dropoff_postal_code,dropoff_city,recipient_name\nada@example.com,Bundesplatz 3,3005,Bern,Hans\n".utf8), token: shop.access)
+            #expect(foreign.json["problems"].array.map { $0["code"].string } == ["not_your_account"])
+            // Drivers and private customers import nothing.
+            #expect(try await Self.upload(server, Array(Self.frenchFile.utf8), token: cast.driver.access).status == .forbidden)
+            #expect(try await Self.upload(server, Array(Self.frenchFile.utf8), token: cast.customer.access).status == .forbidden)
+        }
+    }
+
+    @Test("Files that cannot be imported are rejected whole, with the reason; confirming them is refused; nothing is created", arguments: TestDatabase.available)
+    func rejectedFiles(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            func codes(_ text: [UInt8], name: String = "f.csv") async throws -> (String?, [String]) {
+                let reply = try await Self.upload(server, text, name: name, token: cast.manager.access)
+                #expect(reply.status == .created, "\(reply)")
+                let problems = reply.json["problems"].array.compactMap { p -> String? in
+                    guard let code = p["code"].string else { return nil }
+                    return p["column"].string.map { "\(code):\($0)" } ?? code
+                }
+                return (reply.json["status"].string, problems)
+            }
+            #expect(try await codes(Array("dropoff_street,dropoff_city\nA,B\n".utf8)) == ("rejected", ["missing_column:dropoff_postal_code", "missing_column:recipient_name"]))
+            #expect(try await codes(Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n".utf8)) == ("rejected", ["no_rows"]))
+            #expect(try await codes(Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n\"Ann,B,1000,C\n".utf8)) == ("rejected", ["unterminated_quote"]))
+            #expect(try await codes([0x50, 0x4B, 0x03, 0x04, 1, 2, 3], name: "broken.xlsx") == ("rejected", ["unreadable_file"]))
+            let tooMany = "recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n" + String(repeating: "A,B,1000,C\n", count: 10_001)
+            #expect(try await codes(Array(tooMany.utf8)) == ("rejected", ["too_many_rows"]))
+            let rejected = try await Self.upload(server, Array("x\n1\n".utf8), token: cast.manager.access)
+            let id = try #require(rejected.json["id"].string)
+            #expect(try await server.send(.POST, "/order-imports/\(id)/commit", token: cast.manager.access).status == .conflict)
+            #expect(try await server.send(.POST, "/order-imports/\(UUID().uuidString)/commit", token: cast.manager.access).status == .notFound)
+            #expect(try await server.send(.GET, "/order-imports/not-a-uuid", token: cast.manager.access).status == .badRequest)
+            let other = try await server.upload("/order-imports", parts: [.text("other", "x")], token: cast.manager.access)
+            #expect(other.status == .badRequest && other.errorCode == "invalid_multipart", "\(other)")
+            let twice = try await server.upload("/order-imports", parts: [.file("file", [1], filename: "a.csv"), .file("file", [2], filename: "b.csv")], token: cast.manager.access)
+            #expect(twice.status == .badRequest, "\(twice)")
+            #expect(try await Order.query(on: server.db).count() == 0)
+        }
+    }
+
+    @Test("The templates, in English and French, CSV and Excel, import as they are", arguments: TestDatabase.available)
+    func templates(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+            for (lang, format, marker) in [("en", "csv", "external_reference,"), ("fr", "csv", "reference_externe;"), ("en", "xlsx", ""), ("fr", "xlsx", "")] {
+                let template = try await server.send(.GET, "/order-import-template?lang=\(lang)&format=\(format)")
+                #expect(template.status == .ok, "\(template.status)")
+                #expect(template.headers.first(name: .contentDisposition)?.contains("attachment") == true)
+                let bytes = [UInt8](Data(buffer: template.body))
+                if format == "csv" { #expect(String(decoding: bytes, as: UTF8.self).contains(marker)) }
+                let checked = try await Self.upload(server, bytes, name: "template.\(format)", token: shop.access)
+                #expect(checked.json["validCount"].int == 2 && checked.json["problemCount"].int == 0, "\(lang) \(format): \(checked)")
+            }
+        }
+    }
+
+    @Test("Confirming from two tabs at once places the rows once", arguments: TestDatabase.available)
+    func parallelCommits(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            // The dispatcher has no address of their own: the pickup is in the file.
+            let text = "external_reference,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,pickup_street,pickup_postal_code,pickup_city\n"
+                + (1...40).map { "R\($0),Person \($0),Bundesplatz \($0),3005,Bern,Rue de Lausanne 1,1201,Genève" }.joined(separator: "\n")
+            let id = try #require(try await Self.upload(server, Array(text.utf8), token: cast.manager.access).json["id"].string)
+            let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
+                for _ in 0..<4 { group.addTask { try await server.send(.POST, "/order-imports/\(id)/commit", token: cast.manager.access) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == .ok }, "\(replies)")
+            #expect(try await Self.importedOrders(server).count == 40)
+        }
+    }
+
+    @Test("Bulk actions on the board: assign and cancel a selection, each order by its own rules, with a result per order",
+          arguments: TestDatabase.available)
+    func bulkActions(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let a = try await server.placeOrder(cast.customer.access)
+            let b = try await server.placeOrder(cast.customer.access)
+            let c = try await server.placeOrder(cast.customer.access)
+            _ = try await server.send(.POST, "/orders/\(c)/cancel", json: ["reason": "Changed my mind"], token: cast.customer.access)
+            let driver = try #require(try await User.query(on: server.db).filter(\.$email == "luca@courier.example").first())
+            let assigned = try await server.send(.POST, "/bulk-order-actions", json: ["action": "assign", "orderIds": [a, b, c, a], "driverId": driver.id!.uuidString],
+                                                 token: cast.manager.access)
+            #expect(assigned.status == .ok && assigned.json["succeeded"].int == 2 && assigned.json["failed"].int == 1, "\(assigned)")
+            #expect(assigned.json["results"][2]["error"]["code"].string == "invalid_transition")
+            let statusA = try await server.status(of: a), statusB = try await server.status(of: b)
+            #expect(statusA == "assigned" && statusB == "assigned")
+            // Again to another driver: a reassignment.
+            let mia = try #require(try await User.query(on: server.db).filter(\.$email == "mia@courier.example").first())
+            let moved = try await server.send(.POST, "/bulk-order-actions", json: ["action": "assign", "orderIds": [a], "driverId": mia.id!.uuidString], token: cast.manager.access)
+            let movedOrder = try await Order.find(OrderID(uuidString: a)!, on: server.db)
+            #expect(moved.json["succeeded"].int == 1 && movedOrder?.driverID == mia.id)
+            let cancelled = try await server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": [a, b], "reason": "Storm"], token: cast.manager.access)
+            #expect(cancelled.json["succeeded"].int == 2 && cancelled.json["results"][0]["status"].string == "cancelled", "\(cancelled)")
+            // Rules: dispatchers only, a reason to cancel, a real driver, at most 200.
+            #expect(try await server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": [a], "reason": "x"], token: cast.customer.access).status == .forbidden)
+            #expect(try await server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": [a]], token: cast.manager.access).status == .unprocessableEntity)
+            let notDriver = try await server.send(.POST, "/bulk-order-actions", json: ["action": "assign", "orderIds": [a], "driverId": UUID().uuidString], token: cast.manager.access)
+            #expect(notDriver.json["error"]["fields"]["driverId"].string == "not_an_active_driver")
+            let many = (0...200).map { _ in UUID().uuidString }
+            #expect(try await server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": many, "reason": "x"], token: cast.manager.access).status == .unprocessableEntity)
+        }
+    }
+}
