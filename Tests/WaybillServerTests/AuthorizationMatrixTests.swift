@@ -293,6 +293,8 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/api-keys", json: ["name": "Matrix", "scopes": ["parcels:read"]], token: t) },
         Row(operation: "revokeAPIKey", expected: expect("customerA=204 others=404"), setup: customerAKey) { w, x, t in
             try await w.server.send(.DELETE, "/api-keys/\(x.parcel)", token: t) },
+        Row(operation: "exportCSV", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/exports/shipments", token: t) },
         Row(operation: "listOrderImports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/order-imports", token: t) },
         Row(operation: "uploadOrderImport", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
@@ -534,6 +536,8 @@ struct AuthorizationMatrixTests {
             "listShops": { w, _, p in _ = try await shops(w).list(for: p) },
             "listWebhookEndpoints": { w, _, p in _ = try await webhooks(w).list(for: p) },
             "listOrderImports": { w, _, p in _ = try await imports(w).recent(by: p) },
+            "exportCSV": { w, _, p in
+                _ = try await Exports(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).export(.shipments, from: nil, to: nil, by: p) },
             "uploadOrderImport": { w, _, p in _ = try await imports(w).upload(importFile, fileName: "m.csv", by: p) },
             "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
             "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },

@@ -30,7 +30,7 @@ public enum APIKeyPolicy {
     public static let operations: [String: APIKeyScope] = {
         var table: [String: APIKeyScope] = [:]
         for op in ["createQuote", "getTariff", "listOrders", "getOrder", "getOrderFile", "listShipments", "getShipment",
-                   "listInvoices", "getOrderTrail", "getPaymentOptions", "listOrderImports", "getOrderImport"] { table[op] = .readShipments }
+                   "listInvoices", "getOrderTrail", "getPaymentOptions", "listOrderImports", "getOrderImport", "exportCSV"] { table[op] = .readShipments }
         for op in ["createOrder", "cancelOrder", "addOrderPhoto", "confirmPayment", "renewTrackingLink", "revokeTrackingLink",
                    "uploadOrderImport", "commitOrderImport"] {
             table[op] = .writeShipments

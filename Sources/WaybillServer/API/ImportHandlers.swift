@@ -50,11 +50,11 @@ extension APIHandler {
         let name = french ? "waybill-modele-livraisons" : "waybill-deliveries-template"
         if input.query.format == .xlsx {
             let data = try OrderImportTemplateFile.xlsx(french: french)
-            return .ok(.init(headers: .init(contentDisposition: "attachment; filename=\"\(name).xlsx\""),
-                             body: .applicationVnd_openxmlformatsOfficedocument_spreadsheetml_sheet(HTTPBody(data))))
+            try request.storage[DownloadNameKey.self] = name + ".xlsx"
+            return .ok(.init(body: .applicationVnd_openxmlformatsOfficedocument_spreadsheetml_sheet(HTTPBody(data))))
         }
-        return .ok(.init(headers: .init(contentDisposition: "attachment; filename=\"\(name).csv\""),
-                         body: .csv(HTTPBody(ImportTemplate.csv(french: french)))))
+        try request.storage[DownloadNameKey.self] = name + ".csv"
+        return .ok(.init(body: .csv(HTTPBody(ImportTemplate.csv(french: french)))))
     }
 
     static func orderImport(_ r: OrderImportRecord, problems: Bool) -> S.OrderImport {
@@ -96,4 +96,21 @@ enum OrderImportTemplateFile {
         guard case .success(let table) = rows else { throw Abort(.internalServerError) }
         return try XLSX.workbook(rows: table.map(\.fields), sheetName: french ? "Livraisons" : "Deliveries")
     }
+}
+
+/// CSV exports: translation only (`Exports` and `ExportPolicy` decide); the body streams.
+extension APIHandler {
+    func exportCSV(_ input: Operations.ExportCSV.Input) async throws -> Operations.ExportCSV.Output {
+        let me = try await principal()
+        guard let kind = ExportKind(rawValue: input.path.kind.rawValue) else { throw WaybillError.notFound }
+        let box = input.query.box.flatMap { ShipmentBox(rawValue: $0.rawValue) }
+        let export = try await Exports(request: try request).export(kind, from: input.query.from, to: input.query.to, box: box, by: me)
+        try request.storage[DownloadNameKey.self] = export.fileName
+        return .ok(.init(body: .csv(HTTPBody(export.body, length: .unknown, iterationBehavior: .single))))
+    }
+}
+
+/// The name of a file an operation answers with, for `Content-Disposition` (`SpecValidationMiddleware`).
+struct DownloadNameKey: StorageKey {
+    typealias Value = String
 }

@@ -233,6 +233,10 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             response.headers.replaceOrAdd(name: "Deprecation", value: SpecValidator.deprecatedSince)
             response.headers.add(name: .link, value: "</\(pathPrefix.joined(separator: "/"))\(successor)>; rel=\"successor-version\"")
         }
+        // A file to download: the generated runtime would percent-encode the header's quotes and spaces.
+        if let name = request.storage[DownloadNameKey.self] {
+            response.headers.replaceOrAdd(name: .contentDisposition, value: "attachment; filename=\"\(name)\"")
+        }
         return response
     }
 

@@ -51,6 +51,11 @@ extension Text {
     static let labelFrom = Text("From", "De")
     static let labelTo = Text("To", "À")
     static let labelTrack = Text("Follow it:", "Suivi :")
+    // Exports.
+    static let exportCSV = Text("Export (CSV)", "Exporter (CSV)")
+    static let exportThisMonth = Text("This month as a spreadsheet:", "Ce mois en tableau :")
+    static let exportStatementLines = Text("statement lines (CSV)", "lignes des relevés (CSV)")
+    static let exportLedger = Text("ledger (CSV)", "journal des mouvements (CSV)")
 }
 
 /// What an import problem's code means, for people (the API gives the English text beside the code).
@@ -101,5 +106,6 @@ enum ImportCatalogue {
         .importProblem, .importMoreProblems, .importWholeFile, .importStatusReady, .importStatusCommitted, .importStatusRejected,
         .importStatusExpired, .importSeeOrders, .bulkSelect, .bulkWithSelected, .bulkAssign, .bulkCancel, .bulkCancelReason, .bulkLabels,
         .bulkDone, .bulkNoneSelected, .labelsTitle, .labelPrint, .labelFrom, .labelTo, .labelTrack,
+        .exportCSV, .exportThisMonth, .exportStatementLines, .exportLedger,
     ] + ImportText.codes.map(ImportText.message)
 }

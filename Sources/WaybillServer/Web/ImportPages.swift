@@ -8,6 +8,7 @@ extension WebRoutes {
     static let importCommit = WebPath<UUID>("/imports/:id/commit") { [$0.uuidString] }
     static let bulk = WebPath("/dispatch/bulk")
     static let labels = WebPath("/dispatch/labels")
+    static let export = WebPath<ExportKind>("/exports/:kind") { [$0.rawValue] }
     /// The API's template (public), linked from the import page.
     static func importTemplate(french: Bool, xlsx: Bool) -> String {
         "/api/v1/order-import-template?lang=\(french ? "fr" : "en")&format=\(xlsx ? "xlsx" : "csv")"
@@ -24,6 +25,29 @@ struct ImportPages {
         routes.post(WebRoutes.importCommit, use: commit)
         routes.post(WebRoutes.bulk, use: bulk)
         routes.post(WebRoutes.labels, use: labels)
+        routes.get(WebRoutes.export, use: export)
+    }
+
+    /// A CSV export, streamed as it is read (`Exports`): the same rows as the API's.
+    func export(_ req: Request) async throws -> Response {
+        let (_, me) = try TravelPages.signedIn(req)
+        guard let kind = req.parameters.get("kind").flatMap(ExportKind.init(rawValue:)) else { throw WaybillError.notFound }
+        let box = req.query[String.self, at: "box"].flatMap(ShipmentBox.init(rawValue:))
+        let export = try await Exports(request: req).export(kind, from: req.query[String.self, at: "from"], to: req.query[String.self, at: "to"],
+                                                           box: box, by: me)
+        let body = export.body
+        let response = Response(status: .ok, body: .init(asyncStream: { writer in
+            do {
+                for try await chunk in body { try await writer.write(.buffer(ByteBuffer(bytes: chunk))) }
+                try await writer.write(.end)
+            } catch {
+                try? await writer.write(.error(error))
+            }
+        }))
+        response.headers.contentType = HTTPMediaType(type: "text", subType: "csv", parameters: ["charset": "utf-8"])
+        response.headers.replaceOrAdd(name: .contentDisposition, value: "attachment; filename=\"\(export.fileName)\"")
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return response
     }
 
     struct UploadForm: Content {

@@ -200,6 +200,7 @@ struct HistoryPage: PageView {
             \(filterForm.field("from", ctx.t(.from), type: "date", required: false))
             \(filterForm.field("to", ctx.t(.to), type: "date", required: false))
             <button type="submit">\(h(ctx.t(.filter)))</button>
+            <button type="submit" formaction="\(WebRoutes.export(.shipments))" class="secondary" data-export>\(h(ctx.t(.exportCSV)))</button>
             </form>
             <div id="order-list" data-live-refresh="status">
             \(rows.isEmpty ? "<p>\(h(ctx.t(.noOrders)))</p>" : """
@@ -239,9 +240,12 @@ struct StatementsPage: PageView {
             "<tr><td>\(h(statement.customer.companyName ?? statement.customer.displayName))</td><td class=\"num\">\(statement.lines.count)</td><td class=\"num\">\(ctx.money(statement.total))</td><td><a href=\"\(WebRoutes.statement(token))\">\(h(ctx.t(.openStatement)))</a></td></tr>"
         }.joined()
         let form = Form(ctx: ctx, values: ["month": month])
+        let period = ExportPolicy.monthDays(month).map { "from=\($0.first)&amp;to=\($0.last)" } ?? ""
         return WebPage(title: ctx.t(.statements), body: """
             <h1>\(h(ctx.t(.statements)))</h1>
             <form method="get" action="\(WebRoutes.statements())" class="filters">\(form.field("month", ctx.t(.month), type: "month"))<button type="submit">\(h(ctx.t(.show)))</button></form>
+            <p class="exports">\(h(ctx.t(.exportThisMonth))) <a href="\(WebRoutes.export(.statements))?\(period)" download>\(h(ctx.t(.exportStatementLines)))</a> ·
+            <a href="\(WebRoutes.export(.ledger))?\(period)" download>\(h(ctx.t(.exportLedger)))</a></p>
             \(rows.isEmpty ? "<p>\(h(ctx.t(.noStatement)))</p>" : "<table><thead><tr><th>\(h(ctx.t(.customer)))</th><th class=\"num\">\(h(ctx.t(.orders)))</th><th class=\"num\">\(h(ctx.t(.total)))</th><th></th></tr></thead><tbody>\(rows)</tbody></table>")
             """)
     }
