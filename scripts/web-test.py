@@ -733,6 +733,38 @@ try:
     check("both parcels sit in one list with the customer's deliveries",
           dhl_path in customer.page_source and 'data-kind="shipment"' in customer.page_source)
 
+    # ---------------------------------------------------------- importing deliveries, bulk actions on the board
+    sheet = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8")
+    sheet.write("reference_externe;destinataire_nom;livraison_rue;livraison_npa;livraison_localite;enlevement_rue;enlevement_npa;enlevement_localite\n"
+                "WT-1;Anna;Bundesplatz 3;3005;Bern;Rue de Lausanne 1;1201;Genève\n"
+                "WT-2;Ben;Bundesplatz 3;3005;Bern;Rue de Lausanne 1;1201;Genève\n"
+                "WT-3;;Bundesplatz 3;3005;Bern;Rue de Lausanne 1;1201;Genève\n")
+    sheet.close()
+    go(manager, "/dispatch")
+    css(manager, "a[href='/imports']").click()
+    wait(manager, EC.url_contains("/imports"))
+    css(manager, "input[type=file][name=file]").send_keys(sheet.name)
+    submit_primary(manager)
+    wait(manager, EC.url_matches(r"/imports/[0-9A-Fa-f-]{36}$"))
+    problems = manager.find_elements(By.CSS_SELECTOR, "#import-problems tbody tr")
+    check("an uploaded file shows its problems per row and column before anything is created",
+          len(problems) == 1 and problems[0].get_attribute("data-row") == "4" and problems[0].get_attribute("data-column") == "recipient_name",
+          [p.get_attribute("outerHTML") for p in problems])
+    css(manager, "#import-commit").click()
+    wait(manager, EC.presence_of_element_located((By.CSS_SELECTOR, "[data-import-created]")))
+    check("confirming creates the valid rows", css(manager, "[data-import-created]").get_attribute("data-import-created") == "2")
+    go(manager, "/dispatch")
+    boxes = manager.find_elements(By.CSS_SELECTOR, "#col-new input[type=checkbox][form=bulk-form]")
+    check("every new card can be ticked", len(boxes) >= 2, len(boxes))
+    for box in boxes[:2]:
+        box.click()
+    Select(css(manager, "#bulk-driverId")).select_by_visible_text(
+        next(o.text for o in Select(css(manager, "#bulk-driverId")).options if o.text.startswith("Dario Driver")))
+    css(manager, "#bulk-form button[value=assign]").click()
+    wait(manager, EC.url_contains("bulk="))
+    check("a bulk assignment reports what it did", "2 done, 0 not possible." in css(manager, ".alert").text, css(manager, ".alert").text)
+    os.unlink(sheet.name)
+
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")
     check("the app switches to French", "Mes livraisons" in customer.title)

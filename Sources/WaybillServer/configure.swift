@@ -283,8 +283,9 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
             do {
                 try await Orders(services: app.waybill, db: app.db, logger: app.logger).deleteAbandonedPhotos()
                 try await Webhooks(services: app.waybill, db: app.db, logger: app.logger).deleteOldDeliveries()
+                try await OrderImports(services: app.waybill, db: app.db, logger: app.logger).deleteExpiredFiles()
             } catch {
-                app.logger.warning("Deleting abandoned photos failed: \(String(describing: error))")
+                app.logger.warning("Housekeeping (abandoned photos, old webhook deliveries, expired imports) failed: \(String(describing: error))")
             }
             try? await Task.sleep(for: .seconds(3600))
         }

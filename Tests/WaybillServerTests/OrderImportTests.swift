@@ -175,6 +175,27 @@ struct OrderImportTests {
         }
     }
 
+    @Test("An upload left unconfirmed for a day expires: confirming is refused and housekeeping forgets the file", arguments: TestDatabase.available)
+    func expiry(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+            let id = try #require(try await Self.upload(server, Array(Self.frenchFile.utf8), token: shop.access).json["id"].string)
+            server.clock.advance(by: 25 * 3600)
+            let fresh = try await server.login("shop@acme.example")
+            let shown = try await server.send(.GET, "/order-imports/\(id)", token: fresh.access)
+            #expect(shown.json["status"].string == "expired")
+            let late = try await server.send(.POST, "/order-imports/\(id)/commit", token: fresh.access)
+            #expect(late.status == .conflict && late.errorCode == "link_expired", "\(late)")
+            try await server.clock.run {
+                try await OrderImports(services: server.app.waybill, db: server.db, logger: server.app.logger).deleteExpiredFiles()
+            }
+            let record = try #require(try await OrderImportRecord.find(UUID(uuidString: id)!, on: server.db))
+            #expect(record.content == nil && record.validCount == 2, "the file is gone, its summary stays")
+            #expect(try await Order.query(on: server.db).count() == 0)
+        }
+    }
+
     @Test("Confirming from two tabs at once places the rows once", arguments: TestDatabase.available)
     func parallelCommits(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in

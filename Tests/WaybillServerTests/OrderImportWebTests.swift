@@ -72,7 +72,7 @@ struct OrderImportWebTests {
             #expect(nothing.html.contains("Select at least one order."))
 
             let labels = try await boss.post("/dispatch/labels", ["order_\(ids[0].uppercased())": "on", "order_\(ids[1].uppercased())": "on"], from: "/dispatch")
-            #expect(labels.status == .ok && labels.html.components(separatedBy: "<article class=\"label\"").count == 3, "\(labels.html)")
+            #expect(labels.status == .ok && labels.html.components(separatedBy: "<article class=\"shipping-label\"").count == 3, "\(labels.html)")
             #expect(labels.html.contains("Bundesplatz 3") && labels.html.contains("data-print"))
 
             let ada = TestBrowser(server)

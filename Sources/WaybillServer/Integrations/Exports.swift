@@ -111,12 +111,7 @@ struct Exports: WaybillService {
             }
             if let start { query.where("created_at", .greaterThanOrEqual, SQLBind(start)) }
             if let end { query.where("created_at", .lessThan, SQLBind(end)) }
-            if let cursor, let id = OrderID(uuidString: cursor.id) {
-                query.where { group in
-                    group.where("created_at", .greaterThan, SQLBind(cursor.at))
-                        .orWhere { $0.where("created_at", .equal, SQLBind(cursor.at)).where("id", .greaterThan, SQLBind(id)) }
-                }
-            }
+            if let cursor, let id = OrderID(uuidString: cursor.id) { query.where(Orders.keyset(cursor.at, id, before: false)) }
             query.orderBy("created_at", .ascending).orderBy("id", .ascending).limit(ExportPolicy.pageSize)
             let orders = try await ListRows.outputs(query, sql: sql).map { try Order(reading: $0) }
             var ids = Set(orders.map(\.customerID))

@@ -308,11 +308,13 @@ struct OrderImports: WaybillService {
         }
     }
 
-    /// Forgets files nobody confirmed (hourly housekeeping).
-    static func purgeExpired(on db: any Database, now: Int64 = UnixTime.nowMillis) async throws {
-        guard let sql = db as? any SQLDatabase else { return }
-        try await sql.update(OrderImportRecord.schema).set("content", to: SQLLiteral.null)
-            .where("expires_at", .lessThan, SQLBind(now)).where("content", .isNot, SQLLiteral.null).run()
+    /// Forgets the files nobody confirmed in time (hourly housekeeping); their summaries stay.
+    func deleteExpiredFiles() async throws {
+        try await db.writeTransaction(services) { db in
+            guard let sql = db as? any SQLDatabase else { return }
+            try await sql.update(OrderImportRecord.schema).set("content", to: SQLLiteral.null)
+                .where("expires_at", .lessThan, SQLBind(UnixTime.nowMillis)).where("content", .isNot, SQLLiteral.null).run()
+        }
     }
 }
 

@@ -164,10 +164,7 @@ struct Orders: WaybillService {
         if let to = filter.to { query.where("created_at", .lessThan, SQLBind(UnixTime.clampedMillis(to))) }
         if let raw = filter.cursor {
             guard let (at, id): (Int64, OrderID) = Self.decodeCursor(raw) else { throw WaybillError.invalidParameter("cursor") }
-            query.where { group in
-                group.where("created_at", .lessThan, SQLBind(at))
-                    .orWhere { $0.where("created_at", .equal, SQLBind(at)).where("id", .lessThan, SQLBind(id)) }
-            }
+            query.where(Self.keyset(at, id, before: true))
         }
         query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1)
         let orders = try await ListRows.outputs(query, sql: sql).map { try Order(reading: $0) }
@@ -200,6 +197,14 @@ struct Orders: WaybillService {
             users[user.id!] = user
         }
         return users
+    }
+
+    /// Rows after (or before) `(at, id)` in `(created_at, id)` order, as one row-value comparison:
+    /// both databases walk the `(…, created_at, id)` index straight to it. (`created_at < ? OR
+    /// (created_at = ? AND id < ?)` made SQLite scan the index from its end: a page a million rows
+    /// deep cost 40 ms instead of 6.)
+    static func keyset(_ at: Int64, _ id: OrderID, before: Bool) -> SQLQueryString {
+        "(\(ident: "created_at"), \(ident: "id")) \(unsafeRaw: before ? "<" : ">") (\(bind: at), \(bind: id))"
     }
 
     static func encodeCursor<Tag>(_ at: Int64, _ id: Tagged<Tag, UUID>) -> String {

@@ -249,7 +249,7 @@ struct LabelsPage: PageView {
         let labels = orders.map { order, customer -> String in
             let sender = customer?.companyName ?? customer?.displayName ?? ""
             return """
-                <article class="label" data-label="\(h(order.reference))">
+                <article class="shipping-label" data-label="\(h(order.reference))">
                 <p class="label-ref">\(h(order.reference))</p>
                 <p class="label-service">\(order.service == .express ? h(ctx.t(.express)) : "") \(h(ctx.weight(order.weightClass)))</p>
                 <p><span class="label">\(h(ctx.t(.labelFrom)))</span> \(h(sender))<br>\(ctx.address(order.pickup))</p>
