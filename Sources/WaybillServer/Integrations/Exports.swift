@@ -97,18 +97,7 @@ struct Exports: WaybillService {
         return CSVPages(header: ExportPolicy.columns(.shipments)) { cursor in
             guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
             let query = sql.select().columns(Order.listColumns).from(Order.schema)
-            switch scope {
-            case .placedBy(let customer):
-                query.where("customer_id", .equal, SQLBind(customer))
-                    .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
-            case .addressedTo(let email):
-                query.where("recipient_email", .equal, SQLBind(email))
-                    .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
-            case .assignedTo(let driver):
-                query.where("driver_id", .equal, SQLBind(driver))
-            case .all:
-                break
-            }
+            Orders.restrict(query, to: scope)
             if let start { query.where("created_at", .greaterThanOrEqual, SQLBind(start)) }
             if let end { query.where("created_at", .lessThan, SQLBind(end)) }
             if let cursor, let id = OrderID(uuidString: cursor.id) { query.where(Orders.keyset(cursor.at, id, before: false)) }

@@ -117,6 +117,14 @@ enum XLSX {
         return any ? n - 1 : nil
     }
 
+    /// Parses one part with `delegate`, never resolving external entities.
+    static func parse(_ data: Data, with delegate: any XMLParserDelegate) -> Bool {
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = delegate
+        return parser.parse()
+    }
+
     static func escape(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
@@ -142,10 +150,7 @@ private final class Elements: NSObject, XMLParserDelegate {
 
     static func attributes(of name: String, in data: Data) -> [[String: String]] {
         let delegate = Elements(name)
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        _ = parser.parse()
+        _ = XLSX.parse(data, with: delegate)
         return delegate.found
     }
 
@@ -164,10 +169,7 @@ private final class SharedStrings: NSObject, XMLParserDelegate {
 
     static func parse(_ data: Data) -> [String] {
         let delegate = SharedStrings()
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        _ = parser.parse()
+        _ = XLSX.parse(data, with: delegate)
         return delegate.strings
     }
 
@@ -210,10 +212,7 @@ private final class SheetReader: NSObject, XMLParserDelegate {
 
     static func parse(_ data: Data, shared: [String]) -> [(line: Int, fields: [String])]? {
         let delegate = SheetReader(shared: shared)
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        guard parser.parse(), !delegate.failed else { return nil }
+        guard XLSX.parse(data, with: delegate), !delegate.failed else { return nil }
         return delegate.rows
     }
 

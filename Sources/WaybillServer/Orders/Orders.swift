@@ -144,18 +144,7 @@ struct Orders: WaybillService {
         guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
         let query = sql.select().columns(Order.listColumns).from(Order.schema)
         guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
-        switch scope {
-        case .placedBy(let customer):
-            query.where("customer_id", .equal, SQLBind(customer))
-                .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
-        case .addressedTo(let email):
-            query.where("recipient_email", .equal, SQLBind(email))
-                .where("status", .notIn, SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue)))
-        case .assignedTo(let driver):
-            query.where("driver_id", .equal, SQLBind(driver))
-        case .all:
-            break
-        }
+        Self.restrict(query, to: scope)
         if let customer = filter.customerID { query.where("customer_id", .equal, SQLBind(customer)) }
         if let driver = filter.driverID { query.where("driver_id", .equal, SQLBind(driver)) }
         if filter.statuses.count == 1 { query.where("status", .equal, SQLBind(filter.statuses[0].rawValue)) }
@@ -197,6 +186,17 @@ struct Orders: WaybillService {
             users[user.id!] = user
         }
         return users
+    }
+
+    /// The orders of a list scope (`OrderPolicy.listScope`), as SQL: the list and the export read the same rows.
+    static func restrict(_ query: SQLSelectBuilder, to scope: OrderPolicy.ListScope) {
+        let hidden = SQLBind.group(OrderStatus.allCases.filter { !$0.listedForCustomer }.map(\.rawValue))
+        switch scope {
+        case .placedBy(let customer): query.where("customer_id", .equal, SQLBind(customer)).where("status", .notIn, hidden)
+        case .addressedTo(let email): query.where("recipient_email", .equal, SQLBind(email)).where("status", .notIn, hidden)
+        case .assignedTo(let driver): query.where("driver_id", .equal, SQLBind(driver))
+        case .all: break
+        }
     }
 
     /// Rows after (or before) `(at, id)` in `(created_at, id)` order, as one row-value comparison:
