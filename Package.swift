@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-tagged.git", from: "0.10.0"),
         // XLSX files of the delivery import are ZIP archives of XML.
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.19"),
+        // /metrics in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // Pure domain: value types, validation, rules. No Vapor, no Fluent.
@@ -83,6 +85,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web"), .copy("Resources/areas")],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -2,6 +2,7 @@ import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import OpenAPIVapor
 import SQLKit
@@ -135,6 +136,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()
     app.middleware.use(ClockMiddleware(clock: clock, random: random))  // every request reads the application's clock and randomness
+    app.middleware.use(MetricsMiddleware(metrics: app.waybill.metrics))  // outside the error middleware: it counts the final status
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
@@ -151,6 +153,18 @@ func routes(_ app: Application, spec: String) throws {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "application/yaml; charset=utf-8")
         return Response(status: .ok, headers: headers, body: .init(string: spec))
+    }
+
+    // Prometheus, for the holder of METRICS_TOKEN only (off without it)
+    app.get("metrics") { req async throws -> Response in
+        guard let token = req.application.waybill.config.metricsToken,
+              let given = req.headers.bearerAuthorization?.token,
+              Data(SHA256.hash(data: Data(given.utf8))) == Data(SHA256.hash(data: Data(token.utf8))) else { throw WaybillError.notFound }
+        let text = try await req.application.waybill.metrics.scrape(db: req.db, liveConnections: req.application.waybill.live.connectionCount)
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/plain; version=0.0.4; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return Response(status: .ok, headers: headers, body: .init(string: text))
     }
 
     // the spec-first API

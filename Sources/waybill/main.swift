@@ -11,7 +11,8 @@ let command = arguments.dropFirst().first { ["serve", "migrate", "user", "routes
 let wantsHelp = arguments.contains("--help") || arguments.contains("-h")
 
 var env = try Environment.detect(arguments: arguments)
-try LoggingSystem.bootstrap(from: &env)
+// LOG_FORMAT=json: one JSON object per line (request-scoped lines carry their request-id).
+if !JSONLogHandler.bootstrapIfAsked() { try LoggingSystem.bootstrap(from: &env) }
 let app = try await Application.make(env)
 do {
     let config = try WaybillConfig.fromEnvironment(isProduction: env == .production, logger: app.logger)

@@ -16,7 +16,7 @@ struct PasswordTests {
             let known = try await server.send(.POST, "/auth/password-reset", json: ["email": "forgot@example.com"])
             let unknown = try await server.send(.POST, "/auth/password-reset", json: ["email": "nobody@example.com"])
             #expect(known.status == .accepted)
-            #expect(known.text == unknown.text)
+            #expect(known.textWithoutRequestID == unknown.textWithoutRequestID)
             try await server.deliverMail()
             #expect(!server.mailer.messages.contains { $0.to.address == "nobody@example.com" })
             let code = try #require(server.mailer.lastCode(to: "forgot@example.com"))
@@ -75,7 +75,7 @@ struct PasswordTests {
                 for _ in 0...OneTimeCodePolicy.maxAttempts {
                     let reply = try await server.send(.POST, "/auth/password-reset/complete",
                                                       json: ["email": email, "code": "000000", "newPassword": "a-brand-new-secret"])
-                    last[email] = (reply.status, reply.text)
+                    last[email] = (reply.status, reply.textWithoutRequestID)
                 }
             }
             #expect(last["known@example.com"]?.0 == .badRequest)

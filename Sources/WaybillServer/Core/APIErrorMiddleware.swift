@@ -11,6 +11,13 @@ struct APIErrorMiddleware: AsyncMiddleware {
     var validator: SpecValidator? = nil
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let response = await answer(request, next)
+        // Every answer names its request, as the server's log lines do (`request-id`).
+        response.headers.replaceOrAdd(name: "X-Request-Id", value: request.id)
+        return response
+    }
+
+    private func answer(_ request: Request, _ next: any AsyncResponder) async -> Response {
         do {
             return try await next.respond(to: request)
         } catch {
@@ -22,22 +29,22 @@ struct APIErrorMiddleware: AsyncMiddleware {
                 let allowed = validator.methods(path: path)
                 if !allowed.isEmpty, !allowed.contains(request.method.rawValue) {
                     apiError = WaybillError(.methodNotAllowed, .methodNotAllowed, "Use \(allowed.sorted().joined(separator: ", ")) here.")
-                    let response = Self.response(for: apiError)
+                    let response = Self.response(for: apiError, requestID: request.id)
                     response.headers.replaceOrAdd(name: .allow, value: allowed.sorted().joined(separator: ", "))
                     return response
                 }
             }
-            return Self.response(for: apiError)
+            return Self.response(for: apiError, requestID: request.id)
         }
     }
 
-    static func response(for error: WaybillError) -> Response {
+    static func response(for error: WaybillError, requestID: String? = nil) -> Response {
         var headers = HTTPHeaders()
         headers.contentType = .json
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         if let retryAfter = error.retryAfter { headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
         let body = ErrorBody(error: .init(code: error.code.rawValue, message: error.message, fields: error.fields,
-                                          currentStatus: error.currentStatus))
+                                          currentStatus: error.currentStatus, requestId: requestID))
         let data = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"Internal error."}}"#.utf8)
         return Response(status: error.status, headers: headers, body: .init(data: data))
     }
@@ -143,6 +150,7 @@ struct APIErrorMiddleware: AsyncMiddleware {
             var message: String
             var fields: [String: String]?
             var currentStatus: String?
+            var requestId: String?
         }
         var error: Detail
     }

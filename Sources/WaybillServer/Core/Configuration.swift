@@ -33,6 +33,7 @@ import WaybillCore
 /// | `INBOUND_MAIL_DOMAIN` | domain of the forwarding addresses for shipping confirmations (its mail piped to `waybill inbound-mail`); unset: off |
 /// | `PARCEL_POLL_SECONDS` | seconds between two rounds of the parcel poller (default 60) |
 /// | `WEBHOOK_TIMEOUT_SECONDS` | how long an integrator's endpoint has to answer a delivery (default 10) |
+/// | `METRICS_TOKEN` | the bearer token Prometheus sends to `/metrics` (16+ characters); without it `/metrics` is off |
 /// | `WEBHOOKS_ALLOW_PRIVATE` | `1`: development only; endpoints may be `http://` and on private or loopback addresses (refused in production) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
@@ -97,6 +98,8 @@ public struct WaybillConfig: Sendable {
     public var inboundMailDomain: String?
     /// Seconds an integrator's endpoint has to answer one webhook delivery.
     public var webhookTimeoutSeconds = 10
+    /// The bearer token `/metrics` asks for; nil: `/metrics` is off (404).
+    public var metricsToken: String?
     /// Development only: webhook endpoints may be plain HTTP and on private, loopback or link-local
     /// addresses (a receiver on the developer's machine). Never in production.
     public var webhooksAllowPrivate = false
@@ -245,6 +248,10 @@ public struct WaybillConfig: Sendable {
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("PARCEL_POLL_SECONDS", 1...3_600, "a number of seconds") { config.parcelPollSeconds = n }
         if let n = try number("WEBHOOK_TIMEOUT_SECONDS", 1...60, "a number of seconds") { config.webhookTimeoutSeconds = n }
+        if let token = value("METRICS_TOKEN"), !token.isEmpty {
+            guard token.count >= 16 else { throw ConfigurationError("METRICS_TOKEN must be at least 16 characters (a random secret).") }
+            config.metricsToken = token
+        }
         if value("WEBHOOKS_ALLOW_PRIVATE") == "1" {
             guard !isProduction else {
                 throw ConfigurationError("WEBHOOKS_ALLOW_PRIVATE is for development: in production webhooks never go to private or loopback addresses.")

@@ -23,6 +23,8 @@ enum LiveAudience: Hashable, Sendable {
 final class LiveHub: Sendable {
     private let topics = NIOLockedValueBox<[String: [ObjectIdentifier: LiveConnection]]>([:])
     private let connections = NIOLockedValueBox<[ObjectIdentifier: LiveConnection]>([:])
+    /// Open sockets in this process (`/metrics`).
+    var connectionCount: Int { connections.withLockedValue { $0.count } }
     let logger: Logger
 
     init(logger: Logger) { self.logger = logger }

@@ -144,6 +144,8 @@ public final class OutboxWorker: Sendable {
     let from: MailAddress
     let logger: Logger
     let interval: Duration
+    /// The process's counters (`/metrics`); the outbox counts its failed attempts there.
+    let metrics = WaybillMetrics()
     private let handlers = NIOLockedValueBox<[String: @Sendable (String) async throws -> Void]>([:])
     private let wakeup = Wakeup()
 
@@ -215,6 +217,7 @@ public final class OutboxWorker: Sendable {
                 try await writeLock.withLock { try await message.save(on: db) }
                 delivered += 1
             } catch {
+                metrics.outboxFailure(kind: message.kind)
                 message.attempts += 1
                 message.lastError = String(String(describing: error).prefix(500))
                 if message.attempts >= Outbox.maxAttempts {

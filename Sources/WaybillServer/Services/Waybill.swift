@@ -39,6 +39,8 @@ public final class WaybillServices: Sendable {
     /// Webhook deliveries asked for by hand (test events, redeliveries): sixty an hour per account,
     /// so nobody turns Waybill into a way of flooding someone else's server.
     let webhookManualLimiter = TokenBuckets(ratePerSecond: 60.0 / 3600, burst: 60)
+    /// The process's counters, served at `/metrics` (`WaybillMetrics`).
+    var metrics: WaybillMetrics { outbox.metrics }
     /// Requests per API key: twenty a second, bursts of a hundred.
     let apiKeyLimiter = TokenBuckets(ratePerSecond: 20, burst: 100)
     /// Sharing parcels with other accounts: thirty a day per person.

@@ -271,7 +271,7 @@ struct DispatchBoardPage: PageView {
             let pickup = ctx.address(order.pickup), dropoff = ctx.address(order.dropoff)
             return """
                 <li class="card" id="card-\(order.reference)">
-                <label class="pick"><input type="checkbox" name="order_\(order.id!.uuidString)" form="bulk-form"><span class="visually-hidden">\(h(ctx.t(.bulkSelect, order.reference)))</span></label>
+                <label class="card-pick"><input type="checkbox" name="order_\(order.id!.uuidString)" form="bulk-form"><span class="visually-hidden">\(h(ctx.t(.bulkSelect, order.reference)))</span></label>
                 <p class="card-head"><a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(order.service == .express ? "<span class=\"status express\">\(h(ctx.t(.express)))</span>" : "") <span class="when">\(ctx.time(order.createdAt))</span></p>
                 <p>\(h(card.customer?.companyName ?? card.customer?.displayName ?? "")) · \(h(ctx.weight(order.weightClass))) · \(ctx.money(order.price)) · \(h(ctx.payment(order.paymentMethod)))</p>
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(pickup)</p>

@@ -304,6 +304,9 @@ struct Reply: Sendable, CustomStringConvertible {
     var json: JSON { JSON(data: Data(buffer: body)) }
     var errorCode: String? { json["error"]["code"].string }
     var text: String { String(buffer: body) }
+    /// The body without its request id (`"requestId":"…"`, different for every request): two answers
+    /// that must not tell accounts apart are compared this way.
+    var textWithoutRequestID: String { text.replacingOccurrences(of: #","requestId":"[^"]*""#, with: "", options: .regularExpression) }
     var description: String { "\(status.code) \(text)" }
 }
 

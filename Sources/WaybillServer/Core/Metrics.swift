@@ -1,0 +1,76 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+import Prometheus
+import SQLKit
+import Vapor
+
+/// What the server counts for Prometheus (issue "Fast on two cores, and visible", item 4):
+/// requests per route, method and status with their latency, outbox and webhook backlogs, live
+/// connections, failed mail and push. Served at `/metrics` to a holder of `METRICS_TOKEN` only
+/// (off without it).
+final class WaybillMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    /// Seconds: from a millisecond to ten.
+    static let buckets: [Duration] = [.milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                                      .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                                      .seconds(2.5), .seconds(10)]
+
+    func request(route: String, method: String, status: UInt, duration: Duration) {
+        registry.makeCounter(name: "waybill_http_requests_total", labels: [("route", route), ("method", method), ("status", String(status))],
+                             help: "HTTP requests answered, by route pattern, method and status.").increment()
+        registry.makeDurationHistogram(name: "waybill_http_request_duration_seconds", labels: [("route", route), ("method", method)],
+                                       buckets: Self.buckets, help: "Time to answer, by route pattern and method.").record(duration)
+    }
+
+    /// A message of the outbox (mail, push, a job) failed an attempt.
+    func outboxFailure(kind: String) {
+        registry.makeCounter(name: "waybill_outbox_failures_total", labels: [("kind", kind)],
+                             help: "Failed attempts to send an outbox message (mail, push, jobs), by kind.").increment()
+    }
+
+    /// The text exposition, with the gauges read now from the database and the live hub.
+    func scrape(db: any Database, liveConnections: Int) async throws -> String {
+        guard let sql = db as? any SQLDatabase else { return registry.emitToString() }
+        struct Backlog: Decodable { let kind: String; let n: Int; let oldest: Date? }
+        let rows = try await sql.raw("SELECT kind, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY kind")
+            .all(decoding: Backlog.self)
+        let now = Date()
+        for kind in Set(rows.map(\.kind)).union(["mail", "push"]) {
+            let row = rows.first { $0.kind == kind }
+            registry.makeGauge(name: "waybill_outbox_pending", labels: [("kind", kind)], help: "Outbox messages waiting to be sent, by kind.")
+                .set(Double(row?.n ?? 0))
+            registry.makeGauge(name: "waybill_outbox_oldest_pending_seconds", labels: [("kind", kind)],
+                               help: "Age of the oldest outbox message waiting, by kind.")
+                .set(row?.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+        }
+        struct Count: Decodable { let n: Int }
+        let webhooks = try await sql.raw("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").first(decoding: Count.self)?.n ?? 0
+        registry.makeGauge(name: "waybill_webhook_deliveries_pending", help: "Webhook deliveries waiting to be sent or retried.").set(Double(webhooks))
+        registry.makeGauge(name: "waybill_live_connections", help: "Open live-channel sockets in this process.").set(Double(liveConnections))
+        return registry.emitToString()
+    }
+}
+
+/// Counts every request by the route it matched (the pattern, never the path: ids would make a
+/// series each) — unmatched paths count as one route.
+struct MetricsMiddleware: AsyncMiddleware {
+    let metrics: WaybillMetrics
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let start = ContinuousClock.now
+        do {
+            let response = try await next.respond(to: request)
+            record(request, status: response.status.code, since: start)
+            return response
+        } catch {
+            record(request, status: (error as? any AbortError)?.status.code ?? 500, since: start)
+            throw error
+        }
+    }
+
+    private func record(_ request: Request, status: UInt, since start: ContinuousClock.Instant) {
+        let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "unmatched"
+        metrics.request(route: route, method: request.method.rawValue, status: status, duration: ContinuousClock.now - start)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import Testing
+import Vapor
+@testable import WaybillServer
+import WaybillCore
+
+@Suite("Observability: metrics for Prometheus, request ids, JSON logs")
+struct ObservabilityTests {
+    static let token = "metrics-secret-0123456789"
+
+    func scrape(_ server: TestServer, token: String?) async throws -> (HTTPResponseStatus, String) {
+        var headers = HTTPHeaders()
+        if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
+        let response = try await server.app.testing().sendRequest(.GET, "/metrics", headers: headers)
+        return (response.status, response.body.string)
+    }
+
+    @Test("/metrics counts requests by route pattern and status, shows the outbox and live gauges, and only to the token's holder",
+          arguments: TestDatabase.available)
+    func metrics(db: TestDatabase) async throws {
+        try await TestServer.run(db, adjust: { $0.metricsToken = Self.token }) { server in
+            let cast = try await server.cast()
+            _ = try await server.placeOrder(cast.customer.access)
+            _ = try await server.send(.GET, "/orders/\(UUID().uuidString)", token: cast.customer.access)
+            let anonymous = try await scrape(server, token: nil).0, wrong = try await scrape(server, token: "metrics-secret-wrong-000000").0
+            #expect(anonymous == .notFound && wrong == .notFound)
+            let (status, text) = try await scrape(server, token: Self.token)
+            #expect(status == .ok)
+            #expect(text.contains(#"waybill_http_requests_total{route="/api/v1/orders",method="POST",status="201"} 1"#), "\(text.prefix(2000))")
+            #expect(text.contains(#"waybill_http_requests_total{route="/api/v1/orders/:orderId",method="GET",status="404"} 1"#), "ids never become labels")
+            #expect(text.contains("waybill_http_request_duration_seconds_bucket{route=\"/api/v1/orders\",method=\"POST\""))
+            #expect(text.contains(#"waybill_outbox_pending{kind="mail"}"#) && text.contains("waybill_outbox_oldest_pending_seconds"))
+            #expect(text.contains("waybill_webhook_deliveries_pending 0") && text.contains("waybill_live_connections 0"))
+        }
+    }
+
+    @Test("/metrics is off without METRICS_TOKEN", arguments: TestDatabase.available)
+    func metricsOff(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let status = try await scrape(server, token: Self.token).0
+            #expect(status == .notFound)
+        }
+    }
+
+    @Test("Every answer names its request; an error body carries the same id", arguments: TestDatabase.available)
+    func requestIDs(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let error = try await server.send(.GET, "/orders", token: "not-a-token")
+            let id = try #require(error.headers.first(name: "X-Request-Id"))
+            #expect(!id.isEmpty && error.json["error"]["requestId"].string == id, "\(error)")
+            let fine = try await server.send(.GET, "/health")
+            #expect(fine.headers.first(name: "X-Request-Id").map { !$0.isEmpty && $0 != id } == true)
+        }
+    }
+
+    @Test("A JSON log line is one JSON object with time, level, message, source and metadata")
+    func jsonLines() throws {
+        var handler = JSONLogHandler(label: "waybill", level: .info)
+        handler[metadataKey: "request-id"] = "abc-123"
+        let line = handler.render(level: .warning, message: "Quote \"this\"\nand that", metadata: ["order": "WB-1"], file: "/x/Orders.swift",
+                                  line: 42, at: Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+        #expect(object["msg"] == "Quote \"this\"\nand that" && object["level"] == "warning" && object["request-id"] == "abc-123")
+        #expect(object["order"] == "WB-1" && object["source"] == "Orders.swift:42" && object["ts"]?.hasPrefix("2027-01-15T08:00:00") == true)
+    }
+}
