@@ -758,8 +758,8 @@ try:
     check("every new card can be ticked", len(boxes) >= 2, len(boxes))
     for box in boxes[:2]:
         box.click()
-    Select(css(manager, "#bulk-driverId")).select_by_visible_text(
-        next(o.text for o in Select(css(manager, "#bulk-driverId")).options if o.text.startswith("Dario Driver")))
+    # The first driver offered (the driver was renamed to markup above): the select's own default.
+    check("the bulk bar offers the drivers", len(Select(css(manager, "#bulk-driverId")).options) >= 2)
     css(manager, "#bulk-form button[value=assign]").click()
     wait(manager, EC.url_contains("bulk="))
     check("a bulk assignment reports what it did", "2 done, 0 not possible." in css(manager, ".alert").text, css(manager, ".alert").text)
