@@ -70,37 +70,23 @@ struct ForwardingTests {
                 + [URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("build/debug/waybill")]
             let executable = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }, "build waybill first")
             let current = try #require(renewed.json["address"].string)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["inbound-mail", "--recipient", current]
-            process.environment = ProcessInfo.processInfo.environment.merging([
+            let environment = ProcessInfo.processInfo.environment.merging([
                 "DATABASE_URL": "sqlite://" + server.app.waybill.config.storagePath + "/waybill.sqlite",
                 "STORAGE_PATH": server.app.waybill.config.storagePath, "INBOUND_MAIL_DOMAIN": "in.waybill.test", "LOG_LEVEL": "error",
             ]) { _, new in new }
             // Waited for off the test's threads (CLI.finish), which a blocking wait would starve.
-            let input = Pipe(), output = Pipe(), errors = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            try input.fileHandleForWriting.write(contentsOf: Data("To: \(current)\r\nSubject: Fwd: Swiss Post\r\n\r\nYour parcel RB123456785CH is on its way.\r\n".utf8))
-            try input.fileHandleForWriting.close()
-            let said = await CLI.finish(process, output, errors)
+            let piped = try Spawned(executable.path, ["inbound-mail", "--recipient", current], environment: environment, input: true)
+            try piped.stdin?.write(contentsOf: Data("To: \(current)\r\nSubject: Fwd: Swiss Post\r\n\r\nYour parcel RB123456785CH is on its way.\r\n".utf8))
+            try piped.stdin?.close()
+            let said = await CLI.finish(piped)
             #expect(said.status == 0 && (said.stdout + said.stderr).contains("Followed 1"), "\(said)")
             #expect(try await ParcelRecord.query(on: server.db).filter(\.$number == "RB123456785CH").count() == 1)
 
-            let unknown = Process()
-            unknown.executableURL = executable
-            unknown.arguments = ["inbound-mail", "--recipient", "parcels+zzzzzzzzzzzz@in.waybill.test"]
-            unknown.environment = process.environment
-            let none = Pipe(), unknownOut = Pipe(), unknownErr = Pipe()
-            unknown.standardInput = none
-            unknown.standardOutput = unknownOut
-            unknown.standardError = unknownErr
-            try unknown.run()
-            try none.fileHandleForWriting.write(contentsOf: Data("Subject: hi\r\n\r\nhello".utf8))
-            try none.fileHandleForWriting.close()
-            let bounced = await CLI.finish(unknown, unknownOut, unknownErr)
+            let unknown = try Spawned(executable.path, ["inbound-mail", "--recipient", "parcels+zzzzzzzzzzzz@in.waybill.test"],
+                                      environment: environment, input: true)
+            try unknown.stdin?.write(contentsOf: Data("Subject: hi\r\n\r\nhello".utf8))
+            try unknown.stdin?.close()
+            let bounced = await CLI.finish(unknown)
             #expect(bounced.status == 67, "EX_NOUSER: the mail server bounces it: \(bounced)")
         }
     }

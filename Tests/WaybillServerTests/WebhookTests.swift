@@ -354,16 +354,9 @@ struct WebhookTests {
     }
 
     static func run(_ command: [String], stdin: [UInt8]) async throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let input = Pipe(), out = Pipe(), err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin))
-        try input.fileHandleForWriting.close()
-        return await CLI.finish(process, out, err)
+        let child = try Spawned(command[0], Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment, input: true)
+        try child.stdin?.write(contentsOf: Data(stdin))
+        try child.stdin?.close()
+        return await CLI.finish(child)
     }
 }

@@ -37,46 +37,41 @@ struct CLI: Sendable {
         var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
     }
 
-    func process(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = try #require(Self.executable, "build waybill-client first (swift build)")
-        process.arguments = arguments
+    /// Starts the command (standard input `/dev/null` unless `input`).
+    func start(_ arguments: [String], input: Bool = false) throws -> Spawned {
+        let executable = try #require(Self.executable, "build waybill-client first (swift build)")
         var environment = ProcessInfo.processInfo.environment
         environment["WAYBILL_SERVER"] = server
         environment["WAYBILL_SESSION_FILE"] = sessionFile
         if let apiKey { environment["WAYBILL_API_KEY"] = apiKey } else { environment.removeValue(forKey: "WAYBILL_API_KEY") }
         environment.removeValue(forKey: "WAYBILL_PASSWORD")
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        return (process, out, err)
+        return try Spawned(executable.path, arguments, environment: environment, input: input)
     }
 
     /// Runs the command to its end.
     @discardableResult
     func run(_ arguments: String...) async throws -> Result {
-        let (process, out, err) = try process(arguments)
-        try process.run()
-        return await Self.finish(process, out, err)
+        try await run(arguments)
     }
 
-    /// Reads both pipes to their end off the concurrency pool, then waits for the exit.
-    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+    /// Reads the child's output to its end off the concurrency pool, then waits for its exit.
+    /// `readingStderr: false` when something else reads the standard error as it comes.
+    static func finish(_ child: Spawned, readingStderr: Bool = true) async -> Result {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let group = DispatchGroup()
                 nonisolated(unsafe) var stderr = Data()
-                group.enter()
-                DispatchQueue.global().async {
-                    stderr = err.fileHandleForReading.readDataToEndOfFile()
-                    group.leave()
+                if readingStderr {
+                    group.enter()
+                    DispatchQueue.global().async {
+                        stderr = child.stderr.readDataToEndOfFile()
+                        group.leave()
+                    }
                 }
-                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                let stdout = child.stdout.readDataToEndOfFile()
                 group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                let status = child.waitForExit()
+                continuation.resume(returning: Result(status: status, stdout: String(decoding: stdout, as: UTF8.self),
                                                       stderr: String(decoding: stderr, as: UTF8.self)))
             }
         }
@@ -131,11 +126,10 @@ struct CommandLineClientTests {
                 #expect(try await ada.run("orders", "--json").json["items"][0]["id"].string == id)
 
                 // The customer follows the order live from another terminal.
-                let (tracker, trackOut, trackErr) = try ada.process(["track", id, "--json"])
+                let tracker = try ada.start(["track", id, "--json"])
                 let following = FollowingSignal()
-                trackErr.fileHandleForReading.readabilityHandler = { handle in following.read(handle.availableData) }
-                try tracker.run()
-                let tracked = Task { await CLI.finish(tracker, trackOut, Pipe.closed()) }
+                tracker.stderr.readabilityHandler = { handle in following.read(handle.availableData) }
+                let tracked = Task { await CLI.finish(tracker, readingStderr: false) }
                 try await eventually { following.isFollowing }
 
                 // The manager assigns the order to the driver by email.
@@ -161,7 +155,7 @@ struct CommandLineClientTests {
 
                 // `track` saw every step and stopped by itself at delivered.
                 let track = await tracked.value
-                trackErr.fileHandleForReading.readabilityHandler = nil
+                tracker.stderr.readabilityHandler = nil
                 #expect(track.status == 0, "\(track)")
                 let statuses = track.lines.filter { $0["type"].string == "status" }.map { $0["data"]["status"].string ?? "" }
                 #expect(statuses == ["assigned", "accepted", "in_transit", "delivered"])
@@ -210,30 +204,16 @@ struct CommandLineClientTests {
 extension CLI {
     @discardableResult
     func run(_ arguments: [String]) async throws -> Result {
-        let (process, out, err) = try process(arguments)
-        try process.run()
-        return await Self.finish(process, out, err)
+        await Self.finish(try start(arguments))
     }
 
     /// Runs the command with `input` on its standard input.
     @discardableResult
     func run(_ arguments: [String], input: String) async throws -> Result {
-        let (process, out, err) = try process(arguments)
-        let stdin = Pipe()
-        process.standardInput = stdin
-        try process.run()
-        try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        return await Self.finish(process, out, err)
-    }
-}
-
-extension Pipe {
-    /// A pipe whose reading end is at its end already (for a stream read elsewhere).
-    static func closed() -> Pipe {
-        let pipe = Pipe()
-        try? pipe.fileHandleForWriting.close()
-        return pipe
+        let child = try start(arguments, input: true)
+        try child.stdin?.write(contentsOf: Data(input.utf8))
+        try child.stdin?.close()
+        return await Self.finish(child)
     }
 }
 
