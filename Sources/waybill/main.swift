@@ -7,7 +7,7 @@ var arguments = CommandLine.arguments
 let demo = arguments.contains("--demo")
 arguments.removeAll { $0 == "--demo" }
 // The command is the first known command word (options such as `--env production` come with values).
-let command = arguments.dropFirst().first { ["serve", "migrate", "user", "routes", "inbound-mail"].contains($0) }
+let command = arguments.dropFirst().first { ["serve", "migrate", "user", "routes", "inbound-mail", "backup"].contains($0) }
 let wantsHelp = arguments.contains("--help") || arguments.contains("-h")
 
 var env = try Environment.detect(arguments: arguments)

@@ -110,6 +110,7 @@ extension Application {
         asyncCommands.use(MigrateCommand(), as: "migrate")
         asyncCommands.use(AreaCommands(), as: "areas")
         asyncCommands.use(InboundMailCommand(), as: "inbound-mail")
+        asyncCommands.use(BackupCommand(), as: "backup")
     }
 }
 
