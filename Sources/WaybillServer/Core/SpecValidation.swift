@@ -216,6 +216,175 @@ enum JSONValue: Decodable, Equatable, Sendable {
     }
 }
 
+extension JSONValue {
+    /// Parses RFC 8259 JSON (UTF-8, nesting up to 256 deep, finite numbers); nil if it is not that.
+    /// Every JSON body passes here before the generated code decodes it: `JSONDecoder` with a
+    /// `try?` per possible type threw and built an error for each wrong guess (docs/performance.md).
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        var parser = JSONParser(bytes: bytes)
+        guard let value = parser.value(depth: 0) else { return nil }
+        parser.skipSpace()
+        return parser.index == bytes.count ? value : nil
+    }
+}
+
+private struct JSONParser {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+    static let maxDepth = 256
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func skipSpace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
+    }
+
+    mutating func literal(_ word: StaticString, _ value: JSONValue) -> JSONValue? {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - index >= count else { return nil }
+        for i in 0..<count where bytes[index + i] != word.utf8Start[i] { return nil }
+        index += count
+        return value
+    }
+
+    mutating func value(depth: Int) -> JSONValue? {
+        guard depth < Self.maxDepth else { return nil }
+        skipSpace()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            index += 1
+            var members: [String: JSONValue] = [:]
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else { return nil }
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                guard let member = value(depth: depth + 1) else { return nil }
+                // The first of a repeated name counts, as in JSONDecoder, which reads the body next.
+                if members[key] == nil { members[key] = member }
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                return nil
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            var elements: [JSONValue] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            while true {
+                guard let element = value(depth: depth + 1) else { return nil }
+                elements.append(element)
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+                return nil
+            }
+        case UInt8(ascii: "\""):
+            return string().map(JSONValue.string)
+        case UInt8(ascii: "t"): return literal("true", .bool(true))
+        case UInt8(ascii: "f"): return literal("false", .bool(false))
+        case UInt8(ascii: "n"): return literal("null", .null)
+        default: return number()
+        }
+    }
+
+    /// At a `"`: the string's text, escapes resolved; nil for control characters, bad escapes,
+    /// lone surrogates or invalid UTF-8.
+    mutating func string() -> String? {
+        index += 1
+        var text: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(validating: text, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { return nil }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
+                case UInt8(ascii: "b"): text.append(0x08)
+                case UInt8(ascii: "f"): text.append(0x0C)
+                case UInt8(ascii: "n"): text.append(0x0A)
+                case UInt8(ascii: "r"): text.append(0x0D)
+                case UInt8(ascii: "t"): text.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard var scalar = hex4() else { return nil }
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else { return nil }
+                        index += 2
+                        guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        return nil
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                    text.append(contentsOf: Array(String(Character(unicode)).utf8))
+                default:
+                    return nil
+                }
+            case 0..<0x20:
+                return nil
+            default:
+                text.append(byte)
+            }
+        }
+        return nil
+    }
+
+    mutating func hex4() -> UInt32? {
+        guard bytes.count - index >= 4 else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            index += 1
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`, finite.
+    mutating func number() -> JSONValue? {
+        let start = index
+        func digits(_ parser: inout JSONParser) -> Int {
+            let from = parser.index
+            while parser.index < parser.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(parser.bytes[parser.index]) { parser.index += 1 }
+            return parser.index - from
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "0") { index += 1 } else if digits(&self) == 0 { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits(&self) > 0 else { return nil }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits(&self) > 0 else { return nil }
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let number = Double(text), number.isFinite else { return nil }
+        return .number(number)
+    }
+}
+
 /// Collects the body (refusing ones over the limit with 413) and checks it against the spec.
 struct SpecValidationMiddleware: AsyncMiddleware {
     let validator: SpecValidator
@@ -283,10 +452,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             if operation.acceptsOtherBodies { return try await next.respond(to: request) }
             throw WaybillError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
-        let value: JSONValue
-        do {
-            value = try JSONDecoder().decode(JSONValue.self, from: buffer)
-        } catch {
+        guard let value = buffer.withUnsafeReadableBytes({ JSONValue.parse($0) }) else {
             throw WaybillError(.badRequest, .invalidJSON, "The body is not valid JSON.")
         }
         let problems = SpecValidator.problems(value, against: schema)

@@ -1,4 +1,5 @@
 import Fluent
+import NIOConcurrencyHelpers
 import SQLKit
 import Foundation
 import WaybillCore
@@ -231,7 +232,20 @@ final class TariffRecord: Model, @unchecked Sendable {
         self.createdAt = UnixTime.nowMillis
     }
 
-    var tariff: Tariff { get throws { try Order.decoder.decode(Tariff.self, from: Data(data.utf8)) } }
+    /// Decoded once per distinct text: every quote and order reads the current tariff.
+    var tariff: Tariff {
+        get throws {
+            if let known = Self.decoded.withLockedValue({ $0[data] }) { return known }
+            let tariff = try Order.decoder.decode(Tariff.self, from: Data(data.utf8))
+            Self.decoded.withLockedValue { cache in
+                if cache.count >= 64 { cache.removeAll() }  // versions are few; bounded all the same
+                cache[data] = tariff
+            }
+            return tariff
+        }
+    }
+
+    private static let decoded = NIOLockedValueBox<[String: Tariff]>([:])
 }
 
 /// A checkout on the sandbox payment page (used when no Stripe keys are configured).
