@@ -16,10 +16,13 @@ extension Orders {
     }
 
     func currentTariff(on db: (any Database)? = nil) async throws -> TariffRecord {
-        guard let record = try await TariffRecord.query(on: db ?? self.db).sort(\.$id, .descending).first() else {
+        // Every quote and order reads it: plain SQL, not Fluent's query builder (docs/performance.md).
+        guard let sql = (db ?? self.db) as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let row = try await sql.raw(#"SELECT "version", "data", "created_by", "created_at" FROM "tariffs" ORDER BY "version" DESC LIMIT 1"#).first()
+        else {
             throw WaybillError(.serviceUnavailable, .noTariff, "No tariff is set.")
         }
-        return record
+        return try TariffRecord(row: row)
     }
 
     func replaceTariff(_ tariff: Tariff, by principal: Principal) async throws -> TariffRecord {
