@@ -82,8 +82,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     // Redirects are refused: Web Push endpoints come from browsers and must not steer the server.
     let pushClient = HTTPClient(eventLoopGroup: app.eventLoopGroup, configuration: PushService.clientConfiguration)
     app.lifecycle.use(HTTPClientShutdown(client: pushClient))
-    let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger)
     let outbox = OutboxWorker(db: { app.db }, writeLock: app.writeLock, mailer: chosenMailer, from: config.mailFrom, logger: app.logger)
+    let liveFeed = LiveFeed(hub: hub, mode: feedMode, db: { app.db }, writeLock: app.writeLock, logger: app.logger, metrics: outbox.metrics)
     let codes = OneTimeCodes(secret: config.jwtSecret)
     let webhookWorker = WebhookWorker(db: { app.db }, services: { app.waybillIfConfigured }, writeLock: app.writeLock,
                                       codes: codes, logger: app.logger, group: app.eventLoopGroup,
@@ -137,6 +137,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.middleware = .init()
     app.middleware.use(ClockMiddleware(clock: clock, random: random))  // every request reads the application's clock and randomness
     app.middleware.use(MetricsMiddleware(metrics: app.waybill.metrics))  // outside the error middleware: it counts the final status
+    if WaybillTracing.isEnabled { app.middleware.use(RequestSpanMiddleware()) }  // likewise: the span has the status sent
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
@@ -218,7 +219,7 @@ public func prepareToServe(_ app: Application, demo: Bool) async throws {
 /// Applies pending migrations. On SQLite also switches the file to write-ahead logging, so readers
 /// never wait for a writer.
 public func migrate(_ app: Application) async throws {
-    if case .sqlite = app.waybill.config.database, let sql = app.db as? any SQLDatabase {
+    if case .sqlite = app.waybill.config.database, let sql = app.db.tracedSQL {
         try await sql.raw("PRAGMA journal_mode=WAL").run()
     }
     guard case .postgres(let url, let searchPath) = app.waybill.config.database else {

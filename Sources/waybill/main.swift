@@ -13,7 +13,16 @@ let wantsHelp = arguments.contains("--help") || arguments.contains("-h")
 var env = try Environment.detect(arguments: arguments)
 // LOG_FORMAT=json: one JSON object per line (request-scoped lines carry their request-id).
 if !JSONLogHandler.bootstrapIfAsked() { try LoggingSystem.bootstrap(from: &env) }
+// OTEL_EXPORTER_OTLP_ENDPOINT: OpenTelemetry traces of requests and database calls (off otherwise).
+let tracing: TracingExporter?
+do {
+    tracing = command == "serve" || command == nil ? try WaybillTracing.bootstrapIfAsked(logger: Logger(label: "waybill.tracing")) : nil
+} catch {
+    Logger(label: "waybill").critical("\(String(describing: error))")
+    exit(1)
+}
 let app = try await Application.make(env)
+if let tracing { app.lifecycle.use(tracing) }
 do {
     let config = try WaybillConfig.fromEnvironment(isProduction: env == .production, logger: app.logger)
     try await configure(app, config: config)

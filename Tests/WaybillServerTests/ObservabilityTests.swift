@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SQLKit
 import Testing
 import Vapor
 @testable import WaybillServer
@@ -32,6 +33,30 @@ struct ObservabilityTests {
             #expect(text.contains("waybill_http_request_duration_seconds_bucket{route=\"/api/v1/orders\",method=\"POST\""))
             #expect(text.contains(#"waybill_outbox_pending{kind="mail"}"#) && text.contains("waybill_outbox_oldest_pending_seconds"))
             #expect(text.contains("waybill_webhook_deliveries_pending 0") && text.contains("waybill_live_connections 0"))
+
+            // With the live feed running (as `waybill serve` runs it), an order's live event reaches this
+            // process's hub and the fan-out lag is counted.
+            try await server.serving { _ in
+                _ = try await server.placeOrder(cast.customer.access)
+                try await eventually(within: 30) {
+                    try await scrape(server, token: Self.token).1.contains("waybill_live_fanout_lag_seconds_count")
+                }
+            }
+            let lag = try await scrape(server, token: Self.token).1
+            #expect(lag.contains("waybill_live_fanout_lag_seconds_bucket{le=\"5.0\"}"), "\(lag.prefix(3000))")
+
+            // Carriers' budgets: DHL's used today and blocked after a 429.
+            let sql = try #require(server.db as? any SQLDatabase)
+            let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
+            let until = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+            try await sql.raw("INSERT INTO carrier_budgets (carrier, day, used, blocked_until) VALUES ('dhl', \(bind: today), 7, \(bind: until))").run()
+            try await sql.raw("INSERT INTO carrier_budgets (carrier, day, used) VALUES ('la_poste', '2020-01-01', 40)").run()
+            let budgets = try await scrape(server, token: Self.token).1
+            #expect(budgets.contains(#"waybill_carrier_budget_used{carrier="dhl"} 7"#) && budgets.contains(#"waybill_carrier_budget_limit{carrier="dhl"} 250"#),
+                    "\(budgets)")
+            #expect(budgets.contains(#"waybill_carrier_budget_used{carrier="la_poste"} 0"#), "yesterday's count is not today's")
+            let blocked = budgets.split(separator: "\n").first { $0.hasPrefix(#"waybill_carrier_blocked_seconds{carrier="dhl"}"#) }
+            #expect(blocked.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 > 50 && $0 <= 60 } == true, "\(String(describing: blocked))")
         }
     }
 

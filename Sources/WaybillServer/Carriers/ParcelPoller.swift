@@ -17,6 +17,8 @@ struct ParcelPoller {
     static let pulseMinutes = 120
     /// Requests a day per carrier (DHL asks new keys to stay under 250).
     static let dailyBudget: [String: Int] = ["dhl": 250, "la_poste": 50_000]
+    /// Carriers without a documented budget.
+    static let defaultDailyBudget = 1_000
     /// How long a claimed parcel is left alone if the process dies while asking.
     static let leaseMillis: Int64 = 10 * 60_000
 
@@ -35,7 +37,7 @@ struct ParcelPoller {
     func expireOld() async throws {
         let cutoff = UnixTime.nowMillis - 90 * 86_400_000
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             let finals = ParcelStatus.allCases.filter(\.isFinal).map(\.rawValue)
             try await sql.update("parcels").set("status", to: SQLBind(ParcelStatus.expired.rawValue)).set("next_check_at", to: SQLLiteral.null)
                 .where("created_at", .lessThan, SQLBind(cutoff)).where("status", .notIn, SQLBind.group(finals)).run()
@@ -87,9 +89,9 @@ struct ParcelPoller {
     /// Takes one request of today's budget for `carrier`; false if it is spent or the carrier said to wait.
     func takeBudget(_ carrier: String) async throws -> Bool {
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10))
-        let limit = Self.dailyBudget[carrier] ?? 1_000
+        let limit = Self.dailyBudget[carrier] ?? Self.defaultDailyBudget
         return try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return false }
+            guard let sql = db.tracedSQL else { return false }
             try await sql.raw("""
                 INSERT INTO carrier_budgets (carrier, day, used) VALUES (\(bind: carrier), \(bind: today), 0)
                 ON CONFLICT (carrier) DO NOTHING
@@ -106,7 +108,7 @@ struct ParcelPoller {
     func block(_ carrier: String, seconds: Int) async throws {
         let until = UnixTime.nowMillis + Int64(seconds) * 1000
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             try await sql.raw("UPDATE carrier_budgets SET blocked_until = \(bind: until) WHERE carrier = \(bind: carrier)").run()
         }
         logger.notice("\(carrier) asked to wait \(seconds) s (429): polling paused")
@@ -116,7 +118,7 @@ struct ParcelPoller {
     private func claim(_ parcels: [ParcelRecord]) async throws -> [ParcelRecord] {
         let lease = UnixTime.nowMillis + Self.leaseMillis
         return try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return [] }
+            guard let sql = db.tracedSQL else { return [] }
             var mine: [ParcelRecord] = []
             for parcel in parcels {
                 let rows = try await sql.update("parcels").set("next_check_at", to: SQLBind(lease))
@@ -131,7 +133,7 @@ struct ParcelPoller {
     private func release(_ parcels: [ParcelRecord], after wait: Int64, failed: Bool = false) async throws {
         let at = UnixTime.nowMillis + wait
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             for parcel in parcels {
                 var update = sql.update("parcels").set("next_check_at", to: SQLBind(at)).where("id", .equal, SQLBind(parcel.id!))
                 if failed { update = update.set("check_failures", to: SQLRaw("check_failures + 1")) }

@@ -49,7 +49,7 @@ struct BackupCommand: AsyncCommand {
         }
         let partial = folder.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
         defer { try? files.removeItem(at: partial) }
-        guard let sql = app.db as? any SQLDatabase else { throw CommandError("The database does not speak SQL.") }
+        guard let sql = app.db.tracedSQL else { throw CommandError("The database does not speak SQL.") }
         try await sql.raw("VACUUM INTO \(bind: partial.path)").run()
 
         let copy = try await SQLiteConnection.open(storage: .file(path: partial.path), threadPool: app.threadPool,

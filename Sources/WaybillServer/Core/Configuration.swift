@@ -34,6 +34,7 @@ import WaybillCore
 /// | `PARCEL_POLL_SECONDS` | seconds between two rounds of the parcel poller (default 60) |
 /// | `WEBHOOK_TIMEOUT_SECONDS` | how long an integrator's endpoint has to answer a delivery (default 10) |
 /// | `METRICS_TOKEN` | the bearer token Prometheus sends to `/metrics` (16+ characters); without it `/metrics` is off |
+/// | `OTEL_EXPORTER_OTLP_ENDPOINT` | an OpenTelemetry collector (OTLP/HTTP): traces of requests and database calls; unset: off (see `WaybillTracing`) |
 /// | `WEBHOOKS_ALLOW_PRIVATE` | `1`: development only; endpoints may be `http://` and on private or loopback addresses (refused in production) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |

@@ -23,6 +23,18 @@ final class WaybillMetrics: Sendable {
                                        buckets: Self.buckets, help: "Time to answer, by route pattern and method.").record(duration)
     }
 
+    /// Seconds from a live event's commit (its `at`) to its hand-over to this process's sockets.
+    static let lagBuckets: [Duration] = [.milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                                         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                                         .seconds(5)]
+
+    /// Live events reached this process's hub `lagMillis` after they were written.
+    func liveFanOut(lagMillis: [Int64]) {
+        let histogram = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
+                                                       help: "Time from a live event's write to its delivery to this process's subscribers.")
+        for lag in lagMillis { histogram.record(.milliseconds(max(0, lag))) }
+    }
+
     /// A message of the outbox (mail, push, a job) failed an attempt.
     func outboxFailure(kind: String) {
         registry.makeCounter(name: "waybill_outbox_failures_total", labels: [("kind", kind)],
@@ -31,7 +43,7 @@ final class WaybillMetrics: Sendable {
 
     /// The text exposition, with the gauges read now from the database and the live hub.
     func scrape(db: any Database, liveConnections: Int) async throws -> String {
-        guard let sql = db as? any SQLDatabase else { return registry.emitToString() }
+        guard let sql = db.tracedSQL else { return registry.emitToString() }
         struct Backlog: Decodable { let kind: String; let n: Int; let oldest: Date? }
         let rows = try await sql.raw("SELECT kind, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY kind")
             .all(decoding: Backlog.self)
@@ -48,6 +60,19 @@ final class WaybillMetrics: Sendable {
         let webhooks = try await sql.raw("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").first(decoding: Count.self)?.n ?? 0
         registry.makeGauge(name: "waybill_webhook_deliveries_pending", help: "Webhook deliveries waiting to be sent or retried.").set(Double(webhooks))
         registry.makeGauge(name: "waybill_live_connections", help: "Open live-channel sockets in this process.").set(Double(liveConnections))
+        // Carriers' daily request budgets (shared by every process through the table).
+        struct Budget: Decodable { let carrier: String; let day: String; let used: Int; let blocked_until: Int64? }
+        let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10)), nowMillis = UnixTime.nowMillis
+        for budget in try await sql.raw("SELECT carrier, day, used, blocked_until FROM carrier_budgets").all(decoding: Budget.self) {
+            let labels = [("carrier", budget.carrier)]
+            registry.makeGauge(name: "waybill_carrier_budget_used", labels: labels, help: "Requests to the carrier's tracking API used today (UTC).")
+                .set(Double(budget.day == today ? budget.used : 0))
+            registry.makeGauge(name: "waybill_carrier_budget_limit", labels: labels, help: "The carrier's daily request budget.")
+                .set(Double(ParcelPoller.dailyBudget[budget.carrier] ?? ParcelPoller.defaultDailyBudget))
+            registry.makeGauge(name: "waybill_carrier_blocked_seconds", labels: labels,
+                               help: "Seconds until the carrier allows requests again after a 429 (0: not blocked).")
+                .set(Double(max(0, (budget.blocked_until ?? 0) - nowMillis)) / 1000)
+        }
         return registry.emitToString()
     }
 }

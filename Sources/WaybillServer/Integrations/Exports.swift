@@ -85,7 +85,7 @@ struct Exports: WaybillService {
 
     private var sql: any SQLDatabase {
         get throws {
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             return sql
         }
     }
@@ -95,7 +95,7 @@ struct Exports: WaybillService {
     private func shipments(_ scope: OrderPolicy.ListScope, start: Int64?, end: Int64?) -> CSVPages {
         let db = self.db
         return CSVPages(header: ExportPolicy.columns(.shipments)) { cursor in
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             let query = sql.select().columns(Order.listColumns).from(Order.schema)
             Orders.restrict(query, to: scope)
             if let start { query.where("created_at", .greaterThanOrEqual, SQLBind(start)) }

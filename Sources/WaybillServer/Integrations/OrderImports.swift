@@ -186,7 +186,7 @@ struct OrderImports: WaybillService {
 
     /// The outside references among `references` already placed by any of `customers`.
     func existingReferences(_ references: [String], customers: [UserID], on db: any Database) async throws -> [UserID: Set<String>] {
-        guard !references.isEmpty, !customers.isEmpty, let sql = db as? any SQLDatabase else { return [:] }
+        guard !references.isEmpty, !customers.isEmpty, let sql = db.tracedSQL else { return [:] }
         struct Row: Decodable { let customer_id: UUID; let external_reference: String }
         var found: [UserID: Set<String>] = [:]
         for chunk in references.chunked(500) {
@@ -258,7 +258,7 @@ struct OrderImports: WaybillService {
         let importer = me.user
         let placed: Bool = try await db.writeTransaction(services) { db in
             // Claim the import first: a second confirmation waits here, then finds it taken.
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             let claimed = try await sql.update(OrderImportRecord.schema)
                 .set("status", to: OrderImportRecord.Status.committed.rawValue)
                 .where("id", .equal, SQLBind(importID)).where("status", .equal, SQLBind(OrderImportRecord.Status.ready.rawValue))
@@ -294,7 +294,7 @@ struct OrderImports: WaybillService {
     /// References are 40 random bits: among millions of orders a few thousand new ones can meet an
     /// old one. Draw again for those before the transaction (the unique index stays the guard).
     private func drawFreshReferences(_ orders: [Order]) async throws {
-        guard let sql = db as? any SQLDatabase else { return }
+        guard let sql = db.tracedSQL else { return }
         struct Row: Decodable { let reference: String }
         for _ in 0..<5 {
             var seen = Set<String>(), clash = Set<String>()
@@ -311,7 +311,7 @@ struct OrderImports: WaybillService {
     /// Forgets the files nobody confirmed in time (hourly housekeeping); their summaries stay.
     func deleteExpiredFiles() async throws {
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             try await sql.update(OrderImportRecord.schema).set("content", to: SQLLiteral.null)
                 .where("expires_at", .lessThan, SQLBind(UnixTime.nowMillis)).where("content", .isNot, SQLLiteral.null).run()
         }

@@ -126,7 +126,7 @@ final class WebhookWorker: Sendable {
     }
 
     private func claim(_ delivery: WebhookDeliveryRecord, on db: any Database) async throws -> Bool {
-        guard let sql = db as? any SQLDatabase else { return false }
+        guard let sql = db.tracedSQL else { return false }
         let lease = UnixTime.nowMillis + Int64(timeoutSeconds + 60) * 1000
         let rows = try await writeLock.withLock {
             try await sql.update(WebhookDeliveryRecord.schema)
@@ -259,7 +259,7 @@ final class WebhookWorker: Sendable {
             try await attempt.create(on: db)
             try await delivery.save(on: db)
             // Only the health columns: the owner may have changed the endpoint meanwhile.
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             if disable {
                 try await sql.update(WebhookEndpointRecord.schema)
                     .set("enabled", to: SQLBind(false)).set("disabled_reason", to: SQLBind("failing"))

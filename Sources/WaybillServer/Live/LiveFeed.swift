@@ -28,6 +28,8 @@ final class LiveFeed: Sendable {
     let db: @Sendable () -> any Database
     let writeLock: WriteLock
     let logger: Logger
+    /// Counts the fan-out lag (`waybill_live_fanout_lag_seconds`).
+    let metrics: WaybillMetrics?
     private let lastID = NIOLockedValueBox<Int64>(0)
     /// Ids delivered lately, so that an event read from the table after a reconnect and also
     /// announced by NOTIFY reaches subscribers once.
@@ -35,7 +37,9 @@ final class LiveFeed: Sendable {
     private let wakeup = Wakeup()
     private let listening = NIOLockedValueBox(false)
 
-    init(hub: LiveHub, mode: Mode, db: @escaping @Sendable () -> any Database, writeLock: WriteLock, logger: Logger) {
+    init(hub: LiveHub, mode: Mode, db: @escaping @Sendable () -> any Database, writeLock: WriteLock, logger: Logger,
+         metrics: WaybillMetrics? = nil) {
+        self.metrics = metrics
         self.hub = hub
         self.mode = mode
         self.db = db
@@ -80,7 +84,7 @@ final class LiveFeed: Sendable {
     }
 
     private func startFromNewest() async throws {
-        guard let sql = db() as? any SQLDatabase else { return }
+        guard let sql = db().tracedSQL else { return }
         let row = try await sql.raw("SELECT MAX(id) AS id FROM live_events").first()
         let newest = try row.flatMap { try $0.decodeNil(column: "id") ? nil : $0.decode(column: "id", as: Int64.self) } ?? 0
         lastID.withLockedValue { $0 = newest }
@@ -88,7 +92,7 @@ final class LiveFeed: Sendable {
 
     /// Delivers every event after the last one seen.
     func readNew() async throws {
-        guard let sql = db() as? any SQLDatabase else { return }
+        guard let sql = db().tracedSQL else { return }
         while true {
             let after = lastID.withLockedValue { $0 }
             let rows = try await Self.rows(sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
@@ -107,7 +111,7 @@ final class LiveFeed: Sendable {
         var connectionID = 1
         while !Task.isCancelled {
             do {
-                guard let sql = db() as? any SQLDatabase else { return }
+                guard let sql = db().tracedSQL else { return }
                 let channel = try await sql.raw("SELECT '\(unsafeRaw: Self.channelPrefix)' || current_schema() AS channel").first()?
                     .decode(column: "channel", as: String.self) ?? Self.channelPrefix + "public"
                 if lastID.withLockedValue({ $0 }) == 0 { try await startFromNewest() }
@@ -140,7 +144,7 @@ final class LiveFeed: Sendable {
             if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
             deliver(rows)
         } else if let fetch = try? decoder.decode([String: [Int64]].self, from: data)["fetch"], !fetch.isEmpty,
-                  let sql = db() as? any SQLDatabase {
+                  let sql = db().tracedSQL {
             // Too large for a notification: read them from the table.
             let rows = try Self.rows(try await sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
                 .where("id", .in, fetch).orderBy("id").all())
@@ -153,7 +157,11 @@ final class LiveFeed: Sendable {
 
     private func deliver(_ rows: [LiveRow]) {
         let fresh = recent.withLockedValue { recent in rows.filter { recent.insert($0.id) } }
-        if !fresh.isEmpty { hub.deliver(fresh) }
+        guard !fresh.isEmpty else { return }
+        hub.deliver(fresh)
+        // The wall clock, not the application's: lag is real time, also in tests that move the clock.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        metrics?.liveFanOut(lagMillis: fresh.map { now - $0.at })
     }
 
     static func rows(_ rows: [any SQLRow]) throws -> [LiveRow] {
@@ -167,7 +175,7 @@ final class LiveFeed: Sendable {
     /// Stored events after `since` on one topic, oldest first, for a client that reconnects.
     /// `complete` is false if some may have been pruned or there are more than `limit`.
     static func replay(topic: String, since: Int64, limit: Int = 1000, on db: any Database) async throws -> (rows: [LiveRow], complete: Bool) {
-        guard let sql = db as? any SQLDatabase else { return ([], true) }
+        guard let sql = db.tracedSQL else { return ([], true) }
         let rows = try rows(try await sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
             .where("topic", .equal, SQLBind(topic)).where("id", .greaterThan, SQLBind(since))
             .orderBy("id").limit(limit).all())
@@ -189,7 +197,7 @@ final class LiveFeed: Sendable {
     }
 
     func prune(now: Int64 = UnixTime.nowMillis) async throws {
-        guard let sql = db() as? any SQLDatabase else { return }
+        guard let sql = db().tracedSQL else { return }
         try await writeLock.withLock {
             try await sql.delete(from: "live_events").where("at", .lessThan, SQLBind(now - Self.retentionMillis)).run()
             try await sql.delete(from: "live_tickets").where("expires_at", .lessThan, SQLBind(now)).run()

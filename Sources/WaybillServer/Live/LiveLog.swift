@@ -64,7 +64,7 @@ enum LiveLog {
     }
 
     private static func insert(_ events: [(topic: String, type: String, data: String)], at: Int64, on db: any Database) async throws {
-        guard !events.isEmpty, let sql = db as? any SQLDatabase else { return }
+        guard !events.isEmpty, let sql = db.tracedSQL else { return }
         var insert = sql.insert(into: "live_events").columns("topic", "type", "data", "at")
         for event in events {
             insert = insert.values(SQLBind(event.topic), SQLBind(event.type), SQLBind(event.data), SQLBind(at))

@@ -31,7 +31,7 @@ enum LiveTickets {
         }
         let ticket = TokenService.newRefreshToken()
         let expiresAt = UnixTime.nowMillis + lifetimeMillis
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         try await app.writeLock.withLock {
             try await sql.insert(into: "live_tickets").columns("ticket_hash", "user_id", "session_id", "tracking_token", "expires_at")
                 .values(SQLBind(TokenService.hash(ticket)), SQLBind(principal?.userID), SQLBind(principal?.sessionID),
@@ -43,7 +43,7 @@ enum LiveTickets {
 
     /// Whether a ticket is good, without using it up.
     static func peek(_ ticket: String, db: any Database) async throws -> LiveIdentity? {
-        guard !ticket.isEmpty, ticket.count <= 100, let sql = db as? any SQLDatabase else { return nil }
+        guard !ticket.isEmpty, ticket.count <= 100, let sql = db.tracedSQL else { return nil }
         let row = try await sql.select().column("expires_at").from("live_tickets")
             .where("ticket_hash", .equal, SQLBind(TokenService.hash(ticket))).first()
         guard let row, try row.decode(column: "expires_at", as: Int64.self) > UnixTime.nowMillis else { return nil }
@@ -52,7 +52,7 @@ enum LiveTickets {
 
     /// The identity behind a ticket, which is used up. Nil if unknown, used or expired.
     static func redeem(_ ticket: String, app: Application, db: any Database) async throws -> LiveIdentity? {
-        guard !ticket.isEmpty, ticket.count <= 100, let sql = db as? any SQLDatabase else { return nil }
+        guard !ticket.isEmpty, ticket.count <= 100, let sql = db.tracedSQL else { return nil }
         let rows = try await app.writeLock.withLock {
             try await sql.delete(from: "live_tickets").where("ticket_hash", .equal, SQLBind(TokenService.hash(ticket)))
                 .returning("user_id", "session_id", "tracking_token", "expires_at").all()

@@ -33,7 +33,7 @@ struct DriverState: Sendable {
     }
 
     static func find(_ driverID: UserID, on db: any Database) async throws -> DriverState? {
-        guard let sql = db as? any SQLDatabase else { return nil }
+        guard let sql = db.tracedSQL else { return nil }
         return try await sql.select().columns(columns.map { SQLIdentifier($0) }).from("driver_states")
             .where("driver_id", .equal, SQLBind(driverID)).first().map(DriverState.init(row:))
     }
@@ -77,7 +77,7 @@ struct Tracking: WaybillService {
         let driverID = principal.userID
         let now = UnixTime.nowMillis
         return try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             let existing = try await DriverState.find(driverID, on: db)
             if let existing, existing.onDuty == onDuty { return existing }
             try await sql.raw("""
@@ -111,7 +111,7 @@ struct Tracking: WaybillService {
         let firstName = principal.user.firstName
         let speed = services.config.etaAverageSpeedKmh
         return try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             guard let state = try await DriverState.find(driverID, on: db), state.onDuty else {
                 throw WaybillError(.conflict, .offDuty, "Go on duty before sharing your position.")
             }
@@ -146,7 +146,7 @@ struct Tracking: WaybillService {
         let firstName = principal.user.firstName
         let speed = services.config.etaAverageSpeedKmh
         return try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
             let active = try await Order.query(on: db).filter(\.$driverID == carrierID).filter(\.$status ~~ Self.headingStatuses).all()
             guard let first = active.first else { return Reported(accepted: 0, ignored: batch.count, orders: 0) }
             // The trail's last point stands for the previous report (jumps are checked against it).
@@ -234,7 +234,7 @@ struct Tracking: WaybillService {
             found = state.onDuty ? state.position : nil
         } else {
             // A traveller has no duty: what they shared for this shipment in the last quarter hour.
-            guard let sql = db as? any SQLDatabase else { return tracking }
+            guard let sql = db.tracedSQL else { return tracking }
             found = try await Self.lastTrailPoint(order.id!, since: UnixTime.nowMillis - 15 * 60_000, on: sql)
         }
         guard let position = found else { return tracking }
@@ -252,7 +252,7 @@ struct Tracking: WaybillService {
     /// The route the driver took for an order, at most `limit` points spread evenly over it.
     func trail(_ orderID: OrderID, for principal: Principal, limit: Int = 2_000) async throws -> [TrailPoint] {
         _ = try await Orders(services: services, db: db, logger: logger).visibleOrder(orderID, to: principal)
-        guard let sql = db as? any SQLDatabase else { return [] }
+        guard let sql = db.tracedSQL else { return [] }
         let rows = try await sql.select().columns("latitude", "longitude", "recorded_at").from("order_positions")
             .where("order_id", .equal, SQLBind(orderID)).orderBy("recorded_at").all()
         let points = try rows.map { row in
@@ -276,7 +276,7 @@ struct Tracking: WaybillService {
     /// distance to its pickup: what a dispatcher needs to choose.
     func fleet(nearOrder orderID: OrderID?, by principal: Principal) async throws -> [FleetEntry] {
         try principal.require(.dispatch)
-        guard let sql = db as? any SQLDatabase else { return [] }
+        guard let sql = db.tracedSQL else { return [] }
         var pickup: Coordinate?
         if let orderID {
             guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.invalidParameter("orderId", "not_found") }

@@ -12,7 +12,8 @@ import WaybillCore
 /// by its `PostgresDecodable` type. Elsewhere (SQLite) the rows come through `RowOutput`.
 enum ListRows {
     static func outputs(_ select: SQLSelectBuilder, sql: any SQLDatabase) async throws -> [any DatabaseOutput] {
-        guard sql.dialect.name == "postgresql", let postgres = sql as? any PostgresDatabase else {
+        let traced = sql as? TracedSQLDatabase
+        guard sql.dialect.name == "postgresql", let postgres = (traced?.base ?? sql) as? any PostgresDatabase else {
             return try await select.all().map { RowOutput(row: $0) }
         }
         let serialized = sql.serialize(select.query)
@@ -20,7 +21,9 @@ enum ListRows {
         for bind in serialized.binds { try append(bind, to: &bindings) }
         let query = PostgresQuery(unsafeSQL: serialized.sql, binds: bindings)
         let logger = postgres.logger
-        let rows = try await postgres.withConnection { connection in connection.query(query, logger: logger) }.get().rows
+        let rows = try await TracedSQLDatabase.span(serialized.sql, system: "postgresql", when: traced != nil) {
+            try await postgres.withConnection { connection in connection.query(query, logger: logger) }.get().rows
+        }
         guard let first = rows.first else { return [] }
         let index = ColumnIndex(first.map(\.columnName))
         return rows.map { CellsOutput(cells: Array($0), index: index) }

@@ -34,7 +34,7 @@ extension Orders {
         let open = try await Order.query(on: db).filter(\.$status ~~ DispatchColumn.allCases.flatMap(\.statuses)).sort(\.$createdAt).all()
         var ids = Set(open.map(\.customerID))
         for order in open { if let driver = order.driverID { ids.insert(driver) } }
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         return (open, try await Self.people(Array(ids), on: sql))
     }
 }
@@ -96,7 +96,7 @@ extension Orders {
     func labels(_ ids: [OrderID], by principal: Principal) async throws -> [(order: Order, customer: User?)] {
         try principal.require(.dispatch)
         guard ids.count <= DispatchPolicy.maxBulkOrders else { throw WaybillError.validation("orderIds", "too_many") }
-        guard !ids.isEmpty, let sql = db as? any SQLDatabase else { return [] }
+        guard !ids.isEmpty, let sql = db.tracedSQL else { return [] }
         let found = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!, $0) })
         let people = try await Self.people(Array(Set(found.values.map(\.customerID))), on: sql)
         return ids.compactMap { found[$0] }.map { ($0, people[$0.customerID]) }

@@ -17,7 +17,7 @@ extension Orders {
 
     func currentTariff(on db: (any Database)? = nil) async throws -> TariffRecord {
         // Every quote and order reads it: plain SQL, not Fluent's query builder (docs/performance.md).
-        guard let sql = (db ?? self.db) as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = (db ?? self.db).tracedSQL else { throw Abort(.internalServerError) }
         guard let row = try await sql.raw(#"SELECT "version", "data", "created_by", "created_at" FROM "tariffs" ORDER BY "version" DESC LIMIT 1"#).first()
         else {
             throw WaybillError(.serviceUnavailable, .noTariff, "No tariff is set.")

@@ -46,7 +46,7 @@ extension Orders {
         if order.status == .cancelled, order.paymentStatus == .void || order.paymentStatus == .awaiting {
             // Paid after the order was cancelled: give the money back.
             try await transaction { db in
-                guard let sql = db as? any SQLDatabase else { return }
+                guard let sql = db.tracedSQL else { return }
                 let rows = try await sql.update(Order.schema)
                     .set("payment_status", to: SQLBind(Order.PaymentStatus.refundPending.rawValue))
                     .set("payment_intent_id", to: SQLBind(state.paymentIntent))
@@ -99,7 +99,7 @@ extension Orders {
         let refundID = try await services.payments.refund(checkout: state, idempotencyKey: "refund-\(id.uuidString)")
         let events = services.events
         try await transaction { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             let now = UnixTime.nowMillis
             let rows = try await sql.update(Order.schema)
                 .set("payment_status", to: SQLBind(Order.PaymentStatus.refunded.rawValue))
@@ -156,7 +156,7 @@ extension Orders {
         let order = try await visibleOrder(id, to: principal)
         try check(.refund, on: order, by: principal) { "This shipment is \($0.rawValue); cancel it to refund it." }
         let changed = try await transaction { db -> Bool in
-            guard let sql = db as? any SQLDatabase else { return false }
+            guard let sql = db.tracedSQL else { return false }
             let rows = try await sql.update(Order.schema)
                 .set("payment_status", to: SQLBind(Order.PaymentStatus.refundPending.rawValue))
                 .where("id", .equal, SQLBind(id))

@@ -89,7 +89,7 @@ extension Orders {
         guard let code = code?.trimmingCharacters(in: .whitespaces), !code.isEmpty else {
             throw WaybillError.validation("code", "required")
         }
-        guard let expected = order.recipientCodeHash, let sql = db as? any SQLDatabase else {
+        guard let expected = order.recipientCodeHash, let sql = db.tracedSQL else {
             throw WaybillError(.conflict, .noRecipientCode, "No recipient code was sent for this order.")
         }
         let counted = try await services.writeLock.withLock {
@@ -170,7 +170,7 @@ extension Orders {
     /// Holds the order's row until the transaction ends (PostgreSQL's `FOR UPDATE`; on SQLite the
     /// write lock already serialises writers).
     static func lockOrderRow(_ id: OrderID, on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
+        guard let sql = db.tracedSQL, sql.dialect.name == "postgresql" else { return }
         try await sql.raw("SELECT id FROM orders WHERE id = \(bind: id) FOR UPDATE").run()
     }
 
@@ -181,7 +181,7 @@ extension Orders {
     /// parcels that were never sent are not kept. Returns how many were deleted.
     @discardableResult
     func deleteAbandonedPhotos(now: Int64 = UnixTime.nowMillis) async throws -> Int {
-        guard let sql = db as? any SQLDatabase else { return 0 }
+        guard let sql = db.tracedSQL else { return 0 }
         let cutoff = now - Self.abandonedPhotoMillis
         var deleted = 0
         // The photos themselves are selected (not the unpaid orders, most of which have none), in

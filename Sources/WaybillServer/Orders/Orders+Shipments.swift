@@ -51,7 +51,7 @@ extension Orders {
         let handOvers = try await HandOver.query(on: db).filter(\.$orderID == id).sort(\.$id).all()
         let ids = Set(legs.compactMap(\.assigneeID) + handOvers.compactMap(\.actorID))
         var people: [UserID: User] = [:]
-        if let sql = db as? any SQLDatabase { people = try await Self.people(Array(ids), on: sql) }
+        if let sql = db.tracedSQL { people = try await Self.people(Array(ids), on: sql) }
         let ledger = try await LedgerRecord.query(on: db).filter(\.$shipmentID == id).sort(\.$at).sort(\.$id).all().map(\.entry)
         return ShipmentRecord(record: record, legs: legs, handOvers: handOvers, people: people, ledger: ledger, detail: true)
     }

@@ -82,7 +82,7 @@ extension Orders {
 
     /// Compare-and-set on the version: fails with 409 if another change landed first.
     static func claim(_ order: Order, action: OrderAction, on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let rows = try await sql.update(Order.schema)
             .set("version", to: SQLBind(order.version + 1))
             .where("id", .equal, SQLBind(order.id!))

@@ -141,7 +141,7 @@ struct Orders: WaybillService {
     /// (the model's own column mapping, read fast): Fluent's query path cost about 0.2 ms per row,
     /// most of a page's time (scripts/bench).
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let query = sql.select().columns(Order.listColumns).from(Order.schema)
         guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
         Self.restrict(query, to: scope)
@@ -165,7 +165,7 @@ struct Orders: WaybillService {
 
     /// Orders the caller may see, as list entries: with their customer and driver, read at once.
     func summaries(_ orders: [Order], for principal: Principal) async throws -> [OrderRecord] {
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         var ids = Set(orders.map(\.customerID))
         for order in orders { if let driver = order.driverID { ids.insert(driver) } }
         let users = try await Self.people(Array(ids), on: sql)

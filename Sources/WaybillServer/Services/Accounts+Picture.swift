@@ -55,7 +55,7 @@ extension Accounts {
 
     /// Whether the two accounts share a shipment, a trip request, or `owner` has a trip open to requests.
     func sharesSomething(_ owner: UserID, with me: Principal) async throws -> Bool {
-        guard let sql = db as? any SQLDatabase, let ownerUser = try await User.find(owner, on: db) else { return false }
+        guard let sql = db.tracedSQL, let ownerUser = try await User.find(owner, on: db) else { return false }
         let viewer = me.userID
         // An account without a verified email receives nothing: NULL, which equals no row's recipient.
         let viewerEmail: String? = me.caller.verifiedEmail

@@ -275,7 +275,7 @@ struct Accounts {
         let next = TokenService.newRefreshToken()
         let sessionID = session.id!
         let rotated = try await transaction { db -> Bool in
-            guard let sql = db as? any SQLDatabase else { return false }
+            guard let sql = db.tracedSQL else { return false }
             let retired = try await sql.update(RefreshToken.schema)
                 .set("retired_at", to: SQLBind(UnixTime.now))
                 .where("id", .equal, SQLBind(tokenID))
@@ -345,7 +345,7 @@ struct Accounts {
         }
         // The account and its session in one query (every API request pays for it), its text made
         // once: building it with SQLKit's builder took 9 % of a quote's time (docs/performance.md).
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let row = try await sql.raw("\(unsafeRaw: Self.principalQuery)\(bind: userID) AND \"\(unsafeRaw: Session.schema)\".\"id\" = \(bind: sessionID)")
             .first()
         guard let row else { throw WaybillError.invalidToken }

@@ -67,7 +67,7 @@ struct OneTimeCodes: Sendable {
             let id = row.id
         else { throw WaybillError.invalidCode }
         guard row.expiresAt > UnixTime.now else { throw WaybillError.invalidCode }
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let counted = try await sql.update(OneTimeCode.schema)
             .set("attempts", to: SQLRaw("attempts + 1"))
             .where("id", .equal, SQLBind(id))
@@ -88,7 +88,7 @@ struct OneTimeCodes: Sendable {
     /// Marks the code used; fails if someone else used it first. Call in the transaction that
     /// makes the change the code allows.
     static func consume(_ row: OneTimeCode, on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase, let id = row.id else { throw Abort(.internalServerError) }
+        guard let sql = db.tracedSQL, let id = row.id else { throw Abort(.internalServerError) }
         let done = try await sql.update(OneTimeCode.schema)
             .set("consumed_at", to: SQLBind(UnixTime.now))
             .where("id", .equal, SQLBind(id))

@@ -185,7 +185,7 @@ public final class OutboxWorker: Sendable {
     @discardableResult
     public func runOnce(limit: Int = 50) async throws -> Int {
         let db = self.db()
-        guard let sql = db as? any SQLDatabase else { return 0 }
+        guard let sql = db.tracedSQL else { return 0 }
         let now = UnixTime.nowMillis
         let due = try await OutboxMessage.query(on: db)
             .filter(\.$status == .pending)

@@ -15,7 +15,7 @@ struct ParcelShares {
 
     private var sql: any SQLDatabase {
         get throws {
-            guard let sql = db as? any SQLDatabase else { throw WaybillError(.internalServerError, .internalError, "SQL database required") }
+            guard let sql = db.tracedSQL else { throw WaybillError(.internalServerError, .internalError, "SQL database required") }
             return sql
         }
     }

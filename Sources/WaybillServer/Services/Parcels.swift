@@ -159,7 +159,7 @@ struct Parcels: WaybillService {
             throw WaybillError.tooManyRequests(retryAfter: wait, "This parcel was asked about moments ago; try again in a few minutes.")
         }
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             try await sql.update("parcels").set("next_check_at", to: SQLBind(UnixTime.nowMillis)).where("id", .equal, SQLBind(id)).run()
         }
         let poller = ParcelPoller(services: services, db: db, logger: logger)

@@ -98,7 +98,7 @@ struct Shops: WaybillService {
         if let deliveryID, !deliveryID.isEmpty {
             do {
                 try await db.writeTransaction(services) { db in
-                    guard let sql = db as? any SQLDatabase else { return }
+                    guard let sql = db.tracedSQL else { return }
                     try await sql.insert(into: "shop_deliveries").columns("shop_id", "delivery_id", "received_at")
                         .values(SQLBind(id), SQLBind(String(deliveryID.prefix(200))), SQLBind(UnixTime.nowMillis)).run()
                 }

@@ -10,7 +10,7 @@ struct Throttle {
     let sql: any SQLDatabase
 
     init(_ db: any Database) throws {
-        guard let sql = db as? any SQLDatabase else { throw Abort(.internalServerError, reason: "SQL database required") }
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError, reason: "SQL database required") }
         self.sql = sql
     }
 

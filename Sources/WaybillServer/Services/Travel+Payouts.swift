@@ -42,7 +42,7 @@ extension Travel {
         if user.payoutStatus.needsNewAccount {
             let created = try await services.payments.createConnectedAccount(for: me.userID, email: user.email, country: services.config.payoutCountry)
             try await transaction { db in
-                guard let sql = db as? any SQLDatabase else { return }
+                guard let sql = db.tracedSQL else { return }
                 try await sql.update(User.schema)
                     .set("payout_account", to: SQLBind(created))
                     .set("payout_status", to: SQLBind(PayoutAccountStatus.pending.rawValue))
@@ -68,7 +68,7 @@ extension Travel {
             if let user { query = query.filter(\.$id == user) }
             guard let person = try await query.first() else { return .none }
             guard ProviderEventOrder.supersedes(time, stored: person.payoutStatusAt) else { return person.payoutStatus }
-            guard let sql = db as? any SQLDatabase else { return status }
+            guard let sql = db.tracedSQL else { return status }
             try await sql.update(User.schema)
                 .set("payout_status", to: SQLBind(status.rawValue)).set("payout_status_at", to: SQLBind(time))
                 .where("id", .equal, SQLBind(person.id!)).run()

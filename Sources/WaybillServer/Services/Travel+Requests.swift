@@ -314,7 +314,7 @@ extension Travel {
                 r.updatedAt = UnixTime.nowMillis
                 try await change(r, trip, db)
                 // Compare-and-set: of two changes at once, one lands.
-                guard let sql = db as? any SQLDatabase else { throw MigrationNeedsSQL() }
+                guard let sql = db.tracedSQL else { throw MigrationNeedsSQL() }
                 let rows = try await sql.update(TripRequestRecord.schema).set("status", to: SQLBind(next.rawValue))
                     .where("id", .equal, SQLBind(id)).where("status", .equal, SQLBind(before.rawValue)).returning("id").all()
                 guard !rows.isEmpty else { throw WaybillError(.conflict, .invalidTransition, "This request changed meanwhile; reload it.") }
@@ -404,7 +404,7 @@ enum TripRequestSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
         switch event {
         case .orderCancelled(let order, _, _), .checkoutExpired(let order):
-            guard let sql = db as? any SQLDatabase else { return }
+            guard let sql = db.tracedSQL else { return }
             let next: TripRequestStatus = if case .checkoutExpired = event { .lapsed } else { .cancelled }
             let rows = try await sql.update(TripRequestRecord.schema)
                 .set("status", to: SQLBind(next.rawValue)).set("updated_at", to: SQLBind(UnixTime.nowMillis))

@@ -10,7 +10,7 @@ final class AreaCatalog: Sendable {
     private let state = NIOLockedValueBox<(revision: Int64, index: AreaIndex)?>(nil)
 
     func index(on db: any Database) async throws -> AreaIndex {
-        guard let sql = db as? any SQLDatabase else { throw MigrationNeedsSQL() }
+        guard let sql = db.tracedSQL else { throw MigrationNeedsSQL() }
         let revision = try await sql.raw("SELECT revision FROM area_revision WHERE id = 1").first()?
             .decode(column: "revision", as: Int64.self) ?? 0
         if let cached = state.withLockedValue({ $0 }), cached.revision == revision { return cached.index }
@@ -24,7 +24,7 @@ final class AreaCatalog: Sendable {
 
     /// Bumps the revision, in the transaction that changed the areas.
     static func bump(on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase else { throw MigrationNeedsSQL() }
+        guard let sql = db.tracedSQL else { throw MigrationNeedsSQL() }
         try await sql.raw("UPDATE area_revision SET revision = revision + 1 WHERE id = 1").run()
     }
 }
@@ -111,7 +111,7 @@ struct Travel: WaybillService {
     /// it or nothing. Returns how many were new and how many replaced.
     static func importAreas(_ areas: [Area], services: WaybillServices, on db: any Database) async throws -> (created: Int, updated: Int) {
         try await db.writeTransaction(services) { db in
-            guard let sql = db as? any SQLDatabase else { throw MigrationNeedsSQL() }
+            guard let sql = db.tracedSQL else { throw MigrationNeedsSQL() }
             let existing = try await AreaRecord.query(on: db).all().map(\.area)
             let problems = AreaCSV.checkHierarchy(areas, existing: existing)
             guard problems.isEmpty else { throw AreaImportError(problems: problems) }
@@ -312,7 +312,7 @@ struct Travel: WaybillService {
     /// Holds the trip's row until the transaction ends (PostgreSQL; SQLite's write lock already
     /// serialises writers).
     static func lockTrip(_ id: TripID, on db: any Database) async throws {
-        guard let sql = db as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
+        guard let sql = db.tracedSQL, sql.dialect.name == "postgresql" else { return }
         try await sql.raw("SELECT id FROM trips WHERE id = \(bind: id.rawValue) FOR UPDATE").run()
     }
 }

@@ -1,5 +1,6 @@
 import Fluent
 import SQLKit
+import Tracing
 import Vapor
 import NIOConcurrencyHelpers
 
@@ -175,10 +176,12 @@ extension Database {
     /// A transaction that is safe on both SQLite and PostgreSQL (see `WriteLock`).
     func writeTransaction<T: Sendable>(_ services: WaybillServices, _ given: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         // Fluent runs the body in a task of its own, started from the event loop, which does not
-        // inherit task-locals: the body gets the caller's clock and randomness back explicitly.
-        let clock = UnixTime.clock, random = Randomness.current
+        // inherit task-locals: the body gets the caller's clock, randomness and trace back explicitly.
+        let clock = UnixTime.clock, random = Randomness.current, trace = ServiceContext.current
         let body: @Sendable (any Database) async throws -> T = { db in
-            try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+            try await ServiceContext.$current.withValue(trace) {
+                try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+            }
         }
         let result = try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
@@ -186,7 +189,7 @@ extension Database {
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
             // Set on the connection that runs the transaction (the setting is per connection).
             return try await self.withConnection { connection in
-                if let sql = connection as? any SQLDatabase { try await sql.raw("PRAGMA synchronous=NORMAL").run() }
+                if let sql = connection.tracedSQL { try await sql.raw("PRAGMA synchronous=NORMAL").run() }
                 return try await connection.transaction { db in try await body(db) }
             }
         }

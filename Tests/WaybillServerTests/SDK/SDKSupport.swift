@@ -90,7 +90,18 @@ struct LiveRecorderEnded: Error, CustomStringConvertible {
     var description: String { "the live stream ended before \(what): \(failure ?? "finished")" }
 }
 
-/// Waits until `condition` holds, checking every 20 ms (the test's time limit bounds the wait).
-func eventually(_ condition: () async throws -> Bool) async throws {
-    while !(try await condition()) { try await Task.sleep(for: .milliseconds(20)) }
+/// Waits until `condition` holds, checking every 20 ms; fails after `seconds` (a hung test is the worst failure).
+func eventually(within seconds: Int = 60, _ condition: () async throws -> Bool,
+                sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !(try await condition()) {
+        guard ContinuousClock.now < deadline else { throw ConditionNeverHeld(seconds: seconds, sourceLocation: sourceLocation) }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+struct ConditionNeverHeld: Error, CustomStringConvertible {
+    var seconds: Int
+    var sourceLocation: SourceLocation
+    var description: String { "the condition waited for at \(sourceLocation) did not hold within \(seconds) s" }
 }
