@@ -34,6 +34,14 @@ struct ObservabilityTests {
             #expect(text.contains(#"waybill_outbox_pending{kind="mail"}"#) && text.contains("waybill_outbox_oldest_pending_seconds"))
             #expect(text.contains("waybill_webhook_deliveries_pending 0") && text.contains("waybill_live_connections 0"))
 
+            // The database: SQLite's writer queue, PostgreSQL's connections against its limit.
+            #expect(text.contains("waybill_db_write_transactions 0"), "none under way between requests")
+            if case .postgres = db {
+                #expect(text.contains(#"waybill_db_connections{state="active"}"#) && text.contains("waybill_db_max_connections "))
+            } else {
+                #expect(text.contains("waybill_db_write_lock_wait_seconds_count"), "the order's transaction waited its turn")
+            }
+
             // With the live feed running (as `waybill serve` runs it), an order's live event reaches this
             // process's hub and the fan-out lag is counted.
             try await server.serving { _ in

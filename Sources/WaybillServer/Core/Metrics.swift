@@ -35,6 +35,24 @@ final class WaybillMetrics: Sendable {
         for lag in lagMillis { histogram.record(.milliseconds(max(0, lag))) }
     }
 
+    /// Write transactions under way in this process (waiting for the write lock included).
+    private let transactions = NIOLockedValueBox<Int>(0)
+    private var transactionsGauge: Gauge {
+        registry.makeGauge(name: "waybill_db_write_transactions", help: "Write transactions under way in this process, waiting for their turn included.")
+    }
+
+    /// A write transaction starts (`+1`) or ends (`-1`).
+    func writeTransaction(_ change: Int) {
+        let now = transactions.withLockedValue { $0 += change; return $0 }
+        transactionsGauge.set(Double(now))
+    }
+
+    /// A write transaction waited this long for SQLite's single writer (`WriteLock`).
+    func writeLockWait(_ duration: Duration) {
+        registry.makeDurationHistogram(name: "waybill_db_write_lock_wait_seconds", buckets: Self.lagBuckets,
+                                       help: "Time a write transaction waited for the single writer (SQLite).").record(duration)
+    }
+
     /// A message of the outbox (mail, push, a job) failed an attempt.
     func outboxFailure(kind: String) {
         registry.makeCounter(name: "waybill_outbox_failures_total", labels: [("kind", kind)],
@@ -60,6 +78,23 @@ final class WaybillMetrics: Sendable {
         let webhooks = try await sql.raw("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").first(decoding: Count.self)?.n ?? 0
         registry.makeGauge(name: "waybill_webhook_deliveries_pending", help: "Webhook deliveries waiting to be sent or retried.").set(Double(webhooks))
         registry.makeGauge(name: "waybill_live_connections", help: "Open live-channel sockets in this process.").set(Double(liveConnections))
+        // PostgreSQL: the server's connections to this database by state, against its limit (every process's pools together).
+        if sql.dialect.name == "postgresql" {
+            struct Connections: Decodable { let state: String; let n: Int }
+            let states = try await sql.raw("""
+                SELECT COALESCE(state, 'unknown') AS state, COUNT(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND backend_type = 'client backend' GROUP BY 1
+                """).all(decoding: Connections.self)
+            for state in Set(states.map(\.state)).union(["active", "idle", "idle in transaction"]) {
+                registry.makeGauge(name: "waybill_db_connections", labels: [("state", state)],
+                                   help: "PostgreSQL connections to this database, by state (all processes).")
+                    .set(Double(states.first { $0.state == state }?.n ?? 0))
+            }
+            struct Limit: Decodable { let n: Int }
+            let limit = try await sql.raw("SELECT current_setting('max_connections')::int AS n").first(decoding: Limit.self)?.n ?? 0
+            registry.makeGauge(name: "waybill_db_max_connections", help: "PostgreSQL's max_connections.").set(Double(limit))
+        }
+        transactionsGauge.set(Double(transactions.withLockedValue { $0 }))
         // Carriers' daily request budgets (shared by every process through the table).
         struct Budget: Decodable { let carrier: String; let day: String; let used: Int; let blocked_until: Int64? }
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10)), nowMillis = UnixTime.nowMillis

@@ -183,8 +183,12 @@ extension Database {
                 try await withApplicationContext(clock: clock, random: random) { try await given(db) }
             }
         }
+        let metrics = services.metrics, asked = ContinuousClock.now
+        metrics.writeTransaction(+1)
+        defer { metrics.writeTransaction(-1) }
         let result = try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
+            metrics.writeLockWait(ContinuousClock.now - asked)
             // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
             // Set on the connection that runs the transaction (the setting is per connection).
