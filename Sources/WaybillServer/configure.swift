@@ -216,6 +216,20 @@ public func prepareToServe(_ app: Application, demo: Bool) async throws {
     app.lifecycle.use(BackgroundWorkers(outbox: app.waybill.outbox, liveFeed: app.waybill.liveFeed))
 }
 
+/// On SIGTERM, before anything else shuts down: stops the HTTP server (no new connections; open ones
+/// end after their current answer, within Vapor's shutdown timeout), then waits, up to `timeout`, for
+/// handlers still running, so that none reaches for the database after it is closed. (Vapor's own
+/// order shuts the databases before the server, and a handler outlives its connection when the
+/// client or a balancer hangs up first: a request then crashed the process on its way out.)
+public func finishRequests(_ app: Application, timeout: Duration = .seconds(5)) async {
+    await app.server.shutdown()
+    guard let services = app.waybillIfConfigured else { return }
+    let deadline = ContinuousClock.now + timeout
+    while services.metrics.requestsInFlight > 0 && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 /// Applies pending migrations. On SQLite also switches the file to write-ahead logging, so readers
 /// never wait for a writer.
 public func migrate(_ app: Application) async throws {

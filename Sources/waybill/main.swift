@@ -27,10 +27,10 @@ do {
     let config = try WaybillConfig.fromEnvironment(isProduction: env == .production, logger: app.logger)
     try await configure(app, config: config)
     app.registerWaybillCommands()
-    if command == "serve" || (command == nil && !wantsHelp) {
-        try await prepareToServe(app, demo: demo)
-    }
+    let serving = command == "serve" || (command == nil && !wantsHelp)
+    if serving { try await prepareToServe(app, demo: demo) }
     try await app.execute()
+    if serving { await finishRequests(app) }
 } catch {
     app.logger.critical("\(String(describing: error))")
     try? await app.asyncShutdown()

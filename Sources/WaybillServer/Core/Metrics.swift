@@ -35,6 +35,15 @@ final class WaybillMetrics: Sendable {
         for lag in lagMillis { histogram.record(.milliseconds(max(0, lag))) }
     }
 
+    /// Requests being answered by this process (a handler may still run after its client left).
+    private let inFlight = NIOLockedValueBox<Int>(0)
+    var requestsInFlight: Int { inFlight.withLockedValue { $0 } }
+
+    func requestsInFlight(_ change: Int) {
+        let now = inFlight.withLockedValue { $0 += change; return $0 }
+        registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.").set(Double(now))
+    }
+
     /// Write transactions under way in this process (waiting for the write lock included).
     private let transactions = NIOLockedValueBox<Int>(0)
     private var transactionsGauge: Gauge {
@@ -119,6 +128,8 @@ struct MetricsMiddleware: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let start = ContinuousClock.now
+        metrics.requestsInFlight(+1)
+        defer { metrics.requestsInFlight(-1) }
         do {
             let response = try await next.respond(to: request)
             record(request, status: response.status.code, since: start)
