@@ -88,10 +88,13 @@ public final class WaybillSession: Sendable {
     /// connection fails the request at once (as URLSession does when offline) instead of being
     /// retried until the request times out: the SDK's own callers (the live stream, the position
     /// uploader) retry with backoff, and an app wants to know it is offline.
+    /// The connect timeout also bounds a request's wait for a free connection of the pool (8 per
+    /// server): 30 s, so that a burst of calls on a slow link or to a busy server waits its turn
+    /// within the 60 s a request may take, as URLSession lets it, instead of failing at 10 s.
     static let sharedHTTPClient: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(10)
+        configuration.timeout.connect = .seconds(30)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
     #endif
