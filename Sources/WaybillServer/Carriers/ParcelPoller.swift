@@ -19,6 +19,9 @@ struct ParcelPoller {
     static let dailyBudget: [String: Int] = ["dhl": 250, "la_poste": 50_000]
     /// Carriers without a documented budget.
     static let defaultDailyBudget = 1_000
+
+    /// Requests a day the poller may make to `carrier`.
+    static func dailyLimit(_ carrier: String) -> Int { dailyBudget[carrier] ?? defaultDailyBudget }
     /// How long a claimed parcel is left alone if the process dies while asking.
     static let leaseMillis: Int64 = 10 * 60_000
 
@@ -89,7 +92,7 @@ struct ParcelPoller {
     /// Takes one request of today's budget for `carrier`; false if it is spent or the carrier said to wait.
     func takeBudget(_ carrier: String) async throws -> Bool {
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10))
-        let limit = Self.dailyBudget[carrier] ?? Self.defaultDailyBudget
+        let limit = Self.dailyLimit(carrier)
         return try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return false }
             try await sql.raw("""

@@ -28,39 +28,37 @@ final class WaybillMetrics: Sendable {
                                          .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                          .seconds(5)]
 
+    // Made once: these are recorded on hot paths (every live event, every write transaction).
+    private let fanOutLag: DurationHistogram
+    private let lockWait: DurationHistogram
+    /// Requests being answered and write transactions under way in this process: counted on the
+    /// hot path, turned into gauges only when scraped.
+    private let inFlight = NIOLockedValueBox<Int>(0)
+    private let transactions = NIOLockedValueBox<Int>(0)
+
+    init() {
+        fanOutLag = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
+                                                   help: "Time from a live event's write to its delivery to this process's subscribers.")
+        lockWait = registry.makeDurationHistogram(name: "waybill_db_write_lock_wait_seconds", buckets: Self.lagBuckets,
+                                                  help: "Time a write transaction waited for the single writer (SQLite).")
+    }
+
     /// Live events reached this process's hub `lagMillis` after they were written.
     func liveFanOut(lagMillis: [Int64]) {
-        let histogram = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
-                                                       help: "Time from a live event's write to its delivery to this process's subscribers.")
-        for lag in lagMillis { histogram.record(.milliseconds(max(0, lag))) }
+        for lag in lagMillis { fanOutLag.record(.milliseconds(max(0, lag))) }
     }
 
     /// Requests being answered by this process (a handler may still run after its client left).
-    private let inFlight = NIOLockedValueBox<Int>(0)
     var requestsInFlight: Int { inFlight.withLockedValue { $0 } }
 
-    func requestsInFlight(_ change: Int) {
-        let now = inFlight.withLockedValue { $0 += change; return $0 }
-        registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.").set(Double(now))
-    }
-
-    /// Write transactions under way in this process (waiting for the write lock included).
-    private let transactions = NIOLockedValueBox<Int>(0)
-    private var transactionsGauge: Gauge {
-        registry.makeGauge(name: "waybill_db_write_transactions", help: "Write transactions under way in this process, waiting for their turn included.")
-    }
+    /// A request starts (`+1`) or ends (`-1`).
+    func requestsInFlight(_ change: Int) { inFlight.withLockedValue { $0 += change } }
 
     /// A write transaction starts (`+1`) or ends (`-1`).
-    func writeTransaction(_ change: Int) {
-        let now = transactions.withLockedValue { $0 += change; return $0 }
-        transactionsGauge.set(Double(now))
-    }
+    func writeTransaction(_ change: Int) { transactions.withLockedValue { $0 += change } }
 
     /// A write transaction waited this long for SQLite's single writer (`WriteLock`).
-    func writeLockWait(_ duration: Duration) {
-        registry.makeDurationHistogram(name: "waybill_db_write_lock_wait_seconds", buckets: Self.lagBuckets,
-                                       help: "Time a write transaction waited for the single writer (SQLite).").record(duration)
-    }
+    func writeLockWait(_ duration: Duration) { lockWait.record(duration) }
 
     /// A message of the outbox (mail, push, a job) failed an attempt.
     func outboxFailure(kind: String) {
@@ -103,7 +101,10 @@ final class WaybillMetrics: Sendable {
             let limit = try await sql.raw("SELECT current_setting('max_connections')::int AS n").first(decoding: Limit.self)?.n ?? 0
             registry.makeGauge(name: "waybill_db_max_connections", help: "PostgreSQL's max_connections.").set(Double(limit))
         }
-        transactionsGauge.set(Double(transactions.withLockedValue { $0 }))
+        registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.")
+            .set(Double(requestsInFlight))
+        registry.makeGauge(name: "waybill_db_write_transactions", help: "Write transactions under way in this process, waiting for their turn included.")
+            .set(Double(transactions.withLockedValue { $0 }))
         // Carriers' daily request budgets (shared by every process through the table).
         struct Budget: Decodable { let carrier: String; let day: String; let used: Int; let blocked_until: Int64? }
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10)), nowMillis = UnixTime.nowMillis
@@ -112,7 +113,7 @@ final class WaybillMetrics: Sendable {
             registry.makeGauge(name: "waybill_carrier_budget_used", labels: labels, help: "Requests to the carrier's tracking API used today (UTC).")
                 .set(Double(budget.day == today ? budget.used : 0))
             registry.makeGauge(name: "waybill_carrier_budget_limit", labels: labels, help: "The carrier's daily request budget.")
-                .set(Double(ParcelPoller.dailyBudget[budget.carrier] ?? ParcelPoller.defaultDailyBudget))
+                .set(Double(ParcelPoller.dailyLimit(budget.carrier)))
             registry.makeGauge(name: "waybill_carrier_blocked_seconds", labels: labels,
                                help: "Seconds until the carrier allows requests again after a 429 (0: not blocked).")
                 .set(Double(max(0, (budget.blocked_until ?? 0) - nowMillis)) / 1000)
