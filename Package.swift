@@ -7,9 +7,11 @@ let package = Package(
     products: [
         .library(name: "WaybillCore", targets: ["WaybillCore"]),
         .library(name: "WaybillClient", targets: ["WaybillClient"]),
+        .library(name: "WaybillRouting", targets: ["WaybillRouting"]),
         .executable(name: "waybill", targets: ["waybill"]),
         .executable(name: "waybill-bench", targets: ["waybill-bench"]),
         .executable(name: "waybill-client", targets: ["waybill-client"]),
+        .executable(name: "waybill-routing", targets: ["waybill-routing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
@@ -56,6 +58,18 @@ let package = Package(
             // The offline gazetteer of carriers' event locations (scripts/make-gazetteer, GeoNames CC BY 4.0).
             resources: [.copy("Resources/carrier-formats.json"), .copy("Resources/gazetteer.tsv"),
                         .copy("Resources/gazetteer-LICENSE.txt")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Route planning (pickup and delivery with time windows): pure Swift, no dependencies, so the
+        // server and the SDK can both use it.
+        .target(
+            name: "WaybillRouting",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Solves benchmark instances for scripts/bench-routing.
+        .executableTarget(
+            name: "waybill-routing",
+            dependencies: ["WaybillRouting"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Types, server protocol and client generated from openapi.yaml.
@@ -151,6 +165,11 @@ let package = Package(
             name: "WaybillCoreTests",
             dependencies: ["WaybillCore"],
             resources: [.copy("Fixtures")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WaybillRoutingTests",
+            dependencies: ["WaybillRouting"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
