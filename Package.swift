@@ -85,6 +85,7 @@ let package = Package(
             name: "WaybillServer",
             dependencies: [
                 "WaybillCore",
+                "WaybillRouting",
                 "WaybillAPI",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),

@@ -37,6 +37,9 @@ import WaybillCore
 /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | an OpenTelemetry collector (OTLP/HTTP): traces of requests and database calls; unset: off (see `WaybillTracing`) |
 /// | `WEBHOOKS_ALLOW_PRIVATE` | `1`: development only; endpoints may be `http://` and on private or loopback addresses (refused in production) |
 /// | `WEB_SESSION_IDLE_MINUTES` | a web session unused this long ends |
+/// | `ROUTING_MATRIX_URL` | an OSRM server (`http://osrm:5000`) whose table service gives route planning its road distances; unset: straight lines |
+/// | `ROUTING_MATRIX_PROFILE`, `ROUTING_MATRIX_MAX_LOCATIONS` | its profile (default `driving`) and `--max-table-size` (default 100) |
+/// | `ROUTING_DETOUR_FACTOR`, `ROUTING_SPEED_KMH` | straight-line planning: road distance = straight line × factor (default 1.3), driven at this speed (default 30) |
 /// | `MAIL_TO_LOG` | `1`: production may run without `SMTP_URL`, writing mail to the log |
 public struct WaybillConfig: Sendable {
     public enum DatabaseTarget: Sendable, Equatable {
@@ -110,6 +113,8 @@ public struct WaybillConfig: Sendable {
     public var carriers = CarrierSettings()
     /// Minutes a web session may go unused before it ends.
     public var webSessionIdleMinutes = 12 * 60
+    /// Where route planning's distances come from.
+    public var routing = RoutingSettings()
 
     /// `PUBLIC_URL` as a WebSocket origin (`wss://` under https): where the live channel is opened.
     var liveSocketBase: String {
@@ -297,6 +302,27 @@ public struct WaybillConfig: Sendable {
             config.payoutCountry = raw
         }
         if let n = try number("WEB_SESSION_IDLE_MINUTES", 5...525_600, "a number of minutes") { config.webSessionIdleMinutes = n }
+        if let base = value("ROUTING_MATRIX_URL") {
+            guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ConfigurationError("ROUTING_MATRIX_URL must be an OSRM server's address, such as http://osrm:5000.")
+            }
+            config.routing.matrixURL = base.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        }
+        if let profile = value("ROUTING_MATRIX_PROFILE") {
+            guard profile.count <= 40, profile.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                throw ConfigurationError("ROUTING_MATRIX_PROFILE must be a profile name such as driving.")
+            }
+            config.routing.profile = profile
+        }
+        if let n = try number("ROUTING_MATRIX_MAX_LOCATIONS", 2...100_000, "a number of coordinates") { config.routing.maxLocationsPerRequest = n }
+        for (name, range, apply) in [("ROUTING_DETOUR_FACTOR", 1.0...5.0, { (c: inout WaybillConfig, v: Double) in c.routing.detourFactor = v }),
+                                     ("ROUTING_SPEED_KMH", 1.0...200.0, { (c: inout WaybillConfig, v: Double) in c.routing.speedKmh = v })] {
+            guard let raw = value(name) else { continue }
+            guard let v = Double(raw), range.contains(v) else {
+                throw ConfigurationError("\(name) must be a number from \(range.lowerBound) to \(range.upperBound).")
+            }
+            apply(&config, v)
+        }
         // Mail to the log in production would put reset codes in the log: only when asked for.
         if isProduction, smtp == nil, value("MAIL_TO_LOG") != "1" {
             throw ConfigurationError("SMTP_URL is required in production (mail carries sign-up and reset codes). To write mail to the log instead, set MAIL_TO_LOG=1.")
