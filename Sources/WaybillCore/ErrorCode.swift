@@ -60,6 +60,8 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case ownTrip = "own_trip"
     case tripNotOpen = "trip_not_open"
     case tripFull = "trip_full"
+    /// A route plan that is no longer the newest, or was applied already.
+    case planSuperseded = "plan_superseded"
     /// Accepting paid requests needs a payout account whose transfers are active.
     case payoutsNotReady = "payouts_not_ready"
     // Payments and push
@@ -139,6 +141,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .ownTrip: ("You cannot send a parcel on your own trip.", "Vous ne pouvez pas envoyer un colis sur votre propre trajet.")
         case .tripNotOpen: ("This trip takes no requests now.", "Ce trajet ne prend plus de demandes.")
         case .tripFull: ("This trip has no room left for this parcel.", "Ce trajet n’a plus de place pour ce colis.")
+        case .planSuperseded: ("This plan is no longer the newest, or was applied already; plan again.", "Ce plan n’est plus le plus récent, ou a déjà été appliqué ; planifiez à nouveau.")
         case .payoutsNotReady: ("Set up your payouts before accepting paid parcels.", "Configurez vos versements avant d’accepter des colis payants.")
         case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")
         case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",

@@ -59,6 +59,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateWebhooks())             // integrators' endpoints, their deliveries and the attempts made
     app.migrations.add(CreateAPIKeys())              // keys for server-to-server clients, kept as hashes
     app.migrations.add(CreateOrderImports())         // uploaded delivery files awaiting confirmation; outside references
+    app.migrations.add(CreateRoutePlans())           // route plans, versioned, and their stops
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -109,7 +110,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         webhookWorker: webhookWorker,
         clock: clock,
         random: random,
-        carrierTrackers: carrierTrackers.trackers
+        carrierTrackers: carrierTrackers.trackers,
+        client: { app.client }
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     // Integrators' endpoints: each event queued for those that asked for it, in its transaction.

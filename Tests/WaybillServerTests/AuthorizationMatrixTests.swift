@@ -58,6 +58,12 @@ struct AuthorizationMatrixTests {
 
     // MARK: targets
 
+    /// A route plan the manager made (its id in `parcel`).
+    static func managerPlan(_ w: World) async throws -> Target {
+        let reply = try await w.server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: w.cast.manager.access)
+        return Target(order: "", parcel: try #require(reply.json["plan"]["id"].string, "\(reply)"))
+    }
+
     static func pendingOrder(_ w: World) async throws -> Target {
         Target(order: try await w.server.placeOrder(w.cast.customer.access))
     }
@@ -303,6 +309,16 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/order-imports/\(x.parcel)", token: t) },
         Row(operation: "commitOrderImport", expected: expect("manager=200 others=403"), setup: managerImport) { w, x, t in
             try await w.server.send(.POST, "/order-imports/\(x.parcel)/commit", token: t) },
+        Row(operation: "createRoutePlan", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: t) },
+        Row(operation: "getLatestRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, _, t in
+            try await w.server.send(.GET, "/route-plans/latest", token: t) },
+        Row(operation: "getRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, x, t in
+            try await w.server.send(.GET, "/route-plans/\(x.parcel)", token: t) },
+        Row(operation: "applyRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, x, t in
+            try await w.server.send(.POST, "/route-plans/\(x.parcel)/apply", token: t) },
+        Row(operation: "getDriverRoute", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/drivers/me/route", token: t) },
         Row(operation: "bulkOrderAction", expected: expect("manager=200 others=403"), setup: pendingOrder) { w, x, t in
             try await w.server.send(.POST, "/bulk-order-actions", json: ["action": "cancel", "orderIds": [x.order], "reason": "matrix"], token: t) },
         Row(operation: "listWebhookEndpoints", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -497,6 +513,7 @@ struct AuthorizationMatrixTests {
         @Sendable func orders(_ w: World) -> Orders { Orders(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func routePlans(_ w: World) -> RoutePlans { RoutePlans(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func webhooks(_ w: World) -> Webhooks { Webhooks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
@@ -542,6 +559,11 @@ struct AuthorizationMatrixTests {
             "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
             "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },
             "bulkOrderAction": { w, x, p in _ = try await orders(w).bulk(.cancel(reason: "matrix"), [id(x.order)], by: p) },
+            "createRoutePlan": { w, _, p in _ = try await routePlans(w).plan(RoutePlanRequest(seconds: 0.2), by: p) },
+            "getLatestRoutePlan": { w, _, p in _ = try await routePlans(w).latest(by: p) },
+            "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },
+            "applyRoutePlan": { w, x, p in _ = try await routePlans(w).apply(UUID(uuidString: x.parcel)!, by: p) },
+            "getDriverRoute": { w, _, p in _ = try await routePlans(w).driverRoute(for: p) },
             "listAPIKeys": { w, _, p in _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).list(for: p) },
             "createAPIKey": { w, _, p in
                 _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger)

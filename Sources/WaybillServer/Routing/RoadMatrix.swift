@@ -116,7 +116,8 @@ struct OSRMTableMatrix: TravelMatrixProvider {
 /// the plan records which it used.
 struct RoutingMatrices: Sendable {
     let settings: RoutingSettings
-    let client: @Sendable () -> any Client
+    /// nil: no HTTP (straight lines only).
+    let client: (@Sendable () -> any Client)?
 
     struct Result: Sendable {
         var matrix: TravelMatrix
@@ -127,7 +128,7 @@ struct RoutingMatrices: Sendable {
 
     func matrix(for points: [GeoPoint], logger: Logger) async -> Result {
         let straight = settings.straightLine
-        if let url = settings.matrixURL {
+        if let url = settings.matrixURL, let client {
             let osrm = OSRMTableMatrix(base: url, profile: settings.profile, maxLocations: settings.maxLocationsPerRequest,
                                        fallback: straight, client: client)
             do {

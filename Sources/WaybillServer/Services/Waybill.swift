@@ -2,6 +2,7 @@ import Fluent
 import SQLKit
 import Tracing
 import Vapor
+import WaybillCore
 import NIOConcurrencyHelpers
 
 /// The services one Waybill process runs with, built once at start-up.
@@ -60,12 +61,19 @@ public final class WaybillServices: Sendable {
     let areas = AreaCatalog()
     /// The carrier adapters configured (`CarrierSettings`): the parcel poller asks these.
     let carrierTrackers: [any CarrierTracker]
+    /// Route planning's distances: OSRM when configured, straight lines otherwise.
+    let routing: RoutingMatrices
+    /// Route plans one account may ask for (`RoutePlanningPolicy.plansPerMinute`).
+    let routePlanLimiter = TokenBuckets(ratePerSecond: Double(RoutePlanningPolicy.plansPerMinute) / 60,
+                                        burst: Double(RoutePlanningPolicy.plansPerMinute))
 
     init(config: WaybillConfig, tokens: TokenService, passwords: PasswordHasher, codes: OneTimeCodes,
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
          push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool, webhookWorker: WebhookWorker,
-         clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = []) {
+         clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = [],
+         client: (@Sendable () -> any Client)? = nil) {
         self.carrierTrackers = carrierTrackers
+        routing = RoutingMatrices(settings: config.routing, client: client)
         self.webhookWorker = webhookWorker
         self.writeLock = writeLock
         self.threadPool = threadPool

@@ -1,0 +1,365 @@
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+import WaybillRouting
+
+/// A plan of the day's routes: who drives which stops in which order, when they arrive, and what is
+/// left out and why. Stored as JSON with its stops also as rows (the driver's list and the next run
+/// read those).
+struct RoutePlan: Sendable, Codable, Equatable {
+    struct Stop: Sendable, Codable, Equatable {
+        enum Kind: String, Sendable, Codable { case pickup, delivery }
+        var orderID: UUID
+        var reference: String
+        var kind: Kind
+        var latitude: Double
+        var longitude: Double
+        /// Unix milliseconds.
+        var arrival: Int64
+        var departure: Int64
+    }
+
+    struct Route: Sendable, Codable, Equatable {
+        var driverID: UUID
+        var driverName: String
+        var start: GeoPoint?
+        var stops: [Stop]
+        var distanceMeters: Double
+        var durationSeconds: Double
+    }
+
+    struct Unplanned: Sendable, Codable, Equatable {
+        var orderID: UUID
+        var reference: String
+        var reason: RoutePlanningPolicy.Unplanned
+    }
+
+    var routes: [Route]
+    var unplanned: [Unplanned]
+    /// Each planned order's version when planned: applying skips an order changed since.
+    var orderVersions: [UUID: Int]
+    var matrixSource: String
+    var distanceMeters: Double
+    var searchSeconds: Double
+    var iterations: Int
+    var plannedAt: Int64
+}
+
+struct RoutePlanRecord: Sendable {
+    enum Status: String, Sendable, Codable { case proposed, applied, superseded }
+    var id: UUID
+    var version: Int
+    var status: Status
+    var createdBy: UUID
+    var createdAt: Int64
+    var appliedAt: Int64?
+    var plan: RoutePlan
+}
+
+/// What a manager asks of a plan.
+struct RoutePlanRequest: Sendable {
+    var seconds = RoutePlanningPolicy.defaultSeconds
+    var capacity = RoutePlanningPolicy.defaultCapacity
+    var serviceMinutes = RoutePlanningPolicy.defaultServiceMinutes
+    /// Fewest drivers first, then distance (the default is shortest distance).
+    var fewestDrivers = false
+    var apply = false
+
+    func validated() throws -> RoutePlanRequest {
+        var errors = FieldErrors()
+        if !seconds.isFinite || !RoutePlanningPolicy.secondsRange.contains(seconds) { errors.add("seconds", "out_of_range") }
+        if !RoutePlanningPolicy.capacityRange.contains(capacity) { errors.add("capacity", "out_of_range") }
+        if !RoutePlanningPolicy.serviceMinutesRange.contains(serviceMinutes) { errors.add("serviceMinutes", "out_of_range") }
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        return self
+    }
+}
+
+/// The outcome of applying a plan, per order.
+struct RoutePlanApplication: Sendable {
+    struct Result: Sendable {
+        var orderID: UUID
+        var reference: String
+        var driverID: UUID
+        /// assigned, reassigned, unchanged, or skipped (with the error).
+        var outcome: String
+        var error: WaybillError?
+    }
+    var record: RoutePlanRecord
+    var results: [Result]
+}
+
+/// Route planning for managers: a plan of open orders over the drivers on duty, stored and versioned;
+/// applying it gives each order to its planned driver through the order state machine.
+struct RoutePlans: WaybillService {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
+        self.db = db
+        self.logger = logger
+    }
+
+    private var sql: any SQLDatabase {
+        get throws { guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }; return sql }
+    }
+
+    // MARK: Planning
+
+    func plan(_ request: RoutePlanRequest, by principal: Principal) async throws -> RoutePlanApplication {
+        try principal.require(.dispatch)
+        let request = try request.validated()
+        if let wait = services.routePlanLimiter.take(principal.userID.uuidString) {
+            throw WaybillError.tooManyRequests(retryAfter: wait, "Plans are costly: at most \(RoutePlanningPolicy.plansPerMinute) a minute.")
+        }
+        let now = UnixTime.nowMillis
+        let orders = try await Order.query(on: db).filter(\.$status ~~ RoutePlanningPolicy.plannedStatuses)
+            .sort(\.$createdAt).limit(RoutePlanningPolicy.maxOrders + 1).all()
+        guard orders.count <= RoutePlanningPolicy.maxOrders else {
+            throw WaybillError(.unprocessableEntity, .validationFailed, "At most \(RoutePlanningPolicy.maxOrders) open orders can be planned at once.")
+        }
+        let plannedDriver = try await appliedAssignments()
+        let fleet = try await Tracking(services: services, db: db, logger: logger).fleet(nearOrder: nil, by: principal)
+            .filter { $0.state?.onDuty == true
+                && DispatchPolicy.mayCarry(assignee: $0.driver.caller, disabled: $0.driver.isBanned, assignedBy: principal.caller) }
+
+        // The problem: places (drivers' positions, then each order's ends), shipments, vehicles.
+        var points: [GeoPoint] = []
+        var vehicles: [Vehicle] = []
+        let shiftEnd = Orders.startOfToday(services.config.displayTimeZone) + 86_400_000
+        let horizon = Double(max(3_600_000, shiftEnd - now)) / 1000
+        for entry in fleet {
+            var start: Int?
+            if let p = entry.state?.position {
+                start = points.count
+                points.append(GeoPoint(latitude: p.latitude, longitude: p.longitude))
+            }
+            vehicles.append(Vehicle(id: entry.driver.id!.uuidString, start: start, end: nil, shift: TimeWindow(start: 0, end: horizon),
+                                    capacity: [request.capacity], skills: ["driver:\(entry.driver.id!.uuidString)"]))
+        }
+        let onDuty = Set(fleet.map { $0.driver.id! })
+        var unplanned: [RoutePlan.Unplanned] = []
+        var shipments: [Shipment] = [], jobs: [Job] = []
+        var byID: [UUID: Order] = [:]
+        let service = Double(request.serviceMinutes * 60)
+        for order in orders {
+            let id = order.id!.rawValue
+            byID[id] = order
+            let role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: order.driverID != nil && plannedDriver[id] == order.driverID)!
+            func out(_ reason: RoutePlanningPolicy.Unplanned) { unplanned.append(.init(orderID: id, reference: order.reference, reason: reason)) }
+            guard let drop = order.dropoff.coordinate, role == .onBoard || order.pickup.coordinate != nil else { out(.noCoordinates); continue }
+            if role != .open, let driver = order.driverID, !onDuty.contains(driver) { out(.driverOffDuty); continue }
+            if vehicles.isEmpty { out(.noDriverOnDuty); continue }
+            let skills: Set<String> = role == .open ? [] : ["driver:\(order.driverID!.uuidString)"]
+            let amount = [RoutePlanningPolicy.load(order.weightClass)]
+            let priority = RoutePlanningPolicy.priority(order.service)
+            let delivery = Visit(location: points.count, service: service)
+            points.append(GeoPoint(latitude: drop.latitude, longitude: drop.longitude))
+            if role == .onBoard {
+                jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
+            } else {
+                let pick = order.pickup.coordinate!
+                let pickup = Visit(location: points.count, service: service)
+                points.append(GeoPoint(latitude: pick.latitude, longitude: pick.longitude))
+                shipments.append(Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
+            }
+        }
+
+        var routes: [RoutePlan.Route] = []
+        var versions: [UUID: Int] = [:]
+        var matrixSource = "none"
+        var distance = 0.0, seconds = 0.0, iterations = 0
+        if !(jobs.isEmpty && shipments.isEmpty) {
+            let matrix = await services.routing.matrix(for: points, logger: logger)
+            matrixSource = matrix.source
+            let problem = RoutingProblem(matrix: matrix.matrix, jobs: jobs, shipments: shipments, vehicles: vehicles)
+            var options = RoutingOptions(seconds: request.seconds, seed: 1, threads: 1)
+            if request.fewestDrivers {
+                options.fleetMinimisation = 0.5
+            }
+            let chosen = options
+            let solution = try await services.threadPool.runIfActive { try RoutingSolver.solve(problem, options: chosen) }
+            distance = solution.distance; seconds = solution.seconds; iterations = solution.iterations
+            let names = Dictionary(uniqueKeysWithValues: fleet.map { ($0.driver.id!.uuidString, $0.driver.displayName) })
+            for route in solution.routes {
+                let vehicle = problem.vehicles[route.vehicleIndex]
+                let stops = route.stops.compactMap { stop -> RoutePlan.Stop? in
+                    guard let id = UUID(uuidString: stop.id), let order = byID[id] else { return nil }
+                    versions[id] = order.version
+                    let place = points[stop.location]
+                    return RoutePlan.Stop(orderID: id, reference: order.reference, kind: stop.kind == .pickup ? .pickup : .delivery,
+                                          latitude: place.latitude, longitude: place.longitude,
+                                          arrival: now + Int64(stop.serviceStart * 1000), departure: now + Int64(stop.departure * 1000))
+                }
+                routes.append(RoutePlan.Route(driverID: UUID(uuidString: vehicle.id)!, driverName: names[vehicle.id] ?? "",
+                                              start: vehicle.start.map { points[$0] }, stops: stops,
+                                              distanceMeters: route.distance, durationSeconds: route.duration))
+            }
+            for out in solution.unassigned {
+                guard let id = UUID(uuidString: out.id), let order = byID[id] else { continue }
+                let reason: RoutePlanningPolicy.Unplanned = switch out.reason {
+                case .noVehicleWithSkills: .driverOffDuty
+                case .capacity: .tooLarge
+                case .timeWindow: .outOfShift
+                case .noRoom, .notWorthIt: .noRoom
+                }
+                unplanned.append(.init(orderID: id, reference: order.reference, reason: reason))
+            }
+        }
+        // Drivers on duty with nothing to do are in the plan too, with an empty route.
+        for entry in fleet where !routes.contains(where: { $0.driverID == entry.driver.id!.rawValue }) {
+            routes.append(RoutePlan.Route(driverID: entry.driver.id!.rawValue, driverName: entry.driver.displayName,
+                                          start: entry.state?.position.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) },
+                                          stops: [], distanceMeters: 0, durationSeconds: 0))
+        }
+        let plan = RoutePlan(routes: routes, unplanned: unplanned, orderVersions: versions, matrixSource: matrixSource,
+                             distanceMeters: distance, searchSeconds: seconds, iterations: iterations, plannedAt: now)
+        let record = try await store(plan, by: principal)
+        logger.info("route plan made", metadata: ["plan": "\(record.version)", "orders": "\(orders.count)", "drivers": "\(fleet.count)",
+                                                  "unplanned": "\(unplanned.count)", "matrix": "\(matrixSource)"])
+        if request.apply { return try await apply(record.id, by: principal) }
+        return RoutePlanApplication(record: record, results: [])
+    }
+
+    /// Order → driver as the newest applied plan gave them (an order's driver since then by hand is an override).
+    private func appliedAssignments() async throws -> [UUID: UserID] {
+        let rows = try await sql.raw("""
+            SELECT s.order_id, s.driver_id FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id
+            WHERE p.status = 'applied'
+            """).all()
+        var result: [UUID: UserID] = [:]
+        for row in rows {
+            result[try row.decode(column: "order_id", as: UUID.self)] = UserID(rawValue: try row.decode(column: "driver_id", as: UUID.self))
+        }
+        return result
+    }
+
+    private func store(_ plan: RoutePlan, by principal: Principal) async throws -> RoutePlanRecord {
+        let id = UUID()
+        let json = Order.json(plan)
+        let now = UnixTime.nowMillis
+        let by = principal.userID
+        for attempt in 0..<3 {
+            do {
+                return try await db.writeTransaction(services) { db in
+                    guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+                    let last = try await sql.raw("SELECT MAX(version) AS v FROM route_plans").first()
+                    let version = (try last.flatMap { try $0.decodeNil(column: "v") ? nil : try $0.decode(column: "v", as: Int.self) } ?? 0) + 1
+                    try await sql.raw("""
+                        INSERT INTO route_plans (id, version, status, created_by, created_at, plan)
+                        VALUES (\(bind: id), \(bind: version), 'proposed', \(bind: by), \(bind: now), \(bind: json))
+                        """).run()
+                    for route in plan.routes {
+                        for (seq, stop) in route.stops.enumerated() {
+                            try await sql.raw("""
+                                INSERT INTO route_plan_stops (plan_id, driver_id, seq, order_id, kind, arrival)
+                                VALUES (\(bind: id), \(bind: route.driverID), \(bind: seq), \(bind: stop.orderID), \(bind: stop.kind.rawValue), \(bind: stop.arrival))
+                                """).run()
+                        }
+                    }
+                    return RoutePlanRecord(id: id, version: version, status: .proposed, createdBy: by.rawValue, createdAt: now, appliedAt: nil, plan: plan)
+                }
+            } catch let error as any DatabaseError where error.isConstraintFailure && attempt < 2 {
+                continue  // Two managers planned at the same moment: the next version number.
+            }
+        }
+        throw WaybillError(.conflict, .conflict, "Another plan was being made at the same moment; try again.")
+    }
+
+    // MARK: Reading
+
+    private static let columns = "id, version, status, created_by, created_at, applied_at, plan"
+
+    private func record(_ row: any SQLRow) throws -> RoutePlanRecord {
+        let json = try row.decode(column: "plan", as: String.self)
+        return RoutePlanRecord(
+            id: try row.decode(column: "id", as: UUID.self), version: try row.decode(column: "version", as: Int.self),
+            status: RoutePlanRecord.Status(rawValue: try row.decode(column: "status", as: String.self)) ?? .superseded,
+            createdBy: try row.decode(column: "created_by", as: UUID.self), createdAt: try row.decode(column: "created_at", as: Int64.self),
+            appliedAt: try row.decodeNil(column: "applied_at") ? nil : try row.decode(column: "applied_at", as: Int64.self),
+            plan: try Order.decoder.decode(RoutePlan.self, from: Data(json.utf8)))
+    }
+
+    /// The newest plan (proposed or applied), or nil before the first.
+    func latest(by principal: Principal) async throws -> RoutePlanRecord? {
+        try principal.require(.dispatch)
+        return try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans ORDER BY version DESC LIMIT 1").first().map(record)
+    }
+
+    func find(_ id: UUID, by principal: Principal) async throws -> RoutePlanRecord {
+        try principal.require(.dispatch)
+        guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE id = \(bind: id)").first() else {
+            throw WaybillError.notFound
+        }
+        return try record(row)
+    }
+
+    // MARK: Applying
+
+    /// Gives each planned order to its driver (assign, or reassign an order a plan gave someone else),
+    /// each through the state machine in its own transaction; orders changed since planning are skipped.
+    /// Only the newest plan, once.
+    func apply(_ id: UUID, by principal: Principal) async throws -> RoutePlanApplication {
+        try principal.require(.dispatch)
+        var record = try await find(id, by: principal)
+        guard let newest = try await latest(by: principal), newest.id == id, record.status == .proposed else {
+            throw WaybillError(.conflict, .planSuperseded, "This plan is not the newest, or it was applied already. Plan again.")
+        }
+        let orders = Orders(services: services, db: db, logger: logger)
+        var results: [RoutePlanApplication.Result] = []
+        for route in record.plan.routes {
+            var seen = Set<UUID>()
+            for stop in route.stops where seen.insert(stop.orderID).inserted {
+                let orderID = OrderID(rawValue: stop.orderID)
+                var result = RoutePlanApplication.Result(orderID: stop.orderID, reference: stop.reference, driverID: route.driverID, outcome: "unchanged")
+                do {
+                    guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.notFound }
+                    guard order.version == record.plan.orderVersions[stop.orderID] else {
+                        throw WaybillError(.conflict, .conflict, "The order changed after the plan was made.")
+                    }
+                    if order.driverID?.rawValue != route.driverID {
+                        let action = DispatchPolicy.assignAction(for: order.status)
+                        guard let action else { throw WaybillError.invalidTransition(order.status, .assign) }
+                        _ = try await orders.assign(orderID, to: UserID(rawValue: route.driverID), reassign: action == .reassign, by: principal)
+                        result.outcome = action == .reassign ? "reassigned" : "assigned"
+                    }
+                } catch let error as WaybillError {
+                    result.outcome = "skipped"
+                    result.error = error
+                }
+                results.append(result)
+            }
+        }
+        let now = UnixTime.nowMillis
+        try await db.writeTransaction(services) { db in
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+            try await sql.raw("UPDATE route_plans SET status = 'superseded' WHERE status = 'applied'").run()
+            try await sql.raw("UPDATE route_plans SET status = 'applied', applied_at = \(bind: now) WHERE id = \(bind: id)").run()
+        }
+        record.status = .applied
+        record.appliedAt = now
+        return RoutePlanApplication(record: record, results: results)
+    }
+
+    // MARK: The driver's stops
+
+    /// The caller's stops in the applied plan still to do, in order, with the planned arrival.
+    func driverRoute(for principal: Principal) async throws -> [RoutePlan.Stop] {
+        try principal.require(.drive)
+        guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE status = 'applied' ORDER BY version DESC LIMIT 1").first() else {
+            return []
+        }
+        let plan = try record(row).plan
+        guard let route = plan.routes.first(where: { $0.driverID == principal.userID.rawValue }) else { return [] }
+        let ids = Array(Set(route.stops.map { OrderID(rawValue: $0.orderID) }))
+        let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!.rawValue, $0) })
+        return route.stops.filter { stop in
+            guard let order = current[stop.orderID], order.driverID == principal.userID else { return false }
+            return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+import Vapor
+import WaybillCore
+@testable import WaybillServer
+
+@Suite("Route plans: managers plan the day, drivers get their stops in order")
+struct RoutePlanTests {
+    /// A place in Bern, `dx`/`dy` hundreds of metres east/north of the Bundesplatz.
+    static func place(_ dx: Double, _ dy: Double, street: String = "Teststrasse 1") -> [String: any Sendable] {
+        ["street": street, "postalCode": "3005", "city": "Bern", "latitude": 46.9466 + dy * 0.0009, "longitude": 7.4441 + dx * 0.0013]
+    }
+
+    func order(_ server: TestServer, _ cast: Cast, from: [String: any Sendable], to: [String: any Sendable], weight: String = "small") async throws -> String {
+        try await server.placeOrder(cast.customer.access, extra: ["pickup": from, "dropoff": to, "weightClass": weight])
+    }
+
+    /// Every planned order's pickup comes before its delivery in one route (but for parcels already on
+    /// board); arrivals only go forward.
+    func checkShape(_ plan: JSON, onBoard: Set<String> = []) {
+        for route in plan["routes"].array {
+            var picked = Set<String>()
+            var last = ""
+            for stop in route["stops"].array {
+                let id = stop["orderId"].string ?? ""
+                if stop["kind"].string == "pickup" { picked.insert(id) }
+                else { #expect(picked.contains(id) || onBoard.contains(id), "\(id) delivered before its pickup") }
+                let arrival = stop["arrival"].string ?? ""
+                #expect(arrival >= last, "arrivals go forward in \(route["driverName"].string ?? "")")
+                last = arrival
+            }
+        }
+    }
+
+    @Test("A manager plans the open orders over the drivers on duty; applying gives each its driver; a driver sees their stops in order",
+          arguments: TestDatabase.available)
+    func planApplyAndDriverStops(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            try await server.goOnDuty(cast.otherDriver.access)
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4300)]).status == .ok)
+            #expect(try await server.report(cast.otherDriver.access, [(46.9466, 7.4600)]).status == .ok)
+            // West and east of the centre, and one whose drop-off has no coordinates.
+            let west1 = try await order(server, cast, from: Self.place(-8, 1), to: Self.place(-9, 3))
+            let west2 = try await order(server, cast, from: Self.place(-7, -2), to: Self.place(-10, -1), weight: "medium")
+            let east1 = try await order(server, cast, from: Self.place(8, 1), to: Self.place(10, 2))
+            let east2 = try await order(server, cast, from: Self.place(7, -1), to: Self.place(9, -3))
+            let nowhere = try await order(server, cast, from: Self.place(0, 0),
+                                          to: ["street": "Unbekannt 1", "postalCode": "3005", "city": "Bern"])
+            // Given to the eastern driver by hand: the plan keeps that.
+            let manual = try await order(server, cast, from: Self.place(9, 0), to: Self.place(11, -1))
+            #expect(try await server.send(.POST, "/orders/\(manual)/assign", json: ["driverId": cast.otherDriver.userID], token: cast.manager.access).status == .ok)
+
+            let made = try await server.send(.POST, "/route-plans", json: ["seconds": 0.3], token: cast.manager.access)
+            try #require(made.status == .created, "\(made)")
+            let plan = made.json["plan"]
+            #expect(plan["version"].int == 1 && plan["status"].string == "proposed")
+            #expect(plan["matrixSource"].string?.hasPrefix("straight line") == true)
+            #expect(plan["unplanned"].array.map { "\($0["orderId"].string ?? ""):\($0["reason"].string ?? "")" } == ["\(nowhere):no_coordinates"])
+            checkShape(plan)
+            var driverOf: [String: String] = [:]
+            var counts: [String: Int] = [:]
+            for route in plan["routes"].array {
+                for stop in route["stops"].array {
+                    let id = stop["orderId"].string!
+                    driverOf[id] = route["driverId"].string
+                    counts[id, default: 0] += 1
+                }
+            }
+            #expect(counts == [west1: 2, west2: 2, east1: 2, east2: 2, manual: 2], "each order once as a pickup and once as a delivery")
+            #expect(driverOf[manual] == cast.otherDriver.userID, "a manual assignment is kept")
+            // Near is cheaper: the western orders go to the driver in the west.
+            #expect(driverOf[west1] == cast.driver.userID && driverOf[west2] == cast.driver.userID)
+            #expect(driverOf[east1] == cast.otherDriver.userID && driverOf[east2] == cast.otherDriver.userID)
+
+            // Applying: each order to its planned driver, through the state machine.
+            let planID = try #require(plan["id"].string)
+            let applied = try await server.send(.POST, "/route-plans/\(planID)/apply", token: cast.manager.access)
+            try #require(applied.status == .ok, "\(applied)")
+            #expect(applied.json["plan"]["status"].string == "applied")
+            let outcomes = Dictionary(uniqueKeysWithValues: applied.json["results"].array.map { ($0["orderId"].string!, $0["outcome"].string!) })
+            #expect(outcomes == [west1: "assigned", west2: "assigned", east1: "assigned", east2: "assigned", manual: "unchanged"])
+            for id in [west1, west2, east1, east2, manual] {
+                let found = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db))
+                #expect(found.status == .assigned && found.driverID?.uuidString == driverOf[id])
+            }
+            // Applied once only.
+            let again = try await server.send(.POST, "/route-plans/\(planID)/apply", token: cast.manager.access)
+            #expect(again.status == .conflict && again.errorCode == "plan_superseded")
+
+            // The western driver's stops: their route, in order, with arrivals.
+            let westRoute = try #require(plan["routes"].array.first { $0["driverId"].string == cast.driver.userID })
+            let mine = try await server.send(.GET, "/drivers/me/route", token: cast.driver.access)
+            #expect(mine.status == .ok)
+            #expect(mine.json["stops"].array.map { "\($0["orderId"].string!)/\($0["kind"].string!)" }
+                    == westRoute["stops"].array.map { "\($0["orderId"].string!)/\($0["kind"].string!)" })
+            // After the pickup, only the delivery is ahead.
+            try #require(try await server.send(.POST, "/orders/\(west1)/accept", token: cast.driver.access).status == .ok)
+            try #require(try await server.send(.POST, "/orders/\(west1)/pickup", json: TestServer.cash(try await server.price(of: west1)),
+                                               token: cast.driver.access).status == .ok)
+            let after = try await server.send(.GET, "/drivers/me/route", token: cast.driver.access)
+            #expect(after.json["stops"].array.filter { $0["orderId"].string == west1 }.map { $0["kind"].string } == ["delivery"])
+
+            // The next plan is version 2; the picked-up parcel is only a delivery, in its driver's route.
+            let next = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: cast.manager.access)
+            #expect(next.json["plan"]["version"].int == 2)
+            let west1Stops = next.json["plan"]["routes"].array.flatMap { route in
+                route["stops"].array.filter { $0["orderId"].string == west1 }.map { "\(route["driverId"].string!)/\($0["kind"].string!)" }
+            }
+            #expect(west1Stops == ["\(cast.driver.userID)/delivery"])
+            checkShape(next.json["plan"], onBoard: [west1])
+            let latest = try await server.send(.GET, "/route-plans/latest", token: cast.manager.access)
+            #expect(latest.json["version"].int == 2)
+            #expect(try await server.send(.GET, "/route-plans/\(planID)", token: cast.manager.access).json["status"].string == "applied")
+        }
+    }
+
+    @Test("Orders stay with the driver who has them; an off-duty driver's orders and an oversized one are left out with the reason",
+          arguments: TestDatabase.available)
+    func lockedOrdersAndReasons(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.95, 7.44)]).status == .ok)
+            let accepted = try await order(server, cast, from: Self.place(1, 1), to: Self.place(2, 2))
+            try await server.advance(accepted, to: .accepted, cast: cast)
+            let onBoard = try await order(server, cast, from: Self.place(-1, 1), to: Self.place(-2, 2))
+            try await server.advance(onBoard, to: .inTransit, cast: cast)
+            // Given by hand to a driver who is off duty.
+            let offDuty = try await order(server, cast, from: Self.place(1, -1), to: Self.place(2, -2))
+            #expect(try await server.send(.POST, "/orders/\(offDuty)/assign", json: ["driverId": cast.otherDriver.userID], token: cast.manager.access).status == .ok)
+            let large = try await order(server, cast, from: Self.place(0, 1), to: Self.place(0, 2), weight: "large")
+
+            let made = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2, "capacity": 5], token: cast.manager.access)
+            try #require(made.status == .created, "\(made)")
+            let plan = made.json["plan"]
+            let reasons = Dictionary(uniqueKeysWithValues: plan["unplanned"].array.map { ($0["orderId"].string!, $0["reason"].string!) })
+            #expect(reasons == [offDuty: "driver_off_duty", large: "too_large"])
+            let route = try #require(plan["routes"].array.first { $0["driverId"].string == cast.driver.userID })
+            let stops = route["stops"].array.map { "\($0["orderId"].string!)/\($0["kind"].string!)" }
+            #expect(Set(stops) == ["\(accepted)/pickup", "\(accepted)/delivery", "\(onBoard)/delivery"])
+        }
+    }
+
+    @Test("Planning is for dispatchers, within bounds, ten a minute; with nobody on duty every order says so")
+    func boundsAndRefusals() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let waiting = try await order(server, cast, from: Self.place(0, 0), to: Self.place(1, 1))
+            #expect(try await server.send(.POST, "/route-plans", json: [:], token: cast.customer.access).status == .forbidden)
+            #expect(try await server.send(.POST, "/route-plans", json: [:], token: cast.driver.access).status == .forbidden)
+            for bad: [String: any Sendable] in [["seconds": 100], ["capacity": 0], ["serviceMinutes": -1], ["seconds": "soon"]] {
+                let reply = try await server.send(.POST, "/route-plans", json: bad, token: cast.manager.access)
+                #expect([400, 422].contains(reply.status.code) && reply.json["error"]["code"].string != nil, "\(bad): \(reply)")
+            }
+            #expect(try await server.send(.GET, "/route-plans/not-an-id", token: cast.manager.access).status.code == 400)
+            #expect(try await server.send(.GET, "/route-plans/\(UUID())", token: cast.manager.access).status == .notFound)
+            #expect(try await server.send(.GET, "/route-plans/latest", token: cast.manager.access).status == .notFound)
+            let lonely = try await server.send(.POST, "/route-plans", token: cast.manager.access)
+            #expect(lonely.status == .created)
+            #expect(lonely.json["plan"]["unplanned"].array.map { $0["reason"].string } == ["no_driver_on_duty"])
+            #expect(lonely.json["plan"]["unplanned"][0]["orderId"].string == waiting)
+            var statuses: [UInt] = []
+            for _ in 0..<10 { statuses.append(try await server.send(.POST, "/route-plans", token: cast.manager.access).status.code) }
+            #expect(statuses.filter { $0 == 201 }.count == 9 && statuses.last == 429)
+        }
+    }
+}
