@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Vapor
+import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
@@ -164,6 +165,52 @@ struct RoutePlanTests {
             var statuses: [UInt] = []
             for _ in 0..<10 { statuses.append(try await server.send(.POST, "/route-plans", token: cast.manager.access).status.code) }
             #expect(statuses.filter { $0 == 201 }.count == 9 && statuses.last == 429)
+        }
+    }
+
+    @Test("Through the SDK and the command-line client: a dispatcher plans and applies, a driver reads their stops")
+    func sdkAndCommandLine() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4441)]).status == .ok)
+            let first = try await order(server, cast, from: Self.place(1, 1), to: Self.place(3, 2))
+            let second = try await order(server, cast, from: Self.place(-1, 1), to: Self.place(-3, 2))
+            try await server.serving { port in
+                let manager = server.sdk(port: port)
+                try await manager.signIn(email: "boss@courier.example", password: TestServer.password)
+                #expect(try await manager.latestRoutePlan() == nil)
+                let proposed = try await manager.planRoutes(seconds: 0.2)
+                #expect(proposed.plan.version == 1 && proposed.results.isEmpty)
+                let applied = try await manager.applyRoutePlan(UUID(uuidString: proposed.plan.id)!)
+                #expect(Set(applied.results.map(\.outcome)) == [.assigned])
+                let driver = server.sdk(port: port)
+                try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
+                let stops = try await driver.myPlannedStops()
+                #expect(Set(stops.map { $0.orderId.lowercased() }) == [first.lowercased(), second.lowercased()] && stops.count == 4)
+
+                // The same from the command line.
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plan-cli-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                let url = "http://127.0.0.1:\(port)"
+                let boss = CLI(server: url, sessionFile: scratch.appendingPathComponent("boss.json").path)
+                let luca = CLI(server: url, sessionFile: scratch.appendingPathComponent("luca.json").path)
+                #expect(try await boss.run("login", "--email", "boss@courier.example", "--password", TestServer.password).status == 0)
+                #expect(try await luca.run("login", "--email", "luca@courier.example", "--password", TestServer.password).status == 0)
+                let made = try await boss.run("plan", "--seconds", "0.2", "--json")
+                #expect(made.status == 0 && made.json["plan"]["version"].int == 2, "\(made)")
+                let shown = try await boss.run("plan", "show")
+                #expect(shown.status == 0 && shown.stdout.contains("Plan 2 (proposed)") && shown.stdout.contains("Luca"), "\(shown)")
+                let planID = try #require(made.json["plan"]["id"].string)
+                let apply = try await boss.run("plan", "apply", planID)
+                #expect(apply.status == 0 && apply.stdout.contains("Plan 2 (applied)"), "\(apply)")
+                let twice = try await boss.run("plan", "apply", planID)
+                #expect(twice.status != 0 && twice.stderr.contains("plan"), "\(twice)")
+                let mine = try await luca.run("plan", "mine")
+                #expect(mine.status == 0 && mine.stdout.components(separatedBy: "pick up").count == 3, "\(mine)")
+                #expect(try await luca.run("plan").status != 0, "a driver cannot plan")
+            }
         }
     }
 }
