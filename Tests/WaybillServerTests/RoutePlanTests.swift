@@ -213,4 +213,56 @@ struct RoutePlanTests {
             }
         }
     }
+
+    @Test("In the web app a dispatcher plans, sees the routes and what is left out (in French), applies; the driver's day follows the plan",
+          arguments: TestDatabase.available)
+    func webPages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4441)]).status == .ok)
+            let far = try await order(server, cast, from: Self.place(6, 6), to: Self.place(8, 8))
+            let near = try await order(server, cast, from: Self.place(1, 0), to: Self.place(2, 0))
+            let lost = try await order(server, cast, from: Self.place(0, 0), to: ["street": "Unbekannt 1", "postalCode": "3005", "city": "Bern"])
+            let boss = TestBrowser(server)
+            boss.acceptLanguage = "fr"
+            _ = try await boss.signIn("boss@courier.example")
+            let empty = try await boss.get("/dispatch/routes")
+            #expect(empty.status == .ok && empty.html.contains("Planifier les tournées") && empty.html.contains("id=\"route-plan-none\""))
+            #expect(try await boss.get("/dispatch").html.contains("href=\"/dispatch/routes\""), "the menu leads to the routes")
+
+            let made = try await boss.post("/dispatch/routes", ["seconds": "1", "capacity": "40"], from: "/dispatch/routes")
+            let location = try #require(made.location, "\(made.status) \(made.html.prefix(300))")
+            let page = try await boss.get(location)
+            #expect(page.html.contains("Le plan 1 est prêt") && page.html.contains("data-status=\"proposed\""))
+            #expect(page.html.contains("data-unplanned=\"\(lost.lowercased())\" data-reason=\"no_coordinates\""))
+            #expect(page.html.contains("n’a pas de position sur la carte"))
+            #expect(page.html.contains("Distances estimées à vol d’oiseau") && page.html.contains("id=\"route-map\""))
+            // The near order first: its pickup is the first stop.
+            let nearPickup = try #require(page.html.range(of: "data-stop=\"\(near.lowercased())/pickup\""))
+            let farPickup = try #require(page.html.range(of: "data-stop=\"\(far.lowercased())/pickup\""))
+            #expect(nearPickup.lowerBound < farPickup.lowerBound)
+
+            let latest = try await server.send(.GET, "/route-plans/latest", token: cast.manager.access)
+            let planID = try #require(latest.json["id"].string.flatMap(UUID.init(uuidString:)))
+            let applied = try await boss.post("/dispatch/routes/\(planID.uuidString)/apply", [:], from: "/dispatch/routes")
+            let after = try await boss.get(try #require(applied.location))
+            #expect(after.html.contains("2 commandes attribuées à leur chauffeur, 0 inchangées, 0 laissées telles quelles.") && after.html.contains("data-status=\"applied\""))
+            // Applying twice: refused, said on the page.
+            let twice = try await boss.post("/dispatch/routes/\(planID.uuidString)/apply", [:], from: "/dispatch/routes")
+            #expect(twice.status == .conflict && twice.html.contains("planifiez à nouveau"))
+
+            // The driver's day: in the plan's order, with the planned time.
+            let luca = TestBrowser(server)
+            _ = try await luca.signIn("luca@courier.example")
+            let day = try await luca.get("/driver")
+            let nearOrder = try #require(try await Order.find(OrderID(uuidString: near)!, on: server.db))
+            let farOrder = try #require(try await Order.find(OrderID(uuidString: far)!, on: server.db))
+            let first = try #require(day.html.range(of: nearOrder.reference))
+            let second = try #require(day.html.range(of: farOrder.reference))
+            #expect(first.lowerBound < second.lowerBound && day.html.contains("data-planned"))
+            // Others may not plan.
+            #expect(try await luca.get("/dispatch/routes").status == .forbidden)
+        }
+    }
 }

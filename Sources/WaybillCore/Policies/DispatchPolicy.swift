@@ -79,6 +79,17 @@ public enum PaymentOptions {
 
 /// The driver's day: their list, in the order they work through it.
 public enum DriverDayPolicy {
+    /// With an applied route plan: the orders in the order of their first stop still ahead in it (its
+    /// `plannedOrder`, one id per stop), then those the plan does not have, as they were.
+    public static func followingPlan<T>(_ items: [T], plannedOrder: [UUID], id: (T) -> UUID) -> [T] {
+        var rank: [UUID: Int] = [:]
+        for (i, order) in plannedOrder.enumerated() where rank[order] == nil { rank[order] = i }
+        return items.enumerated().sorted { a, b in
+            let ra = rank[id(a.element)] ?? .max, rb = rank[id(b.element)] ?? .max
+            return ra != rb ? ra < rb : a.offset < b.offset
+        }.map(\.element)
+    }
+
     /// Open work by `OrderStatus.driverListRank`, each group oldest first.
     public static func sorted<T>(_ items: [T], status: (T) -> OrderStatus, createdAt: (T) -> Int64) -> [T] {
         items.filter { status($0).driverListRank != nil }.sorted { a, b in

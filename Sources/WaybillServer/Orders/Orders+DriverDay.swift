@@ -8,6 +8,8 @@ struct DriverDay: Sendable {
     var state: DriverState?
     var todo: [OrderRecord]
     var done: [OrderRecord]
+    /// Per order, when the applied route plan has the driver at its next stop (Unix milliseconds).
+    var plannedArrival: [UUID: Int64] = [:]
 }
 
 extension Orders {
@@ -20,9 +22,15 @@ extension Orders {
         let finished = try await Order.query(on: db).filter(\.$driverID == principal.userID)
             .filter(\.$status ~~ OrderStatus.allCases.filter(\.endsDriversWork)).filter(\.$updatedAt >= startOfDay)
             .sort(\.$updatedAt, .descending).all()
+        // The applied plan's order, where there is one; its arrival at each order's next stop.
+        let stops = try await RoutePlans(services: services, db: db, logger: logger).driverRoute(for: principal)
+        var arrival: [UUID: Int64] = [:]
+        for stop in stops where arrival[stop.orderID] == nil { arrival[stop.orderID] = stop.arrival }
+        let ordered = DriverDayPolicy.followingPlan(DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt),
+                                                    plannedOrder: stops.map(\.orderID), id: { $0.id!.rawValue })
         return DriverDay(state: try await DriverState.find(principal.userID, on: db),
-                         todo: try await summaries(DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt), for: principal),
-                         done: try await summaries(finished, for: principal))
+                         todo: try await summaries(ordered, for: principal),
+                         done: try await summaries(finished, for: principal), plannedArrival: arrival)
     }
 
     static func startOfToday(_ zone: TimeZone) -> Int64 {

@@ -161,6 +161,7 @@ struct DriverDayPage: PageView {
     var todo: [(order: Order, next: Step?)]
     var done: [Order]
     var onDuty: Bool
+    var plannedArrival: [UUID: Int64] = [:]
 
     static func load(for me: Principal, orders: Orders) async throws -> DriverDayPage {
         let day = try await orders.driverDay(for: me)
@@ -169,7 +170,7 @@ struct DriverDayPage: PageView {
             let actions = OrderStateMachine.availableActions(from: entry.order.status, as: [.assignee])
             let next: Step? = actions.contains(.accept) ? .accept : actions.contains(.pickup) ? .pickUp : actions.contains(.deliver) ? .deliver : nil
             return (entry.order, next)
-        }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false)
+        }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false, plannedArrival: day.plannedArrival)
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -193,7 +194,7 @@ struct DriverDayPage: PageView {
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
-                \(cash)
+                \(plannedArrival[order.id!.rawValue].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
                 <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
                 </li>
                 """

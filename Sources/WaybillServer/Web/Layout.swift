@@ -116,7 +116,10 @@ struct WebPage {
         if caller.may(.placeOrders) { links.append((WebRoutes.parcels(), ctx.t(.parcels))) }
         // Every account with a verified email receives: its parcels are under "Incoming" (`ShipmentBox`).
         if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
-        if caller.may(.dispatch) { links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.fleet(), ctx.t(.fleet)), (WebRoutes.orders(), ctx.t(.orders))] }
+        if caller.may(.dispatch) {
+            links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.routePlans(), ctx.t(.routes)), (WebRoutes.fleet(), ctx.t(.fleet)),
+                      (WebRoutes.orders(), ctx.t(.orders))]
+        }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
         if caller.may(.drive) {

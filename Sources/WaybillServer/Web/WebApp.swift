@@ -15,6 +15,7 @@ enum WebApp {
         ParcelPages().register(web)
         IntegrationPages().register(web)
         ImportPages().register(web)
+        RoutePages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)

@@ -16,6 +16,8 @@ struct WebMap {
     var label: String
     var markers: [Marker] = []
     var trail: [[Double]] = []
+    /// Planned routes, each a line through its points ([latitude, longitude]), in the palette's colours.
+    var routes: [[[Double]]] = []
     var orderID: OrderID?
     var fleet = false
     /// "pickup" or "dropoff": clicking the map sets that stop's pin.
@@ -31,6 +33,7 @@ struct WebMap {
             "trail": trail, "fleet": fleet,
         ]
         data["order"] = orderID?.uuidString ?? NSNull()
+        if !routes.isEmpty { data["routes"] = routes }
         let json = (try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         let text = fallback.isEmpty ? markers.map { marker -> String in
             "<li>\(h(marker.label)): <a href=\"https://www.openstreetmap.org/?mlat=\(marker.latitude)&amp;mlon=\(marker.longitude)#map=16/\(marker.latitude)/\(marker.longitude)\">\(String(format: "%.5f, %.5f", marker.latitude, marker.longitude))</a></li>"

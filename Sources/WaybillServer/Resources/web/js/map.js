@@ -85,6 +85,14 @@ function initMap(L, div) {
     state.trail = L.polyline(trail, { color: COLOURS.driver, weight: 4, opacity: 0.7, dashArray: "6 8", interactive: false }).addTo(map);
     points.push(...trail);
   }
+  // Planned routes: one line each, coloured in turn.
+  const PALETTE = ["#0b5cad", "#c62828", "#1a7f37", "#6a1b9a", "#d35400", "#00838f", "#5d4037", "#ad1457"];
+  (config.routes ?? []).forEach((line, i) => {
+    const path = (Array.isArray(line) ? line : []).filter((p) => Array.isArray(p) && validPoint(p[0], p[1]));
+    if (path.length < 2) return;
+    L.polyline(path, { color: PALETTE[i % PALETTE.length], weight: 4, opacity: 0.75, interactive: false }).addTo(map);
+    points.push(...path);
+  });
   const pick = div.dataset.mapPick;
   const picked = pick ? setupPick(L, state, pick) : null;
   if (picked) points.push(picked);
