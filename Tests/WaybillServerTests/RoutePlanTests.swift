@@ -265,4 +265,37 @@ struct RoutePlanTests {
             #expect(try await luca.get("/dispatch/routes").status == .forbidden)
         }
     }
+
+    @Test("Re-planning keeps the stop a driver is on their way to first, even when a new order is nearer", arguments: TestDatabase.available)
+    func stopUnderWayStaysFirst(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4441)]).status == .ok)
+            let started = try await order(server, cast, from: Self.place(6, 0), to: Self.place(7, 1))
+            let first = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2, "apply": true], token: cast.manager.access)
+            try #require(first.status == .created, "\(first)")
+            // The driver accepts it and sets off for its pickup.
+            try #require(try await server.send(.POST, "/orders/\(started)/accept", token: cast.driver.access).status == .ok)
+            // A new order right where the driver stands: the shortest route would take it first.
+            let nearer = try await order(server, cast, from: Self.place(0, 0.1), to: Self.place(0.5, 0.5))
+            let second = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: cast.manager.access)
+            let route = try #require(second.json["plan"]["routes"].array.first { $0["driverId"].string == cast.driver.userID })
+            let stops = route["stops"].array.map { "\($0["orderId"].string!)/\($0["kind"].string!)" }
+            #expect(stops.first == "\(started)/pickup", "\(stops)")
+            #expect(Set(stops) == ["\(started)/pickup", "\(started)/delivery", "\(nearer)/pickup", "\(nearer)/delivery"])
+            checkShape(second.json["plan"])
+            // Applying: the order under way is unchanged, the new one goes to the driver.
+            let applied = try await server.send(.POST, "/route-plans/\(second.json["plan"]["id"].string!)/apply", token: cast.manager.access)
+            let outcomes = Dictionary(uniqueKeysWithValues: applied.json["results"].array.map { ($0["orderId"].string!, $0["outcome"].string!) })
+            #expect(outcomes == [started: "unchanged", nearer: "assigned"])
+
+            // Picked up: now its delivery is under way, and stays first.
+            try #require(try await server.send(.POST, "/orders/\(started)/pickup", json: TestServer.cash(try await server.price(of: started)),
+                                               token: cast.driver.access).status == .ok)
+            let third = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: cast.manager.access)
+            let next = try #require(third.json["plan"]["routes"].array.first { $0["driverId"].string == cast.driver.userID })
+            #expect(next["stops"].array.first.map { "\($0["orderId"].string!)/\($0["kind"].string!)" } == "\(started)/delivery")
+        }
+    }
 }

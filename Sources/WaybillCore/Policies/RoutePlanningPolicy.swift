@@ -83,4 +83,14 @@ public enum RoutePlanningPolicy {
         case .delivery: status == .assigned || status == .accepted || status == .inTransit
         }
     }
+
+    /// Whether a driver is on their way to this stop: it is their first stop still ahead in the applied
+    /// plan, and they have started on it (accepted the order for a pickup, picked it up for a delivery).
+    /// Re-planning keeps such a stop first.
+    public static func isUnderWay(_ kind: StopKind, status: OrderStatus) -> Bool {
+        switch kind {
+        case .pickup: status == .accepted
+        case .delivery: status == .inTransit
+        }
+    }
 }

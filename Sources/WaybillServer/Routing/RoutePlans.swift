@@ -66,6 +66,8 @@ struct RoutePlanRequest: Sendable {
     /// Fewest drivers first, then distance (the default is shortest distance).
     var fewestDrivers = false
     var apply = false
+    /// Auto-dispatch: orders a previous plan gave a driver stay with that driver too (only new orders move in).
+    var keepAssignments = false
 
     func validated() throws -> RoutePlanRequest {
         var errors = FieldErrors()
@@ -123,6 +125,7 @@ struct RoutePlans: WaybillService {
             throw WaybillError(.unprocessableEntity, .validationFailed, "At most \(RoutePlanningPolicy.maxOrders) open orders can be planned at once.")
         }
         let plannedDriver = try await appliedAssignments()
+        let underWay = try await underWayStops(orders)
         let fleet = try await Tracking(services: services, db: db, logger: logger).fleet(nearOrder: nil, by: principal)
             .filter { $0.state?.onDuty == true
                 && DispatchPolicy.mayCarry(assignee: $0.driver.caller, disabled: $0.driver.isBanned, assignedBy: principal.caller) }
@@ -132,15 +135,22 @@ struct RoutePlans: WaybillService {
         var vehicles: [Vehicle] = []
         let shiftEnd = Orders.startOfToday(services.config.displayTimeZone) + 86_400_000
         let horizon = Double(max(3_600_000, shiftEnd - now)) / 1000
+        // A stop under way stays first: the driver's route starts there, after getting there.
+        var fixed: [Int: (stop: RoutePlan.Stop, position: Int?, point: Int)] = [:]
         for entry in fleet {
             var start: Int?
             if let p = entry.state?.position {
                 start = points.count
                 points.append(GeoPoint(latitude: p.latitude, longitude: p.longitude))
             }
+            if let stop = underWay[entry.driver.id!.rawValue] {
+                fixed[vehicles.count] = (stop, start, points.count)
+                points.append(GeoPoint(latitude: stop.latitude, longitude: stop.longitude))
+            }
             vehicles.append(Vehicle(id: entry.driver.id!.uuidString, start: start, end: nil, shift: TimeWindow(start: 0, end: horizon),
                                     capacity: [request.capacity], skills: ["driver:\(entry.driver.id!.uuidString)"]))
         }
+        let fixedOrders = Dictionary(fixed.values.map { ($0.stop.orderID, $0.stop.kind) }, uniquingKeysWith: { a, _ in a })
         let onDuty = Set(fleet.map { $0.driver.id! })
         var unplanned: [RoutePlan.Unplanned] = []
         var shipments: [Shipment] = [], jobs: [Job] = []
@@ -149,7 +159,13 @@ struct RoutePlans: WaybillService {
         for order in orders {
             let id = order.id!.rawValue
             byID[id] = order
-            let role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: order.driverID != nil && plannedDriver[id] == order.driverID)!
+            var role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: !request.keepAssignments && order.driverID != nil
+                                                && plannedDriver[id] == order.driverID)!
+            switch fixedOrders[id] {
+            case .delivery?: continue  // its last stop is the one under way
+            case .pickup?: role = .onBoard  // picked up at the route's start
+            case nil: break
+            }
             func out(_ reason: RoutePlanningPolicy.Unplanned) { unplanned.append(.init(orderID: id, reference: order.reference, reason: reason)) }
             guard let drop = order.dropoff.coordinate, role == .onBoard || order.pickup.coordinate != nil else { out(.noCoordinates); continue }
             if role != .open, let driver = order.driverID, !onDuty.contains(driver) { out(.driverOffDuty); continue }
@@ -176,6 +192,14 @@ struct RoutePlans: WaybillService {
         if !(jobs.isEmpty && shipments.isEmpty) {
             let matrix = await services.routing.matrix(for: points, logger: logger)
             matrixSource = matrix.source
+            func travel(_ from: Int?, _ to: Int) -> (metres: Double, seconds: Double) {
+                guard let from else { return (0, 0) }
+                return (matrix.matrix.distances[from * matrix.matrix.count + to], matrix.matrix.durations[from * matrix.matrix.count + to])
+            }
+            for (v, f) in fixed {
+                vehicles[v].start = f.point
+                vehicles[v].shift.start = min(horizon, travel(f.position, f.point).seconds + service)
+            }
             let problem = RoutingProblem(matrix: matrix.matrix, jobs: jobs, shipments: shipments, vehicles: vehicles)
             var options = RoutingOptions(seconds: request.seconds, seed: 1, threads: 1)
             if request.fewestDrivers {
@@ -195,9 +219,33 @@ struct RoutePlans: WaybillService {
                                           latitude: place.latitude, longitude: place.longitude,
                                           arrival: now + Int64(stop.serviceStart * 1000), departure: now + Int64(stop.departure * 1000))
                 }
+                var all = stops
+                var distance = route.distance, duration = route.duration
+                var start = vehicle.start.map { points[$0] }
+                if let f = fixed[route.vehicleIndex] {
+                    let leg = travel(f.position, f.point)
+                    var stop = f.stop
+                    stop.arrival = now + Int64(leg.seconds * 1000)
+                    stop.departure = stop.arrival + Int64(service * 1000)
+                    versions[stop.orderID] = byID[stop.orderID]?.version
+                    all.insert(stop, at: 0)
+                    distance += leg.metres
+                    duration += leg.seconds + service
+                    start = f.position.map { points[$0] }
+                }
                 routes.append(RoutePlan.Route(driverID: UUID(uuidString: vehicle.id)!, driverName: names[vehicle.id] ?? "",
-                                              start: vehicle.start.map { points[$0] }, stops: stops,
-                                              distanceMeters: route.distance, durationSeconds: route.duration))
+                                              start: start, stops: all, distanceMeters: distance, durationSeconds: duration))
+            }
+            // A driver whose only stop is the one under way.
+            for (v, f) in fixed where !solution.routes.contains(where: { $0.vehicleIndex == v }) {
+                let leg = travel(f.position, f.point)
+                var stop = f.stop
+                stop.arrival = now + Int64(leg.seconds * 1000)
+                stop.departure = stop.arrival + Int64(service * 1000)
+                versions[stop.orderID] = byID[stop.orderID]?.version
+                routes.append(RoutePlan.Route(driverID: UUID(uuidString: vehicles[v].id)!, driverName: names[vehicles[v].id] ?? "",
+                                              start: f.position.map { points[$0] }, stops: [stop], distanceMeters: leg.metres,
+                                              durationSeconds: leg.seconds + service))
             }
             for out in solution.unassigned {
                 guard let id = UUID(uuidString: out.id), let order = byID[id] else { continue }
@@ -223,6 +271,27 @@ struct RoutePlans: WaybillService {
                                                   "unplanned": "\(unplanned.count)", "matrix": "\(matrixSource)"])
         if request.apply { return try await apply(record.id, by: principal) }
         return RoutePlanApplication(record: record, results: [])
+    }
+
+    /// Per driver, the stop they are on their way to (`RoutePlanningPolicy.isUnderWay`): their first stop
+    /// still ahead in the applied plan, if they have started on it.
+    private func underWayStops(_ orders: [Order]) async throws -> [UUID: RoutePlan.Stop] {
+        guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE status = 'applied' ORDER BY version DESC LIMIT 1").first() else {
+            return [:]
+        }
+        let byID = Dictionary(uniqueKeysWithValues: orders.map { ($0.id!.rawValue, $0) })
+        var result: [UUID: RoutePlan.Stop] = [:]
+        for route in try record(row).plan.routes {
+            let ahead = route.stops.first { stop in
+                guard let order = byID[stop.orderID], order.driverID?.rawValue == route.driverID else { return false }
+                return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
+            }
+            if let stop = ahead, let order = byID[stop.orderID],
+               RoutePlanningPolicy.isUnderWay(stop.kind == .pickup ? .pickup : .delivery, status: order.status) {
+                result[route.driverID] = stop
+            }
+        }
+        return result
     }
 
     /// Order → driver as the newest applied plan gave them (an order's driver since then by hand is an override).
