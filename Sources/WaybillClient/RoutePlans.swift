@@ -9,6 +9,8 @@ public typealias RoutePlan = Components.Schemas.RoutePlan
 public typealias RoutePlanResult = Components.Schemas.RoutePlanResult
 /// One stop of a route: a pickup or a delivery of an order, with its planned arrival.
 public typealias PlannedStop = Components.Schemas.PlannedStop
+/// Whether auto-dispatch is on.
+public typealias DispatchSettings = Components.Schemas.DispatchSettings
 
 /// Route planning (dispatchers) and the driver's planned stops.
 extension WaybillSession {
@@ -45,5 +47,14 @@ extension WaybillSession {
     /// The signed-in driver's stops still to do in the applied plan, in order.
     public func myPlannedStops() async throws(WaybillError) -> [PlannedStop] {
         try await call { try await $0.getDriverRoute().ok.body.json.stops }
+    }
+
+    public func dispatchSettings() async throws(WaybillError) -> DispatchSettings {
+        try await call { try await $0.getDispatchSettings().ok.body.json }
+    }
+
+    /// Auto-dispatch on (new orders are planned and given to drivers within seconds, in your name) or off.
+    public func setAutoDispatch(_ on: Bool, capacity: Int? = nil) async throws(WaybillError) -> DispatchSettings {
+        try await call { try await $0.setDispatchSettings(body: .json(.init(autoDispatch: on, capacity: capacity))).ok.body.json }
     }
 }

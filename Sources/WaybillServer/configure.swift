@@ -302,7 +302,8 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
                 async let chores: Void = Self.housekeeping(application)
                 async let parcels: Void = Self.pollParcels(application)
                 async let webhooks: Void = application.waybill.webhookWorker.run()
-                _ = await (mail, live, chores, parcels, webhooks)
+                async let dispatch: Void = AutoDispatch.run(application)
+                _ = await (mail, live, chores, parcels, webhooks, dispatch)
             }
         } }
     }

@@ -9,7 +9,7 @@ import WaybillCore
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan", abstract: "Plan the drivers' routes (dispatchers), or see your planned stops (drivers).",
-        subcommands: [Make.self, Show.self, Apply.self, Mine.self], defaultSubcommand: Make.self)
+        subcommands: [Make.self, Show.self, Apply.self, Mine.self, Auto.self], defaultSubcommand: Make.self)
 
     static func time(_ date: Date) -> String {
         let f = DateFormatter()
@@ -97,6 +97,24 @@ struct PlanCommand: AsyncParsableCommand {
                 for stop in stops {
                     Output.line("\(PlanCommand.time(stop.arrival))  \(stop.kind == .pickup ? "pick up" : "deliver")  \(stop.reference)  (\(stop.orderId))")
                 }
+            }
+        }
+    }
+
+    struct Auto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "auto",
+                                                        abstract: "Auto-dispatch: new orders planned and given to drivers within seconds, in your name.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "on, off, or nothing to see the setting.") var state: String?
+        @Option(help: "A van's room in load units for automatic plans.") var capacity: Int?
+
+        func run() async throws {
+            guard state == nil || state == "on" || state == "off" else { throw ValidationError("Say on or off.") }
+            try await options.run { session in
+                let settings = if let state { try await session.setAutoDispatch(state == "on", capacity: capacity) }
+                    else { try await session.dispatchSettings() }
+                if options.json { return Output.json(settings) }
+                Output.line("Auto-dispatch is \(settings.autoDispatch ? "on" : "off") (van room \(settings.capacity))\(settings.replanDue ? ", a plan is due" : "").")
             }
         }
     }

@@ -317,6 +317,10 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/route-plans/\(x.parcel)", token: t) },
         Row(operation: "applyRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, x, t in
             try await w.server.send(.POST, "/route-plans/\(x.parcel)/apply", token: t) },
+        Row(operation: "getDispatchSettings", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/dispatch-settings", token: t) },
+        Row(operation: "setDispatchSettings", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/dispatch-settings", json: ["autoDispatch": false], token: t) },
         Row(operation: "getDriverRoute", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/drivers/me/route", token: t) },
         Row(operation: "bulkOrderAction", expected: expect("manager=200 others=403"), setup: pendingOrder) { w, x, t in
@@ -564,6 +568,9 @@ struct AuthorizationMatrixTests {
             "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },
             "applyRoutePlan": { w, x, p in _ = try await routePlans(w).apply(UUID(uuidString: x.parcel)!, by: p) },
             "getDriverRoute": { w, _, p in _ = try await routePlans(w).driverRoute(for: p) },
+            "getDispatchSettings": { w, _, p in _ = try await AutoDispatch(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).settings(by: p) },
+            "setDispatchSettings": { w, _, p in
+                _ = try await AutoDispatch(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).set(on: false, capacity: nil, by: p) },
             "listAPIKeys": { w, _, p in _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).list(for: p) },
             "createAPIKey": { w, _, p in
                 _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger)

@@ -298,4 +298,62 @@ struct RoutePlanTests {
             #expect(next["stops"].array.first.map { "\($0["orderId"].string!)/\($0["kind"].string!)" } == "\(started)/delivery")
         }
     }
+
+    @Test("Auto-dispatch: switched on, each new order goes to a driver within seconds without moving orders already given; off, orders wait",
+          arguments: TestDatabase.available)
+    func autoDispatch(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let auto = AutoDispatch(services: server.app.waybill, db: server.db, logger: server.app.logger)
+            try await server.goOnDuty(cast.driver.access)
+            try await server.goOnDuty(cast.otherDriver.access)
+            // An hour ago: the drivers have had time to cross town since.
+            let earlier = Date().addingTimeInterval(-3600)
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4300)], at: earlier).status == .ok)
+            #expect(try await server.report(cast.otherDriver.access, [(46.9466, 7.4600)], at: earlier).status == .ok)
+            // Off: nothing is due, nothing moves.
+            let waiting = try await order(server, cast, from: Self.place(-8, 0), to: Self.place(-9, 1))
+            #expect(try await auto.runOnce() == nil)
+            #expect(try await server.status(of: waiting) == "pending")
+
+            let on = try await server.send(.PUT, "/dispatch-settings", json: ["autoDispatch": true], token: cast.manager.access)
+            #expect(on.status == .ok && on.json["autoDispatch"].bool == true && on.json["replanDue"].bool == true)
+            #expect(on.json["enabledBy"].string?.lowercased() == cast.manager.userID.lowercased())
+            // Switching on plans what waits: the western order to the western driver.
+            let first = try #require(try await auto.runOnce())
+            #expect(first.record.status == .applied)
+            let given = try #require(try await Order.find(OrderID(uuidString: waiting)!, on: server.db))
+            #expect(given.status == .assigned && given.driverID?.uuidString == cast.driver.userID)
+            #expect(try await auto.runOnce() == nil, "nothing is due any more")
+
+            // The western driver drives east; a new order appears in the west. The order already given
+            // stays with its driver (a full re-plan would move it to the driver now nearer).
+            #expect(try await server.report(cast.driver.access, [(46.9466, 7.4700)]).status == .ok)
+            #expect(try await server.report(cast.otherDriver.access, [(46.9466, 7.4300)]).status == .ok)
+            #expect(try await server.send(.GET, "/dispatch-settings", token: cast.manager.access).json["replanDue"].bool == false)
+            let fresh = try await order(server, cast, from: Self.place(-7, 0), to: Self.place(-8, -1))
+            #expect(try await server.send(.GET, "/dispatch-settings", token: cast.manager.access).json["replanDue"].bool == true)
+            // The worker's loop picks it up within seconds.
+            let worker = Task { await AutoDispatch.run(server.app) }
+            defer { worker.cancel() }
+            try await eventually(within: 30) { try await server.status(of: fresh) == "assigned" }
+            worker.cancel()
+            await worker.value
+            let after = try #require(try await Order.find(OrderID(uuidString: waiting)!, on: server.db))
+            #expect(after.driverID?.uuidString == cast.driver.userID, "an order already given stays with its driver")
+            // (A full re-plan would give both western orders to the driver now in the west.)
+            let full = try await server.send(.POST, "/route-plans", json: ["seconds": 0.3], token: cast.manager.access)
+            let western = try #require(full.json["plan"]["routes"].array.first { $0["driverId"].string == cast.otherDriver.userID })
+            #expect(Set(western["stops"].array.compactMap { $0["orderId"].string }) == [waiting, fresh])
+
+            // Off again: new orders wait.
+            #expect(try await server.send(.PUT, "/dispatch-settings", json: ["autoDispatch": false], token: cast.manager.access).json["autoDispatch"].bool == false)
+            let later = try await order(server, cast, from: Self.place(-7, 1), to: Self.place(-8, 2))
+            #expect(try await auto.runOnce() == nil)
+            #expect(try await server.status(of: later) == "pending")
+            let bad = try await server.send(.PUT, "/dispatch-settings", json: ["autoDispatch": true, "capacity": 0], token: cast.manager.access)
+            #expect([400, 422].contains(bad.status.code) && bad.errorCode != nil, "\(bad)")
+            #expect(try await server.send(.PUT, "/dispatch-settings", json: ["autoDispatch": true], token: cast.driver.access).status == .forbidden)
+        }
+    }
 }

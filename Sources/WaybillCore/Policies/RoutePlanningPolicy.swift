@@ -93,4 +93,10 @@ public enum RoutePlanningPolicy {
         case .delivery: status == .inTransit
         }
     }
+
+    /// Auto-dispatch re-plans when an order reaches this status (paid or confirmed, or failed and back
+    /// with the managers).
+    public static func autoDispatchReplans(on status: OrderStatus) -> Bool { status == .pending || status == .failed }
+    /// Seconds of search an automatic plan takes.
+    public static let autoDispatchSeconds = 1.0
 }

@@ -44,6 +44,22 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(stops: stops.map(Self.plannedStop)))))
     }
 
+    func getDispatchSettings(_ input: Operations.GetDispatchSettings.Input) async throws -> Operations.GetDispatchSettings.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(Self.dispatchSettings(try await AutoDispatch(request: try request).settings(by: me)))))
+    }
+
+    func setDispatchSettings(_ input: Operations.SetDispatchSettings.Input) async throws -> Operations.SetDispatchSettings.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let settings = try await AutoDispatch(request: try request).set(on: body.autoDispatch, capacity: body.capacity, by: me)
+        return .ok(.init(body: .json(Self.dispatchSettings(settings))))
+    }
+
+    static func dispatchSettings(_ s: AutoDispatch.Settings) -> S.DispatchSettings {
+        S.DispatchSettings(autoDispatch: s.on, capacity: s.capacity, enabledBy: s.enabledBy?.uuidString, replanDue: s.pendingSince != nil)
+    }
+
     static func routePlanResult(_ outcome: RoutePlanApplication) -> S.RoutePlanResult {
         S.RoutePlanResult(plan: routePlan(outcome.record), results: outcome.results.map { r in
             .init(orderId: r.orderID.uuidString, reference: r.reference, driverId: r.driverID.uuidString,

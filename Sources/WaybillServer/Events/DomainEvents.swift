@@ -87,6 +87,8 @@ extension DomainEvents {
         subscribe("trip-requests") { event, db in try await TripRequestSubscriber.handle(event, on: db) }
         // Delivery-speed statistics per carrier: one sample per delivered parcel or shipment.
         subscribe("statistics") { event, db in try await DeliveryStatsSubscriber.handle(event, on: db) }
+        // Auto-dispatch: an order reaching dispatch makes a re-plan due (`AutoDispatch`).
+        subscribe("auto-dispatch") { event, db in try await AutoDispatch.markDue(event, on: db) }
     }
 }
 

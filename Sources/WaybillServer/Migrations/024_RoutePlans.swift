@@ -2,7 +2,7 @@ import Fluent
 import SQLKit
 
 /// Route plans: each a numbered version (one number per plan, so two managers planning at once get
-/// two), its JSON, and its stops as rows for the driver's list and the next run.
+/// two), its JSON, and its stops as rows for the driver's list and the next run; auto-dispatch's setting.
 struct CreateRoutePlans: AsyncMigration {
     var name: String { "024_route_plans" }
 
@@ -30,10 +30,21 @@ struct CreateRoutePlans: AsyncMigration {
                 .unique(on: "plan_id", "driver_id", "seq")
                 .create()
             try await sql.create(index: "route_plan_stops_order").on("route_plan_stops").column("order_id").run()
+            // One row: auto-dispatch on or off, who switched it on (plans are applied in their name), the
+            // van room it plans with, and since when a re-plan is due (set by the events, claimed by a worker).
+            try await db.schema("dispatch_settings")
+                .field("id", .int, .identifier(auto: false))
+                .field("auto_dispatch", .bool, .required)
+                .field("enabled_by", .uuid)
+                .field("capacity", .int, .required)
+                .field("pending_since", .int64)
+                .field("updated_at", .int64, .required)
+                .create()
         }
     }
 
     func revert(on database: any Database) async throws {
+        try await database.schema("dispatch_settings").delete()
         try await database.schema("route_plan_stops").delete()
         try await database.schema("route_plans").delete()
     }

@@ -68,6 +68,8 @@ struct RoutePlanRequest: Sendable {
     var apply = false
     /// Auto-dispatch: orders a previous plan gave a driver stay with that driver too (only new orders move in).
     var keepAssignments = false
+    /// Made by auto-dispatch, not a person: not counted against anyone's plans per minute.
+    var automatic = false
 
     func validated() throws -> RoutePlanRequest {
         var errors = FieldErrors()
@@ -115,7 +117,7 @@ struct RoutePlans: WaybillService {
     func plan(_ request: RoutePlanRequest, by principal: Principal) async throws -> RoutePlanApplication {
         try principal.require(.dispatch)
         let request = try request.validated()
-        if let wait = services.routePlanLimiter.take(principal.userID.uuidString) {
+        if !request.automatic, let wait = services.routePlanLimiter.take(principal.userID.uuidString) {
             throw WaybillError.tooManyRequests(retryAfter: wait, "Plans are costly: at most \(RoutePlanningPolicy.plansPerMinute) a minute.")
         }
         let now = UnixTime.nowMillis

@@ -33,6 +33,12 @@ extension Text {
                                     "%@ commandes attribuées à leur chauffeur, %@ inchangées, %@ laissées telles quelles.")
     static let planMap = Text("Map of the planned routes", "Carte des tournées planifiées")
     static let plannedAt = Text("Planned for %@", "Prévu à %@")
+    static let autoDispatch = Text("Auto-dispatch", "Répartition automatique")
+    static let autoDispatchOn = Text("On: every new order is planned and given to a driver within seconds, in the name of the manager who switched it on. Orders already given stay where they are.",
+                                     "Activée : chaque nouvelle commande est planifiée et attribuée à un chauffeur en quelques secondes, au nom du responsable qui l’a activée. Les commandes déjà attribuées restent où elles sont.")
+    static let autoDispatchOff = Text("Off: orders wait until you plan or assign them.", "Désactivée : les commandes attendent que vous les planifiiez ou les attribuiez.")
+    static let autoDispatchStart = Text("Switch auto-dispatch on", "Activer la répartition automatique")
+    static let autoDispatchStop = Text("Switch auto-dispatch off", "Désactiver la répartition automatique")
     static let reasonNoCoordinates = Text("Its pickup or drop-off has no position on the map", "Son enlèvement ou sa livraison n’a pas de position sur la carte")
     static let reasonDriverOffDuty = Text("Its driver is off duty", "Son chauffeur n’est pas en service")
     static let reasonNoDriverOnDuty = Text("No driver is on duty", "Aucun chauffeur n’est en service")
@@ -57,5 +63,6 @@ enum RouteCatalogue {
         .routes, .routesIntro, .planSearch, .planSeconds, .planCapacity, .planFewest, .planRoutes, .planTitle, .planProposed, .planApplied,
         .planSuperseded, .planApply, .planRoads, .planStraight, .planRoadsDown, .planTotal, .planRouteSummary, .planNothing, .planPickUp,
         .planDeliver, .planUnplanned, .planWhy, .planOrder, .planNone, .planMade, .planApplyDone, .planMap, .plannedAt,
+        .autoDispatch, .autoDispatchOn, .autoDispatchOff, .autoDispatchStart, .autoDispatchStop,
     ] + RoutePlanningPolicy.Unplanned.allCases.map(Text.unplanned)
 }

@@ -5,6 +5,7 @@ import WaybillCore
 extension WebRoutes {
     static let routePlans = WebPath("/dispatch/routes")
     static let routePlanApply = WebPath<UUID>("/dispatch/routes/:id/apply") { [$0.uuidString] }
+    static let autoDispatch = WebPath("/dispatch/auto")
 }
 
 /// Route planning in the web app: plan, look at the routes on a map and per driver, see what is left
@@ -14,11 +15,19 @@ struct RoutePages {
         routes.get(WebRoutes.routePlans, use: show)
         routes.post(WebRoutes.routePlans, use: plan)
         routes.post(WebRoutes.routePlanApply, use: apply)
+        routes.post(WebRoutes.autoDispatch, use: autoDispatch)
+    }
+
+    func autoDispatch(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req, .dispatch)
+        _ = try await AutoDispatch(request: req).set(on: try AccountPages.form(req)["on"] == "true", capacity: nil, by: me)
+        return req.redirect(to: WebRoutes.routePlans(), redirectType: .normal)
     }
 
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
-        var page = RoutePlanPage(record: try await RoutePlans(request: req).latest(by: me))
+        var page = RoutePlanPage(record: try await RoutePlans(request: req).latest(by: me),
+                                 autoDispatch: try await AutoDispatch(request: req).settings(by: me).on)
         if let done = req.query[String.self, at: "applied"]?.split(separator: ",").map(String.init), done.count == 3 {
             page.notice = ctx.t(.planApplyDone, done[0], done[1], done[2])
         } else if let made = req.query[String.self, at: "made"], let version = Int(made) {
@@ -45,7 +54,7 @@ struct RoutePages {
             let made = try await plans.plan(ask, by: me)
             return req.redirect(to: WebRoutes.routePlans(query: "made=\(made.record.version)"), redirectType: .normal)
         } catch let error as WaybillError where error.status != .forbidden {
-            var page = RoutePlanPage(record: try await plans.latest(by: me))
+            var page = RoutePlanPage(record: try await plans.latest(by: me), autoDispatch: try await AutoDispatch(request: req).settings(by: me).on)
             page.notice = ctx.message(error)
             page.noticeIsError = true
             page.status = error.status
@@ -64,7 +73,7 @@ struct RoutePages {
             return req.redirect(to: WebRoutes.routePlans(query: "applied=\(given),\(unchanged),\(results.count - given - unchanged)"),
                                 redirectType: .normal)
         } catch let error as WaybillError where error.status == .conflict {
-            var page = RoutePlanPage(record: try await plans.latest(by: me))
+            var page = RoutePlanPage(record: try await plans.latest(by: me), autoDispatch: try await AutoDispatch(request: req).settings(by: me).on)
             page.notice = ctx.message(error)
             page.noticeIsError = true
             page.status = error.status
@@ -75,6 +84,7 @@ struct RoutePages {
 
 struct RoutePlanPage: PageView {
     var record: RoutePlanRecord?
+    var autoDispatch = false
     var notice: String?
     var noticeIsError = false
     var status: HTTPResponseStatus = .ok
@@ -95,10 +105,16 @@ struct RoutePlanPage: PageView {
             <button type="submit" class="primary" id="plan-routes">\(h(ctx.t(.planRoutes)))</button>
             </form>
             """
+        let auto = """
+            <section id="auto-dispatch" data-auto="\(autoDispatch ? "on" : "off")"><h2>\(h(ctx.t(.autoDispatch)))</h2>
+            <p>\(h(ctx.t(autoDispatch ? .autoDispatchOn : .autoDispatchOff)))</p>
+            <form method="post" action="\(WebRoutes.autoDispatch())">\(csrf)<input type="hidden" name="on" value="\(autoDispatch ? "false" : "true")">
+            <button type="submit" class="secondary">\(h(ctx.t(autoDispatch ? .autoDispatchStop : .autoDispatchStart)))</button></form></section>
+            """
         let alert = notice.map { "<div class=\"alert \(noticeIsError ? "error" : "ok")\" role=\"\(noticeIsError ? "alert" : "status")\">\(h($0))</div>" } ?? ""
         guard let record else {
             return WebPage(title: ctx.t(.routes), body: """
-                <h1>\(h(ctx.t(.routes)))</h1>\(alert)<p>\(h(ctx.t(.routesIntro)))</p>\(form)<p id="route-plan-none">\(h(ctx.t(.planNone)))</p>
+                <h1>\(h(ctx.t(.routes)))</h1>\(alert)<p>\(h(ctx.t(.routesIntro)))</p>\(form)\(auto)<p id="route-plan-none">\(h(ctx.t(.planNone)))</p>
                 """, status: status, wide: true)
         }
         let plan = record.plan
@@ -146,6 +162,7 @@ struct RoutePlanPage: PageView {
             <h1>\(h(ctx.t(.routes)))</h1>\(alert)
             <p>\(h(ctx.t(.routesIntro)))</p>
             \(form)
+            \(auto)
             <section id="route-plan" data-version="\(record.version)" data-status="\(record.status.rawValue)">
             <h2>\(h(ctx.t(.planTitle, String(record.version)))) · \(h(state))</h2>
             <p>\(h(ctx.t(.planTotal, Self.km(plan.distanceMeters)))) · \(h(source)) · <small>\(h(ctx.time(record.createdAt)))</small></p>

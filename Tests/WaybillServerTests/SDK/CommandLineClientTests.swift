@@ -188,7 +188,7 @@ struct CommandLineClientTests {
             [], ["register"], ["verify"], ["login"], ["logout"], ["whoami"], ["quote"], ["order"], ["order", "create"],
             ["order", "show"], ["order", "cancel"], ["order", "refund"], ["payouts"], ["parcel", "detect"], ["parcel", "add"], ["parcel", "list"], ["parcel", "show"], ["parcel", "remove"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
             ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
-            ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"],
+            ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"], ["plan", "auto"],
         ]
         for command in commands {
             let help = try await cli.run(command + ["--help"])
