@@ -238,6 +238,8 @@ struct RoutePlanTests {
             #expect(page.html.contains("data-unplanned=\"\(lost.lowercased())\" data-reason=\"no_coordinates\""))
             #expect(page.html.contains("n’a pas de position sur la carte"))
             #expect(page.html.contains("Distances estimées à vol d’oiseau") && page.html.contains("id=\"route-map\""))
+            // The board says why on the card of the order left out.
+            #expect(try await boss.get("/dispatch").html.contains("data-unplanned-reason=\"no_coordinates\""))
             // The near order first: its pickup is the first stop.
             let nearPickup = try #require(page.html.range(of: "data-stop=\"\(near.lowercased())/pickup\""))
             let farPickup = try #require(page.html.range(of: "data-stop=\"\(far.lowercased())/pickup\""))
@@ -289,6 +291,18 @@ struct RoutePlanTests {
             let applied = try await server.send(.POST, "/route-plans/\(second.json["plan"]["id"].string!)/apply", token: cast.manager.access)
             let outcomes = Dictionary(uniqueKeysWithValues: applied.json["results"].array.map { ($0["orderId"].string!, $0["outcome"].string!) })
             #expect(outcomes == [started: "unchanged", nearer: "assigned"])
+
+            // The customer's arrival estimate for the new order: the driver stands next to its pickup,
+            // but goes to the order under way first, so the estimate is the plan's, not "now".
+            try #require(try await server.send(.POST, "/orders/\(nearer)/accept", token: cast.driver.access).status == .ok)
+            let planned = try #require(route["stops"].array.first { $0["orderId"].string == nearer && $0["kind"].string == "pickup" }?["arrival"].string)
+            let page = try await server.send(.GET, "/orders/\(nearer)", token: cast.customer.access)
+            let eta = try #require(page.json["tracking"]["eta"]["arrivesAt"].string, "\(page)")
+            let parse = ISO8601DateFormatter()
+            parse.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            func date(_ text: String) -> Date? { parse.date(from: text) ?? ISO8601DateFormatter().date(from: text) }
+            let etaDate = try #require(date(eta)), plannedDate = try #require(date(planned))
+            #expect(abs(etaDate.timeIntervalSince(plannedDate)) < 1, "ETA \(eta), planned \(planned)")
 
             // Picked up: now its delivery is under way, and stays first.
             try #require(try await server.send(.POST, "/orders/\(started)/pickup", json: TestServer.cash(try await server.price(of: started)),

@@ -117,6 +117,14 @@ public struct ArrivalEstimate: Sendable, Hashable, Codable {
         self.distanceMeters = distanceMeters
     }
 
+    /// With an applied route plan: a driver with other stops before this one cannot arrive before the
+    /// plan has them there, so the later of the live estimate and the planned arrival.
+    public static func respectingPlan(_ live: ArrivalEstimate?, plannedArrival: Int64?) -> ArrivalEstimate? {
+        guard var live else { return nil }
+        if let planned = plannedArrival, planned > live.arrivesAt { live.arrivesAt = planned }
+        return live
+    }
+
     /// Straight-line distance at an average speed that stands for the whole trip, detours and
     /// stops included (configurable: a bicycle courier in a city centre and a van differ).
     public static func estimate(from position: PositionReport, to target: Coordinate, stop: Stop,

@@ -239,8 +239,20 @@ struct Tracking: WaybillService {
         }
         guard let position = found else { return tracking }
         tracking.position = position
-        tracking.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh)
+        tracking.eta = ArrivalEstimate.respectingPlan(Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh),
+                                                      plannedArrival: try await plannedArrival(of: order))
         return tracking
+    }
+
+    /// When the applied route plan has the order's driver at its next stop (nil without a plan).
+    func plannedArrival(of order: Order) async throws -> Int64? {
+        guard let stop = order.status.nextStop, let driver = order.driverID, let sql = db.tracedSQL else { return nil }
+        return try await sql.raw("""
+            SELECT s.arrival FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id
+            WHERE s.order_id = \(bind: order.id!) AND s.driver_id = \(bind: driver) AND s.kind = \(bind: stop == .pickup ? "pickup" : "delivery")
+              AND p.status = 'applied'
+            ORDER BY p.version DESC LIMIT 1
+            """).first().map { try $0.decode(column: "arrival", as: Int64.self) }
     }
 
     struct TrailPoint: Sendable {
@@ -397,7 +409,10 @@ struct Tracking: WaybillService {
             if shown.eta || shown.position, let state = try await DriverState.find(driverID, on: db), state.onDuty,
                let position = state.position {
                 if shown.position { view.position = position }
-                if shown.eta { view.eta = Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh) }
+                if shown.eta {
+                    view.eta = ArrivalEstimate.respectingPlan(Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh),
+                                                              plannedArrival: try await plannedArrival(of: order))
+                }
             }
         }
         return view

@@ -249,6 +249,8 @@ struct DispatchBoardPage: PageView {
     var me: User?
     var notice: String?
     var noticeIsError = false
+    /// Orders the newest route plan left out, with the reason.
+    var unplanned: [UUID: RoutePlanningPolicy.Unplanned] = [:]
 
     static func load(for me: Principal, orders: Orders, tracking: Tracking) async throws -> DispatchBoardPage {
         let fleet = try await tracking.fleet(nearOrder: nil, by: me)
@@ -262,6 +264,9 @@ struct DispatchBoardPage: PageView {
         })
         page.drivers = Tracking.ranked(fleet, pickup: nil)
         page.me = fleet.contains { $0.driver.id == me.userID } ? nil : me.user
+        if let plan = try await RoutePlans(services: orders.services, db: orders.db, logger: orders.logger).latest(by: me) {
+            page.unplanned = Dictionary(plan.plan.unplanned.map { ($0.orderID, $0.reason) }, uniquingKeysWith: { a, _ in a })
+        }
         return page
     }
 
@@ -277,7 +282,7 @@ struct DispatchBoardPage: PageView {
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(pickup)</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(dropoff)</p>
                 \(card.driver.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
-                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")
+                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[order.id!.rawValue].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
                 \(card.assign?.render(ctx) ?? "")
                 </li>
                 """
