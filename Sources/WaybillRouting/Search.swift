@@ -409,6 +409,19 @@ struct Search {
         return requests
     }
 
+    /// One step of the search: ruin, then recreate what was removed and what was out before. `touched`
+    /// and `touchedList` come back naming the routes changed (what a rejected step must restore).
+    mutating func ruinAndRecreate(touched: inout [Bool], touchedList: inout [Int]) {
+        for i in 0..<touched.count { touched[i] = false }
+        var requests = ruin(touched: &touched)
+        requests += plan.unassigned
+        plan.unassigned.removeAll(keepingCapacity: true)
+        recreate(requests, touched: &touched)
+        plan.clearUnassigned(inst)
+        touchedList.removeAll(keepingCapacity: true)
+        for (r, t) in touched.enumerated() where t { touchedList.append(r) }
+    }
+
     /// Takes the route with the fewest stops out of the plan: its requests become unassigned.
     mutating func dropSmallestRoute() -> Int? {
         var smallest = -1

@@ -117,14 +117,7 @@ public enum RoutingSolver {
                     if run?.isCancelled == true { break }
                 }
                 iteration += 1
-                for i in 0..<touched.count { touched[i] = false }
-                var requests = search.ruin(touched: &touched)
-                requests += search.plan.unassigned
-                search.plan.unassigned.removeAll(keepingCapacity: true)
-                search.recreate(requests, touched: &touched)
-                search.plan.clearUnassigned(inst)
-                touchedList.removeAll(keepingCapacity: true)
-                for (r, t) in touched.enumerated() where t { touchedList.append(r) }
+                search.ruinAndRecreate(touched: &touched, touchedList: &touchedList)
                 let now = absent(search.plan), before = absent(current)
                 if now.count < before.count || now.weight < before.weight {
                     current.copyRoutes(touchedList, from: search.plan)
@@ -177,15 +170,8 @@ public enum RoutingSolver {
             }
             if budget == nil { progress = Double(iteration - annealFrom) / Double(max(1, maxIterations - annealFrom)) }
             iteration += 1
-            for i in 0..<touched.count { touched[i] = false }
-            var requests = search.ruin(touched: &touched)
-            requests += search.plan.unassigned
-            search.plan.unassigned.removeAll(keepingCapacity: true)
-            search.recreate(requests, touched: &touched)
-            search.plan.clearUnassigned(inst)
+            search.ruinAndRecreate(touched: &touched, touchedList: &touchedList)
             search.recomputeCost()
-            touchedList.removeAll(keepingCapacity: true)
-            for (r, t) in touched.enumerated() where t { touchedList.append(r) }
             let temperature = t0 * pow(tf / t0, progress)
             if search.plan.cost < current.cost - temperature * log(search.rng.unit() + 1e-300) {
                 current.copyRoutes(touchedList, from: search.plan)

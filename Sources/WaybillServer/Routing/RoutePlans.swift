@@ -202,6 +202,18 @@ struct RoutePlans: WaybillService {
                 vehicles[v].start = f.point
                 vehicles[v].shift.start = min(horizon, travel(f.position, f.point).seconds + service)
             }
+            /// The stop under way goes first, reached from the driver's position; the route starts there.
+            func placeFirst(_ f: (stop: RoutePlan.Stop, position: Int?, point: Int), in route: inout RoutePlan.Route) {
+                let leg = travel(f.position, f.point)
+                var stop = f.stop
+                stop.arrival = now + Int64(leg.seconds * 1000)
+                stop.departure = stop.arrival + Int64(service * 1000)
+                versions[stop.orderID] = byID[stop.orderID]?.version
+                route.stops.insert(stop, at: 0)
+                route.distanceMeters += leg.metres
+                route.durationSeconds += leg.seconds + service
+                route.start = f.position.map { points[$0] }
+            }
             let problem = RoutingProblem(matrix: matrix.matrix, jobs: jobs, shipments: shipments, vehicles: vehicles)
             var options = RoutingOptions(seconds: request.seconds, seed: 1, threads: 1)
             if request.fewestDrivers {
@@ -221,33 +233,18 @@ struct RoutePlans: WaybillService {
                                           latitude: place.latitude, longitude: place.longitude,
                                           arrival: now + Int64(stop.serviceStart * 1000), departure: now + Int64(stop.departure * 1000))
                 }
-                var all = stops
-                var distance = route.distance, duration = route.duration
-                var start = vehicle.start.map { points[$0] }
-                if let f = fixed[route.vehicleIndex] {
-                    let leg = travel(f.position, f.point)
-                    var stop = f.stop
-                    stop.arrival = now + Int64(leg.seconds * 1000)
-                    stop.departure = stop.arrival + Int64(service * 1000)
-                    versions[stop.orderID] = byID[stop.orderID]?.version
-                    all.insert(stop, at: 0)
-                    distance += leg.metres
-                    duration += leg.seconds + service
-                    start = f.position.map { points[$0] }
-                }
-                routes.append(RoutePlan.Route(driverID: UUID(uuidString: vehicle.id)!, driverName: names[vehicle.id] ?? "",
-                                              start: start, stops: all, distanceMeters: distance, durationSeconds: duration))
+                var planned = RoutePlan.Route(driverID: UUID(uuidString: vehicle.id)!, driverName: names[vehicle.id] ?? "",
+                                              start: vehicle.start.map { points[$0] }, stops: stops,
+                                              distanceMeters: route.distance, durationSeconds: route.duration)
+                if let f = fixed[route.vehicleIndex] { placeFirst(f, in: &planned) }
+                routes.append(planned)
             }
             // A driver whose only stop is the one under way.
             for (v, f) in fixed where !solution.routes.contains(where: { $0.vehicleIndex == v }) {
-                let leg = travel(f.position, f.point)
-                var stop = f.stop
-                stop.arrival = now + Int64(leg.seconds * 1000)
-                stop.departure = stop.arrival + Int64(service * 1000)
-                versions[stop.orderID] = byID[stop.orderID]?.version
-                routes.append(RoutePlan.Route(driverID: UUID(uuidString: vehicles[v].id)!, driverName: names[vehicles[v].id] ?? "",
-                                              start: f.position.map { points[$0] }, stops: [stop], distanceMeters: leg.metres,
-                                              durationSeconds: leg.seconds + service))
+                var planned = RoutePlan.Route(driverID: UUID(uuidString: vehicles[v].id)!, driverName: names[vehicles[v].id] ?? "",
+                                              start: nil, stops: [], distanceMeters: 0, durationSeconds: 0)
+                placeFirst(f, in: &planned)
+                routes.append(planned)
             }
             for out in solution.unassigned {
                 guard let id = UUID(uuidString: out.id), let order = byID[id] else { continue }
