@@ -191,7 +191,7 @@ struct RoutePlans: WaybillService {
         var versions: [UUID: Int] = [:]
         var matrixSource = "none"
         var distance = 0.0, seconds = 0.0, iterations = 0
-        if !(jobs.isEmpty && shipments.isEmpty) {
+        if !(jobs.isEmpty && shipments.isEmpty && fixed.isEmpty) {
             let matrix = await services.routing.matrix(for: points, logger: logger)
             matrixSource = matrix.source
             func travel(_ from: Int?, _ to: Int) -> (metres: Double, seconds: Double) {
