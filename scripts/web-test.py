@@ -23,6 +23,7 @@ browser to the sign-in page, and a form posted without its CSRF token is refused
 main pages at 390x844 and 1440x900 go to build/screenshots/.
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -765,6 +766,18 @@ try:
     check("a bulk assignment reports what it did", "2 done, 0 not possible." in css(manager, ".alert").text, css(manager, ".alert").text)
     os.unlink(sheet.name)
 
+    # ---------------------------------------------------------- route planning
+    go(manager, "/dispatch/routes")
+    css(manager, "#plan-routes").click()
+    wait(manager, EC.url_contains("made="))
+    check("a plan is made from the Routes page", css(manager, "#route-plan").get_attribute("data-status") == "proposed")
+    wait(manager, EC.presence_of_element_located((By.CSS_SELECTOR, "#route-map[data-ready='1']")))
+    # Every marker and every route of two points or more is drawn (Leaflet draws both as SVG paths).
+    drawn = json.loads(css(manager, "#route-map").get_attribute("data-map"))
+    expected = len(drawn.get("markers", [])) + sum(1 for line in drawn.get("routes", []) if len(line) >= 2)
+    paths = manager.find_elements(By.CSS_SELECTOR, "#route-map .leaflet-overlay-pane path")
+    check("the routes' map draws each stop and each route", len(paths) == expected, f"{len(paths)} drawn, {expected} expected")
+
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")
     check("the app switches to French", "Mes livraisons" in customer.title)
@@ -774,10 +787,10 @@ try:
     pages = {
         customer: ["/orders", "/orders/new", order_path, "/account", "/notifications"],
         driver: ["/driver", "/orders", order_path],
-        manager: ["/dispatch", "/fleet", "/orders", order_path, "/users", "/tariff", "/notifications"],
+        manager: ["/dispatch", "/dispatch/routes", "/fleet", "/orders", order_path, "/users", "/tariff", "/notifications"],
     }
     names = {"/orders": "history", "/orders/new": "order-new", order_path: "order", "/account": "account", "/notifications": "notifications",
-             "/driver": "today", "/dispatch": "dispatch", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
+             "/driver": "today", "/dispatch": "dispatch", "/dispatch/routes": "routes", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
     role_of = {customer: "customer", driver: "driver", manager: "manager"}
     for b, paths in pages.items():
         for size in (PHONE, DESK):
