@@ -63,7 +63,7 @@ extension APIHandler {
     static func routePlanResult(_ outcome: RoutePlanApplication) -> S.RoutePlanResult {
         S.RoutePlanResult(plan: routePlan(outcome.record), results: outcome.results.map { r in
             .init(orderId: r.orderID.uuidString, reference: r.reference, driverId: r.driverID.uuidString,
-                  outcome: .init(rawValue: r.outcome) ?? .skipped,
+                  outcome: .init(rawValue: r.outcome.rawValue) ?? .skipped,
                   error: r.error.map { .init(code: $0.code.rawValue, message: $0.message) })
         })
     }

@@ -2,7 +2,8 @@ import Fluent
 import SQLKit
 
 /// Route plans: each a numbered version (one number per plan, so two managers planning at once get
-/// two), its JSON, and its stops as rows for the driver's list and the next run; auto-dispatch's setting.
+/// two), its JSON, and its stops as rows (what a driver's list and the next run read, without the JSON);
+/// auto-dispatch's setting.
 struct CreateRoutePlans: AsyncMigration {
     var name: String { "024_route_plans" }
 
@@ -26,7 +27,11 @@ struct CreateRoutePlans: AsyncMigration {
                 .field("seq", .int, .required)
                 .field("order_id", .uuid, .required)
                 .field("kind", .string, .required)
+                .field("reference", .string, .required)
+                .field("latitude", .double, .required)
+                .field("longitude", .double, .required)
                 .field("arrival", .int64, .required)
+                .field("departure", .int64, .required)
                 .unique(on: "plan_id", "driver_id", "seq")
                 .create()
             try await sql.create(index: "route_plan_stops_order").on("route_plan_stops").column("order_id").run()

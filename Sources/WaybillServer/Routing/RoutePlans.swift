@@ -86,9 +86,10 @@ struct RoutePlanApplication: Sendable {
     struct Result: Sendable {
         var orderID: UUID
         var reference: String
+        enum Outcome: String, Sendable { case assigned, reassigned, unchanged, skipped }
         var driverID: UUID
-        /// assigned, reassigned, unchanged, or skipped (with the error).
-        var outcome: String
+        /// skipped: with the error.
+        var outcome: Outcome
         var error: WaybillError?
     }
     var record: RoutePlanRecord
@@ -126,8 +127,12 @@ struct RoutePlans: WaybillService {
         guard orders.count <= RoutePlanningPolicy.maxOrders else {
             throw WaybillError(.unprocessableEntity, .validationFailed, "At most \(RoutePlanningPolicy.maxOrders) open orders can be planned at once.")
         }
-        let plannedDriver = try await appliedAssignments()
-        let underWay = try await underWayStops(orders)
+        // The applied plan, read once: who it gave each order to (an order's driver since then by hand is
+        // an override), and the stop each driver is on the way to.
+        let applied = try await appliedStops()
+        var plannedDriver: [UUID: UserID] = [:]
+        for (driver, stops) in applied { for stop in stops { plannedDriver[stop.orderID] = UserID(rawValue: driver) } }
+        let underWay = Self.underWayStops(applied, orders: Dictionary(uniqueKeysWithValues: orders.map { ($0.id!.rawValue, $0) }))
         let fleet = try await Tracking(services: services, db: db, logger: logger).fleet(nearOrder: nil, by: principal)
             .filter { $0.state?.onDuty == true
                 && DispatchPolicy.mayCarry(assignee: $0.driver.caller, disabled: $0.driver.isBanned, assignedBy: principal.caller) }
@@ -194,6 +199,9 @@ struct RoutePlans: WaybillService {
         if !(jobs.isEmpty && shipments.isEmpty && fixed.isEmpty) {
             let matrix = await services.routing.matrix(for: points, logger: logger)
             matrixSource = matrix.source
+            if matrix.unroutable > 0 {
+                logger.notice("route plan: the road network cannot join some places; straight lines stand in", metadata: ["pairs": "\(matrix.unroutable)"])
+            }
             func travel(_ from: Int?, _ to: Int) -> (metres: Double, seconds: Double) {
                 guard let from else { return (0, 0) }
                 return (matrix.matrix.distances[from * matrix.matrix.count + to], matrix.matrix.durations[from * matrix.matrix.count + to])
@@ -272,36 +280,44 @@ struct RoutePlans: WaybillService {
         return RoutePlanApplication(record: record, results: [])
     }
 
-    /// Per driver, the stop they are on their way to (`RoutePlanningPolicy.isUnderWay`): their first stop
-    /// still ahead in the applied plan, if they have started on it.
-    private func underWayStops(_ orders: [Order]) async throws -> [UUID: RoutePlan.Stop] {
-        guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE status = 'applied' ORDER BY version DESC LIMIT 1").first() else {
-            return [:]
+    /// The applied plan's stops, per driver in their order (one driver's only, when given), from the stop
+    /// rows: the plan's JSON is not read.
+    private func appliedStops(driver: UUID? = nil) async throws -> [UUID: [RoutePlan.Stop]] {
+        let select = "SELECT s.driver_id, s.order_id, s.kind, s.reference, s.latitude, s.longitude, s.arrival, s.departure "
+            + "FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id WHERE p.status = 'applied'"
+        let rows = if let driver {
+            try await sql.raw("\(unsafeRaw: select) AND s.driver_id = \(bind: driver) ORDER BY s.seq").all()
+        } else {
+            try await sql.raw("\(unsafeRaw: select) ORDER BY s.driver_id, s.seq").all()
         }
-        let byID = Dictionary(uniqueKeysWithValues: orders.map { ($0.id!.rawValue, $0) })
-        var result: [UUID: RoutePlan.Stop] = [:]
-        for route in try record(row).plan.routes {
-            let ahead = route.stops.first { stop in
-                guard let order = byID[stop.orderID], order.driverID?.rawValue == route.driverID else { return false }
-                return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
-            }
-            if let stop = ahead, let order = byID[stop.orderID],
-               RoutePlanningPolicy.isUnderWay(stop.kind == .pickup ? .pickup : .delivery, status: order.status) {
-                result[route.driverID] = stop
-            }
+        var result: [UUID: [RoutePlan.Stop]] = [:]
+        for row in rows {
+            let stop = RoutePlan.Stop(orderID: try row.decode(column: "order_id", as: UUID.self), reference: try row.decode(column: "reference", as: String.self),
+                                      kind: try row.decode(column: "kind", as: String.self) == "pickup" ? .pickup : .delivery,
+                                      latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
+                                      arrival: try row.decode(column: "arrival", as: Int64.self), departure: try row.decode(column: "departure", as: Int64.self))
+            result[try row.decode(column: "driver_id", as: UUID.self), default: []].append(stop)
         }
         return result
     }
 
-    /// Order → driver as the newest applied plan gave them (an order's driver since then by hand is an override).
-    private func appliedAssignments() async throws -> [UUID: UserID] {
-        let rows = try await sql.raw("""
-            SELECT s.order_id, s.driver_id FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id
-            WHERE p.status = 'applied'
-            """).all()
-        var result: [UUID: UserID] = [:]
-        for row in rows {
-            result[try row.decode(column: "order_id", as: UUID.self)] = UserID(rawValue: try row.decode(column: "driver_id", as: UUID.self))
+    /// The driver's first stop of `stops` still ahead (`RoutePlanningPolicy.stopIsAhead`), given the orders now.
+    private static func firstAhead(_ stops: [RoutePlan.Stop], driver: UUID, orders: [UUID: Order]) -> RoutePlan.Stop? {
+        stops.first { stop in
+            guard let order = orders[stop.orderID], order.driverID?.rawValue == driver else { return false }
+            return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
+        }
+    }
+
+    /// Per driver, the stop they are on their way to (`RoutePlanningPolicy.isUnderWay`): their first stop
+    /// still ahead in the applied plan, if they have started on it.
+    private static func underWayStops(_ applied: [UUID: [RoutePlan.Stop]], orders: [UUID: Order]) -> [UUID: RoutePlan.Stop] {
+        var result: [UUID: RoutePlan.Stop] = [:]
+        for (driver, stops) in applied {
+            if let stop = firstAhead(stops, driver: driver, orders: orders), let order = orders[stop.orderID],
+               RoutePlanningPolicy.isUnderWay(stop.kind == .pickup ? .pickup : .delivery, status: order.status) {
+                result[driver] = stop
+            }
         }
         return result
     }
@@ -324,8 +340,9 @@ struct RoutePlans: WaybillService {
                     for route in plan.routes {
                         for (seq, stop) in route.stops.enumerated() {
                             try await sql.raw("""
-                                INSERT INTO route_plan_stops (plan_id, driver_id, seq, order_id, kind, arrival)
-                                VALUES (\(bind: id), \(bind: route.driverID), \(bind: seq), \(bind: stop.orderID), \(bind: stop.kind.rawValue), \(bind: stop.arrival))
+                                INSERT INTO route_plan_stops (plan_id, driver_id, seq, order_id, kind, reference, latitude, longitude, arrival, departure)
+                                VALUES (\(bind: id), \(bind: route.driverID), \(bind: seq), \(bind: stop.orderID), \(bind: stop.kind.rawValue),
+                                        \(bind: stop.reference), \(bind: stop.latitude), \(bind: stop.longitude), \(bind: stop.arrival), \(bind: stop.departure))
                                 """).run()
                         }
                     }
@@ -383,7 +400,7 @@ struct RoutePlans: WaybillService {
             var seen = Set<UUID>()
             for stop in route.stops where seen.insert(stop.orderID).inserted {
                 let orderID = OrderID(rawValue: stop.orderID)
-                var result = RoutePlanApplication.Result(orderID: stop.orderID, reference: stop.reference, driverID: route.driverID, outcome: "unchanged")
+                var result = RoutePlanApplication.Result(orderID: stop.orderID, reference: stop.reference, driverID: route.driverID, outcome: .unchanged)
                 do {
                     guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.notFound }
                     guard order.version == record.plan.orderVersions[stop.orderID] else {
@@ -393,10 +410,10 @@ struct RoutePlans: WaybillService {
                         let action = DispatchPolicy.assignAction(for: order.status)
                         guard let action else { throw WaybillError.invalidTransition(order.status, .assign) }
                         _ = try await orders.assign(orderID, to: UserID(rawValue: route.driverID), reassign: action == .reassign, by: principal)
-                        result.outcome = action == .reassign ? "reassigned" : "assigned"
+                        result.outcome = action == .reassign ? .reassigned : .assigned
                     }
                 } catch let error as WaybillError {
-                    result.outcome = "skipped"
+                    result.outcome = .skipped
                     result.error = error
                 }
                 results.append(result)
@@ -418,14 +435,11 @@ struct RoutePlans: WaybillService {
     /// The caller's stops in the applied plan still to do, in order, with the planned arrival.
     func driverRoute(for principal: Principal) async throws -> [RoutePlan.Stop] {
         try principal.require(.drive)
-        guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE status = 'applied' ORDER BY version DESC LIMIT 1").first() else {
-            return []
-        }
-        let plan = try record(row).plan
-        guard let route = plan.routes.first(where: { $0.driverID == principal.userID.rawValue }) else { return [] }
-        let ids = Array(Set(route.stops.map { OrderID(rawValue: $0.orderID) }))
+        let me = principal.userID.rawValue
+        guard let stops = try await appliedStops(driver: me)[me], !stops.isEmpty else { return [] }
+        let ids = Array(Set(stops.map { OrderID(rawValue: $0.orderID) }))
         let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!.rawValue, $0) })
-        return route.stops.filter { stop in
+        return stops.filter { stop in
             guard let order = current[stop.orderID], order.driverID == principal.userID else { return false }
             return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
         }

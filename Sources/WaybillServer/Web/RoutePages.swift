@@ -68,8 +68,8 @@ struct RoutePages {
         let plans = RoutePlans(request: req)
         do {
             let results = try await plans.apply(id, by: me).results
-            let given = results.filter { $0.outcome == "assigned" || $0.outcome == "reassigned" }.count
-            let unchanged = results.filter { $0.outcome == "unchanged" }.count
+            let given = results.filter { $0.outcome == .assigned || $0.outcome == .reassigned }.count
+            let unchanged = results.filter { $0.outcome == .unchanged }.count
             return req.redirect(to: WebRoutes.routePlans(query: "applied=\(given),\(unchanged),\(results.count - given - unchanged)"),
                                 redirectType: .normal)
         } catch let error as WaybillError where error.status == .conflict {
