@@ -111,7 +111,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         clock: clock,
         random: random,
         carrierTrackers: carrierTrackers.trackers,
-        client: { app.client }
+        client: { app.client },
+        database: { app.db }
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)
     // Integrators' endpoints: each event queued for those that asked for it, in its transaction.

@@ -158,6 +158,49 @@ struct LiveTests {
         }
     }
 
+    @Test("Drivers reporting at the same moment are each answered once their own position is stored; one off duty or one teleporting is refused without failing the others",
+          arguments: TestDatabase.available)
+    func positionsTogether(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            try await server.advance(id, to: .accepted, cast: cast)
+            var drivers = [cast.driver, cast.otherDriver]
+            for n in 0..<8 { drivers.append(try await server.createAccount("driver\(n)@courier.example", role: .driver)) }
+            let offDuty = drivers.count - 1, teleporting = 1
+            for driver in drivers.dropLast() { try await server.goOnDuty(driver.access) }
+            let start = Date().addingTimeInterval(-60)
+            #expect(try await server.report(drivers[teleporting].access, [(47.0, 8.0)], at: start).status == .ok)
+            let all = drivers
+            let replies = try await withThrowingTaskGroup(of: (Int, Reply).self) { group in
+                for (index, driver) in all.enumerated() {
+                    group.addTask {
+                        // The teleporting driver claims 140 km in ten seconds.
+                        let point = index == teleporting ? (48.0, 9.0) : (47.0 + Double(index) / 1000, 8.0)
+                        return (index, try await server.report(driver.access, [point], at: start.addingTimeInterval(10)))
+                    }
+                }
+                var replies: [Int: Reply] = [:]
+                for try await (index, reply) in group { replies[index] = reply }
+                return replies
+            }
+            #expect(replies[teleporting]?.status == .unprocessableEntity)
+            #expect(replies[teleporting]?.json["error"]["fields"]["positions[0]"].string == "impossible_jump")
+            #expect(replies[offDuty]?.errorCode == "off_duty")
+            let fleet = try await server.send(.GET, "/fleet", token: cast.manager.access)
+            for (index, driver) in drivers.enumerated() where index != teleporting && index != offDuty {
+                #expect(replies[index]?.status == .ok && replies[index]?.json["accepted"].int == 1, "\(index): \(String(describing: replies[index]))")
+                let entry = fleet.json["drivers"].array.first { $0["driver"]["id"].string == driver.userID }
+                #expect(entry?["position"]["latitude"].double == 47.0 + Double(index) / 1000, "every answered position is stored")
+            }
+            #expect(replies[0]?.json["orders"].int == 1, "the driver with the accepted order adds to its trail")
+            let teleported = fleet.json["drivers"].array.first { $0["driver"]["id"].string == drivers[teleporting].userID }
+            #expect(teleported?["position"]["latitude"].double == 47.0, "the refused report changed nothing")
+            let trail = try await server.send(.GET, "/orders/\(id)/trail", token: cast.customer.access)
+            #expect(trail.json["points"].array.map { $0["latitude"].double ?? 0 } == [47.0])
+        }
+    }
+
     @Test("A driver's app that sends faster than a few times a second is told to wait", arguments: [TestDatabase.sqlite])
     func positionFlood(db: TestDatabase) async throws {
         // A burst of one and nearly no refill, so the second report is refused however slow the

@@ -31,8 +31,11 @@ struct ObservabilityTests {
             _ = try await server.send(.GET, "/orders/\(UUID().uuidString)", token: cast.customer.access)
             let anonymous = try await scrape(server, token: nil).0, wrong = try await scrape(server, token: "metrics-secret-wrong-000000").0
             #expect(anonymous == .notFound && wrong == .notFound)
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(47.0, 8.0)], at: Date().addingTimeInterval(-5)).status == .ok)
             let (status, text) = try await scrape(server, token: Self.token)
             #expect(status == .ok)
+            #expect(Self.value("waybill_position_transactions_total", in: text) == 1 && Self.value("waybill_position_reports_written_total", in: text) == 1)
             #expect(text.contains(#"waybill_http_requests_total{route="/api/v1/orders",method="POST",status="201"} 1"#), "\(text.prefix(2000))")
             #expect(text.contains(#"waybill_http_requests_total{route="/api/v1/orders/:orderId",method="GET",status="404"} 1"#), "ids never become labels")
             #expect(text.contains("waybill_http_request_duration_seconds_bucket{route=\"/api/v1/orders\",method=\"POST\""))

@@ -31,6 +31,8 @@ final class WaybillMetrics: Sendable {
     // Made once: these are recorded on hot paths (every live event, every write transaction).
     private let fanOutLag: DurationHistogram
     private let lockWait: DurationHistogram
+    private let positionGroups: Counter
+    private let positionReports: Counter
     /// Requests being answered and write transactions under way in this process: counted on the
     /// hot path, turned into gauges only when scraped.
     private let inFlight = NIOLockedValueBox<Int>(0)
@@ -41,6 +43,16 @@ final class WaybillMetrics: Sendable {
                                                    help: "Time from a live event's write to its delivery to this process's subscribers.")
         lockWait = registry.makeDurationHistogram(name: "waybill_db_write_lock_wait_seconds", buckets: Self.lagBuckets,
                                                   help: "Time a write transaction waited for the single writer (SQLite).")
+        positionGroups = registry.makeCounter(name: "waybill_position_transactions_total",
+                                              help: "Transactions that wrote drivers' position reports (group commit).")
+        positionReports = registry.makeCounter(name: "waybill_position_reports_written_total",
+                                               help: "Drivers' position reports written; divided by the transactions, the mean group size.")
+    }
+
+    /// A transaction wrote `reports` position reports together.
+    func positionsWritten(reports: Int) {
+        positionGroups.increment()
+        positionReports.increment(by: Int64(reports))
     }
 
     /// Live events reached this process's hub `lagMillis` after they were written.

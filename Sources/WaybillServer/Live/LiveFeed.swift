@@ -138,18 +138,18 @@ final class LiveFeed: Sendable {
     }
 
     private func received(_ payload: String) async throws {
-        let decoder = JSONDecoder()
-        let data = Data(payload.utf8)
-        if let rows = try? decoder.decode([LiveRow].self, from: data) {
-            if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
-            deliver(rows)
-        } else if let fetch = try? decoder.decode([String: [Int64]].self, from: data)["fetch"], !fetch.isEmpty,
-                  let sql = db().tracedSQL {
+        guard let (rows, fetch) = LiveLog.parseNotification(payload) else {
+            logger.warning("Live listener got a notification it cannot read (\(payload.utf8.count) bytes)")
+            return
+        }
+        if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
+        deliver(rows)
+        if !fetch.isEmpty, let sql = db().tracedSQL {
             // Too large for a notification: read them from the table.
-            let rows = try Self.rows(try await sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
+            let fetched = try Self.rows(try await sql.select().columns("id", "topic", "type", "data", "at").from("live_events")
                 .where("id", .in, fetch).orderBy("id").all())
-            if let last = rows.last { lastID.withLockedValue { $0 = max($0, last.id) } }
-            deliver(rows)
+            if let last = fetched.last { lastID.withLockedValue { $0 = max($0, last.id) } }
+            deliver(fetched)
         }
     }
 

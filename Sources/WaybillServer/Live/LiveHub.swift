@@ -89,14 +89,28 @@ final class LiveHub: Sendable {
         }
     }
 
-    /// Hands committed events to their subscribers, in id order.
+    /// Hands committed events to their subscribers, in id order. Each connection's frames from all
+    /// of `rows` go to its socket together, in one hop to its event loop (a fleet map hears dozens
+    /// of drivers from one group commit).
     func deliver(_ rows: [LiveRow]) {
+        var touched: [ObjectIdentifier: LiveConnection] = [:]
+        func send() {
+            for connection in touched.values { connection.drain() }
+            touched.removeAll(keepingCapacity: true)
+        }
         for row in rows {
-            if row.isControl { control(row); continue }
+            if row.isControl {
+                send()  // what came before a closing connection goes out first
+                control(row)
+                continue
+            }
             guard let subscribers = topics.withLockedValue({ $0[row.topic].map { Array($0.values) } }), !subscribers.isEmpty else { continue }
             let renderer = LiveRenderer(row: row)
-            for connection in subscribers { connection.deliver(row, renderer: renderer, hub: self) }
+            for connection in subscribers where connection.enqueue(row, renderer: renderer, hub: self) {
+                touched[ObjectIdentifier(connection)] = connection
+            }
         }
+        send()
     }
 
     /// Events the hub acts on itself: sessions that ended, tracking links that changed.
@@ -300,23 +314,29 @@ final class LiveConnection: Sendable {
         _ = state.withLockedValue { $0.subscriptions.removeValue(forKey: topic) }
     }
 
-    func deliver(_ row: LiveRow, renderer: LiveRenderer, hub: LiveHub) {
+    /// Queues what this connection's subscriber sees of `row`; true if a frame waits for `drain()`.
+    func enqueue(_ row: LiveRow, renderer: LiveRenderer, hub: LiveHub) -> Bool {
         var revoked = false
-        state.withLockedValue { state in
-            guard var subscription = state.subscriptions[row.topic], !state.closed else { return }
+        let queued = state.withLockedValue { state -> Bool in
+            guard var subscription = state.subscriptions[row.topic], !state.closed else { return false }
             if subscription.waiting != nil {
                 subscription.waiting!.append(row)
                 state.subscriptions[row.topic] = subscription
-                return
+                return false
             }
             switch renderer.render(label: subscription.label, audience: subscription.audience) {
-            case .send(let text): write(text, state: &state)
-            case .skip: break
-            case .revoke: revoked = true
+            case .send(let text):
+                write(text, state: &state)
+                return true
+            case .skip: return false
+            case .revoke:
+                revoked = true
+                return false
             }
         }
-        drain()
+        // The error reply goes after the frames queued before it (`reply` drains them all).
         if revoked { revoke(topic: row.topic, hub: hub) }
+        return queued
     }
 
     /// The driver lost the order: no more of its events.
@@ -358,9 +378,11 @@ final class LiveConnection: Sendable {
         state.queue.append(text)
     }
 
-    /// Hands queued frames to the socket in order. Never called with the lock held: a write's
-    /// completion may run at once and take the lock itself.
-    private func drain() {
+    /// Hands queued frames to the socket in order, all of them in one hop to its event loop, with
+    /// one completion for the lot (frames complete in order, so the last one's completion counts
+    /// them all). Never called with the lock held: a write's completion may run at once and take
+    /// the lock itself.
+    func drain() {
         guard state.withLockedValue({ state -> Bool in
             if state.draining { return false }
             state.draining = true
@@ -375,11 +397,13 @@ final class LiveConnection: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            for text in batch {
-                let promise = socket.eventLoop.makePromise(of: Void.self)
-                promise.futureResult.whenComplete { [state = self.state] _ in state.withLockedValue { $0.inFlight -= 1 } }
-                socket.send(text, promise: promise)
+            let socket = self.socket, count = batch.count
+            let promise = socket.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { [state = self.state] _ in state.withLockedValue { $0.inFlight -= count } }
+            let send = {
+                for (index, text) in batch.enumerated() { socket.send(text, promise: index == count - 1 ? promise : nil) }
             }
+            if socket.eventLoop.inEventLoop { send() } else { socket.eventLoop.execute(send) }
         }
     }
 

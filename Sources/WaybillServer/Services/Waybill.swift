@@ -22,6 +22,10 @@ public final class WaybillServices: Sendable {
     let push: PushService
     /// A few position reports a second per driver.
     let positionLimiter: TokenBuckets
+    /// Drivers' position reports written together, one transaction for all that arrive at once.
+    let positionCommits: PositionCommits
+    /// The application's database (not a request's), for work that outlives one request.
+    let appDatabase: @Sendable () -> any Database
     /// Unknown tracking links per client address (a link is 144 random bits; this is belt and braces).
     let trackingMissLimiter: TokenBuckets
     /// Live tickets for tracking links per client address (each one is a database write).
@@ -71,7 +75,9 @@ public final class WaybillServices: Sendable {
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
          push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool, webhookWorker: WebhookWorker,
          clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = [],
-         client: (@Sendable () -> any Client)? = nil) {
+         client: (@Sendable () -> any Client)? = nil, database: @escaping @Sendable () -> any Database) {
+        appDatabase = database
+        positionCommits = PositionCommits(metrics: outbox.metrics)
         self.carrierTrackers = carrierTrackers
         routing = RoutingMatrices(settings: config.routing, client: client)
         self.webhookWorker = webhookWorker
