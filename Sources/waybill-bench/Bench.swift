@@ -38,6 +38,9 @@ struct Plan: Decodable, Sendable {
     var warmupSeconds: Double
     var graceSeconds: Double
     var connectConcurrency: Int
+    /// "http" (`POST /drivers/me/locations`, the default) or "socket" (a `report` command on each
+    /// driver's own live connection).
+    var reportOver: String?
 }
 
 /// Wall-clock Unix milliseconds: the server keeps `recordedAt` as sent, so the subscriber's clock
@@ -131,10 +134,10 @@ final class Subscriber: Sendable {
         try await subscribed.futureResult.get()
     }
 
-    static func ticket(plan: Plan, http: HTTPClient) async throws -> String {
+    static func ticket(plan: Plan, http: HTTPClient, token: String? = nil) async throws -> String {
         var request = HTTPClientRequest(url: "http://\(plan.host):\(plan.port)/api/v1/live/ticket")
         request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(plan.managerToken)")
+        request.headers.add(name: "Authorization", value: "Bearer \(token ?? plan.managerToken)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: "{}"))
         let response = try await http.execute(request, timeout: .seconds(30))
@@ -208,6 +211,67 @@ final class Subscriber: Sendable {
     }
 }
 
+/// A driver's own live connection, for positions sent as `report` commands.
+final class DriverSocket: Sendable {
+    private struct State {
+        var socket: WebSocket?
+        var waiting: [String: CheckedContinuation<LiveReportReceipt, any Error>] = [:]
+        var closed = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func open(plan: Plan, token: String, http: HTTPClient, group: any EventLoopGroup) async throws {
+        let ticket = try await Subscriber.ticket(plan: plan, http: http, token: token)
+        try await WebSocket.connect(scheme: "ws", host: plan.host, port: plan.port, path: "/api/v1/live", query: "ticket=\(ticket)",
+                                    on: group) { socket in
+            self.state.withLockedValue { $0.socket = socket }
+            socket.onText { _, text in self.receive(text) }
+            socket.onClose.whenComplete { _ in self.failAll() }
+        }.get()
+    }
+
+    /// Sends one report and waits for its answer (30 s at most).
+    func report(ref: String, _ position: PositionReport) async throws -> LiveReportReceipt {
+        let text = String(decoding: try JSONEncoder().encode(LiveCommand.report(ref: ref, positions: [position])), as: UTF8.self)
+        return try await withCheckedThrowingContinuation { continuation in
+            let socket = state.withLockedValue { state -> WebSocket? in
+                guard !state.closed, let socket = state.socket else { return nil }
+                state.waiting[ref] = continuation
+                return socket
+            }
+            guard let socket else { return continuation.resume(throwing: BenchError("the driver's connection is closed")) }
+            socket.eventLoop.scheduleTask(in: .seconds(30)) { self.fail(ref, BenchError("no answer to report \(ref) within 30 s")) }
+            socket.send(text)
+        }
+    }
+
+    private func receive(_ text: String) {
+        guard case .reply(.reported(let receipt))? = try? JSONDecoder().decode(LiveServerMessage.self, from: Data(text.utf8)),
+              let ref = receipt.ref,
+              let waiting = state.withLockedValue({ $0.waiting.removeValue(forKey: ref) }) else { return }
+        waiting.resume(returning: receipt)
+    }
+
+    private func fail(_ ref: String, _ error: any Error) {
+        state.withLockedValue { $0.waiting.removeValue(forKey: ref) }?.resume(throwing: error)
+    }
+
+    private func failAll() {
+        let waiting = state.withLockedValue { state in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for continuation in waiting { continuation.resume(throwing: BenchError("the driver's connection closed")) }
+    }
+
+    func close() async {
+        guard let socket = state.withLockedValue({ $0.socket }) else { return }
+        try? await socket.close(code: .goingAway).get()
+    }
+}
+
 /// What one driver sent and what the server answered.
 struct DriverLog: Sendable {
     /// `recordedAt` of each position the server took (200 with `accepted` ≥ 1).
@@ -223,7 +287,7 @@ struct DriverLog: Sendable {
     var late = 0
 }
 
-func runDriver(_ index: Int, plan: Plan, http: HTTPClient, start: ContinuousClock.Instant) async -> DriverLog {
+func runDriver(_ index: Int, plan: Plan, http: HTTPClient, socket: DriverSocket?, start: ContinuousClock.Instant) async -> DriverLog {
     let driver = plan.drivers[index]
     var log = DriverLog()
     // Spread over the second so that the load is even, not 200 requests at once.
@@ -238,6 +302,25 @@ func runDriver(_ index: Int, plan: Plan, http: HTTPClient, start: ContinuousCloc
         let longitude = driver.longitude + Double(second) * 0.00003
         let sentAt = nowMillis()
         let recordedAt = Int64(sentAt.rounded())
+        log.sent += 1
+        if let socket {
+            do {
+                let receipt = try await socket.report(ref: String(second), PositionReport(latitude: latitude, longitude: longitude,
+                                                                                         accuracy: 5, recordedAt: recordedAt))
+                log.requestMillis.append(nowMillis() - sentAt)
+                if let error = receipt.error {
+                    log.failures[error.code == "rate_limited" ? 429 : 422, default: 0] += 1
+                    if log.firstFailure == nil { log.firstFailure = "report: \(error.code) \(error.message)" }
+                } else {
+                    log.ignored += receipt.ignored
+                    if receipt.accepted >= 1 { log.accepted.append(recordedAt) }
+                }
+            } catch {
+                log.failures[0, default: 0] += 1
+                if log.firstFailure == nil { log.firstFailure = String(describing: error) }
+            }
+            continue
+        }
         var request = HTTPClientRequest(url: "http://\(plan.host):\(plan.port)/api/v1/drivers/me/locations")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(driver.token)")
@@ -245,7 +328,6 @@ func runDriver(_ index: Int, plan: Plan, http: HTTPClient, start: ContinuousCloc
         let body = #"{"positions":[{"latitude":\#(String(format: "%.7f", latitude)),"longitude":\#(String(format: "%.7f", longitude)),"#
             + #""accuracy":5,"recordedAt":"\#(iso8601(millis: recordedAt))"}]}"#
         request.body = .bytes(ByteBuffer(string: body))
-        log.sent += 1
         do {
             let response = try await http.execute(request, timeout: .seconds(30))
             let data = try await response.body.collect(upTo: 64 * 1024)
@@ -361,6 +443,30 @@ enum Bench {
         say("PHASE subscribed \(all.count) in \(String(format: "%.1f", connectSeconds)) s")
         try await Task.sleep(for: .milliseconds(500))
 
+        // Drivers who report over the live channel open their own connection first.
+        var driverSockets: [DriverSocket?] = Array(repeating: nil, count: plan.drivers.count)
+        if plan.reportOver == "socket" {
+            try await withThrowingTaskGroup(of: (Int, DriverSocket).self) { tasks in
+                var next = 0
+                func addOne() {
+                    let index = next
+                    next += 1
+                    tasks.addTask {
+                        let socket = DriverSocket()
+                        try await socket.open(plan: plan, token: plan.drivers[index].token, http: http, group: group)
+                        return (index, socket)
+                    }
+                }
+                while next < min(plan.connectConcurrency, plan.drivers.count) { addOne() }
+                while let (index, socket) = try await tasks.next() {
+                    driverSockets[index] = socket
+                    if next < plan.drivers.count { addOne() }
+                }
+            }
+            say("PHASE drivers connected \(plan.drivers.count)")
+        }
+        let sockets = driverSockets
+
         // Drive.
         let eventsBefore = subscribers.reduce(0) { $0 + $1.state.withLockedValue { $0.events } }
         let runStart = nowMillis()
@@ -368,7 +474,7 @@ enum Bench {
         say("PHASE run-start")
         let logs = await withTaskGroup(of: (Int, DriverLog).self) { tasks in
             for index in plan.drivers.indices {
-                tasks.addTask { (index, await runDriver(index, plan: plan, http: http, start: start)) }
+                tasks.addTask { (index, await runDriver(index, plan: plan, http: http, socket: sockets[index], start: start)) }
             }
             var logs = [DriverLog](repeating: DriverLog(), count: plan.drivers.count)
             for await (index, log) in tasks { logs[index] = log }
@@ -437,6 +543,7 @@ enum Bench {
 
         await withTaskGroup(of: Void.self) { tasks in
             for subscriber in subscribers { tasks.addTask { await subscriber.close() } }
+            for socket in sockets.compactMap({ $0 }) { tasks.addTask { await socket.close() } }
         }
         try await http.shutdown()
         let encoder = JSONEncoder()

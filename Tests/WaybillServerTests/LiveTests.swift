@@ -201,6 +201,40 @@ struct LiveTests {
         }
     }
 
+    @Test("A driver's app reports positions over its live connection: stored and answered with its ref; off duty, malformed or not a driver is refused in the answer",
+          arguments: TestDatabase.available)
+    func positionsOverTheSocket(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let driver = try await server.live(port: port, token: cast.driver.access)
+                let customer = try await server.live(port: port, token: cast.customer.access)
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                func report(_ client: LiveTestClient, _ ref: String, _ latitude: Double, at: Int64) async throws -> JSON {
+                    try await client.send(.report(ref: ref, positions: [PositionReport(latitude: latitude, longitude: 8.5, recordedAt: at)]))
+                    return try await client.next { $0["type"].string == "reported" && $0["ref"].string == ref }
+                }
+                #expect(try await report(driver, "a", 47.0, at: now - 9_000)["error"]["code"].string == "off_duty")
+                #expect(try await report(customer, "b", 47.0, at: now - 9_000)["error"]["code"].string == "forbidden")
+                try await server.goOnDuty(cast.driver.access)
+                let stored = try await report(driver, "c", 47.0, at: now - 8_000)
+                #expect(stored["accepted"].int == 1 && stored["ignored"].int == 0 && stored["error"].exists == false, "\(stored)")
+                let again = try await report(driver, "d", 47.0, at: now - 8_000)
+                #expect(again["accepted"].int == 0 && again["ignored"].int == 1, "a resent position is ignored, as over HTTP")
+                let teleport = try await report(driver, "e", 40.0, at: now - 7_000)
+                #expect(teleport["error"]["code"].string == "validation_failed" && teleport["error"]["fields"]["positions[0]"].string == "impossible_jump")
+                let fleet = try await server.send(.GET, "/fleet", token: cast.manager.access)
+                let entry = fleet.json["drivers"].array.first { $0["driver"]["id"].string == cast.driver.userID }
+                #expect(entry?["position"]["latitude"].double == 47.0)
+                // A reference longer than 100 bytes is not echoed.
+                try await driver.send(.report(ref: String(repeating: "x", count: 101), positions: [PositionReport(latitude: 47, longitude: 8.5, recordedAt: now)]))
+                #expect(try await driver.next { $0["type"].string == "reported" && $0["ref"].exists == false }["error"]["code"].string == "invalid_command")
+                await driver.close()
+                await customer.close()
+            }
+        }
+    }
+
     @Test("A driver's app that sends faster than a few times a second is told to wait", arguments: [TestDatabase.sqlite])
     func positionFlood(db: TestDatabase) async throws {
         // A burst of one and nearly no refill, so the second report is refused however slow the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SQLKit
 import Vapor
 import WaybillClient
 import WaybillCore
@@ -310,6 +311,14 @@ struct RoutePlanTests {
             func date(_ text: String) -> Date? { parse.date(from: text) ?? ISO8601DateFormatter().date(from: text) }
             let etaDate = try #require(date(eta)), plannedDate = try #require(date(planned))
             #expect(abs(etaDate.timeIntervalSince(plannedDate)) < 1, "ETA \(eta), planned \(planned)")
+            // The ETA pushed live with the driver's next position is the plan's too.
+            try #require(try await server.report(cast.driver.access, [(46.9466, 7.4441)]).status == .ok)
+            let sql = try #require(server.app.db as? any SQLDatabase)
+            let pushed = try #require(try await sql.raw("""
+                SELECT data FROM live_events WHERE topic = \(bind: "order:" + nearer.uppercased()) AND type = 'eta' ORDER BY id DESC LIMIT 1
+                """).first()?.decode(column: "data", as: String.self))
+            let live = try JSONDecoder().decode(LiveETA.self, from: Data(pushed.utf8))
+            #expect(abs(Double(live.arrivesAt) / 1000 - plannedDate.timeIntervalSince1970) < 1, "live ETA \(live.arrivesAt), planned \(planned)")
 
             // Picked up: now its delivery is under way, and stays first.
             try #require(try await server.send(.POST, "/orders/\(started)/pickup", json: TestServer.cash(try await server.price(of: started)),

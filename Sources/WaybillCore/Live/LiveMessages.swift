@@ -208,8 +208,12 @@ public enum LiveCommand: Sendable, Hashable, Codable {
     case subscribe(topic: String, since: Int64?)
     case unsubscribe(topic: String)
     case ping
+    /// A driver's positions, as `POST /drivers/me/locations` takes them (times in Unix
+    /// milliseconds), over the connection the app has open anyway: no HTTP request and no session
+    /// check per report. Answered with a `reported` reply carrying the same `ref`.
+    case report(ref: String?, positions: [PositionReport])
 
-    enum CodingKeys: String, CodingKey { case type, topic, since }
+    enum CodingKeys: String, CodingKey { case type, topic, since, ref, positions }
 
     /// The `since` a client may send: event ids are positive and stay below 2^53 (what JavaScript
     /// numbers hold exactly). Anything else is answered `invalid_since`, never used in arithmetic.
@@ -226,6 +230,8 @@ public enum LiveCommand: Sendable, Hashable, Codable {
         case "subscribe": self = .subscribe(topic: try c.decode(String.self, forKey: .topic), since: try c.decodeIfPresent(Int64.self, forKey: .since))
         case "unsubscribe": self = .unsubscribe(topic: try c.decode(String.self, forKey: .topic))
         case "ping": self = .ping
+        case "report":
+            self = .report(ref: try c.decodeIfPresent(String.self, forKey: .ref), positions: try c.decode([PositionReport].self, forKey: .positions))
         case let other: throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown command \(other)")
         }
     }
@@ -242,7 +248,42 @@ public enum LiveCommand: Sendable, Hashable, Codable {
             try c.encode(topic, forKey: .topic)
         case .ping:
             try c.encode("ping", forKey: .type)
+        case .report(let ref, let positions):
+            try c.encode("report", forKey: .type)
+            try c.encodeIfPresent(ref, forKey: .ref)
+            try c.encode(positions, forKey: .positions)
         }
+    }
+}
+
+/// The answer to a `report` command: what `POST /drivers/me/locations` answers, or its error.
+public struct LiveReportReceipt: Sendable, Hashable, Codable {
+    public struct Refusal: Sendable, Hashable, Codable {
+        public var code: String
+        public var message: String
+        public var fields: [String: String]?
+
+        public init(code: String, message: String, fields: [String: String]? = nil) {
+            self.code = code
+            self.message = message
+            self.fields = fields
+        }
+    }
+
+    /// The command's `ref`, so that an app with several reports under way knows which this is.
+    public var ref: String?
+    public var accepted: Int
+    public var ignored: Int
+    public var orders: Int
+    /// Set when nothing was stored: `off_duty`, `validation_failed` (with `fields`), `rate_limited`, `forbidden`…
+    public var error: Refusal?
+
+    public init(ref: String?, accepted: Int = 0, ignored: Int = 0, orders: Int = 0, error: Refusal? = nil) {
+        self.ref = ref
+        self.accepted = accepted
+        self.ignored = ignored
+        self.orders = orders
+        self.error = error
     }
 }
 
@@ -254,6 +295,7 @@ public enum LiveReply: Sendable, Hashable, Codable {
     case unsubscribed(topic: String)
     case error(code: String, message: String, topic: String?)
     case pong
+    case reported(LiveReportReceipt)
 
     enum CodingKeys: String, CodingKey { case type, topic, replayed, complete, code, message }
 
@@ -268,6 +310,7 @@ public enum LiveReply: Sendable, Hashable, Codable {
             self = .error(code: try c.decode(String.self, forKey: .code), message: try c.decode(String.self, forKey: .message),
                           topic: try c.decodeIfPresent(String.self, forKey: .topic))
         case "pong": self = .pong
+        case "reported": self = .reported(try LiveReportReceipt(from: decoder))
         case let other: throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown reply \(other)")
         }
     }
@@ -290,6 +333,9 @@ public enum LiveReply: Sendable, Hashable, Codable {
             try c.encodeIfPresent(topic, forKey: .topic)
         case .pong:
             try c.encode("pong", forKey: .type)
+        case .reported(let receipt):
+            try c.encode("reported", forKey: .type)
+            try receipt.encode(to: encoder)
         }
     }
 }
@@ -304,7 +350,7 @@ public enum LiveServerMessage: Sendable, Hashable, Decodable {
     public init(from decoder: any Decoder) throws {
         let type = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .type)
         switch type {
-        case "subscribed", "unsubscribed", "error", "pong": self = .reply(try LiveReply(from: decoder))
+        case "subscribed", "unsubscribed", "error", "pong", "reported": self = .reply(try LiveReply(from: decoder))
         default: self = .event(try LiveEvent(from: decoder))
         }
     }

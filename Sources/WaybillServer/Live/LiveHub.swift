@@ -229,6 +229,8 @@ struct LiveIdentity: Sendable {
     var caller: Caller?
     /// Set for a viewer who opened the channel from a public tracking link.
     var trackingToken: String?
+    /// The account as it was when the connection opened, for positions reported over it (`report`).
+    var user: User? = nil
 }
 
 /// One open WebSocket: its subscriptions and a bounded number of frames in flight.

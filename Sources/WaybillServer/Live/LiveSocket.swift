@@ -67,7 +67,7 @@ enum LiveTickets {
         // The account and the session must still be good now, not only when the ticket was made.
         guard let user = try await User.find(userID, on: db), !user.isBanned,
               let session = try await Session.find(sessionID, on: db), session.revokedAt == nil else { return nil }
-        return LiveIdentity(userID: userID, sessionID: sessionID, caller: user.caller)
+        return LiveIdentity(userID: userID, sessionID: sessionID, caller: user.caller, user: user)
     }
 }
 
@@ -151,12 +151,14 @@ struct LiveSession {
 
     func handle(_ text: String) async {
         guard let command = try? JSONDecoder().decode(LiveCommand.self, from: Data(text.utf8)) else {
-            connection.reply(.error(code: ErrorCode.invalidCommand.rawValue, message: #"Send {"type": "subscribe", "topic": …}, "unsubscribe" or "ping"."#, topic: nil))
+            connection.reply(.error(code: ErrorCode.invalidCommand.rawValue, message: #"Send {"type": "subscribe", "topic": …}, "unsubscribe", "ping" or "report"."#, topic: nil))
             return
         }
         switch command {
         case .ping:
             connection.reply(.pong)
+        case .report(let ref, let positions):
+            connection.reply(.reported(await report(ref: ref, positions)))
         case .unsubscribe(let label):
             if let topic = try? await resolve(label) {
                 hub.unsubscribe(connection, from: topic.stored)
@@ -189,6 +191,30 @@ struct LiveSession {
                 app.logger.warning("Live subscription failed: \(String(describing: error))")
                 connection.reply(.error(code: ErrorCode.unavailable.rawValue, message: "Try again shortly.", topic: label))
             }
+        }
+    }
+
+    /// Positions over the socket: what `POST /drivers/me/locations` does, for the account the
+    /// connection was opened for (it closes when that session ends or the account's access changes),
+    /// without an HTTP request and a session check for each report.
+    func report(ref: String?, _ positions: [PositionReport]) async -> LiveReportReceipt {
+        guard (ref?.utf8.count ?? 0) <= 100 else {
+            return LiveReportReceipt(ref: nil, error: .init(code: ErrorCode.invalidCommand.rawValue, message: "ref is at most 100 bytes."))
+        }
+        guard let user = connection.identity.user, let session = connection.identity.sessionID else {
+            return LiveReportReceipt(ref: ref, error: .init(code: ErrorCode.forbidden.rawValue, message: "Only a signed-in driver reports positions."))
+        }
+        let services = app.waybill, db = app.db, logger = app.logger
+        do {
+            let reported = try await services.run {
+                try await Tracking(services: services, db: db, logger: logger).report(positions, by: Principal(user: user, sessionID: session))
+            }
+            return LiveReportReceipt(ref: ref, accepted: reported.accepted, ignored: reported.ignored, orders: reported.orders)
+        } catch let error as WaybillError {
+            return LiveReportReceipt(ref: ref, error: .init(code: error.code.rawValue, message: error.message, fields: error.fields))
+        } catch {
+            logger.warning("Live position report failed: \(String(describing: error))")
+            return LiveReportReceipt(ref: ref, error: .init(code: ErrorCode.unavailable.rawValue, message: "Try again shortly."))
         }
     }
 

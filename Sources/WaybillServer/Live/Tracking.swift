@@ -80,6 +80,29 @@ struct HeadingOrder: Sendable {
     }
 }
 
+extension HeadingOrder {
+    /// When the applied route plans have each order's driver at the order's next stop (orders
+    /// without a plan are absent): one statement for a whole group of reports.
+    static func plannedArrivals(of orders: [HeadingOrder], on sql: any SQLDatabase) async throws -> [OrderID: Int64] {
+        guard !orders.isEmpty else { return [:] }
+        let byID = Dictionary(orders.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let rows = try await sql.raw("""
+            SELECT s.order_id, s.driver_id, s.kind, s.arrival FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id
+            WHERE p.status = 'applied' AND s.order_id IN \(SQLBind.group(orders.map(\.id)))
+            ORDER BY p.version DESC
+            """).all()
+        var arrivals: [OrderID: Int64] = [:]
+        for row in rows {
+            let id = OrderID(rawValue: try row.decode(column: "order_id", as: UUID.self))
+            guard arrivals[id] == nil, let order = byID[id], let stop = order.status.nextStop,
+                  try row.decode(column: "driver_id", as: UUID.self) == order.driverID.rawValue,
+                  try row.decode(column: "kind", as: String.self) == (stop == .pickup ? "pickup" : "delivery") else { continue }
+            arrivals[id] = try row.decode(column: "arrival", as: Int64.self)
+        }
+        return arrivals
+    }
+}
+
 /// Positions, duty, the fleet, arrival estimates, trails and tracking links.
 struct Tracking: WaybillService {
     let services: WaybillServices
@@ -202,7 +225,9 @@ struct Tracking: WaybillService {
                     .set(excludedValueOf: "heading").set(excludedValueOf: "speed").set(excludedValueOf: "recorded_at")
             }.run()
 
-            let ordersByDriver = Dictionary(grouping: try await HeadingOrder.all(of: moved, on: sql)) { $0.driverID }
+            let heading = try await HeadingOrder.all(of: moved, on: sql)
+            let planned = try await HeadingOrder.plannedArrivals(of: heading, on: sql)
+            let ordersByDriver = Dictionary(grouping: heading) { $0.driverID }
             var trail: [(order: HeadingOrder, points: [PositionReport])] = []
             var events: [(payload: LivePayload, topic: String)] = []
             for (index, job, points) in kept {
@@ -212,7 +237,8 @@ struct Tracking: WaybillService {
                     results[index] = .success(reported)
                 }
                 trail += orders.map { ($0, points) }
-                events += Self.liveEvents(orders, newest: points.last!, carrier: job.driverID, firstName: job.firstName, speedKmh: speed)
+                events += Self.liveEvents(orders, newest: points.last!, carrier: job.driverID, firstName: job.firstName, speedKmh: speed,
+                                          planned: planned)
                 events.append((.location(LiveLocation(driverId: job.driverID, driverFirstName: job.firstName, orderId: nil, position: points.last!)),
                                LiveLog.fleetTopic))
             }
@@ -268,14 +294,18 @@ struct Tracking: WaybillService {
     }
 
     /// What the watchers of each order hear of a new position: it, and the new ETA.
+    /// The ETA respects the applied route plan (`planned`: the planned arrival at each order's next
+    /// stop), as the order's page does: a driver with other stops first arrives no earlier than planned.
     private static func liveEvents(_ orders: [HeadingOrder], newest last: PositionReport, carrier: UserID, firstName: String,
-                                   speedKmh: Double) -> [(payload: LivePayload, topic: String)] {
+                                   speedKmh: Double, planned: [OrderID: Int64] = [:]) -> [(payload: LivePayload, topic: String)] {
         var events: [(payload: LivePayload, topic: String)] = []
         for order in orders {
             let topic = LiveLog.orderTopic(order.id)
             events.append((.location(LiveLocation(driverId: carrier, driverFirstName: firstName, orderId: order.id,
                                                   orderStatus: order.status.rawValue, position: last)), topic))
-            if let eta = estimate(status: order.status, pickup: order.pickup, dropoff: order.dropoff, from: last, speedKmh: speedKmh) {
+            if let eta = ArrivalEstimate.respectingPlan(
+                estimate(status: order.status, pickup: order.pickup, dropoff: order.dropoff, from: last, speedKmh: speedKmh),
+                plannedArrival: planned[order.id]) {
                 events.append((.eta(LiveETA(orderId: order.id, estimate: eta)), topic))
             }
         }

@@ -32,12 +32,21 @@ struct LiveContractTests {
                 try await customer.event("status", topic: "order:\(id)", count: 4)
                 try await customer.event("notification", topic: "notifications")
                 try await manager.event("duty", topic: "fleet")
+                // A driver's app sends a position over its own connection, and one that is refused.
+                let driver = try await server.live(port: port, token: cast.driver.access)
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                try await driver.send(.report(ref: "r1", positions: [PositionReport(latitude: 47.3773, longitude: 8.5430, recordedAt: now - 5_000)]))
+                let reported = try await driver.next { $0["type"].string == "reported" && $0["ref"].string == "r1" }
+                #expect(reported["accepted"].int == 1 && reported["orders"].int == 0, "the order is delivered: no trail to join; \(reported)")
+                try await driver.send(.report(ref: "r2", positions: [PositionReport(latitude: 95, longitude: 8.5, recordedAt: now - 4_000)]))
+                let refused = try await driver.next { $0["type"].string == "reported" && $0["ref"].string == "r2" }
+                #expect(refused["error"]["fields"]["positions[0].latitude"].string == "out_of_range", "\(refused)")
                 try await customer.send(.ping)
                 try await customer.next { $0["type"].string == "pong" }
                 try await customer.send(.unsubscribe(topic: "notifications"))
                 try await customer.next { $0["type"].string == "unsubscribed" }
 
-                let raw = customer.rawMessages + manager.rawMessages
+                let raw = customer.rawMessages + manager.rawMessages + driver.rawMessages
                 var seen: Set<String> = []
                 for text in raw {
                     let message = try JSONDecoder().decode(Components.Schemas.LiveMessage.self, from: Data(text.utf8))
@@ -55,14 +64,16 @@ struct LiveContractTests {
                         #expect(message.id != nil && message.at != nil && message.topic != nil, "\(text)")
                     }
                 }
-                #expect(seen.isSuperset(of: ["subscribed", "unsubscribed", "error", "pong", "location", "eta", "status", "notification", "duty"]),
+                #expect(seen.isSuperset(of: ["subscribed", "unsubscribed", "error", "pong", "reported", "location", "eta", "status", "notification", "duty"]),
                         "not every kind of message was seen: \(seen)")
 
-                for command in [LiveCommand.subscribe(topic: "order:\(id)", since: 42), .unsubscribe(topic: "fleet"), .ping] {
+                for command in [LiveCommand.subscribe(topic: "order:\(id)", since: 42), .unsubscribe(topic: "fleet"), .ping,
+                                .report(ref: "r3", positions: [PositionReport(latitude: 47, longitude: 8, accuracy: 5, recordedAt: now)])] {
                     let decoded = try JSONDecoder().decode(Components.Schemas.LiveCommand.self, from: JSONEncoder().encode(command))
-                    #expect(["subscribe", "unsubscribe", "ping"].contains(decoded._type.rawValue))
+                    #expect(["subscribe", "unsubscribe", "ping", "report"].contains(decoded._type.rawValue))
                 }
                 await customer.close()
+                await driver.close()
                 await manager.close()
             }
         }

@@ -104,6 +104,48 @@ struct SDKLiveTests {
         }
     }
 
+    @Test("Over the live channel: recorded positions reach the server in order, each once, across a server restart; a point the server calls impossible is dropped",
+          arguments: TestDatabase.available)
+    func positionsOverTheLiveChannel(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let id = try await server.placeOrder(cast.customer.access)
+                try await server.advance(id, to: .accepted, cast: cast)
+                let driver = server.sdk(port: port)
+                try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
+                try await driver.setDuty(true)
+                let uploader = PositionUploader(session: driver, initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500),
+                                                overLiveChannel: true)
+                let running = Task { await uploader.run() }
+                defer { running.cancel() }
+
+                let start = (Int64(Date().timeIntervalSince1970) - 600) * 1000
+                let points = (0..<60).map { index in
+                    PositionReport(latitude: 47.3700 + Double(index) * 0.00005, longitude: 8.5400, accuracy: 5, recordedAt: start + Int64(index) * 1000)
+                }
+                for point in points.prefix(30) { await uploader.record(point) }
+                try await eventually { await uploader.accepted == 30 }
+                // The server goes away and comes back: the uploader's connection is replaced.
+                await server.stopHTTP()
+                for point in points.dropFirst(30) { await uploader.record(point) }
+                try await server.startHTTP(port: port)
+                try await eventually { await uploader.pending.isEmpty }
+                #expect(await uploader.accepted == 60)
+                #expect(await uploader.ignored == 0)
+                // 500 km in a second: the server names the point, the uploader drops it.
+                await uploader.record(PositionReport(latitude: 52.5, longitude: 13.4, recordedAt: start + 61_000))
+                try await eventually { await uploader.rejected.count == 1 }
+                #expect(await uploader.pending.isEmpty)
+
+                let customer = server.sdk(port: port)
+                try await customer.signIn(email: "ada@example.com", password: TestServer.password)
+                let trail = try await customer.trail(of: OrderID(uuidString: id)!).points
+                #expect(trail.map { Int64($0.recordedAt.timeIntervalSince1970 * 1000) } == points.map(\.recordedAt))
+            }
+        }
+    }
+
     @Test("Positions kept in a file while offline survive the app being killed and reach the server after the relaunch",
           arguments: TestDatabase.available)
     func bufferedPositionsSurviveRelaunch(db: TestDatabase) async throws {
