@@ -7,6 +7,18 @@ import WaybillCore
 
 @Suite("Live updates and positions through the SDK survive the server going away", .timeLimit(.minutes(10)))
 struct SDKLiveTests {
+    /// An order accepted by Luca, who is signed in through the SDK and on duty; his uploader retries quickly.
+    static func driverWithAnOrder(_ server: TestServer, port: Int, overLiveChannel: Bool) async throws -> (orderID: String, uploader: PositionUploader) {
+        let cast = try await server.cast()
+        let id = try await server.placeOrder(cast.customer.access)
+        try await server.advance(id, to: .accepted, cast: cast)
+        let driver = server.sdk(port: port)
+        try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
+        try await driver.setDuty(true)
+        return (id, PositionUploader(session: driver, initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500),
+                                     overLiveChannel: overLiveChannel))
+    }
+
     @Test("The live stream reconnects after the server restarts and delivers what happened meanwhile, once each and in order",
           arguments: TestDatabase.available)
     func liveStreamSurvivesRestart(db: TestDatabase) async throws {
@@ -59,14 +71,7 @@ struct SDKLiveTests {
     func offlinePositionsArriveInOrder(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.serving { port in
-                let cast = try await server.cast()
-                let id = try await server.placeOrder(cast.customer.access)
-                try await server.advance(id, to: .accepted, cast: cast)
-                let driver = server.sdk(port: port)
-                try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
-                try await driver.setDuty(true)
-
-                let uploader = PositionUploader(session: driver, initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500))
+                let (id, uploader) = try await Self.driverWithAnOrder(server, port: port, overLiveChannel: false)
                 let running = Task { await uploader.run() }
                 defer { running.cancel() }
 
@@ -109,14 +114,7 @@ struct SDKLiveTests {
     func positionsOverTheLiveChannel(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.serving { port in
-                let cast = try await server.cast()
-                let id = try await server.placeOrder(cast.customer.access)
-                try await server.advance(id, to: .accepted, cast: cast)
-                let driver = server.sdk(port: port)
-                try await driver.signIn(email: "luca@courier.example", password: TestServer.password)
-                try await driver.setDuty(true)
-                let uploader = PositionUploader(session: driver, initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500),
-                                                overLiveChannel: true)
+                let (id, uploader) = try await Self.driverWithAnOrder(server, port: port, overLiveChannel: true)
                 let running = Task { await uploader.run() }
                 defer { running.cancel() }
 
