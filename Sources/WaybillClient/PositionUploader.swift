@@ -123,15 +123,9 @@ public actor PositionUploader {
             let batch = Array(pending.prefix(maxBatch))
             state = .sending
             do {
-                if let channel {
-                    let receipt = try await channel.report(batch)
-                    accepted += receipt.accepted
-                    ignored += receipt.ignored
-                } else {
-                    let receipt = try await session.reportPositions(batch)
-                    accepted += receipt.accepted
-                    ignored += receipt.ignored
-                }
+                let receipt = try await send(batch)
+                accepted += receipt.accepted
+                ignored += receipt.ignored
                 remove(batch)
             } catch {
                 if case .server(let problem) = error, problem.status == 422 {
@@ -147,6 +141,16 @@ public actor PositionUploader {
             try? await buffer.save(pending)
         }
         state = .idle
+    }
+
+    /// One batch, over the live channel or HTTP: what the server stored and what it already had.
+    private func send(_ batch: [PositionReport]) async throws(WaybillError) -> (accepted: Int, ignored: Int) {
+        if let channel {
+            let receipt = try await channel.report(batch)
+            return (receipt.accepted, receipt.ignored)
+        }
+        let receipt = try await session.reportPositions(batch)
+        return (receipt.accepted, receipt.ignored)
     }
 
     private func remove(_ sent: [PositionReport]) {

@@ -123,7 +123,7 @@ struct LiveNotificationTests {
         rows.insert(LiveRow(id: 121, topic: "fleet", type: "status", data: "\"" + String(repeating: "x", count: 9_000) + "\"", at: 0), at: 60)
         rows.insert(LiveRow(id: 123, topic: "fleet", type: "odd", data: "\"a\tb\"", at: 0), at: 10)  // a raw tab: read from the table
         rows.append(LiveRow(id: 122, topic: "user:1", type: "notification", data: #"{"title":"Caf\u00e9 \"ok\"\n"}"#, at: -5))
-        let payloads = try LiveLog.notifications(rows)
+        let payloads = LiveLog.notifications(rows)
         #expect(payloads.count > 3)
         #expect(payloads.allSatisfy { $0.utf8.count <= LiveLog.maxNotifyBytes })
         var read: [LiveRow] = [], fetched: [Int64] = []

@@ -77,7 +77,7 @@ enum LiveLog {
         // The channel is named after the schema, so databases shared by several installations
         // (or by tests, one schema each) do not hear each other. All notifications in one statement.
         var query = SQLQueryString("SELECT ")
-        for (index, text) in try notifications(rows).enumerated() {
+        for (index, text) in notifications(rows).enumerated() {
             if index > 0 { query.appendLiteral(", ") }
             query.appendInterpolation(unsafeRaw: "pg_notify('\(LiveFeed.channelPrefix)' || current_schema(), ")
             query.appendInterpolation(bind: text)
@@ -94,7 +94,7 @@ enum LiveLog {
     /// listener splits instead of running a JSON decoder (which cost 5 % of the server's time
     /// under a thousand position reports a second). A row too large for one payload, or one that
     /// would hold a tab or a line break anyway, is sent as `F` and its id, to be read from the table.
-    static func notifications(_ rows: [LiveRow]) throws -> [String] {
+    static func notifications(_ rows: [LiveRow]) -> [String] {
         var payloads: [String] = []
         var current = ""
         func close() {
@@ -103,7 +103,7 @@ enum LiveLog {
         }
         for row in rows {
             let line = "\n\(row.id)\t\(row.at)\t\(row.topic)\t\(row.type)\t\(row.data)"
-            let plain = !(row.topic + row.type + row.data).utf8.contains { $0 == 9 || $0 == 10 || $0 == 13 }
+            let plain = [row.topic, row.type, row.data].allSatisfy { !$0.utf8.contains { $0 == 9 || $0 == 10 } }
             guard plain, line.utf8.count + 1 <= maxNotifyBytes else {
                 close()
                 payloads.append("F\(row.id)")

@@ -81,6 +81,12 @@ struct HeadingOrder: Sendable {
 }
 
 extension HeadingOrder {
+    /// An order with a driver, heading for a stop or not.
+    init?(_ order: Order) {
+        guard let id = order.id, let driver = order.driverID else { return nil }
+        self.init(id: id, driverID: driver, status: order.status, pickup: order.pickup.coordinate, dropoff: order.dropoff.coordinate)
+    }
+
     /// When the applied route plans have each order's driver at the order's next stop (orders
     /// without a plan are absent): one statement for a whole group of reports.
     static func plannedArrivals(of orders: [HeadingOrder], on sql: any SQLDatabase) async throws -> [OrderID: Int64] {
@@ -166,8 +172,6 @@ struct Tracking: WaybillService {
             throw WaybillError.tooManyRequests(retryAfter: wait, "Positions arrive faster than a few a second; send them in batches.")
         }
         if mode == .ownShipments { return try await reportCarried(batch, by: principal) }
-        // Checked before queueing, so a malformed batch never reaches the group.
-        _ = try Self.policy.clean(batch, previous: nil, now: UnixTime.nowMillis).orValidationError()
         let services = self.services, db = services.appDatabase()
         return try await services.positionCommits.submit(.init(driverID: driverID, firstName: principal.user.firstName, batch: batch)) { jobs in
             try await Self.commit(jobs, services: services, db: db)
@@ -381,13 +385,8 @@ struct Tracking: WaybillService {
 
     /// When the applied route plan has the order's driver at its next stop (nil without a plan).
     func plannedArrival(of order: Order) async throws -> Int64? {
-        guard let stop = order.status.nextStop, let driver = order.driverID, let sql = db.tracedSQL else { return nil }
-        return try await sql.raw("""
-            SELECT s.arrival FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id
-            WHERE s.order_id = \(bind: order.id!) AND s.driver_id = \(bind: driver) AND s.kind = \(bind: stop == .pickup ? "pickup" : "delivery")
-              AND p.status = 'applied'
-            ORDER BY p.version DESC LIMIT 1
-            """).first().map { try $0.decode(column: "arrival", as: Int64.self) }
+        guard let heading = HeadingOrder(order), let sql = db.tracedSQL else { return nil }
+        return try await HeadingOrder.plannedArrivals(of: [heading], on: sql)[heading.id]
     }
 
     struct TrailPoint: Sendable {
