@@ -64,6 +64,10 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case planSuperseded = "plan_superseded"
     /// Accepting paid requests needs a payout account whose transfers are active.
     case payoutsNotReady = "payouts_not_ready"
+    /// A conversation whose subject ended some days ago: read-only.
+    case conversationClosed = "conversation_closed"
+    /// A message changed or deleted more than five minutes after it was sent.
+    case editWindowPassed = "edit_window_passed"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -146,6 +150,8 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")
         case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",
                            "Des colis sont réservés sur ce trajet : son itinéraire et sa date restent, et sa place ne peut descendre sous ce qui est réservé.")
+        case .conversationClosed: ("This conversation is closed: it can be read, not written to.", "Cette conversation est fermée : elle peut être lue, plus complétée.")
+        case .editWindowPassed: ("A message can be changed or deleted only in the five minutes after it was sent.", "Un message ne peut être modifié ou supprimé que dans les cinq minutes qui suivent son envoi.")
         case .paymentProviderError: ("The payment service did not answer; try again in a moment.", "Le service de paiement n’a pas répondu ; réessayez dans un instant.")
         case .invalidSignature: ("The signature of this message does not match.", "La signature de ce message ne correspond pas.")
         case .invalidEvent: ("This event is not one we understand.", "Cet événement n’est pas compris.")

@@ -60,6 +60,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateAPIKeys())              // keys for server-to-server clients, kept as hashes
     app.migrations.add(CreateOrderImports())         // uploaded delivery files awaiting confirmation; outside references
     app.migrations.add(CreateRoutePlans())           // route plans, versioned, and their stops
+    app.migrations.add(CreateConversations())        // conversations, their members and messages, reports
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -309,14 +310,15 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
         } }
     }
 
-    /// Hourly: photos of checkouts abandoned for a day are deleted, and webhook deliveries done with
-    /// for 30 days leave the log.
+    /// Hourly: photos of checkouts abandoned for a day are deleted, webhook deliveries done with
+    /// for 30 days leave the log, and messages of conversations past their retention are deleted.
     static func housekeeping(_ app: Application) async {
         while !Task.isCancelled {
             do {
                 try await Orders(services: app.waybill, db: app.db, logger: app.logger).deleteAbandonedPhotos()
                 try await Webhooks(services: app.waybill, db: app.db, logger: app.logger).deleteOldDeliveries()
                 try await OrderImports(services: app.waybill, db: app.db, logger: app.logger).deleteExpiredFiles()
+                try await Conversations(services: app.waybill, db: app.db, logger: app.logger).deleteExpired()
             } catch {
                 app.logger.warning("Housekeeping (abandoned photos, old webhook deliveries, expired imports) failed: \(String(describing: error))")
             }

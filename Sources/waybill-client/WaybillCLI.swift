@@ -548,6 +548,12 @@ struct Track: AsyncParsableCommand {
             return "\(time)  arrives at \(eta.stop.rawValue) \(Output.time(Date(timeIntervalSince1970: Double(eta.arrivesAt) / 1000))) (\(eta.distanceMeters) m)"
         case .notification(let note): return "\(time)  \(note.title)"
         case .duty(let duty): return "\(time)  driver \(duty.onDuty ? "on" : "off") duty"
+        case .message(let m):
+            if m.deletedAt != nil { return "\(time)  #\(m.seq) deleted" }
+            if m.kind == .system { return "\(time)  #\(m.seq) status \(m.text)" }
+            return "\(time)  #\(m.seq) \(m.senderName ?? "?"): \(m.text)\(m.editedAt != nil ? " (edited)" : "")"
+        case .marker(let m): return "\(time)  \(m.userId) read up to #\(m.readSeq)"
+        case .unread(let u): return "\(time)  \(u.unread) unread here, \(u.total) in all"
         }
     }
 }

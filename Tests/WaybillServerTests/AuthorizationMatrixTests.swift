@@ -104,6 +104,22 @@ struct AuthorizationMatrixTests {
 
     static func nothing(_ w: World) async throws -> Target { Target(order: UUID().uuidString) }
 
+    /// An accepted order of customer A (driver A carries it) and its conversation (its id in
+    /// `parcel`); with `by`, a message that party wrote (its id in `code`).
+    static func conversation(by author: Caller? = nil) -> @Sendable (World) async throws -> Target {
+        { w in
+            let order = try await w.server.placeOrder(w.cast.customer.access)
+            try await w.server.advance(order, to: .accepted, cast: w.cast)
+            let id = try await ConversationTests.open(w.server, order: order, w.cast.customer.access)
+            var target = Target(order: order, parcel: id)
+            if let author {
+                let sent = try await ConversationTests.say(w.server, id, "Hello", id: UUID().uuidString, w.tokens[author]!)
+                target.code = try #require(sent.json["id"].string, "\(sent)")
+            }
+            return target
+        }
+    }
+
     static func customerAUser(_ w: World) async throws -> Target { Target(order: "", user: w.cast.customer.userID) }
 
     static func spareUser(_ w: World) async throws -> Target {
@@ -173,6 +189,8 @@ struct AuthorizationMatrixTests {
     /// Paid and picked up by A; the receiver's code read from the mail.
     static func pickedUpRequest(_ w: World) async throws -> Target {
         var target = try await paidRequest(w)
+        // Mail still queued from other rows (a parcel coming to bea@) must not come after the code.
+        _ = try await w.server.deliverMail()
         let picked = try await w.server.send(.POST, "/trip-requests/\(target.request)/pickup", token: w.cast.customer.access)
         try #require(picked.status == .ok, "\(picked)")
         _ = try await w.server.deliverMail()
@@ -309,6 +327,30 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/order-imports/\(x.parcel)", token: t) },
         Row(operation: "commitOrderImport", expected: expect("manager=200 others=403"), setup: managerImport) { w, x, t in
             try await w.server.send(.POST, "/order-imports/\(x.parcel)/commit", token: t) },
+        Row(operation: "listConversations", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/conversations", token: t) },
+        Row(operation: "openConversation", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
+            try await w.server.send(.POST, "/conversations", json: ["subject": ["kind": "shipment", "id": x.order]], token: t) },
+        Row(operation: "getConversation", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: conversation()) { w, x, t in
+            try await w.server.send(.GET, "/conversations/\(x.parcel)", token: t) },
+        Row(operation: "listMessages", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: conversation()) { w, x, t in
+            try await w.server.send(.GET, "/conversations/\(x.parcel)/messages", token: t) },
+        Row(operation: "sendMessage", expected: expect("customerA=201 driverA=201 manager=201 others=404"), setup: conversation()) { w, x, t in
+            try await w.server.send(.POST, "/conversations/\(x.parcel)/messages", json: ["text": "Hi", "clientMessageId": UUID().uuidString], token: t) },
+        Row(operation: "editMessage", expected: expect("customerA=200 driverA=403 manager=403 others=404"), setup: conversation(by: .customerA)) { w, x, t in
+            try await w.server.send(.PATCH, "/conversations/\(x.parcel)/messages/\(x.code)", json: ["text": "Hi again"], token: t) },
+        Row(operation: "deleteMessage", expected: expect("customerA=200 driverA=403 manager=403 others=404"), setup: conversation(by: .customerA)) { w, x, t in
+            try await w.server.send(.DELETE, "/conversations/\(x.parcel)/messages/\(x.code)", token: t) },
+        Row(operation: "markConversation", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: conversation()) { w, x, t in
+            try await w.server.send(.POST, "/conversations/\(x.parcel)/markers", json: ["read": 1], token: t) },
+        Row(operation: "reportInConversation", expected: expect("customerA=201 driverA=422 manager=201 others=404"), setup: conversation(by: .driverA)) { w, x, t in
+            try await w.server.send(.POST, "/conversations/\(x.parcel)/reports", json: ["messageId": x.code, "reason": "spam"], token: t) },
+        Row(operation: "listReports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/reports", token: t) },
+        Row(operation: "getChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/me/chat-settings", token: t) },
+        Row(operation: "setChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/me/chat-settings", json: ["previews": false], token: t) },
         Row(operation: "createRoutePlan", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: t) },
         Row(operation: "getLatestRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, _, t in
@@ -517,6 +559,7 @@ struct AuthorizationMatrixTests {
         @Sendable func orders(_ w: World) -> Orders { Orders(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func chats(_ w: World) -> Conversations { Conversations(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func routePlans(_ w: World) -> RoutePlans { RoutePlans(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
@@ -563,6 +606,17 @@ struct AuthorizationMatrixTests {
             "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
             "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },
             "bulkOrderAction": { w, x, p in _ = try await orders(w).bulk(.cancel(reason: "matrix"), [id(x.order)], by: p) },
+            "listConversations": { w, _, p in _ = try await chats(w).list(for: p) },
+            "openConversation": { w, x, p in _ = try await chats(w).open(.shipment(id(x.order)), for: p) },
+            "getConversation": { w, x, p in _ = try await chats(w).conversation(id(x.parcel), for: p) },
+            "listMessages": { w, x, p in _ = try await chats(w).messages(id(x.parcel), after: nil, before: nil, limit: 50, for: p) },
+            "sendMessage": { w, x, p in _ = try await chats(w).send(id(x.parcel), MessageDraft(text: "Hi", clientMessageId: UUID().uuidString), by: p) },
+            "editMessage": { w, x, p in _ = try await chats(w).edit(id(x.parcel), message: id(x.code), text: "Hi again", by: p) },
+            "deleteMessage": { w, x, p in _ = try await chats(w).delete(id(x.parcel), message: id(x.code), by: p) },
+            "markConversation": { w, x, p in _ = try await chats(w).mark(id(x.parcel), delivered: nil, read: 1, by: p) },
+            "reportInConversation": { w, x, p in
+                _ = try await chats(w).report(message: id(x.code), person: nil, in: id(x.parcel), reason: .spam, note: nil, by: p) },
+            "listReports": { w, _, p in _ = try await chats(w).reports(status: nil, by: p) },
             "createRoutePlan": { w, _, p in _ = try await routePlans(w).plan(RoutePlanRequest(seconds: 0.2), by: p) },
             "getLatestRoutePlan": { w, _, p in _ = try await routePlans(w).latest(by: p) },
             "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },
@@ -678,7 +732,8 @@ struct AuthorizationMatrixTests {
     /// About the caller's own account or session: every signed-in caller may, so no policy is asked.
     static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
                                       "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts",
-                                      "getMyCarrierStatistics", "getForwardingAddress", "renewForwardingAddress"]
+                                      "getMyCarrierStatistics", "getForwardingAddress", "renewForwardingAddress",
+                                      "getChatSettings", "setChatSettings"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {

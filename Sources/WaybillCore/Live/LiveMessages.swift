@@ -14,12 +14,15 @@ public enum LiveTopic: Sendable, Hashable {
     case notifications
     /// An order seen through its public tracking link.
     case tracking(String)
+    /// A conversation its participants (and staff) read: new, changed and deleted messages, read markers.
+    case conversation(ConversationID)
 
     public init?(_ text: String) {
         if text == "fleet" { self = .fleet }
         else if text == "notifications" { self = .notifications }
         else if text.hasPrefix("order:"), let id = OrderID(uuidString: String(text.dropFirst(6))) { self = .order(id) }
         else if text.hasPrefix("tracking:"), text.count > 9, text.count <= 200 { self = .tracking(String(text.dropFirst(9))) }
+        else if text.hasPrefix("conversation:"), let id = ConversationID(uuidString: String(text.dropFirst(13))) { self = .conversation(id) }
         else { return nil }
     }
 
@@ -29,6 +32,7 @@ public enum LiveTopic: Sendable, Hashable {
         case .fleet: "fleet"
         case .notifications: "notifications"
         case .tracking(let token): "tracking:\(token)"
+        case .conversation(let id): "conversation:\(id.uuidString)"
         }
     }
 }
@@ -125,6 +129,72 @@ public struct LiveDuty: Sendable, Hashable, Codable {
     }
 }
 
+/// A message of a conversation, new or changed: clients keep one per `seq` (an edit or a deletion
+/// comes again with the same `seq`).
+public struct LiveChatMessage: Sendable, Hashable, Codable {
+    public var conversationId: ConversationID
+    public var id: MessageID
+    public var seq: Int64
+    /// Nil for the server's own messages.
+    public var senderId: UserID?
+    public var senderName: String?
+    public var kind: MessageKind
+    /// Empty once deleted. For `system`, the new status.
+    public var text: String
+    public var sharedShipmentId: OrderID?
+    public var sharedReference: String?
+    public var clientMessageId: String?
+    public var createdAt: Int64
+    public var editedAt: Int64?
+    public var deletedAt: Int64?
+
+    public init(conversationId: ConversationID, id: MessageID, seq: Int64, senderId: UserID?, senderName: String?, kind: MessageKind,
+                text: String, sharedShipmentId: OrderID?, sharedReference: String?, clientMessageId: String?, createdAt: Int64,
+                editedAt: Int64?, deletedAt: Int64?) {
+        self.conversationId = conversationId
+        self.id = id
+        self.seq = seq
+        self.senderId = senderId
+        self.senderName = senderName
+        self.kind = kind
+        self.text = text
+        self.sharedShipmentId = sharedShipmentId
+        self.sharedReference = sharedReference
+        self.clientMessageId = clientMessageId
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
+    }
+}
+
+/// How far one participant has received and read a conversation.
+public struct LiveChatMarker: Sendable, Hashable, Codable {
+    public var conversationId: ConversationID
+    public var userId: UserID
+    public var deliveredSeq: Int64
+    public var readSeq: Int64
+
+    public init(conversationId: ConversationID, userId: UserID, deliveredSeq: Int64, readSeq: Int64) {
+        self.conversationId = conversationId
+        self.userId = userId
+        self.deliveredSeq = deliveredSeq
+        self.readSeq = readSeq
+    }
+}
+
+/// A person's unread messages changed (on their `notifications` topic): in one conversation and in all.
+public struct LiveUnread: Sendable, Hashable, Codable {
+    public var conversationId: ConversationID
+    public var unread: Int64
+    public var total: Int64
+
+    public init(conversationId: ConversationID, unread: Int64, total: Int64) {
+        self.conversationId = conversationId
+        self.unread = unread
+        self.total = total
+    }
+}
+
 /// What an event says.
 public enum LivePayload: Sendable, Hashable {
     case location(LiveLocation)
@@ -132,6 +202,9 @@ public enum LivePayload: Sendable, Hashable {
     case eta(LiveETA)
     case notification(LiveNotification)
     case duty(LiveDuty)
+    case message(LiveChatMessage)
+    case marker(LiveChatMarker)
+    case unread(LiveUnread)
 
     public var type: String {
         switch self {
@@ -140,6 +213,9 @@ public enum LivePayload: Sendable, Hashable {
         case .eta: "eta"
         case .notification: "notification"
         case .duty: "duty"
+        case .message: "message"
+        case .marker: "marker"
+        case .unread: "unread"
         }
     }
 }
@@ -187,6 +263,9 @@ extension LivePayload {
         case "eta": .eta(try LiveETA(from: decoder))
         case "notification": .notification(try LiveNotification(from: decoder))
         case "duty": .duty(try LiveDuty(from: decoder))
+        case "message": .message(try LiveChatMessage(from: decoder))
+        case "marker": .marker(try LiveChatMarker(from: decoder))
+        case "unread": .unread(try LiveUnread(from: decoder))
         default: throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown event type \(type)"))
         }
     }
@@ -198,6 +277,9 @@ extension LivePayload {
         case .eta(let value): try value.encode(to: encoder)
         case .notification(let value): try value.encode(to: encoder)
         case .duty(let value): try value.encode(to: encoder)
+        case .message(let value): try value.encode(to: encoder)
+        case .marker(let value): try value.encode(to: encoder)
+        case .unread(let value): try value.encode(to: encoder)
         }
     }
 }

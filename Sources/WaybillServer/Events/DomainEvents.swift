@@ -89,6 +89,8 @@ extension DomainEvents {
         subscribe("statistics") { event, db in try await DeliveryStatsSubscriber.handle(event, on: db) }
         // Auto-dispatch: an order reaching dispatch makes a re-plan due (`AutoDispatch`).
         subscribe("auto-dispatch") { event, db in try await AutoDispatch.markDue(event, on: db) }
+        // Conversations: a shipment's status changes appear in its conversation; its parties stay its members.
+        subscribe("conversations") { event, db in try await Conversations.handle(event, on: db) }
     }
 }
 

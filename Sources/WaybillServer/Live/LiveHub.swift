@@ -215,6 +215,9 @@ extension LiveRenderer {
         case "eta": return (try? decoder.decode(LiveETA.self, from: data)).map(LivePayload.eta)
         case "notification": return (try? decoder.decode(LiveNotification.self, from: data)).map(LivePayload.notification)
         case "duty": return (try? decoder.decode(LiveDuty.self, from: data)).map(LivePayload.duty)
+        case "message": return (try? decoder.decode(LiveChatMessage.self, from: data)).map(LivePayload.message)
+        case "marker": return (try? decoder.decode(LiveChatMarker.self, from: data)).map(LivePayload.marker)
+        case "unread": return (try? decoder.decode(LiveUnread.self, from: data)).map(LivePayload.unread)
         default: return nil
         }
     }

@@ -227,7 +227,7 @@ struct LiveSession {
     /// 403 as the HTTP API would answer).
     func resolve(_ label: String) async throws -> Resolved {
         guard let topic = LiveTopic(label) else {
-            throw WaybillError(.badRequest, .invalidTopic, "Topics are order:<id>, fleet, notifications and tracking:<token>.")
+            throw WaybillError(.badRequest, .invalidTopic, "Topics are order:<id>, fleet, notifications, tracking:<token> and conversation:<id>.")
         }
         let identity = connection.identity
         let db = app.db
@@ -251,6 +251,11 @@ struct LiveSession {
         case .notifications:
             guard let userID = identity.userID else { throw WaybillError.forbidden }
             return Resolved(stored: LiveLog.userTopic(userID), audience: .full)
+        case .conversation(let id):
+            // Its participants and staff, as `GET /conversations/{id}` (404 otherwise).
+            guard let caller = identity.caller else { throw WaybillError.notFound }
+            _ = try await Conversations(services: app.waybill, db: db, logger: app.logger).load(id, for: caller)
+            return Resolved(stored: LiveTopic.conversation(id).name, audience: .full)
         }
     }
 }

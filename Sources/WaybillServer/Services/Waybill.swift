@@ -67,6 +67,10 @@ public final class WaybillServices: Sendable {
     let carrierTrackers: [any CarrierTracker]
     /// Route planning's distances: OSRM when configured, straight lines otherwise.
     let routing: RoutingMatrices
+    /// Messages one account may send: 30 at once, then one every two seconds.
+    let messageLimiter = TokenBuckets(ratePerSecond: 0.5, burst: 30)
+    /// Reports one account may file: 20 a day.
+    let reportLimiter = TokenBuckets(ratePerSecond: 20.0 / 86_400, burst: 20)
     /// Route plans one account may ask for (`RoutePlanningPolicy.plansPerMinute`).
     let routePlanLimiter = TokenBuckets(ratePerSecond: Double(RoutePlanningPolicy.plansPerMinute) / 60,
                                         burst: Double(RoutePlanningPolicy.plansPerMinute))

@@ -1,0 +1,138 @@
+import Foundation
+import OpenAPIRuntime
+import Vapor
+import WaybillAPI
+import WaybillCore
+
+/// Conversations: translation only (`Conversations` and `ConversationPolicy` decide).
+extension APIHandler {
+    var conversations: Conversations { get throws { Conversations(request: try request) } }
+
+    func listConversations(_ input: Operations.ListConversations.Input) async throws -> Operations.ListConversations.Output {
+        let me = try await principal()
+        let (items, total) = try await conversations.list(for: me)
+        return .ok(.init(body: .json(.init(items: items.map { Self.conversation($0, for: me.userID) }, totalUnread: total))))
+    }
+
+    func openConversation(_ input: Operations.OpenConversation.Input) async throws -> Operations.OpenConversation.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let id = try Self.plainID(body.subject.id, "subject.id")
+        guard let subject = ConversationSubject(kind: body.subject.kind.rawValue, id: id) else { throw WaybillError.validation("subject.kind", "invalid") }
+        return .ok(.init(body: .json(Self.conversation(try await conversations.open(subject, for: me), for: me.userID))))
+    }
+
+    func getConversation(_ input: Operations.GetConversation.Input) async throws -> Operations.GetConversation.Output {
+        let me = try await principal()
+        let view = try await conversations.conversation(try Self.conversationID(input.path.conversationId), for: me)
+        return .ok(.init(body: .json(Self.conversation(view, for: me.userID))))
+    }
+
+    func listMessages(_ input: Operations.ListMessages.Input) async throws -> Operations.ListMessages.Output {
+        let me = try await principal()
+        let q = input.query
+        let (access, items) = try await conversations.messages(try Self.conversationID(input.path.conversationId), after: q.after, before: q.before,
+                                                               limit: q.limit ?? 50, for: me)
+        return .ok(.init(body: .json(.init(items: items.map { Self.message($0, for: me.userID) }, masked: access.masks))))
+    }
+
+    func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let shared = try body.sharedShipmentId.map { OrderID(rawValue: try Self.plainID($0, "sharedShipmentId")) }
+        let draft = MessageDraft(text: body.text ?? "", clientMessageId: body.clientMessageId, sharedShipment: shared)
+        let (view, created) = try await conversations.send(try Self.conversationID(input.path.conversationId), draft, by: me)
+        let message = Self.message(view, for: me.userID)
+        return created ? .created(.init(body: .json(message))) : .ok(.init(body: .json(message)))
+    }
+
+    func editMessage(_ input: Operations.EditMessage.Input) async throws -> Operations.EditMessage.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await conversations.edit(try Self.conversationID(input.path.conversationId),
+                                                message: MessageID(rawValue: try Self.plainID(input.path.messageId, "messageId")), text: body.text, by: me)
+        return .ok(.init(body: .json(Self.message(view, for: me.userID))))
+    }
+
+    func deleteMessage(_ input: Operations.DeleteMessage.Input) async throws -> Operations.DeleteMessage.Output {
+        let me = try await principal()
+        let view = try await conversations.delete(try Self.conversationID(input.path.conversationId),
+                                                  message: MessageID(rawValue: try Self.plainID(input.path.messageId, "messageId")), by: me)
+        return .ok(.init(body: .json(Self.message(view, for: me.userID))))
+    }
+
+    func markConversation(_ input: Operations.MarkConversation.Input) async throws -> Operations.MarkConversation.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await conversations.mark(try Self.conversationID(input.path.conversationId), delivered: body.delivered, read: body.read, by: me)
+        return .ok(.init(body: .json(Self.conversation(view, for: me.userID))))
+    }
+
+    func reportInConversation(_ input: Operations.ReportInConversation.Input) async throws -> Operations.ReportInConversation.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        guard let reason = ReportReason(rawValue: body.reason.rawValue) else { throw WaybillError.validation("reason", "invalid") }
+        let report = try await conversations.report(
+            message: try body.messageId.map { MessageID(rawValue: try Self.plainID($0, "messageId")) },
+            person: try body.userId.map { UserID(rawValue: try Self.plainID($0, "userId")) },
+            in: try Self.conversationID(input.path.conversationId), reason: reason, note: body.note, by: me)
+        return .created(.init(body: .json(Self.report(report))))
+    }
+
+    func listReports(_ input: Operations.ListReports.Input) async throws -> Operations.ListReports.Output {
+        let me = try await principal()
+        let status = input.query.status.flatMap { ReportStatus(rawValue: $0.rawValue) }
+        return .ok(.init(body: .json(.init(items: try await conversations.reports(status: status, by: me).map(Self.report)))))
+    }
+
+    func getChatSettings(_ input: Operations.GetChatSettings.Input) async throws -> Operations.GetChatSettings.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(.init(previews: try await conversations.previews(for: me)))))
+    }
+
+    func setChatSettings(_ input: Operations.SetChatSettings.Input) async throws -> Operations.SetChatSettings.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try await conversations.setPreviews(body.previews, by: me)
+        return .ok(.init(body: .json(.init(previews: body.previews))))
+    }
+
+    // MARK: translation
+
+    static func conversationID(_ text: String) throws -> ConversationID {
+        ConversationID(rawValue: try plainID(text, "conversationId"))
+    }
+
+    static func conversation(_ v: ConversationView, for userID: UserID) -> S.Conversation {
+        S.Conversation(
+            id: v.id.uuidString,
+            subject: .init(kind: S.ConversationSubject.KindPayload(rawValue: v.access.subject.kind)!, id: v.access.subject.id.uuidString),
+            shipmentId: v.access.order?.id?.uuidString, reference: v.access.reference,
+            roles: v.access.roles.sorted { $0.rawValue < $1.rawValue }.compactMap { S.ConversationRole(rawValue: $0.rawValue) },
+            observer: ConversationPolicy.isObserver(v.access.roles) && !v.participants.contains { $0.user.id == userID },
+            closed: v.closed, masked: v.access.masks, lastSeq: v.record.lastSeq, lastReadSeq: v.lastReadSeq,
+            lastDeliveredSeq: v.lastDeliveredSeq, unread: v.unread,
+            lastMessage: v.last.map { message(Conversations.view($0, access: v.access, sender: nil, references: [:]), for: userID) },
+            participants: v.participants.map { .init(userId: $0.user.id!.uuidString, firstName: $0.user.firstName,
+                                                     role: S.ConversationRole(rawValue: $0.role.rawValue)!, readSeq: $0.readSeq) },
+            createdAt: date(v.record.createdAt), lastMessageAt: v.record.lastMessageAt.map(date))
+    }
+
+    static func message(_ v: MessageView, for userID: UserID) -> S.Message {
+        let r = v.record
+        return S.Message(
+            id: r.id!.uuidString, conversationId: r.conversationID.uuidString, seq: r.seq,
+            kind: S.Message.KindPayload(rawValue: r.kind.rawValue)!, text: v.text, senderId: r.senderID?.uuidString,
+            senderName: v.senderName, mine: r.senderID == userID,
+            sharedShipment: r.sharedOrderID.flatMap { id in v.sharedReference.map { .init(id: id.uuidString, reference: $0) } },
+            clientMessageId: r.senderID == userID ? r.clientMessageID : nil,
+            createdAt: date(r.createdAt), editedAt: r.editedAt.map(date), deletedAt: r.deletedAt.map(date))
+    }
+
+    static func report(_ r: ReportRecord) -> S.Report {
+        S.Report(id: r.id!.uuidString, reporterId: r.reporterID.uuidString, reportedUserId: r.reportedUserID.uuidString,
+                 conversationId: r.conversationID?.uuidString, messageId: r.messageID?.uuidString,
+                 reason: S.ReportReason(rawValue: r.reason.rawValue)!, note: r.note,
+                 status: S.ReportStatus(rawValue: r.status.rawValue)!, createdAt: date(r.createdAt))
+    }
+}

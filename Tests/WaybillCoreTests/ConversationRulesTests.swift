@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import WaybillCore
+
+@Suite("Conversations: who takes part, what a message may be, when it closes, what is masked")
+struct ConversationRulesTests {
+    @Test("A shipment's parties take part in their own capacity; staff read it; nobody else, and a receiver not before it is theirs to see")
+    func shipmentRoles() {
+        #expect(ConversationPolicy.roles(shipment: [.owner], status: .pending) == [.sender])
+        #expect(ConversationPolicy.roles(shipment: [.assignee], status: .accepted) == [.carrier])
+        #expect(ConversationPolicy.roles(shipment: [.manager, .assignee], status: .inTransit) == [.staff, .carrier])
+        #expect(ConversationPolicy.roles(shipment: [.receiver], status: .inTransit) == [.receiver])
+        #expect(ConversationPolicy.roles(shipment: [.receiver], status: .awaitingPayment) == [], "an unpaid checkout is not yet the receiver's")
+        #expect(ConversationPolicy.roles(shipment: [], status: .pending) == [])
+        #expect(ConversationPolicy.isObserver([.staff]) && !ConversationPolicy.isObserver([.staff, .carrier]))
+        #expect(ConversationPolicy.roles(request: [.sender]) == [.sender] && ConversationPolicy.roles(request: [.traveller]) == [.carrier])
+        #expect(ConversationPolicy.roles(request: []) == [])
+    }
+
+    @Test("Only the author changes a message, for five minutes, while the conversation is open; never the server's own")
+    func changeWindow() {
+        let ada = UserID(UUID()), bob = UserID(UUID())
+        let sent: Int64 = 1_000_000
+        func decide(_ by: UserID, at now: Int64, kind: MessageKind = .text, deleted: Bool = false, closed: Bool = false, author: UserID? = nil) -> ConversationPolicy.Decision {
+            ConversationPolicy.mayChange(messageBy: author ?? ada, kind: kind, sentAt: sent, deleted: deleted, by: by, now: now, closed: closed)
+        }
+        #expect(decide(ada, at: sent + 1000) == .allowed)
+        #expect(decide(ada, at: sent + ConversationPolicy.editWindowMillis) == .allowed)
+        #expect(decide(ada, at: sent + ConversationPolicy.editWindowMillis + 1) == .tooLate)
+        #expect(decide(bob, at: sent + 1000) == .forbidden)
+        #expect(decide(ada, at: sent + 1000, kind: .system) == .forbidden)
+        #expect(decide(ada, at: sent + 1000, deleted: true) == .tooLate)
+        #expect(decide(ada, at: sent + 1000, closed: true) == .closed)
+        #expect(decide(ada, at: sent - 5000) == .allowed, "a clock set back counts as just sent")
+        #expect(ConversationPolicy.mayChange(messageBy: ada, kind: .text, sentAt: .min, deleted: false, by: ada, now: .max, closed: false) == .tooLate,
+                "times from outside never trap")
+        #expect(ConversationPolicy.mayChange(messageBy: nil, kind: .system, sentAt: sent, deleted: false, by: ada, now: sent, closed: false) == .forbidden)
+    }
+
+    @Test("A conversation closes the configured number of days after its subject ends, not before, and never while it is going on")
+    func closing() {
+        let day: Int64 = 86_400_000
+        let ended: Int64 = 10 * day
+        #expect(!ConversationPolicy.isClosed(subjectEndedAt: nil, now: .max, closeAfterDays: 14))
+        #expect(!ConversationPolicy.isClosed(subjectEndedAt: ended, now: ended + 14 * day - 1, closeAfterDays: 14))
+        #expect(ConversationPolicy.isClosed(subjectEndedAt: ended, now: ended + 14 * day, closeAfterDays: 14))
+        #expect(ConversationPolicy.isClosed(subjectEndedAt: ended, now: ended, closeAfterDays: 0))
+        #expect(!ConversationPolicy.isClosed(subjectEndedAt: .max - 5, now: .max, closeAfterDays: 14), "no overflow")
+        #expect(ConversationPolicy.endedAt(shipment: .delivered, updatedAt: 5) == 5 && ConversationPolicy.endedAt(shipment: .cancelled, updatedAt: 5) == 5)
+        for status in OrderStatus.allCases where !status.isFinal { #expect(ConversationPolicy.endedAt(shipment: status, updatedAt: 5) == nil, "\(status)") }
+        #expect(ConversationPolicy.endedAt(request: .requested, updatedAt: 5) == nil && ConversationPolicy.endedAt(request: .accepted, updatedAt: 5) == nil)
+        for status in [TripRequestStatus.rejected, .expired, .cancelled, .lapsed] { #expect(ConversationPolicy.endedAt(request: status, updatedAt: 5) == 5) }
+    }
+
+    @Test("Contact details are masked until a traveller's parcel is paid")
+    func masksUntilPaid() {
+        for status in TripRequestStatus.allCases {
+            #expect(ConversationPolicy.masksContacts(request: status, shipmentPaid: false), "\(status)")
+        }
+        #expect(!ConversationPolicy.masksContacts(request: .accepted, shipmentPaid: true))
+    }
+
+    @Test("Phone numbers and email addresses are masked, in the usual disguises; dates, prices, times and references stay",
+          arguments: [
+              ("Call +41 79 123 45 67", "Call •••"),
+              ("Mon numéro : 06 12 34 56 78.", "Mon numéro : •••."),
+              ("0041791234567 or 079/123.45.67", "••• or •••"),
+              ("(079) 123 45 67", "(•••"),
+              ("Write bob.smith+x@example.co.uk now", "Write ••• now"),
+              ("bob at example dot com", "•••"),
+              ("bob (at) example (dot) ch", "•••"),
+              ("On 2026-11-26 at 14:30, CHF 1200, WB-7K3M9Q, 3005 Bern", "On 2026-11-26 at 14:30, CHF 1200, WB-7K3M9Q, 3005 Bern"),
+              ("Code 4411", "Code 4411"),
+              ("", ""),
+          ])
+    func masking(input: String, expected: String) {
+        #expect(ContactMasking.masked(input) == expected)
+    }
+
+    @Test("A message needs text or a shared shipment, at most 4,000 characters, no control characters, and an app id for retries")
+    func drafts() {
+        #expect(MessageDraft(text: "Hello", clientMessageId: "a-1").validate().isEmpty)
+        #expect(MessageDraft(text: " \n ", clientMessageId: "a-1").validate()["text"] == "required")
+        #expect(MessageDraft(text: "", clientMessageId: "a-1", sharedShipment: OrderID(UUID())).validate().isEmpty)
+        #expect(MessageDraft(text: String(repeating: "é", count: 4000), clientMessageId: "a").validate().isEmpty)
+        #expect(MessageDraft(text: String(repeating: "é", count: 4001), clientMessageId: "a").validate()["text"] == "too_long")
+        #expect(MessageDraft(text: "a\u{0}b", clientMessageId: "a").validate()["text"] == "invalid_character")
+        #expect(MessageDraft(text: "line\nnext\ttab", clientMessageId: "a").validate().isEmpty)
+        #expect(MessageDraft(text: "x", clientMessageId: "").validate()["clientMessageId"] == "required")
+        #expect(MessageDraft(text: "x", clientMessageId: String(repeating: "a", count: 65)).validate()["clientMessageId"] == "invalid")
+        #expect(MessageDraft(text: "x", clientMessageId: "ünï").validate()["clientMessageId"] == "invalid")
+        #expect(MessageDraft(text: "  hi\r\n", clientMessageId: "a").cleanText == "hi")
+        #expect(Unread.count(lastSeq: 5, lastReadSeq: 2) == 3 && Unread.count(lastSeq: 5, lastReadSeq: 9) == 0 && Unread.count(lastSeq: 0, lastReadSeq: 0) == 0)
+    }
+}

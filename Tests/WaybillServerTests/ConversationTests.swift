@@ -1,0 +1,280 @@
+import Fluent
+import Foundation
+import Testing
+import Vapor
+import WaybillCore
+@testable import WaybillServer
+
+@Suite("Conversations: the parties of a delivery write to each other")
+struct ConversationTests {
+    /// Opens the shipment's conversation as `token`; answers its id.
+    static func open(_ server: TestServer, order: String, _ token: String) async throws -> String {
+        let opened = try await server.send(.POST, "/conversations", json: ["subject": ["kind": "shipment", "id": order]], token: token)
+        try #require(opened.status == .ok, "open: \(opened)")
+        return try #require(opened.json["id"].string)
+    }
+
+    static func say(_ server: TestServer, _ conversation: String, _ text: String, id: String, _ token: String,
+                    extra: [String: any Sendable] = [:]) async throws -> Reply {
+        var body: [String: any Sendable] = ["text": text, "clientMessageId": id]
+        for (k, v) in extra { body[k] = v }
+        return try await server.send(.POST, "/conversations/\(conversation)/messages", json: body, token: token)
+    }
+
+    @Test("Customer and driver write to each other about a delivery; a retry is stored once; strangers see nothing; unread counts follow the read markers",
+          arguments: TestDatabase.available)
+    func customerAndDriverTalk(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            #expect(try await Self.open(server, order: order, cast.driver.access) == id, "one conversation per shipment")
+            // Strangers: as if it did not exist.
+            #expect(try await server.send(.POST, "/conversations", json: ["subject": ["kind": "shipment", "id": order]], token: cast.otherCustomer.access).status == .notFound)
+            #expect(try await server.send(.GET, "/conversations/\(id)", token: cast.otherDriver.access).status == .notFound)
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages", token: cast.otherCustomer.access).status == .notFound)
+            #expect(try await Self.say(server, id, "Hi", id: "x1", cast.otherCustomer.access).status == .notFound)
+
+            // The sender is the session, whatever the body says.
+            let sent = try await Self.say(server, id, "  Ring twice, please.\r\n", id: "c-1", cast.customer.access, extra: ["senderId": cast.driver.userID])
+            #expect(sent.status == .created, "\(sent)")
+            #expect(sent.json["seq"].int == 1 && sent.json["text"].string == "Ring twice, please." && sent.json["mine"].bool == true)
+            #expect(sent.json["senderId"].string == cast.customer.userID)
+            // A retry (the answer was lost): the same message, not a second one.
+            let retry = try await Self.say(server, id, "Ring twice, please.", id: "c-1", cast.customer.access)
+            #expect(retry.status == .ok && retry.json["id"].string == sent.json["id"].string && retry.json["seq"].int == 1)
+
+            // The driver has one unread message, reads it, answers.
+            let list = try await server.send(.GET, "/conversations", token: cast.driver.access)
+            #expect(list.json["totalUnread"].int == 1 && list.json["items"][0]["id"].string == id && list.json["items"][0]["reference"].exists)
+            let messages = try await server.send(.GET, "/conversations/\(id)/messages?after=0", token: cast.driver.access)
+            #expect(messages.json["items"].array.map { $0["text"].string } == ["Ring twice, please."])
+            #expect(messages.json["items"][0]["mine"].bool == false && messages.json["items"][0]["senderName"].string == "Ada")
+            #expect(messages.json["items"][0]["clientMessageId"].exists == false, "the sender's own ids stay theirs")
+            let marked = try await server.send(.POST, "/conversations/\(id)/markers", json: ["read": 99], token: cast.driver.access)
+            #expect(marked.status == .ok && marked.json["lastReadSeq"].int == 1 && marked.json["unread"].int == 0, "never past the last message")
+            #expect(try await server.send(.POST, "/conversations/\(id)/markers", json: ["read": 0], token: cast.driver.access).json["lastReadSeq"].int == 1,
+                    "markers never go back")
+            #expect(try await Self.say(server, id, "OK, see you at 3", id: "d-1", cast.driver.access).json["seq"].int == 2)
+            let customerView = try await server.send(.GET, "/conversations/\(id)", token: cast.customer.access)
+            #expect(customerView.json["unread"].int == 1 && customerView.json["lastSeq"].int == 2)
+            let readSeqs = Dictionary(uniqueKeysWithValues: customerView.json["participants"].array.map { ($0["role"].string ?? "", $0["readSeq"].int ?? -1) })
+            #expect(readSeqs == ["sender": 1, "carrier": 2], "\(customerView)")
+            #expect(try await server.send(.GET, "/conversations", token: cast.customer.access).json["totalUnread"].int == 1)
+
+            // Resuming from a sequence number; the newest page.
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages?after=1", token: cast.customer.access).json["items"].array.map { $0["seq"].int } == [2])
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages?limit=1", token: cast.customer.access).json["items"].array.map { $0["seq"].int } == [2])
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages?before=2", token: cast.customer.access).json["items"].array.map { $0["seq"].int } == [1])
+
+            // A manager reads as an observer, and takes part once they write.
+            let asManager = try await server.send(.GET, "/conversations/\(id)", token: cast.manager.access)
+            #expect(asManager.status == .ok && asManager.json["observer"].bool == true && asManager.json["roles"].array.map(\.string) == ["staff"])
+            #expect(try await Self.say(server, id, "I am watching this one.", id: "m-1", cast.manager.access).status == .created)
+            let joined = try await server.send(.GET, "/conversations/\(id)", token: cast.manager.access)
+            #expect(joined.json["observer"].bool == false && joined.json["participants"].array.contains { $0["role"].string == "staff" })
+        }
+    }
+
+    @Test("Bad messages get a clear error and store nothing", arguments: TestDatabase.available)
+    func badMessages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            let cases: [([String: any Sendable], String, String)] = [
+                (["text": "   ", "clientMessageId": "a"], "text", "required"),
+                (["text": String(repeating: "x", count: 4001), "clientMessageId": "a"], "text", "too_long"),
+                (["text": "bell \u{07}", "clientMessageId": "a"], "text", "invalid_character"),
+                (["text": "hello", "clientMessageId": "no spaces please"], "clientMessageId", "invalid"),
+                (["text": "look", "clientMessageId": "b", "sharedShipmentId": UUID().uuidString], "sharedShipmentId", "not_found"),
+            ]
+            for (body, field, reason) in cases {
+                let reply = try await server.send(.POST, "/conversations/\(id)/messages", json: body, token: cast.customer.access)
+                #expect(reply.status == .unprocessableEntity || reply.status == .badRequest, "\(body): \(reply)")
+                if reply.status == .unprocessableEntity { #expect(reply.json["error"]["fields"][field].string == reason, "\(reply)") }
+            }
+            #expect(try await server.send(.GET, "/conversations/not-an-id", token: cast.customer.access).status == .badRequest)
+            #expect(try await server.send(.GET, "/conversations/\(UUID().uuidString)", token: cast.customer.access).status == .notFound)
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages?limit=500", token: cast.customer.access).status == .badRequest)
+            #expect(try await server.send(.POST, "/conversations", json: ["subject": ["kind": "parcel", "id": order]], token: cast.customer.access).status.code / 100 == 4)
+            #expect(try await MessageRecord.query(on: server.db).count() == 0)
+            // A shipment the sender may see can be shared as a card.
+            let other = try await server.placeOrder(cast.customer.access)
+            let card = try await server.send(.POST, "/conversations/\(id)/messages", json: ["clientMessageId": "s-1", "sharedShipmentId": other], token: cast.customer.access)
+            #expect(card.status == .created && card.json["kind"].string == "shipment" && card.json["sharedShipment"]["reference"].exists, "\(card)")
+            // Not someone else's.
+            let theirs = try await server.placeOrder(cast.otherCustomer.access)
+            let refused = try await server.send(.POST, "/conversations/\(id)/messages", json: ["clientMessageId": "s-2", "sharedShipmentId": theirs], token: cast.customer.access)
+            #expect(refused.status == .unprocessableEntity && refused.json["error"]["fields"]["sharedShipmentId"].string == "not_found")
+        }
+    }
+
+    @Test("Authors change or delete their messages for five minutes; deletion leaves a tombstone; status changes appear; the conversation closes after delivery",
+          arguments: TestDatabase.available)
+    func editsStatusAndClosing(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .assigned, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            let first = try #require(try await Self.say(server, id, "Gate code 4411", id: "c-1", cast.customer.access).json["id"].string)
+            let second = try #require(try await Self.say(server, id, "Oops", id: "c-2", cast.customer.access).json["id"].string)
+            #expect(try await server.send(.PATCH, "/conversations/\(id)/messages/\(first)", json: ["text": "Mine now"], token: cast.driver.access).status == .forbidden)
+            let edited = try await server.send(.PATCH, "/conversations/\(id)/messages/\(first)", json: ["text": "Gate code 4412"], token: cast.customer.access)
+            #expect(edited.status == .ok && edited.json["text"].string == "Gate code 4412" && edited.json["editedAt"].exists)
+            let deleted = try await server.send(.DELETE, "/conversations/\(id)/messages/\(second)", token: cast.customer.access)
+            #expect(deleted.status == .ok && deleted.json["text"].string == "" && deleted.json["deletedAt"].exists)
+            let seen = try await server.send(.GET, "/conversations/\(id)/messages", token: cast.driver.access).json["items"].array
+            #expect(seen.map { $0["seq"].int } == [1, 2] && seen[1]["deletedAt"].exists && seen[1]["text"].string == "", "the tombstone keeps its place")
+            server.clock.advance(by: 6 * 60)
+            let late = try await server.send(.PATCH, "/conversations/\(id)/messages/\(first)", json: ["text": "again"], token: cast.customer.access)
+            #expect(late.status == .conflict && late.errorCode == "edit_window_passed")
+            #expect(try await server.send(.DELETE, "/conversations/\(id)/messages/\(first)", token: cast.customer.access).errorCode == "edit_window_passed")
+
+            // The driver's steps appear as system messages, numbered with the rest.
+            #expect(try await server.send(.POST, "/orders/\(order)/accept", token: cast.driver.access).status == .ok)
+            #expect(try await server.send(.POST, "/orders/\(order)/pickup", json: TestServer.cash(try await server.price(of: order)), token: cast.driver.access).status == .ok)
+            #expect(try await server.deliver(order, token: cast.driver.access).status == .ok)
+            let all = try await server.send(.GET, "/conversations/\(id)/messages?after=2", token: cast.customer.access).json["items"].array
+            #expect(all.filter { $0["kind"].string == "system" }.compactMap { $0["text"].string } == ["accepted", "in_transit", "delivered"], "\(all)")
+            // Still open for a while after delivery (a forgotten detail, a thank-you), then read-only.
+            #expect(try await Self.say(server, id, "Thanks!", id: "c-3", cast.customer.access).status == .created)
+            server.clock.advance(by: Double(ConversationPolicy.defaultCloseAfterDays + 1) * 86_400)
+            let closed = try await Self.say(server, id, "Still there?", id: "c-4", cast.customer.access)
+            #expect(closed.status == .conflict && closed.errorCode == "conversation_closed")
+            #expect(try await server.send(.GET, "/conversations/\(id)", token: cast.customer.access).json["closed"].bool == true)
+            #expect(try await server.send(.GET, "/conversations/\(id)/messages", token: cast.driver.access).json["items"].array.count >= 6, "closed is still readable")
+
+            // After the retention, the housekeeping deletes the messages.
+            server.clock.advance(by: Double(ConversationPolicy.defaultRetentionDays + 1) * 86_400)
+            try await server.app.waybill.run { try await Conversations(services: server.app.waybill, db: server.db, logger: server.app.logger).deleteExpired() }
+            #expect(try await MessageRecord.query(on: server.db).count() == 0)
+        }
+    }
+
+    @Test("A driver given another order leaves its conversation; the receiver with an account takes part", arguments: TestDatabase.available)
+    func membershipFollowsTheShipment(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("bea@example.com")
+            let bea = try await server.login("bea@example.com")
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .assigned, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            #expect(try await Self.say(server, id, "Hello Luca", id: "c-1", cast.customer.access).status == .created)
+            #expect(try await server.send(.GET, "/conversations", token: cast.driver.access).json["totalUnread"].int == 1)
+            let asReceiver = try await server.send(.GET, "/conversations/\(id)", token: bea.access)
+            #expect(asReceiver.status == .ok && asReceiver.json["roles"].array.map(\.string) == ["receiver"], "\(asReceiver)")
+            #expect(try await Self.say(server, id, "I am home after 5", id: "b-1", bea.access).status == .created)
+
+            let reassigned = try await server.send(.POST, "/orders/\(order)/assign", json: ["driverId": cast.otherDriver.userID, "reassign": true], token: cast.manager.access)
+            #expect(reassigned.status == .ok, "\(reassigned)")
+            #expect(try await server.send(.GET, "/conversations/\(id)", token: cast.driver.access).status == .notFound)
+            let driverList = try await server.send(.GET, "/conversations", token: cast.driver.access)
+            #expect(driverList.json["items"].array.isEmpty && driverList.json["totalUnread"].int == 0)
+            let mia = try await server.send(.GET, "/conversations", token: cast.otherDriver.access)
+            #expect(mia.json["items"].array.count == 1 && mia.json["totalUnread"].int == 2, "the new driver reads what was said: \(mia)")
+        }
+    }
+
+    @Test("Before a traveller's parcel is paid, phone numbers and emails are masked; then shown", arguments: TestDatabase.available)
+    func masking(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await TripRequestTests.setUp(server)
+            let ada = cast.customer, bob = cast.otherCustomer
+            let request = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: TripRequestTests.request(), token: bob.access).json["id"].string)
+            let opened = try await server.send(.POST, "/conversations", json: ["subject": ["kind": "request", "id": request]], token: ada.access)
+            #expect(opened.status == .ok && opened.json["masked"].bool == true, "\(opened)")
+            let id = try #require(opened.json["id"].string)
+            #expect(try await server.send(.POST, "/conversations", json: ["subject": ["kind": "request", "id": request]], token: cast.driver.access).status == .notFound)
+            let sent = try await Self.say(server, id, "Call me on +41 79 123 45 67 or write to bob@example.com", id: "b-1", bob.access)
+            #expect(sent.json["text"].string == "Call me on ••• or write to •••", "\(sent)")
+            // Accepted and paid: the shipment talks in the same conversation, unmasked.
+            #expect(try await server.send(.POST, "/trip-requests/\(request)/accept", token: ada.access).status == .ok)
+            let asSender = try await server.send(.GET, "/trip-requests/\(request)", token: bob.access)
+            try await TripRequestTests.pay(server, url: try #require(asSender.json["shipment"]["paymentUrl"].string))
+            let shipment = try #require(asSender.json["shipment"]["id"].string)
+            #expect(try await Self.open(server, order: shipment, ada.access) == id)
+            let after = try await server.send(.GET, "/conversations/\(id)/messages", token: ada.access)
+            #expect(after.json["masked"].bool == false)
+            #expect(after.json["items"].array.first?["text"].string == "Call me on +41 79 123 45 67 or write to bob@example.com")
+        }
+    }
+
+    @Test("A message or a person is reported to the moderators, never oneself; pushes carry text only for those who allow previews",
+          arguments: TestDatabase.available)
+    func reportsAndPushes(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            #expect(try await server.send(.POST, "/me/devices", json: ["platform": "android", "pushToken": "fcm-driver"], token: cast.driver.access).status == .created)
+            #expect(try await server.send(.POST, "/me/devices", json: ["platform": "android", "pushToken": "fcm-customer"], token: cast.customer.access).status == .created)
+            #expect(try await server.send(.PUT, "/me/chat-settings", json: ["previews": true], token: cast.customer.access).json["previews"].bool == true)
+            #expect(try await server.send(.GET, "/me/chat-settings", token: cast.driver.access).json["previews"].bool == false)
+            _ = try await Self.say(server, id, "Secret gate code 4411", id: "c-1", cast.customer.access)
+            let rude = try #require(try await Self.say(server, id, "Rude words", id: "d-1", cast.driver.access).json["id"].string)
+            let pushes = try await OutboxMessage.query(on: server.db).filter(\.$kind == Outbox.pushKind).all().compactMap(\.payload)
+            #expect(pushes.count == 2, "\(pushes)")
+            #expect(pushes.contains { !$0.contains("4411") && $0.contains("Open Waybill to read it.") }, "the driver did not allow previews")
+            #expect(pushes.contains { $0.contains("Rude words") }, "the customer did")
+
+            let report = try await server.send(.POST, "/conversations/\(id)/reports", json: ["messageId": rude, "reason": "harassment", "note": "Not nice"], token: cast.customer.access)
+            #expect(report.status == .created && report.json["reportedUserId"].string == cast.driver.userID && report.json["status"].string == "pending", "\(report)")
+            let own = try await server.send(.POST, "/conversations/\(id)/reports", json: ["userId": cast.customer.userID, "reason": "spam"], token: cast.customer.access)
+            #expect(own.status == .unprocessableEntity && own.json["error"]["fields"]["userId"].string == "self")
+            let bogus = try await server.send(.POST, "/conversations/\(id)/reports", json: ["userId": cast.customer.userID, "reason": "boredom"], token: cast.driver.access)
+            #expect(bogus.status == .badRequest || bogus.status == .unprocessableEntity)
+            #expect(try await server.send(.POST, "/conversations/\(id)/reports", json: ["userId": cast.customer.userID, "reason": "spam"], token: cast.otherCustomer.access).status == .notFound)
+            #expect(try await server.send(.GET, "/reports", token: cast.customer.access).status == .forbidden)
+            let queue = try await server.send(.GET, "/reports?status=pending", token: cast.manager.access)
+            #expect(queue.status == .ok && queue.json["items"].array.count == 1 && queue.json["items"][0]["reason"].string == "harassment", "\(queue)")
+        }
+    }
+
+    @Test("Live: a new message reaches the other party's open app with their unread count; a stranger cannot listen; reconnecting replays what was missed",
+          arguments: TestDatabase.available)
+    func live(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            try await server.serving { port in
+                let driver = try await server.live(port: port, token: cast.driver.access)
+                try await driver.send(.subscribe(topic: "conversation:\(id)", since: nil))
+                try await driver.next { $0["type"].string == "subscribed" }
+                try await driver.send(.subscribe(topic: "notifications", since: nil))
+                try await driver.next { $0["type"].string == "subscribed" }
+                let stranger = try await server.live(port: port, token: cast.otherCustomer.access)
+                try await stranger.send(.subscribe(topic: "conversation:\(id)", since: nil))
+                let refused = try await stranger.next { $0["type"].string == "error" }
+                #expect(refused["code"].string == "not_found")
+
+                _ = try await Self.say(server, id, "Are you close?", id: "c-1", cast.customer.access)
+                let message = try await driver.event("message", topic: "conversation:\(id)")
+                #expect(message["data"]["text"].string == "Are you close?" && message["data"]["seq"].int == 1 && message["data"]["senderName"].string == "Ada")
+                let unread = try await driver.event("unread", topic: "notifications")
+                #expect(unread["data"]["unread"].int == 1 && unread["data"]["total"].int == 1)
+                _ = try await server.send(.POST, "/conversations/\(id)/markers", json: ["read": 1], token: cast.driver.access)
+                let marker = try await driver.event("marker", topic: "conversation:\(id)")
+                #expect(marker["data"]["readSeq"].int == 1 && marker["data"]["userId"].string == cast.driver.userID)
+                let lastID = try #require(marker["id"].int)
+                await driver.close()
+
+                // Offline meanwhile: two messages; the app resumes from the last event id.
+                _ = try await Self.say(server, id, "Hello?", id: "c-2", cast.customer.access)
+                _ = try await Self.say(server, id, "Door code 12", id: "c-3", cast.customer.access)
+                let again = try await server.live(port: port, token: cast.driver.access)
+                try await again.send(.subscribe(topic: "conversation:\(id)", since: Int64(lastID)))
+                let resumed = try await again.next { $0["type"].string == "subscribed" }
+                #expect(resumed["replayed"].int == 2)
+                await again.close()
+                await stranger.close()
+            }
+        }
+    }
+}
