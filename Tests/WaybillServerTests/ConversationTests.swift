@@ -277,4 +277,52 @@ struct ConversationTests {
             }
         }
     }
+
+    @Test("In the web app: the customer opens Messages from the delivery, writes; the driver sees the badge, reads and answers; in French too",
+          arguments: TestDatabase.available)
+    func webPages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let orderPage = try await ada.get("/orders/\(order)")
+            #expect(orderPage.html.contains("id=\"open-conversation\""))
+            let opened = try await ada.post("/messages/open", ["kind": "shipment", "id": order], from: "/orders/\(order)")
+            #expect(opened.status == .seeOther)
+            let path = try #require(opened.location)
+            let page = try await ada.get(path)
+            #expect(page.status == .ok && page.html.contains("conversation:") && page.html.contains("id=\"chat-form\""), "\(page.html.prefix(300))")
+            let clientID = try #require(page.html.range(of: #"name="clientMessageId" value=""#).map { String(page.html[$0.upperBound...].prefix(36)) })
+            let sent = try await ada.post(path, ["text": "Please ring twice <b>loudly</b>", "clientMessageId": clientID], from: path)
+            #expect(sent.status == .seeOther)
+            // A double click sends the same form again: one message.
+            _ = try await ada.post(path, ["text": "Please ring twice <b>loudly</b>", "clientMessageId": clientID], from: path)
+            #expect(try await MessageRecord.query(on: server.db).count() == 1)
+            let mine = try await ada.get(path)
+            #expect(mine.html.contains("Please ring twice &lt;b&gt;loudly&lt;/b&gt;"), "escaped")
+            // An empty message is refused on the page itself.
+            let empty = try await ada.post(path, ["text": "  ", "clientMessageId": UUID().uuidString], from: path)
+            #expect(empty.status == .unprocessableEntity && empty.html.contains("role=\"alert\""))
+
+            let luca = TestBrowser(server)
+            luca.acceptLanguage = "fr"
+            _ = try await luca.signIn("luca@courier.example")
+            let home = try await luca.get("/messages")
+            let badge = home.html.range(of: "data-messages-unread").map { String(home.html[$0.upperBound...].prefix { $0 != "<" }) }
+            #expect(badge?.hasSuffix(">1") == true && badge?.contains("hidden") == false, "the Messages badge: \(badge ?? "none")")
+            #expect(home.html.contains("1 non lus") && home.html.contains("Livraison"), "\(home.html)")
+            let read = try await luca.get(path)
+            #expect(read.html.contains("Votre message") && read.html.contains("Signaler"))
+            #expect(try await server.send(.GET, "/conversations", token: cast.driver.access).json["totalUnread"].int == 0, "looking at it reads it")
+            _ = try await luca.post(path, ["text": "J’arrive dans 10 minutes", "clientMessageId": UUID().uuidString], from: path)
+            let answered = try await ada.get(path)
+            #expect(answered.html.contains("J’arrive dans 10 minutes") && answered.html.contains("read-marker"), "Ada's message shows it was read")
+            // A stranger's browser: as if it did not exist.
+            let bob = TestBrowser(server)
+            _ = try await bob.signIn("bob@example.com")
+            #expect(try await bob.get(path).status == .notFound)
+        }
+    }
 }

@@ -128,8 +128,10 @@ struct WebPage {
         }
         let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
         let unread = ctx.request.storage[UnreadCountKey.self] ?? 0
+        let unreadMessages = ctx.request.storage[UnreadMessagesKey.self] ?? 0
         return """
             <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>\(items)
+            <li><a href="\(WebRoutes.conversations())"\(current(path, WebRoutes.conversations()))>\(h(ctx.t(.messages))) <span class="badge" data-messages-unread \(unreadMessages == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unreadMessages)</span></a></li>
             <li><a href="\(WebRoutes.notifications())"\(current(path, WebRoutes.notifications()))>\(h(ctx.t(.notifications))) <span class="badge" data-unread-count \(unread == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unread)</span></a></li>
             <li><a href="\(WebRoutes.account())"\(current(path, WebRoutes.account()))>\(h(user.firstName))</a></li>
             <li><form method="post" action="\(WebRoutes.logout())" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))"><button type="submit" class="link">\(h(ctx.t(.signOut)))</button></form></li>
@@ -144,12 +146,15 @@ struct WebPage {
 
 /// The signed-in person's unread notifications, read once per page by `WebUnreadMiddleware`.
 struct UnreadCountKey: StorageKey { typealias Value = Int }
+/// The signed-in person's unread messages in all their conversations (the "Messages" badge).
+struct UnreadMessagesKey: StorageKey { typealias Value = Int }
 
 struct WebUnreadMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         // Pages only: an order's images (`/orders/{id}/files/…`) have no header to show it in.
         if request.method == .GET, !request.url.path.contains("/files/"), let principal = try? request.web.principal {
             request.storage[UnreadCountKey.self] = try await Orders(request: request).unreadCount(for: principal)
+            request.storage[UnreadMessagesKey.self] = Int(clamping: try await Conversations.totalUnread([principal.userID], on: request.db)[principal.userID] ?? 0)
         }
         return try await next.respond(to: request)
     }

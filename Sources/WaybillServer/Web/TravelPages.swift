@@ -627,6 +627,7 @@ struct TripRequestPage: PageView {
             \(paidOut.map { "<dt>\(h(ctx.t(.paidOutLedger)))</dt><dd data-paid-out>\(ctx.money($0))</dd>" } ?? "")
             </dl>
             \(shipmentLink)
+            \(ConversationPolicy.roles(request: roles).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .request(r.id!)) + "</div>")
             <div class="actions">\(actions)</div>
             \(sharing)
             <p><a href="\(WebRoutes.travel())">\(h(ctx.t(.back)))</a></p>

@@ -16,6 +16,7 @@ enum WebApp {
         IntegrationPages().register(web)
         ImportPages().register(web)
         RoutePages().register(web)
+        ConversationPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)

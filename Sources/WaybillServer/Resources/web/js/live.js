@@ -1,5 +1,6 @@
 // Waybill live channel: keeps a WebSocket open for the page's topics, re-dispatches every event
-// as a "waybill:live" CustomEvent, refreshes [data-live-refresh] regions, bumps unread badges.
+// as a "waybill:live" CustomEvent, refreshes [data-live-refresh] regions, updates the unread badges
+// (notifications, and messages from `unread` events).
 // The page works without it; this only makes it update by itself.
 
 const topics = (document.querySelector('meta[name="live-topics"]')?.content ?? "").split(/\s+/).filter(Boolean);
@@ -115,6 +116,7 @@ function receive(event) {
   }
   if (typeof event.id === "number" && (lastId === null || event.id > lastId)) lastId = event.id;
   if (event.type === "notification") bumpUnread();
+  if (event.type === "unread" && event.data) setUnreadMessages(event.data.total);
   queueRefresh(event.type);
   document.dispatchEvent(new CustomEvent("waybill:live", { detail: event }));
 }
@@ -124,6 +126,14 @@ function bumpUnread() {
     const n = parseInt(el.textContent.trim(), 10) || 0;
     el.textContent = String(n + 1);
     el.hidden = false;
+  }
+}
+
+function setUnreadMessages(total) {
+  const n = Number.isFinite(total) && total > 0 ? Math.floor(total) : 0;
+  for (const el of document.querySelectorAll("[data-messages-unread]")) {
+    el.textContent = String(n);
+    el.hidden = n === 0;
   }
 }
 
