@@ -181,6 +181,41 @@ struct CommandLineClientTests {
         }
     }
 
+    @Test("waybill-client chat: the driver opens the delivery's conversation, writes; the customer lists it unread, reads and answers",
+          arguments: TestDatabase.available)
+    func chat(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-cli-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                let cast = try await server.cast()
+                let order = try await server.placeOrder(cast.customer.access)
+                try await server.advance(order, to: .accepted, cast: cast)
+                let url = "http://127.0.0.1:\(port)"
+                let ada = CLI(server: url, sessionFile: scratch.appendingPathComponent("ada.json").path)
+                let luca = CLI(server: url, sessionFile: scratch.appendingPathComponent("luca.json").path)
+                #expect(try await ada.run("login", "--email", "ada@example.com", "--password", TestServer.password).status == 0)
+                #expect(try await luca.run("login", "--email", "luca@courier.example", "--password", TestServer.password).status == 0)
+
+                let opened = try await luca.run("chat", "open", "--shipment", order, "--json")
+                #expect(opened.status == 0, "\(opened)")
+                let id = try #require(opened.json["id"].string)
+                let sent = try await luca.run("chat", "send", id, "I am at the door", "--client-id", "luca-1")
+                #expect(sent.status == 0 && sent.stdout.contains("#1") && sent.stdout.contains("you: I am at the door"), "\(sent)")
+                #expect(try await luca.run("chat", "send", id, "I am at the door", "--client-id", "luca-1").stdout.contains("#1"), "a retry is the same message")
+                let list = try await ada.run("chat")
+                #expect(list.stdout.contains("1 unread") && list.stdout.contains(id), "\(list)")
+                let shown = try await ada.run("chat", "show", id)
+                #expect(shown.stdout.contains("Luca: I am at the door"), "\(shown)")
+                #expect(try await ada.run("chat", "list").stdout.contains("0 unread in all"))
+                #expect(try await ada.run("chat", "send", id, "Coming down").status == 0)
+                let stranger = try await ada.run("chat", "show", UUID().uuidString, "--json")
+                #expect(stranger.status == 1 && JSON(data: Data(stranger.stderr.utf8))["error"]["code"].string == "not_found", "\(stranger)")
+            }
+        }
+    }
+
     @Test("Every command of waybill-client explains itself with --help")
     func helpOnEveryCommand() async throws {
         let cli = CLI(server: "http://127.0.0.1:9", sessionFile: "/nonexistent/session.json")
@@ -189,12 +224,13 @@ struct CommandLineClientTests {
             ["order", "show"], ["order", "cancel"], ["order", "refund"], ["payouts"], ["parcel", "detect"], ["parcel", "add"], ["parcel", "list"], ["parcel", "show"], ["parcel", "remove"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
             ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
             ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"], ["plan", "auto"],
+            ["chat"], ["chat", "list"], ["chat", "open"], ["chat", "show"], ["chat", "send"], ["chat", "follow"],
         ]
         for command in commands {
             let help = try await cli.run(command + ["--help"])
             #expect(help.status == 0, "\(command): \(help)")
             #expect(help.stdout.contains("USAGE: waybill-client"), "\(command): \(help.stdout)")
-            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"],
+            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"],
                     "\(command) has no --json")
         }
         let deliver = try await cli.run("deliver", "--help")

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import WaybillClient
+import WaybillCore
+
+/// `waybill-client chat`: the conversations of one's deliveries. `chat` lists them with their
+/// unread messages, `chat open --shipment ID` opens a shipment's (or `--request ID` a traveller
+/// request's), `chat show ID` prints its messages and marks them read, `chat send ID TEXT` writes,
+/// `chat follow ID` prints new messages as they come.
+struct ChatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat", abstract: "Conversations with the people of your deliveries.",
+        subcommands: [List.self, Open.self, Show.self, Send.self, Follow.self], defaultSubcommand: List.self)
+
+    static func conversationID(_ text: String) throws -> ConversationID {
+        guard let id = ConversationID(uuidString: text) else { throw ValidationError("Not a conversation id: \(text)") }
+        return id
+    }
+
+    static func line(_ m: Message) -> String {
+        let time = Output.time(m.createdAt)
+        if m.deletedAt != nil { return "#\(m.seq) \(time)  (deleted)" }
+        if m.kind == .system { return "#\(m.seq) \(time)  status: \(m.text)" }
+        let who = m.mine ? "you" : (m.senderName ?? "?")
+        let shared = m.sharedShipment.map { "  [delivery \($0.reference)]" } ?? ""
+        return "#\(m.seq) \(time)  \(who): \(m.text)\(shared)\(m.editedAt != nil ? " (edited)" : "")"
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Your conversations, most recent first.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await options.run { session in
+                let (items, total) = try await session.conversations()
+                if options.json { return Output.json(Components.Schemas.ConversationList(items: items, totalUnread: total)) }
+                if items.isEmpty { return Output.line("No conversations.") }
+                for c in items {
+                    let with = c.participants.map(\.firstName).joined(separator: ", ")
+                    Output.line("\(c.id)  \(c.reference ?? "request")  with \(with)\(c.unread > 0 ? "  \(c.unread) unread" : "")\(c.closed ? "  (closed)" : "")")
+                }
+                Output.line("\(total) unread in all")
+            }
+        }
+    }
+
+    struct Open: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "open", abstract: "The conversation of a shipment or a traveller request (made on first use).")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "A shipment's (order's) id.") var shipment: String?
+        @Option(help: "A traveller request's id.") var request: String?
+
+        func run() async throws {
+            let order = try shipment.map { text -> OrderID in
+                guard let id = OrderID(uuidString: text) else { throw ValidationError("Not a shipment id: \(text)") }
+                return id
+            }
+            let trip = try request.map { text -> TripRequestID in
+                guard let id = TripRequestID(uuidString: text) else { throw ValidationError("Not a request id: \(text)") }
+                return id
+            }
+            guard (order == nil) != (trip == nil) else { throw ValidationError("Give --shipment or --request.") }
+            try await options.run { session in
+                let c: Conversation = if let order { try await session.openConversation(shipment: order) } else { try await session.openConversation(request: trip!) }
+                if options.json { return Output.json(c) }
+                Output.line("\(c.id)  \(c.reference ?? "request")  with \(c.participants.map { "\($0.firstName) (\($0.role.rawValue))" }.joined(separator: ", "))")
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "A conversation's messages (marked read).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The conversation's id.") var id: String
+        @Option(help: "Only messages after this sequence number.") var after: Int64?
+
+        func run() async throws {
+            let conversation = try ChatCommand.conversationID(id)
+            try await options.run { session in
+                let messages = try await session.messages(in: conversation, after: after, limit: 200)
+                if let last = messages.last?.seq { _ = try? await session.markConversation(conversation, delivered: last, read: last) }
+                if options.json { return Output.json(messages) }
+                if messages.isEmpty { Output.line("No messages.") }
+                for m in messages { Output.line(ChatCommand.line(m)) }
+            }
+        }
+    }
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "send", abstract: "Write in a conversation.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The conversation's id.") var id: String
+        @Argument(help: "The message.") var text: String
+        @Option(help: "Your id for this message: sending again with it does not send twice.") var clientId: String?
+
+        func run() async throws {
+            let conversation = try ChatCommand.conversationID(id)
+            try await options.run { session in
+                let m = try await session.send(text, in: conversation, clientMessageId: clientId ?? UUID().uuidString)
+                if options.json { return Output.json(m) }
+                Output.line(ChatCommand.line(m))
+            }
+        }
+    }
+
+    struct Follow: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "follow", abstract: "Print a conversation's new messages as they come (Ctrl-C to stop).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The conversation's id.") var id: String
+        @Option(help: "Start after this sequence number (default: from now).") var after: Int64?
+
+        func run() async throws {
+            let conversation = try ChatCommand.conversationID(id)
+            try await options.run { session in
+                let start: Int64
+                if let after { start = after } else { start = try await session.conversation(conversation).lastSeq }
+                do {
+                    for try await event in session.conversation(events: conversation, after: start) {
+                        guard case .message(let m) = event else { continue }
+                        if options.json { Output.json(m) } else {
+                            let who = m.senderName ?? "status"
+                            Output.line("#\(m.seq) \(who): \(m.deletedAt != nil ? "(deleted)" : m.text)\(m.editedAt != nil ? " (edited)" : "")")
+                        }
+                    }
+                } catch let error as WaybillError {
+                    throw error
+                } catch {
+                    throw WaybillError.from(error)
+                }
+            }
+        }
+    }
+}

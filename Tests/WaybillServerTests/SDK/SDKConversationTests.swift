@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import Vapor
+import WaybillClient
+import WaybillCore
+@testable import WaybillServer
+
+/// Collects a conversation's live events.
+actor ChatRecorder {
+    private(set) var events: [ConversationEvent] = []
+    private var task: Task<Void, Never>?
+
+    func start(_ stream: AsyncThrowingStream<ConversationEvent, any Error>) {
+        task = Task { do { for try await event in stream { self.events.append(event) } } catch {} }
+    }
+
+    func stop() { task?.cancel() }
+
+    /// The text of each message by sequence number (the newest version of each).
+    var texts: [Int64: String] {
+        var result: [Int64: String] = [:]
+        for case .message(let m) in events { result[m.seq] = m.text }
+        return result
+    }
+
+    var connections: Int { events.filter { $0 == .connected }.count }
+
+    func wait(for what: String, _ condition: @Sendable (ChatRecorder) async -> Bool) async throws {
+        while !(await condition(self)) { try await Task.sleep(for: .milliseconds(20)) }
+    }
+}
+
+@Suite("The Swift SDK speaks conversations: write, read, follow live, resume after the server went away", .timeLimit(.minutes(10)))
+struct SDKConversationTests {
+    @Test("Through the SDK the customer writes to the driver; the driver's stream gets it, and after a restart the messages sent meanwhile, once each",
+          arguments: TestDatabase.available)
+    func chatThroughSDK(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let order = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+                try await server.advance(order.uuidString, to: .accepted, cast: cast)
+                let ada = server.sdk(port: port), luca = server.sdk(port: port)
+                try await ada.signIn(email: "ada@example.com", password: TestServer.password)
+                try await luca.signIn(email: "luca@courier.example", password: TestServer.password)
+
+                let conversation = try await ada.openConversation(shipment: order)
+                let id = try #require(ConversationID(uuidString: conversation.id))
+                #expect(conversation.roles == [.sender] && conversation.unread == 0)
+                let chat = ChatRecorder()
+                await chat.start(luca.conversation(events: id, options: LiveOptions(initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500))))
+                try await chat.wait(for: "connected") { await $0.connections == 1 }
+
+                let first = try await ada.send("Ring twice", in: id, clientMessageId: "ada-1")
+                #expect(first.seq == 1 && first.mine)
+                #expect(try await ada.send("Ring twice", in: id, clientMessageId: "ada-1").id == first.id, "a retry is the same message")
+                try await chat.wait(for: "the first message") { await $0.texts[1] == "Ring twice" }
+                #expect(try await luca.conversations().totalUnread == 1)
+                #expect(try await luca.markConversation(id, read: 1).unread == 0)
+
+                // The server goes away; two messages are written meanwhile (straight to its services).
+                await server.stopHTTP()
+                _ = try await server.send(.POST, "/conversations/\(id.uuidString)/messages", json: ["text": "Hello?", "clientMessageId": "ada-2"], token: cast.customer.access)
+                _ = try await server.send(.POST, "/conversations/\(id.uuidString)/messages", json: ["text": "Gate 4", "clientMessageId": "ada-3"], token: cast.customer.access)
+                try await server.startHTTP(port: port)
+                try await chat.wait(for: "what was sent while away") { await $0.texts.count == 3 }
+                let delivered = await chat.events.compactMap { if case .message(let m) = $0 { m.seq } else { nil } }
+                #expect(delivered == [1, 2, 3], "each once, in order: \(delivered)")
+
+                let edited = try await ada.edit(try #require(MessageID(uuidString: first.id)), in: id, text: "Ring three times")
+                #expect(edited.editedAt != nil)
+                try await chat.wait(for: "the edit") { await $0.texts[1] == "Ring three times" }
+                try await ada.setMessagePreviews(true)
+                #expect(try await ada.messagePreviews())
+                let page = try await luca.messages(in: id, after: 1)
+                #expect(page.map(\.text) == ["Hello?", "Gate 4"])
+                await chat.stop()
+            }
+        }
+    }
+}
