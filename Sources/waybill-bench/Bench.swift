@@ -1,4 +1,4 @@
-// The load generator of scripts/bench-live: WebSocket subscribers watching orders (and the fleet)
+// The load generators of scripts/bench-live (this file) and scripts/bench-chat (Chat.swift). bench-live's: WebSocket subscribers watching orders (and the fleet)
 // while drivers report one position a second each; it measures the delay from a position's
 // sending to its receipt by every subscriber, and counts what was lost.
 //
@@ -400,8 +400,11 @@ struct Report: Encodable {
 @main
 enum Bench {
     static func main() async throws {
+        if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "chat" {
+            return try await ChatBench.run(planPath: CommandLine.arguments[2])
+        }
         guard CommandLine.arguments.count == 2 else {
-            FileHandle.standardError.write(Data("usage: waybill-bench plan.json (see scripts/bench-live)\n".utf8))
+            FileHandle.standardError.write(Data("usage: waybill-bench plan.json (scripts/bench-live) | waybill-bench chat plan.json (scripts/bench-chat)\n".utf8))
             exit(2)
         }
         let plan = try JSONDecoder().decode(Plan.self, from: try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[1])))
