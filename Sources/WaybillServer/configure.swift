@@ -61,6 +61,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateOrderImports())         // uploaded delivery files awaiting confirmation; outside references
     app.migrations.add(CreateRoutePlans())           // route plans, versioned, and their stops
     app.migrations.add(CreateConversations())        // conversations, their members and messages, reports
+    app.migrations.add(CreateRatings())              // ratings both ways, their published aggregates
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -319,6 +320,7 @@ final class BackgroundWorkers: LifecycleHandler, Sendable {
                 try await Webhooks(services: app.waybill, db: app.db, logger: app.logger).deleteOldDeliveries()
                 try await OrderImports(services: app.waybill, db: app.db, logger: app.logger).deleteExpiredFiles()
                 try await Conversations(services: app.waybill, db: app.db, logger: app.logger).deleteExpired()
+                try await Ratings(services: app.waybill, db: app.db, logger: app.logger).publishDue()
             } catch {
                 app.logger.warning("Housekeeping (abandoned photos, old webhook deliveries, expired imports) failed: \(String(describing: error))")
             }

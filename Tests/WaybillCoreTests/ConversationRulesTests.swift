@@ -92,4 +92,40 @@ struct ConversationRulesTests {
         #expect(MessageDraft(text: "  hi\r\n", clientMessageId: "a").cleanText == "hi")
         #expect(Unread.count(lastSeq: 5, lastReadSeq: 2) == 3 && Unread.count(lastSeq: 5, lastReadSeq: 9) == 0 && Unread.count(lastSeq: 0, lastReadSeq: 0) == 0)
     }
+
+    @Test("Ratings: each party rates the other once the shipment is delivered, for 14 days; the receiver rates who brought it; staff never rate")
+    func ratingRules() {
+        let ada = UserID(UUID()), luca = UserID(UUID()), bea = UserID(UUID())
+        func directions(_ roles: Set<ShipmentRole>, _ me: UserID, carrier: UserID? = nil) -> [String] {
+            RatingPolicy.directions(shipment: roles, caller: me, sender: ada, carrier: carrier ?? luca).map { "\($0.0.rawValue)>\($0.1 == ada ? "ada" : "luca")" }
+        }
+        #expect(directions([.sender], ada) == ["sender_to_carrier>luca"])
+        #expect(directions([.carrier], luca) == ["carrier_to_sender>ada"])
+        #expect(directions([.receiver], bea) == ["receiver_to_carrier>luca"])
+        #expect(directions([.sender, .receiver], ada) == ["sender_to_carrier>luca"], "a sender who is also the receiver rates once")
+        #expect(directions([.sender, .carrier], ada, carrier: ada).isEmpty, "nobody rates themself")
+        #expect(RatingPolicy.directions(shipment: [.sender], caller: ada, sender: ada, carrier: nil).isEmpty, "nobody carried it")
+        #expect(!RatingPolicy.ratesShipments([.manager]) && RatingPolicy.ratesShipments([.receiver]))
+
+        let day: Int64 = 86_400_000
+        #expect(RatingPolicy.window(completedAt: nil, now: 0) == .notYet)
+        #expect(RatingPolicy.window(completedAt: 0, now: 14 * day - 1) == .open(closesAt: 14 * day))
+        #expect(RatingPolicy.window(completedAt: 0, now: 14 * day) == .closed)
+        #expect(RatingPolicy.window(completedAt: .max, now: 0) == .open(closesAt: .max), "no overflow")
+
+        #expect(RatingDirection.senderToCarrier.counterpart == .carrierToSender && RatingDirection.receiverToCarrier.counterpart == nil)
+        #expect(!RatingPolicy.publishesAtOnce(.senderToCarrier, counterpartIn: false) && RatingPolicy.publishesAtOnce(.senderToCarrier, counterpartIn: true))
+        #expect(RatingPolicy.publishesAtOnce(.personToCarrierCompany, counterpartIn: false))
+
+        #expect(RatingDraft(stars: 5, tags: ["on_time"]).validate(direction: .senderToCarrier).isEmpty)
+        #expect(RatingDraft(stars: 6).validate(direction: .senderToCarrier)["stars"] == "out_of_range")
+        #expect(RatingDraft(stars: 3, tags: ["well_packed"]).validate(direction: .senderToCarrier)["tags"] == "unknown:well_packed")
+        #expect(RatingDraft(stars: 3, tags: ["late", "late"]).validate(direction: .senderToCarrier)["tags"] == "repeated")
+        #expect(RatingDraft(stars: 3, comment: String(repeating: "x", count: 1001)).validate(direction: .senderToCarrier)["comment"] == "too_long")
+        #expect(RatingDraft.clean("  \n ") == nil && RatingDraft.clean(" ok ") == "ok")
+
+        #expect(RatingSummary(count: 2, starsTotal: 9, minimumCount: 3).average == nil)
+        #expect(RatingSummary(count: 3, starsTotal: 14, minimumCount: 3).average == 4.7)
+        #expect(RatingSummary(count: 0, starsTotal: 0, minimumCount: 0).average == nil)
+    }
 }

@@ -104,6 +104,25 @@ struct AuthorizationMatrixTests {
 
     static func nothing(_ w: World) async throws -> Target { Target(order: UUID().uuidString) }
 
+    /// A delivered order of customer A that customer A and driver A rated each other on: the
+    /// driver's rating of customer A (published) in `code`.
+    static func ratedBothWays(_ w: World) async throws -> Target {
+        let order = try await w.server.placeOrder(w.cast.customer.access)
+        try await w.server.advance(order, to: .delivered, cast: w.cast)
+        _ = try await w.server.send(.POST, "/shipments/\(order)/ratings", json: ["stars": 5], token: w.cast.customer.access)
+        let back = try await w.server.send(.POST, "/shipments/\(order)/ratings", json: ["stars": 4], token: w.cast.driver.access)
+        return Target(order: order, code: try #require(back.json["id"].string, "\(back)"))
+    }
+
+    /// A parcel customer A follows, delivered (its id in `parcel`).
+    static func deliveredParcel(_ w: World) async throws -> Target {
+        let target = try await customerAParcel(w)
+        let record = try #require(try await ParcelRecord.find(ParcelID(uuidString: target.parcel), on: w.server.db))
+        record.status = .delivered
+        try await record.save(on: w.server.db)
+        return target
+    }
+
     /// An accepted order of customer A (driver A carries it) and its conversation (its id in
     /// `parcel`); with `by`, a message that party wrote (its id in `code`).
     static func conversation(by author: Caller? = nil) -> @Sendable (World) async throws -> Target {
@@ -351,6 +370,18 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/me/chat-settings", token: t) },
         Row(operation: "setChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.PUT, "/me/chat-settings", json: ["previews": false], token: t) },
+        Row(operation: "getShipmentRatings", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.delivered)) { w, x, t in
+            try await w.server.send(.GET, "/shipments/\(x.order)/ratings", token: t) },
+        Row(operation: "rateShipment", expected: expect("customerA=201 driverA=201 manager=403 others=404"), setup: orderIn(.delivered)) { w, x, t in
+            try await w.server.send(.POST, "/shipments/\(x.order)/ratings", json: ["stars": 5], token: t) },
+        Row(operation: "rateParcelCarrier", expected: expect("customerA=201 others=404"), setup: deliveredParcel) { w, x, t in
+            try await w.server.send(.POST, "/parcels/\(x.parcel)/rating", json: ["stars": 4], token: t) },
+        Row(operation: "getPersonRatings", expected: expect("others=200"), setup: customerAUser) { w, x, t in
+            try await w.server.send(.GET, "/users/\(x.user)/ratings", token: t) },
+        Row(operation: "getCarrierRatings", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/carriers/dhl/ratings", token: t) },
+        Row(operation: "respondToRating", expected: expect("customerA=200 driverA=403 manager=403 others=404"), setup: ratedBothWays) { w, x, t in
+            try await w.server.send(.POST, "/ratings/\(x.code)/response", json: ["text": "Thanks"], token: t) },
         Row(operation: "createRoutePlan", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: t) },
         Row(operation: "getLatestRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, _, t in
@@ -559,6 +590,7 @@ struct AuthorizationMatrixTests {
         @Sendable func orders(_ w: World) -> Orders { Orders(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func accounts(_ w: World) -> Accounts { Accounts(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger, clientAddress: "127.0.0.1") }
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func rates(_ w: World) -> Ratings { Ratings(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func chats(_ w: World) -> Conversations { Conversations(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func routePlans(_ w: World) -> RoutePlans { RoutePlans(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
@@ -606,6 +638,12 @@ struct AuthorizationMatrixTests {
             "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
             "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },
             "bulkOrderAction": { w, x, p in _ = try await orders(w).bulk(.cancel(reason: "matrix"), [id(x.order)], by: p) },
+            "getShipmentRatings": { w, x, p in _ = try await rates(w).shipmentRatings(id(x.order), for: p) },
+            "rateShipment": { w, x, p in _ = try await rates(w).rate(shipment: id(x.order), ratee: nil, RatingDraft(stars: 5), by: p) },
+            "rateParcelCarrier": { w, x, p in _ = try await rates(w).rate(parcel: id(x.parcel), RatingDraft(stars: 4), by: p) },
+            "getPersonRatings": { w, x, p in _ = try await rates(w).profile(.person(id(x.user)), for: p) },
+            "getCarrierRatings": { w, _, p in _ = try await rates(w).profile(.carrier("dhl"), for: p) },
+            "respondToRating": { w, x, p in _ = try await rates(w).respond(id(x.code), text: "Thanks", by: p) },
             "listConversations": { w, _, p in _ = try await chats(w).list(for: p) },
             "openConversation": { w, x, p in _ = try await chats(w).open(.shipment(id(x.order)), for: p) },
             "getConversation": { w, x, p in _ = try await chats(w).conversation(id(x.parcel), for: p) },

@@ -136,3 +136,73 @@ extension APIHandler {
                  status: S.ReportStatus(rawValue: r.status.rawValue)!, createdAt: date(r.createdAt))
     }
 }
+
+/// Ratings: translation only (`Ratings` and `RatingPolicy` decide).
+extension APIHandler {
+    var ratings: Ratings { get throws { Ratings(request: try request) } }
+
+    func getShipmentRatings(_ input: Operations.GetShipmentRatings.Input) async throws -> Operations.GetShipmentRatings.Output {
+        let me = try await principal()
+        let result = try await ratings.shipmentRatings(OrderID(rawValue: try Self.plainID(input.path.shipmentId, "shipmentId")), for: me)
+        let (window, closesAt): (S.ShipmentRatings.WindowPayload, Int64?) = switch result.window {
+        case .notYet: (.notYet, nil)
+        case .open(let at): (.open, at)
+        case .closed: (.closed, nil)
+        }
+        return .ok(.init(body: .json(.init(
+            ratings: result.ratings.map { Self.rating($0, for: me.userID) },
+            open: result.open.map { .init(direction: S.RatingDirection(rawValue: $0.direction.rawValue)!, rateeId: $0.ratee.id!.uuidString,
+                                          rateeName: $0.ratee.firstName, tags: $0.direction.tags) },
+            window: window, windowClosesAt: closesAt.map(Self.date)))))
+    }
+
+    func rateShipment(_ input: Operations.RateShipment.Input) async throws -> Operations.RateShipment.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let ratee = try body.value2.rateeId.map { UserID(rawValue: try Self.plainID($0, "rateeId")) }
+        let view = try await ratings.rate(shipment: OrderID(rawValue: try Self.plainID(input.path.shipmentId, "shipmentId")), ratee: ratee,
+                                          Self.ratingDraft(body.value1), by: me)
+        return .created(.init(body: .json(Self.rating(view, for: me.userID))))
+    }
+
+    func rateParcelCarrier(_ input: Operations.RateParcelCarrier.Input) async throws -> Operations.RateParcelCarrier.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await ratings.rate(parcel: ParcelID(rawValue: try Self.plainID(input.path.parcelId, "parcelId")), Self.ratingDraft(body), by: me)
+        return .created(.init(body: .json(Self.rating(view, for: me.userID))))
+    }
+
+    func getPersonRatings(_ input: Operations.GetPersonRatings.Input) async throws -> Operations.GetPersonRatings.Output {
+        let me = try await principal()
+        let (summary, items) = try await ratings.profile(.person(UserID(rawValue: try Self.plainID(input.path.userId, "userId"))), for: me)
+        return .ok(.init(body: .json(.init(count: summary.count, average: summary.average, items: items.map { Self.rating($0, for: me.userID) }))))
+    }
+
+    func getCarrierRatings(_ input: Operations.GetCarrierRatings.Input) async throws -> Operations.GetCarrierRatings.Output {
+        let me = try await principal()
+        let (summary, items) = try await ratings.profile(.carrier(input.path.carrier), for: me)
+        return .ok(.init(body: .json(.init(count: summary.count, average: summary.average, items: items.map { Self.rating($0, for: me.userID) }))))
+    }
+
+    func respondToRating(_ input: Operations.RespondToRating.Input) async throws -> Operations.RespondToRating.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await ratings.respond(RatingID(rawValue: try Self.plainID(input.path.ratingId, "ratingId")), text: body.text, by: me)
+        return .ok(.init(body: .json(Self.rating(view, for: me.userID))))
+    }
+
+    static func ratingDraft(_ body: S.RatingInput) -> RatingDraft {
+        RatingDraft(stars: body.stars, tags: body.tags ?? [], comment: body.comment, privateNote: body.privateNote)
+    }
+
+    static func rating(_ v: RatingView, for userID: UserID) -> S.Rating {
+        let r = v.record
+        return S.Rating(
+            id: r.id!.uuidString, subjectKind: S.Rating.SubjectKindPayload(rawValue: r.subjectKind)!, subjectId: r.subjectID.uuidString,
+            direction: S.RatingDirection(rawValue: r.direction.rawValue)!, reviewerName: v.reviewerName, rateeId: r.rateeID?.uuidString,
+            rateeName: v.rateeName, carrier: r.carrier, stars: r.stars, tags: r.tags, comment: r.comment,
+            privateNote: v.showsPrivateNote ? r.privateNote : nil, status: S.Rating.StatusPayload(rawValue: r.status.rawValue)!,
+            mine: r.reviewerID == userID, createdAt: date(r.createdAt), windowClosesAt: date(r.windowClosesAt),
+            publishedAt: r.publishedAt.map(date), response: r.response, respondedAt: r.respondedAt.map(date))
+    }
+}

@@ -26,6 +26,7 @@ import WaybillCore
 /// | `TRIP_REQUEST_ANSWER_HOURS` | hours a traveller has to answer a request (default 48; never past the trip's departure) |
 /// | `TRIP_REQUEST_PAY_MINUTES` | minutes a sender has to pay an accepted request (default 120) |
 /// | `CHAT_CLOSE_DAYS` | days after a shipment or request ends that its conversation becomes read-only (default 14) |
+/// | `RATINGS_MIN_COUNT` | published ratings before a person's or a carrier's average is shown (default 3) |
 /// | `CHAT_RETENTION_DAYS` | days after a conversation closes that its messages are deleted (default 365) |
 /// | `PAYOUT_COUNTRY` | the country (ISO 3166-1 alpha-2) travellers' payout accounts are opened in (default CH) |
 /// | `STRIPE_CONNECT_WEBHOOK_SECRET` | signing secret of the Stripe Connect webhook endpoint (account events) |
@@ -102,6 +103,8 @@ public struct WaybillConfig: Sendable {
     public var chatCloseDays = ConversationPolicy.defaultCloseAfterDays
     /// Days after a conversation closes that its messages are deleted.
     public var chatRetentionDays = ConversationPolicy.defaultRetentionDays
+    /// Published ratings before a person's or a carrier's average is shown.
+    public var ratingsMinimumCount = RatingPolicy.defaultMinimumCount
     /// Seconds between two rounds of the parcel poller (which parcels are due is decided per parcel).
     public var parcelPollSeconds = 60
     /// The domain of forwarding addresses (`parcels+TOKEN@domain`); nil: no mail is received.
@@ -260,6 +263,7 @@ public struct WaybillConfig: Sendable {
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("CHAT_CLOSE_DAYS", 0...3_650, "a number of days") { config.chatCloseDays = n }
         if let n = try number("CHAT_RETENTION_DAYS", 1...36_500, "a number of days") { config.chatRetentionDays = n }
+        if let n = try number("RATINGS_MIN_COUNT", 1...1_000, "a number of ratings") { config.ratingsMinimumCount = n }
         if let n = try number("PARCEL_POLL_SECONDS", 1...3_600, "a number of seconds") { config.parcelPollSeconds = n }
         if let n = try number("WEBHOOK_TIMEOUT_SECONDS", 1...60, "a number of seconds") { config.webhookTimeoutSeconds = n }
         if let token = value("METRICS_TOKEN"), !token.isEmpty {
