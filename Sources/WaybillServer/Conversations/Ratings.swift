@@ -221,6 +221,7 @@ struct Ratings: WaybillService {
     func profile(_ ratee: Ratee, for me: Principal) async throws -> (summary: RatingSummary, items: [RatingView]) {
         try await publishDue()
         if case .person(let id) = ratee, try await User.find(id, on: db) == nil { throw WaybillError.notFound }
+        if case .carrier(let code) = ratee, CarrierDetection.standard.carrierNames[code] == nil { throw WaybillError.notFound }
         guard let sql = db.tracedSQL else { throw WaybillError.notFound }
         let row = try await sql.select().columns("count", "stars_total").from("rating_aggregates").where("ratee_key", .equal, SQLBind(ratee.key)).first()
         let count = try row?.decode(column: "count", as: Int.self) ?? 0
