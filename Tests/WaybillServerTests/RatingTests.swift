@@ -121,4 +121,48 @@ struct RatingTests {
             #expect(board.json["count"].int == 1 && board.json["average"].double == 4 && board.json["items"][0]["tags"].array.map(\.string) == ["fast"])
         }
     }
+
+    @Test("In the web app: after delivery the customer rates the driver from the delivery's page, the driver rates back in French, then both ratings show",
+          arguments: TestDatabase.available)
+    func webPages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await Self.delivered(server, cast)
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let page = try await ada.get("/orders/\(order)")
+            #expect(page.html.contains("id=\"ratings\"") && page.html.contains("Rate Luca") && page.html.contains("Careful with the parcel"), "\(page.html.suffix(3000))")
+            let rated = try await ada.post("/orders/\(order)/ratings", ["stars": "5", "rateeId": cast.driver.userID, "tags[]": "on_time",
+                                                                       "comment": "Fast <and> kind", "privateNote": ""], from: "/orders/\(order)")
+            #expect(rated.status == .seeOther, "\(rated.html.components(separatedBy: "<main").last?.prefix(800) ?? "")")
+            let waiting = try await ada.get("/orders/\(order)?rated=1")
+            #expect(waiting.html.contains("Thank you: your rating is saved.") && waiting.html.contains("Shown when the other side has rated too"))
+            #expect(waiting.html.contains("Fast &lt;and&gt; kind") && !waiting.html.contains("Rate Luca"))
+
+            let luca = TestBrowser(server)
+            luca.acceptLanguage = "fr"
+            _ = try await luca.signIn("luca@courier.example")
+            let driverPage = try await luca.get("/orders/\(order)")
+            #expect(driverPage.html.contains("Évaluer Ada") && !driverPage.html.contains("Fast &lt;and&gt; kind"), "blind until both are in")
+            _ = try await luca.post("/orders/\(order)/ratings", ["stars": "4", "rateeId": cast.customer.userID, "tags[]": "well_packed"], from: "/orders/\(order)")
+            let both = try await luca.get("/orders/\(order)")
+            #expect(both.html.contains("Fast &lt;and&gt; kind") && both.html.contains("Bien emballé") && both.html.contains("★★★★★"), "\(both.html.suffix(3000))")
+            // Luca answers Ada's rating of him, once.
+            let ratingID = try #require(try await RatingRecord.query(on: server.db).filter(\.$rateeID == UserID(uuidString: cast.driver.userID)!).first()?.id)
+            _ = try await luca.post("/orders/\(order)/ratings/\(ratingID.uuidString)/response", ["text": "Merci Ada !"], from: "/orders/\(order)")
+            #expect(try await ada.get("/orders/\(order)").html.contains("Merci Ada !"))
+            let missing = try await ada.post("/orders/\(order)/ratings", ["rateeId": cast.driver.userID], from: "/orders/\(order)")
+            #expect(missing.status.code >= 400 && missing.status.code < 500)
+        }
+    }
+
+    @Test("Every rating tag has its words in English and French")
+    func tagsTranslated() {
+        for direction in RatingDirection.allCases {
+            for tag in direction.tags {
+                let text = Text.ratingTag(tag)
+                #expect(text.in(.en) != tag && text.in(.fr) != tag, "\(tag)")
+            }
+        }
+    }
 }

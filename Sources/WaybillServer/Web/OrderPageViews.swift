@@ -273,6 +273,11 @@ struct OrderPage: PageView {
     var receipt: HandOver?
     /// The receiver may confirm receipt now.
     var mayConfirmReceipt = false
+    /// Once delivered: whom the person may rate, and the ratings they may see (`Ratings`).
+    var ratings: Ratings.ShipmentRatings?
+    var justRated = false
+    /// The carrier's published average, from the minimum count on.
+    var carrierRating: RatingSummary?
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -298,6 +303,14 @@ struct OrderPage: PageView {
         page.receipt = try await Orders(request: req).receipt(of: id)
         page.mayConfirmReceipt = ShipmentRecord.mayConfirmReceipt(record, confirmed: page.receipt != nil)
         page.receiptJustConfirmed = req.query[String.self, at: "receipt"] != nil && page.receipt != nil
+        if order.status == .delivered {
+            page.ratings = try await Ratings(request: req).shipmentRatings(id, for: me)
+            page.justRated = req.query[String.self, at: "rated"] != nil
+        }
+        if let driver = order.driverID, driver != me.userID {
+            let summary = try await Ratings(request: req).profile(.person(driver), for: me).summary
+            page.carrierRating = summary.average == nil ? nil : summary
+        }
         return page
     }
 
@@ -328,7 +341,8 @@ struct OrderPage: PageView {
         let eta = record.tracking?.eta.map { estimate -> String in
             "<p class=\"eta\">\(h(estimate.stop == .pickup ? ctx.t(.etaPickup) : ctx.t(.etaDropoff))) \(ctx.clock(estimate.arrivesAt)) · \(String(format: "%.1f", Double(estimate.distanceMeters) / 1000)) km</p>"
         } ?? ""
-        let driverLine = record.driver.map { "<p>\(h(ctx.t(.driver))): <strong>\(h(details.staffLastNames ? $0.displayName : $0.firstName))</strong></p>" } ?? ""
+        let average = carrierRating.flatMap { r in r.average.map { " <span class=\"stars\">" + h(ctx.t(.ratingAverage, String(format: "%.1f", $0), String(r.count))) + "</span>" } } ?? ""
+        let driverLine = record.driver.map { "<p>\(h(ctx.t(.driver))): <strong>\(h(details.staffLastNames ? $0.displayName : $0.firstName))</strong>\(average)</p>" } ?? ""
 
         // The map: both stops, the driver while under way, and the route so far.
         var map = WebMap(id: "order-map", label: ctx.t(.mapOfDelivery), orderID: id)
@@ -457,6 +471,7 @@ struct OrderPage: PageView {
             \(linkBlock)
             </section>
             </div>
+            \(ratings.map { RatingPages.section(ctx, order: id, ratings: $0, me: ctx.principal?.userID ?? UserID(rawValue: UUID()), justRated: justRated) } ?? "")
             """, scripts: (showMap ? ["map"] : []) + (sharingBlock.isEmpty ? [] : ["position"]), liveTopics: ["order:\(id.uuidString)"], wide: true)
     }
 }

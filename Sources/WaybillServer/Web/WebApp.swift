@@ -17,6 +17,7 @@ enum WebApp {
         ImportPages().register(web)
         RoutePages().register(web)
         ConversationPages().register(web)
+        RatingPages().register(web)
         DispatchPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
