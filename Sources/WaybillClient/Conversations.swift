@@ -188,3 +188,49 @@ extension WaybillSession {
                                deletedAt: millis(m.deletedAt))
     }
 }
+
+/// A rating (1–5 stars with tags, a comment and a private note).
+public typealias Rating = Components.Schemas.Rating
+/// A shipment's ratings as the signed-in person sees them, and whom they may still rate.
+public typealias ShipmentRatings = Components.Schemas.ShipmentRatings
+/// A person's or a carrier's published ratings and their average (from the minimum count on).
+public typealias RatingProfile = Components.Schemas.RatingProfile
+
+/// Ratings both ways, after delivery.
+extension WaybillSession {
+    public func ratings(ofShipment id: OrderID) async throws(WaybillError) -> ShipmentRatings {
+        try await call { try await $0.getShipmentRatings(path: .init(shipmentId: id.uuidString.lowercased())).ok.body.json }
+    }
+
+    /// Rates the other party of a delivered shipment (`ratee` may be left out when there is one).
+    public func rate(shipment id: OrderID, ratee: UserID? = nil, _ draft: RatingDraft) async throws(WaybillError) -> Rating {
+        try await call {
+            try await $0.rateShipment(path: .init(shipmentId: id.uuidString.lowercased()),
+                                      body: .json(.init(value1: Self.ratingInput(draft), value2: .init(rateeId: ratee?.uuidString.lowercased())))).created.body.json
+        }
+    }
+
+    /// Rates the carrier of a delivered parcel one follows.
+    public func rateCarrier(ofParcel id: ParcelID, _ draft: RatingDraft) async throws(WaybillError) -> Rating {
+        try await call {
+            try await $0.rateParcelCarrier(path: .init(parcelId: id.uuidString.lowercased()), body: .json(Self.ratingInput(draft))).created.body.json
+        }
+    }
+
+    public func ratings(ofPerson id: UserID) async throws(WaybillError) -> RatingProfile {
+        try await call { try await $0.getPersonRatings(path: .init(userId: id.uuidString.lowercased())).ok.body.json }
+    }
+
+    public func ratings(ofCarrier code: String) async throws(WaybillError) -> RatingProfile {
+        try await call { try await $0.getCarrierRatings(path: .init(carrier: code)).ok.body.json }
+    }
+
+    /// Answers a published rating of oneself, publicly, once.
+    public func respond(toRating id: RatingID, _ text: String) async throws(WaybillError) -> Rating {
+        try await call { try await $0.respondToRating(path: .init(ratingId: id.uuidString.lowercased()), body: .json(.init(text: text))).ok.body.json }
+    }
+
+    static func ratingInput(_ draft: RatingDraft) -> Components.Schemas.RatingInput {
+        .init(stars: draft.stars, tags: draft.tags, comment: draft.comment, privateNote: draft.privateNote)
+    }
+}

@@ -131,3 +131,66 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `waybill-client rate`: rates the other party of a delivered shipment (`--stars 5 --tag on_time`),
+/// or with `--parcel` the carrier of a delivered parcel; `rate show ID` prints a shipment's ratings.
+struct RateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rate", abstract: "Rate the other party of a delivered shipment, or an outside carrier.",
+        subcommands: [Give.self, Show.self], defaultSubcommand: Give.self)
+
+    static func line(_ r: Rating) -> String {
+        let stars = String(repeating: "★", count: r.stars) + String(repeating: "☆", count: max(0, 5 - r.stars))
+        let whom = r.rateeName ?? r.carrier ?? "?"
+        var text = "\(r.reviewerName) → \(whom)  \(stars)  \(r.status.rawValue)"
+        if !r.tags.isEmpty { text += "  [\(r.tags.joined(separator: ", "))]" }
+        if let comment = r.comment { text += "  \"\(comment)\"" }
+        if let response = r.response { text += "  answer: \"\(response)\"" }
+        return text
+    }
+
+    struct Give: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "give", abstract: "Rate (within 14 days of delivery).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The shipment's (order's) id, or with --parcel the parcel's.") var id: String
+        @Flag(help: "Rate the carrier of a parcel you follow.") var parcel = false
+        @Option(help: "1 to 5.") var stars: Int
+        @Option(name: .customLong("tag"), help: "A tag (repeat): on_time, careful_with_parcel, friendly, late, ready_on_time, well_packed, fast…") var tags: [String] = []
+        @Option(help: "A public comment.") var comment: String?
+        @Option(help: "A note for the rated person only.") var privateNote: String?
+        @Option(help: "Whom (a user id), when there is more than one party to rate.") var ratee: String?
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("Not an id: \(id)") }
+            let draft = RatingDraft(stars: stars, tags: tags, comment: comment, privateNote: privateNote)
+            let rateeID = try ratee.map { text -> UserID in
+                guard let u = UserID(uuidString: text) else { throw ValidationError("Not a user id: \(text)") }
+                return u
+            }
+            try await options.run { session in
+                let rating = parcel ? try await session.rateCarrier(ofParcel: ParcelID(rawValue: uuid), draft)
+                    : try await session.rate(shipment: OrderID(rawValue: uuid), ratee: rateeID, draft)
+                if options.json { return Output.json(rating) }
+                Output.line(RateCommand.line(rating))
+                if rating.status == .pending { Output.line("Shown when the other side has rated too, or when the 14 days are over.") }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "A shipment's ratings, and whom you may still rate.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The shipment's (order's) id.") var id: String
+
+        func run() async throws {
+            guard let order = OrderID(uuidString: id) else { throw ValidationError("Not a shipment id: \(id)") }
+            try await options.run { session in
+                let result = try await session.ratings(ofShipment: order)
+                if options.json { return Output.json(result) }
+                for r in result.ratings { Output.line(RateCommand.line(r)) }
+                for open in result.open { Output.line("You may rate \(open.rateeName) (\(open.rateeId))") }
+                if result.ratings.isEmpty && result.open.isEmpty { Output.line("No ratings.") }
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Duty.self, Accept.self, PickupCommand.self, Deliver.self, Fail.self, PositionCommand.self,
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
-            WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self,
+            WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
         ]
     )
 }

@@ -134,9 +134,7 @@ struct ConversationTests {
             #expect(try await server.send(.DELETE, "/conversations/\(id)/messages/\(first)", token: cast.customer.access).errorCode == "edit_window_passed")
 
             // The driver's steps appear as system messages, numbered with the rest.
-            #expect(try await server.send(.POST, "/orders/\(order)/accept", token: cast.driver.access).status == .ok)
-            #expect(try await server.send(.POST, "/orders/\(order)/pickup", json: TestServer.cash(try await server.price(of: order)), token: cast.driver.access).status == .ok)
-            #expect(try await server.deliver(order, token: cast.driver.access).status == .ok)
+            try await server.advance(order, to: .delivered, cast: cast, from: .assigned)
             let all = try await server.send(.GET, "/conversations/\(id)/messages?after=2", token: cast.customer.access).json["items"].array
             #expect(all.filter { $0["kind"].string == "system" }.compactMap { $0["text"].string } == ["accepted", "in_transit", "delivered"], "\(all)")
             // Still open for a while after delivery (a forgotten detail, a thank-you), then read-only.

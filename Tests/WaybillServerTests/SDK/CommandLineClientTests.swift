@@ -212,6 +212,17 @@ struct CommandLineClientTests {
                 #expect(try await ada.run("chat", "send", id, "Coming down").status == 0)
                 let stranger = try await ada.run("chat", "show", UUID().uuidString, "--json")
                 #expect(stranger.status == 1 && JSON(data: Data(stranger.stderr.utf8))["error"]["code"].string == "not_found", "\(stranger)")
+
+                // Delivered: they rate each other; the first rating waits for the second.
+                try await server.advance(order, to: .delivered, cast: cast, from: .accepted)
+                let first = try await ada.run("rate", order, "--stars", "5", "--tag", "on_time", "--comment", "Quick")
+                #expect(first.status == 0 && first.stdout.contains("pending") && first.stdout.contains("Shown when the other side"), "\(first)")
+                let second = try await luca.run("rate", "give", order, "--stars", "4", "--json")
+                #expect(second.status == 0 && second.json["status"].string == "published", "\(second)")
+                let ratings = try await ada.run("rate", "show", order)
+                #expect(ratings.stdout.contains("Ada → Luca  ★★★★★  published  [on_time]  \"Quick\"") && ratings.stdout.contains("Luca → Ada  ★★★★☆"), "\(ratings)")
+                let bad = try await ada.run("rate", order, "--stars", "9")
+                #expect(bad.status == 1, "\(bad)")
             }
         }
     }
@@ -224,13 +235,13 @@ struct CommandLineClientTests {
             ["order", "show"], ["order", "cancel"], ["order", "refund"], ["payouts"], ["parcel", "detect"], ["parcel", "add"], ["parcel", "list"], ["parcel", "show"], ["parcel", "remove"], ["order", "confirm-payment"], ["orders"], ["track"], ["duty"], ["accept"],
             ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
             ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"], ["plan", "auto"],
-            ["chat"], ["chat", "list"], ["chat", "open"], ["chat", "show"], ["chat", "send"], ["chat", "follow"],
+            ["chat"], ["chat", "list"], ["chat", "open"], ["chat", "show"], ["chat", "send"], ["chat", "follow"], ["rate"], ["rate", "give"], ["rate", "show"],
         ]
         for command in commands {
             let help = try await cli.run(command + ["--help"])
             #expect(help.status == 0, "\(command): \(help)")
             #expect(help.stdout.contains("USAGE: waybill-client"), "\(command): \(help.stdout)")
-            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"],
+            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"] || command == ["rate"],
                     "\(command) has no --json")
         }
         let deliver = try await cli.run("deliver", "--help")

@@ -74,6 +74,19 @@ struct SDKConversationTests {
                 #expect(try await ada.messagePreviews())
                 let page = try await luca.messages(in: id, after: 1)
                 #expect(page.map(\.text) == ["Hello?", "Gate 4"])
+
+                // Delivered: they rate each other through the SDK; Ada's waits for Luca's.
+                try await server.advance(order.uuidString, to: .delivered, cast: cast, from: .accepted)
+                let open = try await ada.ratings(ofShipment: order)
+                #expect(open.window == .open && open.open.map(\.rateeName) == ["Luca"])
+                let mine = try await ada.rate(shipment: order, RatingDraft(stars: 5, tags: ["on_time"], comment: "Quick", privateNote: "Thanks"))
+                #expect(mine.status == .pending && mine.privateNote == "Thanks")
+                let theirs = try await luca.rate(shipment: order, RatingDraft(stars: 4))
+                #expect(theirs.status == .published)
+                let answered = try await luca.respond(toRating: try #require(RatingID(uuidString: mine.id)), "Thank you")
+                #expect(answered.response == "Thank you")
+                let profile = try await ada.ratings(ofPerson: try #require(UserID(uuidString: cast.driver.userID)))
+                #expect(profile.count == 1 && profile.average == nil, "below the minimum count")
                 await chat.stop()
             }
         }
