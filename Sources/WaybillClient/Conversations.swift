@@ -70,6 +70,34 @@ extension WaybillSession {
         }
     }
 
+    /// Sends a photo (JPEG or PNG; the server re-encodes it) with an optional caption. The same
+    /// `clientMessageId` again stores it once.
+    public func sendPhoto(_ photo: Data, caption: String? = nil, in id: ConversationID,
+                          clientMessageId: String = UUID().uuidString) async throws(WaybillError) -> Message {
+        try await call {
+            var parts: [Operations.SendImageMessage.Input.Body.MultipartFormPayload] = [
+                .photo(.init(payload: .init(body: HTTPBody(photo)), filename: "photo")),
+                .clientMessageId(.init(payload: .init(body: HTTPBody(clientMessageId)))),
+            ]
+            if let caption { parts.append(.text(.init(payload: .init(body: HTTPBody(caption))))) }
+            let output = try await $0.sendImageMessage(path: .init(conversationId: id.uuidString.lowercased()), body: .multipartForm(MultipartBody(parts)))
+            switch output {
+            case .created(let created): return try created.body.json
+            default: return try output.ok.body.json
+            }
+        }
+    }
+
+    /// An image message's photo.
+    public func photo(of message: MessageID, in id: ConversationID) async throws(WaybillError) -> Data {
+        try await call {
+            let output = try await $0.getMessageImage(path: .init(conversationId: id.uuidString.lowercased(), messageId: message.uuidString.lowercased()))
+            switch try output.ok.body {
+            case .jpeg(let body), .png(let body): return try await Data(collecting: body, upTo: 16 * 1024 * 1024)
+            }
+        }
+    }
+
     /// Changes one's own message within five minutes of sending it.
     public func edit(_ message: MessageID, in id: ConversationID, text: String) async throws(WaybillError) -> Message {
         try await call {

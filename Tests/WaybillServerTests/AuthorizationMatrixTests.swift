@@ -104,6 +104,15 @@ struct AuthorizationMatrixTests {
 
     static func nothing(_ w: World) async throws -> Target { Target(order: UUID().uuidString) }
 
+    /// A conversation (as `conversation()`) where customer A sent a photo (its message in `code`).
+    static func conversationWithPhoto(_ w: World) async throws -> Target {
+        var target = try await conversation()(w)
+        let sent = try await w.server.upload("/conversations/\(target.parcel)/images", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg"),
+                                                                                             .text("clientMessageId", UUID().uuidString)], token: w.cast.customer.access)
+        target.code = try #require(sent.json["id"].string, "\(sent)")
+        return target
+    }
+
     /// A delivered order of customer A that customer A and driver A rated each other on: the
     /// driver's rating of customer A (published) in `code`.
     static func ratedBothWays(_ w: World) async throws -> Target {
@@ -364,6 +373,11 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/conversations/\(x.parcel)/markers", json: ["read": 1], token: t) },
         Row(operation: "reportInConversation", expected: expect("customerA=201 driverA=422 manager=201 others=404"), setup: conversation(by: .driverA)) { w, x, t in
             try await w.server.send(.POST, "/conversations/\(x.parcel)/reports", json: ["messageId": x.code, "reason": "spam"], token: t) },
+        Row(operation: "sendImageMessage", expected: expect("customerA=201 driverA=201 manager=201 others=404"), setup: conversation()) { w, x, t in
+            try await w.server.upload("/conversations/\(x.parcel)/images", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg"),
+                                                                                  .text("clientMessageId", UUID().uuidString)], token: t) },
+        Row(operation: "getMessageImage", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: conversationWithPhoto) { w, x, t in
+            try await w.server.send(.GET, "/conversations/\(x.parcel)/messages/\(x.code)/image", token: t) },
         Row(operation: "listReports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/reports", token: t) },
         Row(operation: "getChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -655,6 +669,10 @@ struct AuthorizationMatrixTests {
             "reportInConversation": { w, x, p in
                 _ = try await chats(w).report(message: id(x.code), person: nil, in: id(x.parcel), reason: .spam, note: nil, by: p) },
             "listReports": { w, _, p in _ = try await chats(w).reports(status: nil, by: p) },
+            "sendImageMessage": { w, x, p in
+                _ = try await chats(w).send(id(x.parcel), MessageDraft(text: "", clientMessageId: UUID().uuidString),
+                                            image: .init(bytes: SampleImages.photoJPEG, field: "photo"), by: p) },
+            "getMessageImage": { w, x, p in _ = try await chats(w).image(id(x.parcel), message: id(x.code), for: p) },
             "createRoutePlan": { w, _, p in _ = try await routePlans(w).plan(RoutePlanRequest(seconds: 0.2), by: p) },
             "getLatestRoutePlan": { w, _, p in _ = try await routePlans(w).latest(by: p) },
             "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },

@@ -323,4 +323,51 @@ struct ConversationTests {
             #expect(try await bob.get(path).status == .notFound)
         }
     }
+
+    @Test("A photo is a message too: sanitized, seen by the parties only, gone with its message; in the web app as well",
+          arguments: TestDatabase.available)
+    func photos(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let id = try await Self.open(server, order: order, cast.customer.access)
+            let sent = try await server.upload("/conversations/\(id)/images", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "door.jpg"),
+                                                                                    .text("clientMessageId", "p-1"), .text("text", "The blue door")], token: cast.customer.access)
+            #expect(sent.status == .created && sent.json["kind"].string == "image" && sent.json["text"].string == "The blue door", "\(sent)")
+            let url = try #require(sent.json["image"]["url"].string)
+            #expect(sent.json["image"]["width"].int ?? 0 > 0)
+            let again = try await server.upload("/conversations/\(id)/images", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "door.jpg"),
+                                                                                     .text("clientMessageId", "p-1")], token: cast.customer.access)
+            #expect(again.status == .ok && again.json["id"].string == sent.json["id"].string, "a retry stores one photo")
+            let seen = try await server.send(.GET, url, token: cast.driver.access)
+            #expect(seen.status == .ok && seen.headers.contentType?.description.hasPrefix("image/jpeg") == true && seen.body.readableBytes > 100)
+            #expect(try await server.send(.GET, url, token: cast.otherCustomer.access).status == .notFound)
+            // Not an image: refused, nothing stored.
+            let bogus = try await server.upload("/conversations/\(id)/images", parts: [.file("photo", Array("not a picture".utf8), type: "image/jpeg", filename: "x.jpg"),
+                                                                                     .text("clientMessageId", "p-2")], token: cast.customer.access)
+            #expect(bogus.status.code >= 400 && bogus.status.code < 500, "\(bogus)")
+            #expect(try await MessageRecord.query(on: server.db).count() == 1)
+            let missing = try await server.upload("/conversations/\(id)/images", parts: [.text("clientMessageId", "p-3")], token: cast.customer.access)
+            #expect(missing.status == .unprocessableEntity || missing.status == .badRequest)
+            // Deleted: the photo goes with it.
+            #expect(try await server.send(.DELETE, "/conversations/\(id)/messages/\(sent.json["id"].string ?? "")", token: cast.customer.access).status == .ok)
+            #expect(try await server.send(.GET, url, token: cast.driver.access).status == .notFound)
+
+            // In the web app: the same form takes a photo.
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            let path = "/messages/\(id)"
+            let posted = try await ada.postFile(path, field: "photo", bytes: SampleImages.photoJPEG, filename: "gate.jpg", from: path,
+                                                fields: ["clientMessageId": UUID().uuidString, "text": "Gate"])
+            #expect(posted.status == .seeOther, "\(posted.status)")
+            let page = try await ada.get(path)
+            let src = try #require(page.html.range(of: #"<img src=""#).map { String(page.html[$0.upperBound...].prefix { $0 != "\"" }) })
+            #expect(src.hasPrefix("/messages/\(id)/files/"))
+            #expect(try await ada.get(src).status == .ok)
+            let bob = TestBrowser(server)
+            _ = try await bob.signIn("bob@example.com")
+            #expect(try await bob.get(src).status == .notFound)
+        }
+    }
 }

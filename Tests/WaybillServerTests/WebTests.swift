@@ -63,11 +63,14 @@ final class TestBrowser: @unchecked Sendable {
     }
 
     /// Posts a multipart form with one file, as a page's upload form would (with its token).
-    func postFile(_ path: String, field: String, bytes: [UInt8], filename: String, from: String) async throws -> Page {
+    func postFile(_ path: String, field: String, bytes: [UInt8], filename: String, from: String, fields: [String: String] = [:]) async throws -> Page {
         let token = try await get(from).csrf ?? ""
         let boundary = "----waybill-test-\(UUID().uuidString)"
         var body = ByteBuffer()
         body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n\(token)\r\n")
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n")
+        }
         body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
         body.writeBytes(bytes)
         body.writeString("\r\n--\(boundary)--\r\n")

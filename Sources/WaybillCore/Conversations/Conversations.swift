@@ -61,6 +61,8 @@ public enum MessageKind: String, Sendable, Hashable, Codable, CaseIterable {
     case text
     /// A shipment shared into the conversation: a card that opens its tracking.
     case shipment
+    /// A photo (JPEG or PNG, re-encoded by the server's sanitizer), with an optional caption in `text`.
+    case image
     /// Written by the server: a status change of the subject (`body` is the status, translated by clients).
     case system
 }
@@ -172,13 +174,16 @@ public struct MessageDraft: Sendable, Equatable {
     public var clientMessageId: String
     /// A shipment shared into the conversation (then `text` may be empty).
     public var sharedShipment: OrderID?
+    /// A photo comes with it (then `text` is its optional caption).
+    public var withImage: Bool
 
     public static let maxLength = 4000
 
-    public init(text: String, clientMessageId: String, sharedShipment: OrderID? = nil) {
+    public init(text: String, clientMessageId: String, sharedShipment: OrderID? = nil, withImage: Bool = false) {
         self.text = text
         self.clientMessageId = clientMessageId
         self.sharedShipment = sharedShipment
+        self.withImage = withImage
     }
 
     /// The text as stored: trimmed, line endings as `\n`.
@@ -189,7 +194,7 @@ public struct MessageDraft: Sendable, Equatable {
     public func validate() -> FieldErrors {
         var errors = FieldErrors()
         let text = cleanText
-        if text.isEmpty && sharedShipment == nil { errors.add("text", "required") }
+        if text.isEmpty && sharedShipment == nil && !withImage { errors.add("text", "required") }
         if text.count > Self.maxLength { errors.add("text", "too_long") }
         if text.unicodeScalars.contains(where: { $0.value == 0 || ($0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t") }) {
             errors.add("text", "invalid_character")

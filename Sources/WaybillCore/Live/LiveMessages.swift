@@ -143,14 +143,17 @@ public struct LiveChatMessage: Sendable, Hashable, Codable {
     public var text: String
     public var sharedShipmentId: OrderID?
     public var sharedReference: String?
+    /// For `image` messages: its size; the picture is at `GET /conversations/{id}/messages/{messageId}/image`.
+    public var imageWidth: Int?
+    public var imageHeight: Int?
     public var clientMessageId: String?
     public var createdAt: Int64
     public var editedAt: Int64?
     public var deletedAt: Int64?
 
     public init(conversationId: ConversationID, id: MessageID, seq: Int64, senderId: UserID?, senderName: String?, kind: MessageKind,
-                text: String, sharedShipmentId: OrderID?, sharedReference: String?, clientMessageId: String?, createdAt: Int64,
-                editedAt: Int64?, deletedAt: Int64?) {
+                text: String, sharedShipmentId: OrderID?, sharedReference: String?, imageWidth: Int? = nil, imageHeight: Int? = nil,
+                clientMessageId: String?, createdAt: Int64, editedAt: Int64?, deletedAt: Int64?) {
         self.conversationId = conversationId
         self.id = id
         self.seq = seq
@@ -160,6 +163,8 @@ public struct LiveChatMessage: Sendable, Hashable, Codable {
         self.text = text
         self.sharedShipmentId = sharedShipmentId
         self.sharedReference = sharedReference
+        self.imageWidth = imageWidth
+        self.imageHeight = imageHeight
         self.clientMessageId = clientMessageId
         self.createdAt = createdAt
         self.editedAt = editedAt

@@ -46,6 +46,45 @@ extension APIHandler {
         return created ? .created(.init(body: .json(message))) : .ok(.init(body: .json(message)))
     }
 
+    func sendImageMessage(_ input: Operations.SendImageMessage.Input) async throws -> Operations.SendImageMessage.Output {
+        let me = try await principal()
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var photo: [UInt8]?, clientID: String?, caption: String?
+        do {
+            for try await part in form {
+                switch part {
+                case .photo(let p): photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes)
+                case .clientMessageId(let p): clientID = String(decoding: try await Self.collect(p.payload.body, field: "clientMessageId", limit: 256), as: UTF8.self)
+                case .text(let p): caption = String(decoding: try await Self.collect(p.payload.body, field: "text", limit: 16 * 1024), as: UTF8.self)
+                case .undocumented: continue
+                }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            if photo != nil && clientID != nil { throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.") }
+        }
+        guard let photo, let clientID else {
+            var fields = FieldErrors()
+            if photo == nil { fields.add("photo", "required") }
+            if clientID == nil { fields.add("clientMessageId", "required") }
+            throw WaybillError.validation(fields)
+        }
+        let (view, created) = try await conversations.send(try Self.conversationID(input.path.conversationId),
+                                                           MessageDraft(text: caption ?? "", clientMessageId: clientID),
+                                                           image: .init(bytes: photo, field: "photo"), by: me)
+        let message = Self.message(view, for: me.userID)
+        return created ? .created(.init(body: .json(message))) : .ok(.init(body: .json(message)))
+    }
+
+    func getMessageImage(_ input: Operations.GetMessageImage.Input) async throws -> Operations.GetMessageImage.Output {
+        let me = try await principal()
+        let (bytes, type) = try await conversations.image(try Self.conversationID(input.path.conversationId),
+                                                          message: MessageID(rawValue: try Self.plainID(input.path.messageId, "messageId")), for: me)
+        let body = HTTPBody(bytes)
+        return .ok(.init(body: type == "image/png" ? .png(body) : .jpeg(body)))
+    }
+
     func editMessage(_ input: Operations.EditMessage.Input) async throws -> Operations.EditMessage.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
@@ -125,6 +164,8 @@ extension APIHandler {
             kind: S.Message.KindPayload(rawValue: r.kind.rawValue)!, text: v.text, senderId: r.senderID?.uuidString,
             senderName: v.senderName, mine: r.senderID == userID,
             sharedShipment: r.sharedOrderID.flatMap { id in v.sharedReference.map { .init(id: id.uuidString, reference: $0) } },
+            image: r.imageName == nil || r.deletedAt != nil ? nil
+                : .init(url: "/conversations/\(r.conversationID.uuidString)/messages/\(r.id!.uuidString)/image", width: r.imageWidth ?? 0, height: r.imageHeight ?? 0),
             clientMessageId: r.senderID == userID ? r.clientMessageID : nil,
             createdAt: date(r.createdAt), editedAt: r.editedAt.map(date), deletedAt: r.deletedAt.map(date))
     }

@@ -35,13 +35,19 @@ final class MessageRecord: Model, @unchecked Sendable {
     @Field(key: "kind") var kind: MessageKind
     @Field(key: "body") var body: String
     @OptionalField(key: "shared_order_id") var sharedOrderID: OrderID?
+    /// An image message's file (`FileStore`), its type and size.
+    @OptionalField(key: "image_name") var imageName: String?
+    @OptionalField(key: "image_type") var imageType: String?
+    @OptionalField(key: "image_width") var imageWidth: Int?
+    @OptionalField(key: "image_height") var imageHeight: Int?
     @OptionalField(key: "client_message_id") var clientMessageID: String?
     @Field(key: "created_at") var createdAt: Int64
     @OptionalField(key: "edited_at") var editedAt: Int64?
     @OptionalField(key: "deleted_at") var deletedAt: Int64?
 
     var properties: [any AnyProperty] {
-        [$id, $conversationID, $seq, $senderID, $kind, $body, $sharedOrderID, $clientMessageID, $createdAt, $editedAt, $deletedAt]
+        [$id, $conversationID, $seq, $senderID, $kind, $body, $sharedOrderID, $imageName, $imageType, $imageWidth, $imageHeight, $clientMessageID,
+         $createdAt, $editedAt, $deletedAt]
     }
 
     init() {}
@@ -113,7 +119,8 @@ struct MessageView: Sendable {
     var live: LiveChatMessage {
         LiveChatMessage(conversationId: record.conversationID, id: record.id!, seq: record.seq, senderId: record.senderID,
                         senderName: senderName, kind: record.kind, text: text, sharedShipmentId: record.sharedOrderID,
-                        sharedReference: sharedReference, clientMessageId: record.clientMessageID, createdAt: record.createdAt,
+                        sharedReference: sharedReference, imageWidth: record.imageWidth, imageHeight: record.imageHeight,
+                        clientMessageId: record.clientMessageID, createdAt: record.createdAt,
                         editedAt: record.editedAt, deletedAt: record.deletedAt)
     }
 }
@@ -316,7 +323,9 @@ struct Conversations: WaybillService {
 
     /// Sends a message as the caller. The same `clientMessageId` again gives back the stored message
     /// (`created` false) instead of a second one.
-    func send(_ id: ConversationID, _ draft: MessageDraft, by me: Principal) async throws -> (MessageView, created: Bool) {
+    func send(_ id: ConversationID, _ draft: MessageDraft, image: Orders.Upload? = nil, by me: Principal) async throws -> (MessageView, created: Bool) {
+        var draft = draft
+        draft.withImage = image != nil
         let errors = draft.validate()
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
         let (record, access) = try await load(id, for: me.caller)
@@ -342,13 +351,23 @@ struct Conversations: WaybillService {
         message.id = .generated()
         message.conversationID = id
         message.senderID = me.userID
-        message.kind = draft.sharedShipment == nil ? .text : .shipment
+        message.kind = image != nil ? .image : draft.sharedShipment == nil ? .text : .shipment
         message.body = draft.cleanText
+        if let image {
+            // The same sanitizer as proofs: decoded, checked, re-encoded without metadata.
+            let clean = try await Orders(services: services, db: db, logger: logger)
+                .sanitize(image, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
+            message.imageName = try await services.files.save(clean.bytes, extension: clean.format.fileExtension)
+            message.imageType = clean.format.contentType
+            message.imageWidth = clean.width
+            message.imageHeight = clean.height
+        }
         message.sharedOrderID = draft.sharedShipment
         message.clientMessageID = draft.clientMessageId
         message.createdAt = UnixTime.nowMillis
         let role = access.parties[me.userID] ?? .staff
         let sender = me.user
+        let clientID = draft.clientMessageId
         let references: [OrderID: String] = if let shared = draft.sharedShipment, let sharedReference { [shared: sharedReference] } else { [:] }
         do {
             try await db.writeTransaction(services) { db in
@@ -356,7 +375,7 @@ struct Conversations: WaybillService {
                 // this one finds this message below and gives it back.
                 message.seq = try await Self.nextSeq(id, at: message.createdAt, on: db)
                 if let existing = try await MessageRecord.query(on: db).filter(\.$conversationID == id).filter(\.$senderID == me.userID)
-                    .filter(\.$clientMessageID == draft.clientMessageId).first() {
+                    .filter(\.$clientMessageID == clientID).first() {
                     throw Replay(message: existing)
                 }
                 try await message.create(on: db)
@@ -368,7 +387,11 @@ struct Conversations: WaybillService {
                 try await Self.announce(view, in: id, from: me.userID, preview: view.text, on: db)
             }
         } catch let replay as Replay {
+            if let name = message.imageName { await services.files.delete(name) }
             return (try await views([replay.message], access)[0], false)
+        } catch {
+            if let name = message.imageName { await services.files.delete(name) }
+            throw error
         }
         _ = record
         return (try await views([message], access)[0], true)
@@ -417,7 +440,8 @@ struct Conversations: WaybillService {
     func edit(_ id: ConversationID, message messageID: MessageID, text: String, by me: Principal) async throws -> MessageView {
         let (_, access) = try await load(id, for: me.caller)
         let message = try await ownMessage(messageID, in: id, access: access, by: me)
-        let draft = MessageDraft(text: text, clientMessageId: message.clientMessageID ?? "edit", sharedShipment: message.sharedOrderID)
+        let draft = MessageDraft(text: text, clientMessageId: message.clientMessageID ?? "edit", sharedShipment: message.sharedOrderID,
+                                 withImage: message.imageName != nil)
         let errors = draft.validate()
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
         message.body = draft.cleanText
@@ -425,14 +449,28 @@ struct Conversations: WaybillService {
         return try await save(message, access: access, by: me)
     }
 
-    /// Deletes one's own message within five minutes: a tombstone keeps its place.
+    /// Deletes one's own message within five minutes: a tombstone keeps its place (its photo goes).
     func delete(_ id: ConversationID, message messageID: MessageID, by me: Principal) async throws -> MessageView {
         let (_, access) = try await load(id, for: me.caller)
         let message = try await ownMessage(messageID, in: id, access: access, by: me)
+        let file = message.imageName
         message.deletedAt = UnixTime.nowMillis
         message.body = ""
         message.sharedOrderID = nil
-        return try await save(message, access: access, by: me)
+        message.imageName = nil
+        message.imageType = nil
+        let view = try await save(message, access: access, by: me)
+        if let file { await services.files.delete(file) }
+        return view
+    }
+
+    /// An image message's picture, for whoever may read the conversation.
+    func image(_ id: ConversationID, message messageID: MessageID, for me: Principal) async throws -> (bytes: [UInt8], contentType: String) {
+        _ = try await load(id, for: me.caller)
+        guard let message = try await MessageRecord.find(messageID, on: db), message.conversationID == id, message.deletedAt == nil,
+              let name = message.imageName, let type = message.imageType,
+              let data = try? await services.files.read(name) else { throw WaybillError.notFound }
+        return (Array(data), type)
     }
 
     private func ownMessage(_ messageID: MessageID, in id: ConversationID, access: ConversationAccess, by me: Principal) async throws -> MessageRecord {
@@ -663,9 +701,11 @@ struct Conversations: WaybillService {
         for record in quiet {
             guard let subject = record.subject, let access = try await Self.access(to: subject, caller: nil, on: db),
                   let ended = access.endedAt, ended < horizon else { continue }
+            let files = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).filter(\.$imageName != nil).all().compactMap(\.imageName)
             try await db.writeTransaction(services) { db in
                 try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).delete()
             }
+            for file in files { await services.files.delete(file) }
         }
     }
 }

@@ -7,6 +7,8 @@ extension WebRoutes {
     static let openConversation = WebPath("/messages/open")
     static let chatSettings = WebPath("/messages/settings")
     static let conversation = WebPath<ConversationID>("/messages/:id") { [$0.uuidString] }
+    /// An image message's photo (under `files/`, like an order's: no unread badge to compute).
+    static let messageImage = WebPath<(ConversationID, MessageID)>("/messages/:id/files/:message") { [$0.0.uuidString, $0.1.uuidString] }
     static let messageAction = WebPath<(ConversationID, MessageID, String)>("/messages/:id/:message/:action") {
         [$0.0.uuidString, $0.1.uuidString, $0.2]
     }
@@ -23,6 +25,24 @@ struct ConversationPages {
         routes.get(WebRoutes.conversation, use: show)
         routes.post(WebRoutes.conversation, use: send)
         routes.post(WebRoutes.messageAction, use: act)
+        routes.get(WebRoutes.messageImage, use: image)
+    }
+
+    func image(_ req: Request) async throws -> Response {
+        let (_, me) = try WebAuth.require(req)
+        let (bytes, type) = try await Conversations(request: req).image(try WebRoutes.id(req), message: try WebRoutes.id(req, "message"), for: me)
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: type)
+        headers.replaceOrAdd(name: .cacheControl, value: "private, max-age=3600")
+        headers.replaceOrAdd(name: "Content-Security-Policy", value: "default-src 'none'")
+        return Response(status: .ok, headers: headers, body: .init(data: Data(bytes)))
+    }
+
+    /// The writing form: its text, its id for retries, and a photo when one is chosen.
+    struct ChatForm: Content {
+        var text: String?
+        var clientMessageId: String?
+        var photo: File?
     }
 
     func list(_ req: Request) async throws -> Response {
@@ -72,10 +92,11 @@ struct ConversationPages {
     func send(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         let id: ConversationID = try WebRoutes.id(req)
-        let form = try AccountPages.form(req)
-        let draft = MessageDraft(text: form["text"] ?? "", clientMessageId: form["clientMessageId"] ?? "")
+        let form = (try? req.content.decode(ChatForm.self)) ?? ChatForm()
+        let draft = MessageDraft(text: form.text ?? "", clientMessageId: form.clientMessageId ?? "")
+        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
         do {
-            _ = try await Conversations(request: req).send(id, draft, by: me)
+            _ = try await Conversations(request: req).send(id, draft, image: photo, by: me)
             return req.redirect(to: WebRoutes.conversation(id) + "#latest", redirectType: .normal)
         } catch let error as WaybillError where error.status != .notFound && error.status != .forbidden {
             var page = try await page(req, ctx, me, id: id)
@@ -138,6 +159,7 @@ struct ConversationListPage: PageView {
             let last = item.last.map { message -> String in
                 if message.deletedAt != nil { return ctx.t(.messageDeleted) }
                 if message.kind == .system { return ctx.t(.statusMessage, OrderStatus(rawValue: message.body).map { ctx.status($0) } ?? message.body) }
+                if message.kind == .image && message.body.isEmpty { return ctx.t(.photoMessage) }
                 let text = item.access.masks && message.kind == .text ? ContactMasking.masked(message.body) : message.body
                 return String(text.prefix(80))
             } ?? ctx.t(.noMessagesYet)
@@ -194,7 +216,10 @@ struct ConversationPage: PageView {
             if r.deletedAt != nil {
                 body = "<em>\(h(ctx.t(.messageDeleted)))</em>"
             } else {
-                body = "<p>\(h(message.text).replacingOccurrences(of: "\n", with: "<br>"))</p>"
+                body = message.text.isEmpty ? "" : "<p>\(h(message.text).replacingOccurrences(of: "\n", with: "<br>"))</p>"
+                if r.imageName != nil {
+                    body = "<p><img src=\"\(WebRoutes.messageImage((id, r.id!)))\" width=\"\(r.imageWidth ?? 0)\" height=\"\(r.imageHeight ?? 0)\" alt=\"\(h(ctx.t(.photoFrom, who)))\" loading=\"lazy\" class=\"chat-photo\"></p>" + body
+                }
                 if let shared = r.sharedOrderID, let reference = message.sharedReference {
                     body += "<p class=\"card\"><a href=\"\(WebRoutes.order(shared))\">\(h(ctx.t(.sharedDelivery, reference))) · \(h(ctx.t(.openTracking)))</a></p>"
                 }
@@ -239,11 +264,13 @@ struct ConversationPage: PageView {
         let people = view.participants.map { "\(h($0.user.id == me ? ctx.t(.you) : $0.user.firstName)) (\(h(ctx.t(.role($0.role)))))" }.joined(separator: ", ")
         let subjectLink = view.access.order.map { "<p><a href=\"\(WebRoutes.order($0.id!))\">\(h(ctx.t(.openTracking)))</a></p>" } ?? ""
         let form = view.closed ? "" : """
-            <form method="post" action="\(WebRoutes.conversation(id))" class="stack chat-form" id="chat-form">\(csrf)
+            <form method="post" action="\(WebRoutes.conversation(id))" class="stack chat-form" id="chat-form" enctype="multipart/form-data">\(csrf)
             <input type="hidden" name="clientMessageId" value="\(UUID().uuidString)">
             \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
             <div class="field"><label for="chat-text">\(h(ctx.t(.writeMessage)))</label>
-            <textarea id="chat-text" name="text" rows="3" maxlength="\(MessageDraft.maxLength)" required>\(h(draft))</textarea></div>
+            <textarea id="chat-text" name="text" rows="3" maxlength="\(MessageDraft.maxLength)">\(h(draft))</textarea></div>
+            <div class="field"><label for="chat-photo">\(h(ctx.t(.addPhoto)))</label>
+            <input id="chat-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment"></div>
             <button type="submit" class="primary" id="chat-send">\(h(ctx.t(.send)))</button></form>
             """
         let title = view.title(ctx)

@@ -41,6 +41,15 @@ struct LiveContractTests {
                 try await driver.send(.report(ref: "r2", positions: [PositionReport(latitude: 95, longitude: 8.5, recordedAt: now - 4_000)]))
                 let refused = try await driver.next { $0["type"].string == "reported" && $0["ref"].string == "r2" }
                 #expect(refused["error"]["fields"]["positions[0].latitude"].string == "out_of_range", "\(refused)")
+                // A conversation: a message, a read marker, and the unread counts.
+                let conversation = try await ConversationTests.open(server, order: id, cast.customer.access)
+                try await customer.subscribe("conversation:\(conversation)")
+                try await driver.subscribe("notifications")
+                _ = try await ConversationTests.say(server, conversation, "Thanks!", id: "c-1", cast.customer.access)
+                try await customer.event("message", topic: "conversation:\(conversation)")
+                try await driver.event("unread", topic: "notifications")
+                _ = try await server.send(.POST, "/conversations/\(conversation)/markers", json: ["read": 1], token: cast.driver.access)
+                try await customer.event("marker", topic: "conversation:\(conversation)")
                 try await customer.send(.ping)
                 try await customer.next { $0["type"].string == "pong" }
                 try await customer.send(.unsubscribe(topic: "notifications"))
@@ -59,12 +68,16 @@ struct LiveContractTests {
                         case .status: #expect(data.value3 != nil, "\(text)")
                         case .notification: #expect(data.value4 != nil, "\(text)")
                         case .duty: #expect(data.value5 != nil, "\(text)")
+                        case .message: #expect(data.value6 != nil, "\(text)")
+                        case .marker: #expect(data.value7 != nil, "\(text)")
+                        case .unread: #expect(data.value8 != nil, "\(text)")
                         default: Issue.record("a reply with data: \(text)")
                         }
                         #expect(message.id != nil && message.at != nil && message.topic != nil, "\(text)")
                     }
                 }
-                #expect(seen.isSuperset(of: ["subscribed", "unsubscribed", "error", "pong", "reported", "location", "eta", "status", "notification", "duty"]),
+                #expect(seen.isSuperset(of: ["subscribed", "unsubscribed", "error", "pong", "reported", "location", "eta", "status", "notification", "duty",
+                                             "message", "marker", "unread"]),
                         "not every kind of message was seen: \(seen)")
 
                 for command in [LiveCommand.subscribe(topic: "order:\(id)", since: 42), .unsubscribe(topic: "fleet"), .ping,

@@ -72,8 +72,13 @@ struct SDKConversationTests {
                 try await chat.wait(for: "the edit") { await $0.texts[1] == "Ring three times" }
                 try await ada.setMessagePreviews(true)
                 #expect(try await ada.messagePreviews())
+                let photo = try await ada.sendPhoto(Data(SampleImages.photoJPEG), caption: "The door", in: id, clientMessageId: "ada-photo")
+                #expect(photo.kind == .image && photo.image != nil)
+                let bytes = try await luca.photo(of: try #require(MessageID(uuidString: photo.id)), in: id)
+                #expect(bytes.count > 100)
+                try await chat.wait(for: "the photo") { await $0.texts[photo.seq] == "The door" }
                 let page = try await luca.messages(in: id, after: 1)
-                #expect(page.map(\.text) == ["Hello?", "Gate 4"])
+                #expect(page.map(\.text) == ["Hello?", "Gate 4", "The door"])
 
                 // Delivered: they rate each other through the SDK; Ada's waits for Luca's.
                 try await server.advance(order.uuidString, to: .delivered, cast: cast, from: .accepted)
