@@ -12,8 +12,11 @@ test reads the codes), then drives Debian's Chromium through Selenium:
   sandbox, the traveller picks up, a wrong receiver's code is refused, the mailed one completes it and
   the payout appears in the ledger;
   the manager sees the order appear on the dispatch board without reloading and assigns it;
-  the driver sees it arrive, accepts, picks up, shares a position the customer sees move, collects a
-  signature drawn with pointer actions and delivers; the customer sees "delivered" without reloading;
+  the driver sees it arrive, accepts, picks up, shares a position the customer sees move; the customer
+  writes to the driver from the delivery's page, the driver's Messages badge shows it live, the driver
+  reads and answers, and the answer and the read marker reach the customer's open conversation; the
+  driver collects a signature drawn with pointer actions and delivers; the customer sees "delivered"
+  without reloading; both rate each other, and the ratings appear once both are in;
   the manager's history shows every stage with its time and the signature;
   the customer follows a DHL and a Swiss Post number (carrier suggested), the news from a local server
   speaking DHL's API arrives as a notification, and a later change arrives live on the open page.
@@ -198,6 +201,17 @@ def wait(driver, condition, timeout=WAIT):
 
 def css(driver, selector):
     return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def click(driver, selector):
+    """Clicks what the selector finds, again if a live refresh replaced it meanwhile."""
+    for _ in range(10):
+        try:
+            css(driver, selector).click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.2)
+    css(driver, selector).click()
 
 
 def fill(driver, name, value):
@@ -407,6 +421,46 @@ try:
     check("the customer sees the driver move on the map without reloading", moved)
     shot(customer, "order-in-transit")
 
+    # ---------------------------------------------------------- a conversation during the delivery
+    click(customer, "#open-conversation")
+    wait(customer, EC.url_matches(r"/messages/[0-9A-Fa-f-]{36}"))
+    chat_path = customer.current_url[len(base):].split("#")[0]
+    fill(customer, "text", "Please ring twice, the bell is weak")
+    css(customer, "#chat-send").click()
+    wait(customer, lambda d: "Please ring twice" in d.find_element(By.ID, "chat-messages").text)
+    check("the customer writes to the driver during the delivery", True)
+    try:
+        wait(driver, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-messages-unread]").text or "").strip() == "1"
+             and d.find_element(By.CSS_SELECTOR, "[data-messages-unread]").is_displayed())
+        badge = True
+    except TimeoutException:
+        badge = False
+    check("the driver's unread badge shows the message without reloading", badge)
+    click(driver, "#open-conversation")
+    wait(driver, EC.url_contains(chat_path))
+    check("the driver reads the customer's message", "Please ring twice" in css(driver, "#chat-messages").text)
+    shot_both(driver, "conversation")
+    fill(driver, "text", "OK, I am five minutes away")
+    css(driver, "#chat-send").click()
+    wait(driver, lambda d: "five minutes away" in d.find_element(By.ID, "chat-messages").text)
+    try:
+        wait(customer, lambda d: "five minutes away" in d.find_element(By.ID, "chat-messages").text)
+        answered = True
+    except TimeoutException:
+        answered = False
+    check("the driver's answer reaches the customer's open conversation without reloading", answered)
+    try:
+        wait(customer, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chat-messages .read-marker")) > 0)
+        read = True
+    except TimeoutException:
+        read = False
+    check("the customer sees that the driver read the message", read)
+    go(customer, "/messages")
+    check("the Messages page lists the conversation", reference in customer.page_source)
+    shot_both(customer, "messages")
+    go(customer, order_path)
+    go(driver, order_path)
+
     # Proof of delivery: a signature drawn with the pointer.
     go(driver, order_path.replace("/orders/", "/driver/orders/") + "/deliver")
     pad = css(driver, "canvas[data-signature-pad]")
@@ -429,6 +483,24 @@ try:
         seen = False
     check("the customer sees 'delivered' without reloading", seen)
     shot(customer, "order-delivered")
+
+    # ---------------------------------------------------------- ratings both ways
+    go(customer, order_path)
+    css(customer, "#ratings input[name=stars][value='5']").click()
+    css(customer, "#ratings input[name='tags[]'][value=on_time]").click()
+    fill(customer, "comment", "Quick and careful")
+    css(customer, "#ratings form.rating-form button[type=submit]").click()
+    wait(customer, lambda d: "your rating is saved" in d.page_source)
+    check("the customer rates the driver; it waits for the other side", "Shown when the other side has rated too" in customer.page_source)
+    go(driver, order_path)
+    check("the driver does not see the customer's rating yet", "Quick and careful" not in driver.page_source)
+    css(driver, "#ratings input[name=stars][value='4']").click()
+    css(driver, "#ratings form.rating-form button[type=submit]").click()
+    wait(driver, lambda d: "Quick and careful" in d.page_source)
+    check("once both rated, both ratings appear", "★★★★☆" in driver.page_source)
+    go(customer, order_path)
+    check("the customer sees the driver's rating of them", "★★★★☆" in customer.page_source and "Quick and careful" in customer.page_source)
+    shot_both(customer, "order-rated")
 
     # ---------------------------------------------------------- the manager's record
     go(manager, "/orders")

@@ -446,10 +446,10 @@ struct OrderPage: PageView {
             <p class="big-status">\(ctx.statusBadge(order.status))</p>
             \(eta)
             \(driverLine)
-            \(ConversationPolicy.roles(shipment: record.capacities, status: order.status).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .shipment(id)) + "</div>")
             \(order.failureReason.map { "<p class=\"alert error\">\(h(ctx.failure($0)))\(order.failureNote.map { ": " + h($0) } ?? "")</p>" } ?? "")
             \(actionBlocks.isEmpty ? "" : "<div class=\"actions\">\(actionBlocks.joined(separator: "\n"))</div>")
             </div>
+            \(ConversationPolicy.roles(shipment: record.capacities, status: order.status).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .shipment(id)) + "</div>")
             \(sharingBlock)
             \(showMap ? map.render(ctx) : "")
             <div class="columns">
