@@ -69,6 +69,46 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A ticket for the live channel, as an app gets one (`POST /live/ticket`).
+func liveTicket(host: String, port: Int, token: String, http: HTTPClient) async throws -> String {
+    var request = HTTPClientRequest(url: "http://\(host):\(port)/api/v1/live/ticket")
+    request.method = .POST
+    request.headers.add(name: "Authorization", value: "Bearer \(token)")
+    request.headers.add(name: "Content-Type", value: "application/json")
+    request.body = .bytes(ByteBuffer(string: "{}"))
+    let response = try await http.execute(request, timeout: .seconds(30))
+    let body = try await response.body.collect(upTo: 64 * 1024)
+    guard response.status == .created else {
+        throw BenchError("ticket: HTTP \(response.status.code) \(String(buffer: body))")
+    }
+    struct Ticket: Decodable { var ticket: String }
+    return try JSONDecoder().decode(Ticket.self, from: Data(body.readableBytesView)).ticket
+}
+
+/// Opens `count` connections, `concurrency` at a time (each ticket is a write on the server),
+/// saying how far it got every 500; answers the seconds it took.
+func connectAll(_ count: Int, concurrency: Int, _ open: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
+    let start = nowMillis()
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        var next = 0
+        func addOne() {
+            let index = next
+            next += 1
+            tasks.addTask { try await open(index) }
+        }
+        while next < min(concurrency, count) { addOne() }
+        var done = 0
+        while try await tasks.next() != nil {
+            done += 1
+            if done % 500 == 0 { say("PHASE connected \(done)/\(count)") }
+            if next < count { addOne() }
+        }
+    }
+    let seconds = (nowMillis() - start) / 1000
+    say("PHASE subscribed \(count) in \(String(format: "%.1f", seconds)) s")
+    return seconds
+}
+
 /// One position as the subscribers should see it: whose, and when it was taken.
 struct PositionKey: Hashable, Sendable {
     var driver: Int
@@ -135,18 +175,7 @@ final class Subscriber: Sendable {
     }
 
     static func ticket(plan: Plan, http: HTTPClient, token: String? = nil) async throws -> String {
-        var request = HTTPClientRequest(url: "http://\(plan.host):\(plan.port)/api/v1/live/ticket")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token ?? plan.managerToken)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: "{}"))
-        let response = try await http.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 64 * 1024)
-        guard response.status == .created else {
-            throw BenchError("ticket: HTTP \(response.status.code) \(String(buffer: body))")
-        }
-        struct Ticket: Decodable { var ticket: String }
-        return try JSONDecoder().decode(Ticket.self, from: Data(body.readableBytesView)).ticket
+        try await liveTicket(host: plan.host, port: plan.port, token: token ?? plan.managerToken, http: http)
     }
 
     private func settle(_ result: Result<Void, any Error>) {
@@ -424,26 +453,11 @@ enum Bench {
         }
         for _ in 0..<plan.fleetSubscribers { subscribers.append(Subscriber(watch: .fleet, driverIndex: driverIndex)) }
 
-        // Connect everyone, a bounded number at a time (each ticket is a write on the server).
-        let connectStart = nowMillis()
+        // Connect everyone, a bounded number at a time.
         let all = subscribers
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            var next = 0
-            func addOne() {
-                let subscriber = all[next]
-                next += 1
-                tasks.addTask { try await subscriber.open(plan: plan, http: http, group: group) }
-            }
-            while next < min(plan.connectConcurrency, all.count) { addOne() }
-            var done = 0
-            while try await tasks.next() != nil {
-                done += 1
-                if done % 500 == 0 { say("PHASE connected \(done)/\(all.count)") }
-                if next < all.count { addOne() }
-            }
+        let connectSeconds = try await connectAll(all.count, concurrency: plan.connectConcurrency) { index in
+            try await all[index].open(plan: plan, http: http, group: group)
         }
-        let connectSeconds = (nowMillis() - connectStart) / 1000
-        say("PHASE subscribed \(all.count) in \(String(format: "%.1f", connectSeconds)) s")
         try await Task.sleep(for: .milliseconds(500))
 
         // Drivers who report over the live channel open their own connection first.

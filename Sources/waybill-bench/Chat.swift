@@ -65,16 +65,7 @@ final class ChatSocket: Sendable {
     }
 
     func open(plan: ChatPlan, http: HTTPClient, group: any EventLoopGroup) async throws {
-        var request = HTTPClientRequest(url: "http://\(plan.host):\(plan.port)/api/v1/live/ticket")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: "{}"))
-        let response = try await http.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 64 * 1024)
-        guard response.status == .created else { throw BenchError("ticket: HTTP \(response.status.code) \(String(buffer: body))") }
-        struct Ticket: Decodable { var ticket: String }
-        let ticket = try JSONDecoder().decode(Ticket.self, from: Data(body.readableBytesView)).ticket
+        let ticket = try await liveTicket(host: plan.host, port: plan.port, token: token, http: http)
         let subscribed = group.any().makePromise(of: Void.self)
         state.withLockedValue { $0.subscribed = subscribed }
         let command = String(decoding: try JSONEncoder().encode(LiveCommand.subscribe(topic: topic, since: nil)), as: UTF8.self)
@@ -196,25 +187,10 @@ enum ChatBench {
             socketsOf.append(mine)
         }
 
-        let connectStart = nowMillis()
         let all = sockets
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            var next = 0
-            func addOne() {
-                let socket = all[next]
-                next += 1
-                tasks.addTask { try await socket.open(plan: plan, http: http, group: group) }
-            }
-            while next < min(plan.connectConcurrency, all.count) { addOne() }
-            var done = 0
-            while try await tasks.next() != nil {
-                done += 1
-                if done % 500 == 0 { say("PHASE connected \(done)/\(all.count)") }
-                if next < all.count { addOne() }
-            }
+        let connectSeconds = try await connectAll(all.count, concurrency: plan.connectConcurrency) { index in
+            try await all[index].open(plan: plan, http: http, group: group)
         }
-        let connectSeconds = (nowMillis() - connectStart) / 1000
-        say("PHASE subscribed \(all.count) in \(String(format: "%.1f", connectSeconds)) s")
         try await Task.sleep(for: .milliseconds(500))
 
         // Send: message n goes to conversation n % C, from its participants in turn, at an even pace.

@@ -195,6 +195,15 @@ struct ConversationTests {
             try await TripRequestTests.pay(server, url: try #require(asSender.json["shipment"]["paymentUrl"].string))
             let shipment = try #require(asSender.json["shipment"]["id"].string)
             #expect(try await Self.open(server, order: shipment, ada.access) == id)
+            // Ada's list: the request's conversation (now with its shipment) and a courier delivery's, newest first.
+            let courier = try await server.placeOrder(ada.access)
+            let second = try await Self.open(server, order: courier, ada.access)
+            _ = try await Self.say(server, second, "A courier parcel too", id: "a-2", ada.access)
+            let list = try await server.send(.GET, "/conversations", token: ada.access).json["items"].array
+            #expect(list.map { $0["id"].string } == [second, id], "\(list)")
+            #expect(list[1]["subject"]["kind"].string == "request" && list[1]["shipmentId"].string == shipment && list[1]["masked"].bool == false)
+            #expect(list[0]["subject"]["kind"].string == "shipment" && list[0]["lastMessage"]["text"].string == "A courier parcel too")
+            #expect(list[1]["unread"].int == 1 && list[1]["lastMessage"]["text"].string == "Call me on +41 79 123 45 67 or write to bob@example.com")
             let after = try await server.send(.GET, "/conversations/\(id)/messages", token: ada.access)
             #expect(after.json["masked"].bool == false)
             #expect(after.json["items"].array.first?["text"].string == "Call me on +41 79 123 45 67 or write to bob@example.com")

@@ -19,6 +19,7 @@ struct PageSnapshotTests {
         (#"[0-9A-Fa-f]{8}(-|%2D)[0-9A-Fa-f]{4}(-|%2D)[0-9A-Fa-f]{4}(-|%2D)[0-9A-Fa-f]{4}(-|%2D)[0-9A-Fa-f]{12}"#, "<uuid>"),
         (#"WB-[0-9A-Z]{8}"#, "WB-<ref>"),
         (#"(name="csrf-token" content=|name="_csrf" value=)"[^"]*""#, "$1\"<csrf>\""),
+        (#"name="live-since" content="\d+""#, "name=\"live-since\" content=\"<event>\""),
         (#"\?v=[A-Za-z0-9_-]+"#, "?v=<hash>"),
         (#"/t/[A-Za-z0-9_-]{24}"#, "/t/<token>"),
         (#"data-token="[^"]*""#, "data-token=\"<token>\""),

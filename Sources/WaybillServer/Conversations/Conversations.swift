@@ -143,25 +143,34 @@ struct Conversations: WaybillService {
         switch subject {
         case .shipment(let id):
             guard let order = try await Order.find(id, on: db) else { return nil }
+            let receivers = try await Notifier.receiver(of: order, on: db)
             if let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == id).first() {
-                return try await access(request: request, order: order, caller: caller, on: db)
+                return access(request: request, order: order, receivers: receivers, caller: caller)
             }
-            var roles: Set<ConversationRole> = []
-            if let caller {
-                roles = ConversationPolicy.roles(shipment: OrderPolicy.capacities(of: caller, for: order.parties), status: order.status)
-                if roles.isEmpty { return nil }
-            }
-            return ConversationAccess(subject: subject, roles: roles,
-                                      endedAt: ConversationPolicy.endedAt(shipment: order.status, updatedAt: order.updatedAt),
-                                      masks: false, order: order, request: nil, parties: try await parties(of: order, on: db))
+            return access(shipment: order, receivers: receivers, caller: caller)
         case .request(let id):
             guard let request = try await TripRequestRecord.find(id, on: db) else { return nil }
             let order: Order? = if let shipment = request.shipmentID { try await Order.find(shipment, on: db) } else { nil }
-            return try await access(request: request, order: order, caller: caller, on: db)
+            let receivers = if let order { try await Notifier.receiver(of: order, on: db) } else { [User]() }
+            return access(request: request, order: order, receivers: receivers, caller: caller)
         }
     }
 
-    private static func access(request: TripRequestRecord, order: Order?, caller: Caller?, on db: any Database) async throws -> ConversationAccess? {
+    /// A courier shipment's conversation as `caller` may see it, from what was read (its receivers:
+    /// the accounts its recipient's email belongs to).
+    static func access(shipment order: Order, receivers: [User], caller: Caller?) -> ConversationAccess? {
+        var roles: Set<ConversationRole> = []
+        if let caller {
+            roles = ConversationPolicy.roles(shipment: OrderPolicy.capacities(of: caller, for: order.parties), status: order.status)
+            if roles.isEmpty { return nil }
+        }
+        return ConversationAccess(subject: .shipment(order.id!), roles: roles,
+                                  endedAt: ConversationPolicy.endedAt(shipment: order.status, updatedAt: order.updatedAt),
+                                  masks: false, order: order, request: nil, parties: parties(of: order, receivers: receivers))
+    }
+
+    /// A traveller request's conversation (with its shipment once accepted) as `caller` may see it.
+    static func access(request: TripRequestRecord, order: Order?, receivers: [User], caller: Caller?) -> ConversationAccess? {
         var roles: Set<ConversationRole> = []
         if let caller {
             roles = ConversationPolicy.roles(request: TripRequestMachine.roles(of: caller.id, sender: request.senderID, traveller: request.travellerID))
@@ -173,7 +182,7 @@ struct Conversations: WaybillService {
         var parties: [UserID: ConversationRole] = [request.senderID: .sender, request.travellerID: .carrier]
         var endedAt = ConversationPolicy.endedAt(request: request.status, updatedAt: request.updatedAt)
         if let order {
-            parties.merge(try await Self.parties(of: order, on: db)) { current, _ in current }
+            parties.merge(Self.parties(of: order, receivers: receivers)) { current, _ in current }
             if request.status == .accepted { endedAt = ConversationPolicy.endedAt(shipment: order.status, updatedAt: order.updatedAt) }
         }
         return ConversationAccess(subject: .request(request.id!), roles: roles, endedAt: endedAt,
@@ -184,10 +193,14 @@ struct Conversations: WaybillService {
     /// A shipment's parties: its customer, its driver, and the account it is addressed to once it
     /// would see it.
     static func parties(of order: Order, on db: any Database) async throws -> [UserID: ConversationRole] {
+        parties(of: order, receivers: try await Notifier.receiver(of: order, on: db))
+    }
+
+    static func parties(of order: Order, receivers: [User]) -> [UserID: ConversationRole] {
         var parties: [UserID: ConversationRole] = [order.customerID: .sender]
         if let driver = order.driverID, parties[driver] == nil { parties[driver] = .carrier }
         if OrderPolicy.allows(.see, status: order.status, as: [.receiver]) {
-            for receiver in try await Notifier.receiver(of: order, on: db) where parties[receiver.id!] == nil { parties[receiver.id!] = .receiver }
+            for receiver in receivers where !receiver.isBanned && parties[receiver.id!] == nil { parties[receiver.id!] = .receiver }
         }
         return parties
     }
@@ -249,13 +262,43 @@ struct Conversations: WaybillService {
             .all()
         let ids = try rows.map { try $0.decode(column: "conversation_id", as: ConversationID.self) }
         guard !ids.isEmpty else { return ([], 0) }
+        // Everything the list shows, a query per kind of row rather than per conversation.
         let records = try await ConversationRecord.query(on: db).filter(\.$id ~~ ids).all()
         let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id!, $0) })
-        var items: [ConversationView] = []
-        for id in ids {
-            guard let record = byID[id], let subject = record.subject,
-                  let access = try await Self.access(to: subject, caller: me.caller, on: db) else { continue }
-            items.append(try await view(record, access, for: me.userID))
+        let requestIDs = records.compactMap { if case .request(let id)? = $0.subject { id } else { nil } }
+        let requests = requestIDs.isEmpty ? [] : try await TripRequestRecord.query(on: db).filter(\.$id ~~ requestIDs).all()
+        let orderIDs = records.compactMap { if case .shipment(let id)? = $0.subject { id } else { nil } } + requests.compactMap(\.shipmentID)
+        let orders = orderIDs.isEmpty ? [] : try await Order.query(on: db).filter(\.$id ~~ orderIDs).all()
+        let ordersByID = Dictionary(uniqueKeysWithValues: orders.map { ($0.id!, $0) })
+        let emails = Set(orders.compactMap(\.recipientColumns.email))
+        let receivers = emails.isEmpty ? [] : try await User.query(on: db).filter(\.$email ~~ Array(emails)).filter(\.$emailVerifiedAt != nil).all()
+        let receiversByEmail = Dictionary(grouping: receivers, by: \.email)
+        let requestsByID = Dictionary(uniqueKeysWithValues: requests.map { ($0.id!, $0) })
+        let members = try await Self.members(of: ids, on: db)
+        var accesses: [ConversationID: ConversationAccess] = [:]
+        for record in records {
+            let access: ConversationAccess? = switch record.subject {
+            case .shipment(let id)?:
+                ordersByID[id].flatMap { Self.access(shipment: $0, receivers: $0.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [], caller: me.caller) }
+            case .request(let id)?:
+                requestsByID[id].flatMap { request in
+                    let order = request.shipmentID.flatMap { ordersByID[$0] }
+                    return Self.access(request: request, order: order, receivers: order?.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [],
+                                       caller: me.caller)
+                }
+            case nil: nil
+            }
+            if let access { accesses[record.id!] = access }
+        }
+        var peopleIDs = Set(accesses.values.flatMap(\.parties.keys))
+        for list in members.values { peopleIDs.formUnion(list.keys) }
+        let people = try await Self.people(peopleIDs, on: db)
+        let lastMessages = try await MessageRecord.query(on: db).filter(\.$conversationID ~~ ids).filter(\.$seq ~~ Set(records.map(\.lastSeq))).all()
+        let lastByConversation = Dictionary(lastMessages.filter { byID[$0.conversationID]?.lastSeq == $0.seq }.map { ($0.conversationID, $0) },
+                                            uniquingKeysWith: { first, _ in first })
+        let items: [ConversationView] = ids.compactMap { id in
+            guard let record = byID[id], let access = accesses[id] else { return nil }
+            return view(record, access, members: members[id] ?? [:], people: people, last: lastByConversation[id], for: me.userID)
         }
         return (items, items.reduce(0) { $0 + $1.unread })
     }
@@ -270,15 +313,20 @@ struct Conversations: WaybillService {
         var ids = Set(access.parties.keys)
         ids.formUnion(members.keys)
         let people = try await Self.people(ids, on: db)
+        let last = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).filter(\.$seq == record.lastSeq).first()
+        return view(record, access, members: members, people: people, last: last, for: userID)
+    }
+
+    func view(_ record: ConversationRecord, _ access: ConversationAccess, members: [UserID: Member], people: [UserID: User], last: MessageRecord?,
+              for userID: UserID) -> ConversationView {
         let mine = members[userID]
         var participants: [(user: User, role: ConversationRole, readSeq: Int64)] = []
         for (id, role) in access.parties.sorted(by: { $0.value.rawValue < $1.value.rawValue }) {
             if let user = people[id] { participants.append((user, role, members[id]?.read ?? 0)) }
         }
-        for (id, member) in members where access.parties[id] == nil && member.role == .staff {
+        for (id, member) in members.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where access.parties[id] == nil && member.role == .staff {
             if let user = people[id] { participants.append((user, .staff, member.read)) }
         }
-        let last = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).sort(\.$seq, .descending).first()
         return ConversationView(record: record, access: access, closed: closed(access), lastReadSeq: mine?.read ?? 0,
                                 lastDeliveredSeq: mine?.delivered ?? 0, participants: participants, last: last)
     }
@@ -522,11 +570,15 @@ struct Conversations: WaybillService {
     struct Member: Sendable { var role: ConversationRole; var read: Int64; var delivered: Int64 }
 
     static func members(of id: ConversationID, on db: any Database) async throws -> [UserID: Member] {
-        guard let sql = db.tracedSQL else { return [:] }
-        var result: [UserID: Member] = [:]
-        for row in try await sql.select().columns("user_id", "role", "last_read_seq", "last_delivered_seq").from("conversation_members")
-            .where("conversation_id", .equal, SQLBind(id)).all() {
-            result[try row.decode(column: "user_id", as: UserID.self)] = Member(
+        try await members(of: [id], on: db)[id] ?? [:]
+    }
+
+    static func members(of ids: [ConversationID], on db: any Database) async throws -> [ConversationID: [UserID: Member]] {
+        guard !ids.isEmpty, let sql = db.tracedSQL else { return [:] }
+        var result: [ConversationID: [UserID: Member]] = [:]
+        for row in try await sql.select().columns("conversation_id", "user_id", "role", "last_read_seq", "last_delivered_seq").from("conversation_members")
+            .where("conversation_id", .in, SQLBind.group(ids)).all() {
+            result[try row.decode(column: "conversation_id", as: ConversationID.self), default: [:]][try row.decode(column: "user_id", as: UserID.self)] = Member(
                 role: ConversationRole(rawValue: try row.decode(column: "role", as: String.self)) ?? .staff,
                 read: try row.decode(column: "last_read_seq", as: Int64.self),
                 delivered: try row.decode(column: "last_delivered_seq", as: Int64.self))

@@ -55,6 +55,9 @@ final class LiveFeed: Sendable {
     /// True once the PostgreSQL listener is attached (tests wait for it before publishing).
     var isListening: Bool { listening.withLockedValue { $0 } }
 
+    /// The newest event id this process has read (0 before the first).
+    var newestID: Int64 { lastID.withLockedValue { $0 } }
+
     /// Runs until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in

@@ -52,7 +52,7 @@ struct WebPage {
             <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
             <title>\(h(title)) · Waybill</title>
             <meta name="csrf-token" content="\(h(ctx.csrf))">
-            \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\">")
+            \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\"><meta name=\"live-since\" content=\"\(ctx.liveSince)\">")
             \(vapid.map { "<meta name=\"vapid-key\" content=\"\(h($0))\">" } ?? "")
             <meta name="theme-color" content="#0b5cad">
             <link rel="manifest" href="/manifest.webmanifest">

@@ -11,6 +11,10 @@ struct WebContext: Sendable {
     let lang: Lang
     /// The CSRF token for this visitor: bound to the web session, or to the anonymous cookie before sign-in.
     let csrf: String
+    /// The newest live event this process had seen when the request began: the page's live island
+    /// subscribes from there, so an event that lands between reading the page's data and opening
+    /// the socket is replayed, not lost.
+    var liveSince: Int64 = 0
 
     var user: User? { principal?.user }
     var role: Role? { principal?.user.role }
@@ -65,7 +69,8 @@ struct WebSessionMiddleware: AsyncMiddleware {
         }
         let binding = principal.map { "s:" + $0.sessionID.uuidString } ?? "a:" + anon
         let csrf = Self.csrfToken(binding, secret: services.config.jwtSecret)
-        let context = WebContext(request: request, principal: principal, lang: Lang.choose(request), csrf: csrf)
+        var context = WebContext(request: request, principal: principal, lang: Lang.choose(request), csrf: csrf)
+        context.liveSince = request.application.waybill.liveFeed.newestID
         request.setWeb(context)
 
         if request.method != .GET, request.method != .HEAD {

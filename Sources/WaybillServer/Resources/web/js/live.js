@@ -6,7 +6,10 @@
 const topics = (document.querySelector('meta[name="live-topics"]')?.content ?? "").split(/\s+/).filter(Boolean);
 const csrf = () => document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 
-let lastId = null;
+// The newest event the server had seen when it rendered the page: anything after it is replayed,
+// so an event that lands while the socket opens is not lost.
+const since = parseInt(document.querySelector('meta[name="live-since"]')?.content ?? "", 10);
+let lastId = Number.isSafeInteger(since) && since > 0 ? since : null;
 let delay = 1000;
 let stopped = false;
 let socket = null;
