@@ -73,6 +73,31 @@ struct TestServer: Sendable {
         beforeMigrating: (TestServer) async throws -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
+        // Every test starts at once: without a bound, their PostgreSQL pools together ask for more
+        // connections than the server has (`max_connections`), and tests fail with "too many clients".
+        if case .postgres = database {
+            await TestSlots.postgres.acquire()
+        }
+        do {
+            try await runAcquired(database, mailer: mailer, push: push, adjust: adjust, random: random, sqliteFile: sqliteFile,
+                                  beforeMigrating: beforeMigrating, body)
+        } catch {
+            if case .postgres = database { await TestSlots.postgres.release() }
+            throw error
+        }
+        if case .postgres = database { await TestSlots.postgres.release() }
+    }
+
+    private static func runAcquired(
+        _ database: TestDatabase,
+        mailer: (any Mailer)?,
+        push: PushService?,
+        adjust: (inout WaybillConfig) -> Void,
+        random: WaybillRandom,
+        sqliteFile: URL?,
+        beforeMigrating: (TestServer) async throws -> Void,
+        _ body: (TestServer) async throws -> Void
+    ) async throws {
         let recording = RecordingMailer()
         let clock = TestClock()
         let app = try await Application.make(.testing)
@@ -114,6 +139,9 @@ struct TestServer: Sendable {
             try await migrate(app)
             try await body(server)
         } catch {
+            // PostgresNIO hides the server's message in `description`: say it, or a failure under load
+            // cannot be told from another.
+            if String(describing: type(of: error)).hasPrefix("PSQL") { print("PostgreSQL error in a test server: \(String(reflecting: error))") }
             await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
             throw error
         }
@@ -329,4 +357,28 @@ struct JSON: @unchecked Sendable {
     var array: [JSON] { (value as? [Any] ?? []).map { JSON(value: $0) } }
     var keys: Set<String> { Set((value as? [String: Any])?.keys.map { $0 } ?? []) }
     var exists: Bool { value != nil && !(value is NSNull) }
+}
+
+/// A bound on test servers alive at once (an async semaphore): each PostgreSQL one holds a pool of
+/// up to `databasePoolSize` connections per core, a live listener and its migrations' connection.
+actor TestSlots {
+    /// 40 servers × (2 × 2 pooled + 1 listener) stays well under the 500 connections scripts/test gives PostgreSQL.
+    static let postgres = TestSlots(40)
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = count }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
 }
