@@ -515,6 +515,11 @@ try:
     check("the signature image is shown", manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", signature))
     check("the customer and the payment are shown", email in manager.page_source and "paid" in manager.page_source)
     shot(manager, "order-record")
+    go(manager, "/statistics?period=day")
+    check("the statistics page draws its two charts as SVG beside their tables",
+          len(manager.find_elements(By.CSS_SELECTOR, "svg.chart[role=img]")) == 2 and len(manager.find_elements(By.CSS_SELECTOR, "table.stats")) >= 3
+          and len(manager.find_elements(By.CSS_SELECTOR, "#chart-volume rect")) >= 1)
+    shot_both(manager, "statistics")
 
     # ---------------------------------------------------------- refusals
     sign_in(other, *accounts["customer"])

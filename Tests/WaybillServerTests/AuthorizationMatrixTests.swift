@@ -396,6 +396,10 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/carriers/dhl/ratings", token: t) },
         Row(operation: "respondToRating", expected: expect("customerA=200 driverA=403 manager=403 others=404"), setup: ratedBothWays) { w, x, t in
             try await w.server.send(.POST, "/ratings/\(x.code)/response", json: ["text": "Thanks"], token: t) },
+        Row(operation: "getOperationsStatistics", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/statistics/operations", token: t) },
+        Row(operation: "exportOperationsStatistics", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/statistics/operations/export", token: t) },
         Row(operation: "createRoutePlan", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: t) },
         Row(operation: "getLatestRoutePlan", expected: expect("manager=200 others=403"), setup: managerPlan) { w, _, t in
@@ -606,6 +610,7 @@ struct AuthorizationMatrixTests {
         @Sendable func tracking(_ w: World) -> Tracking { Tracking(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func rates(_ w: World) -> Ratings { Ratings(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func chats(_ w: World) -> Conversations { Conversations(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func stats(_ w: World) -> OperationsStats { OperationsStats(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func routePlans(_ w: World) -> RoutePlans { RoutePlans(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func id<Tag>(_ raw: String) -> Tagged<Tag, UUID> { Tagged(uuidString: raw)! }
         @Sendable func parcels(_ w: World) -> Parcels { Parcels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
@@ -673,6 +678,8 @@ struct AuthorizationMatrixTests {
                 _ = try await chats(w).send(id(x.parcel), MessageDraft(text: "", clientMessageId: UUID().uuidString),
                                             image: .init(bytes: SampleImages.photoJPEG, field: "photo"), by: p) },
             "getMessageImage": { w, x, p in _ = try await chats(w).image(id(x.parcel), message: id(x.code), for: p) },
+            "getOperationsStatistics": { w, _, p in _ = try await stats(w).report(from: nil, to: nil, period: .day, by: p) },
+            "exportOperationsStatistics": { w, _, p in _ = try await stats(w).report(from: nil, to: nil, period: .month, by: p) },
             "createRoutePlan": { w, _, p in _ = try await routePlans(w).plan(RoutePlanRequest(seconds: 0.2), by: p) },
             "getLatestRoutePlan": { w, _, p in _ = try await routePlans(w).latest(by: p) },
             "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },

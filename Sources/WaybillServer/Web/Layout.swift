@@ -118,7 +118,7 @@ struct WebPage {
         if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
         if caller.may(.dispatch) {
             links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.routePlans(), ctx.t(.routes)), (WebRoutes.fleet(), ctx.t(.fleet)),
-                      (WebRoutes.orders(), ctx.t(.orders))]
+                      (WebRoutes.orders(), ctx.t(.orders)), (WebRoutes.statistics(), ctx.t(.statistics))]
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
