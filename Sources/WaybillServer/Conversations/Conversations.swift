@@ -303,11 +303,6 @@ struct Conversations: WaybillService {
         return (items, items.reduce(0) { $0 + $1.unread })
     }
 
-    /// Unread messages in all the caller's conversations (the badge).
-    func totalUnread(for me: Principal) async throws -> Int64 {
-        try await list(for: me, limit: 100).totalUnread
-    }
-
     func view(_ record: ConversationRecord, _ access: ConversationAccess, for userID: UserID) async throws -> ConversationView {
         let members = try await Self.members(of: record.id!, on: db)
         var ids = Set(access.parties.keys)
@@ -376,7 +371,7 @@ struct Conversations: WaybillService {
         draft.withImage = image != nil
         let errors = draft.validate()
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
-        let (record, access) = try await load(id, for: me.caller)
+        let (_, access) = try await load(id, for: me.caller)
         if let existing = try await MessageRecord.query(on: db).filter(\.$conversationID == id).filter(\.$senderID == me.userID)
             .filter(\.$clientMessageID == draft.clientMessageId).first() {
             return (try await views([existing], access)[0], false)
@@ -441,7 +436,6 @@ struct Conversations: WaybillService {
             if let name = message.imageName { await services.files.delete(name) }
             throw error
         }
-        _ = record
         return (try await views([message], access)[0], true)
     }
 
@@ -644,12 +638,8 @@ struct Conversations: WaybillService {
     /// the order leaves it.
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
         guard event.changesStatus, let order = event.order, let orderID = order.id else { return }
-        let subject: ConversationSubject
-        if let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first() {
-            subject = .request(request.id!)
-        } else {
-            subject = .shipment(orderID)
-        }
+        let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first()
+        let subject: ConversationSubject = request.map { .request($0.id!) } ?? .shipment(orderID)
         guard let conversation = try await ConversationRecord.query(on: db).filter(\.$subjectKind == subject.kind)
             .filter(\.$subjectID == subject.id).first(), let id = conversation.id else { return }
         if case .orderAssigned(_, _, let previous?, _) = event, previous != order.driverID, let sql = db.tracedSQL {
@@ -670,9 +660,7 @@ struct Conversations: WaybillService {
         }
         // Whoever the order now concerns becomes a member (a newly assigned driver sees it in their list).
         var parties = try await parties(of: order, on: db)
-        if let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first() {
-            parties[request.senderID] = parties[request.senderID] ?? .sender
-        }
+        if let request { parties[request.senderID] = parties[request.senderID] ?? .sender }
         try await addMembers(parties, to: id, on: db)
     }
 
