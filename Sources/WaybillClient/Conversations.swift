@@ -39,6 +39,12 @@ extension WaybillSession {
         try await open(.init(kind: .request, id: request.uuidString.lowercased()))
     }
 
+    /// The signed-in person's own conversation with another person (one per pair, whoever opens it),
+    /// while they share a shipment or a followed parcel; `.notFound` otherwise.
+    public func openConversation(with person: UserID) async throws(WaybillError) -> Conversation {
+        try await open(.init(kind: .direct, id: person.uuidString.lowercased()))
+    }
+
     private func open(_ subject: Components.Schemas.ConversationSubject) async throws(WaybillError) -> Conversation {
         try await call { try await $0.openConversation(body: .json(.init(subject: subject))).ok.body.json }
     }

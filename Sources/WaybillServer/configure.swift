@@ -62,6 +62,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateRoutePlans())           // route plans, versioned, and their stops
     app.migrations.add(CreateConversations())        // conversations, their members and messages, reports
     app.migrations.add(CreateRatings())              // ratings both ways, their published aggregates
+    app.migrations.add(AddDirectConversations())     // direct conversations between two people
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

@@ -17,6 +17,50 @@ struct ConversationRulesTests {
         #expect(ConversationPolicy.roles(request: []) == [])
     }
 
+    @Test("Two people have one direct conversation whoever opens it, and nobody has one with themselves; only the two take part")
+    func directPairs() throws {
+        let ada = UserID(uuidString: "0A000000-0000-4000-8000-000000000001")!, bea = UserID(uuidString: "BE000000-0000-4000-8000-000000000002")!
+        let carl = UserID(uuidString: "CA000000-0000-4000-8000-000000000003")!
+        let pair = try #require(DirectPair(ada, bea))
+        #expect(DirectPair(bea, ada) == pair && DirectPair(bea, ada)?.id == pair.id, "the same pair, the same subject id")
+        #expect(DirectPair(ada, ada) == nil)
+        #expect(DirectPair(ada, carl)?.id != pair.id && DirectPair(bea, carl)?.id != pair.id)
+        #expect(pair.id != ada.rawValue && pair.id != bea.rawValue)
+        #expect(pair.other(than: ada) == bea && pair.other(than: bea) == ada && pair.other(than: carl) == nil)
+        #expect(ConversationSubject(kind: "direct", id: bea.rawValue, by: ada) == .direct(pair))
+        #expect(ConversationSubject(kind: "direct", id: ada.rawValue, by: ada) == nil)
+        #expect(ConversationSubject.direct(pair).id(for: ada) == bea.rawValue && ConversationSubject.direct(pair).id(for: bea) == ada.rawValue)
+        #expect(ConversationPolicy.roles(direct: pair, caller: ada) == [.peer] && ConversationPolicy.roles(direct: pair, caller: carl) == [])
+    }
+
+    @Test("People may write directly while they share a shipment (as its customer, driver or receiver, each able to see it; a traveller's parcel once paid) or a parcel one shared with the other; staff and strangers may not")
+    func directLinks() throws {
+        let ada = Caller(id: UserID.random(), role: .customer, verifiedEmail: "ada@example.com")
+        let bea = Caller(id: UserID.random(), role: .customer, verifiedEmail: "bea@example.com")
+        let luca = Caller(id: UserID.random(), role: .driver)
+        let boss = Caller(id: UserID.random(), role: .manager)
+        let parties = OrderParties(customerID: ada.id, driverID: luca.id, recipientEmail: "bea@example.com")
+        #expect(ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: false, ada, luca))
+        #expect(ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: false, bea, ada))
+        #expect(ConversationPolicy.linksDirectly(shipment: parties, status: .delivered, masked: false, luca, bea))
+        #expect(!ConversationPolicy.linksDirectly(shipment: parties, status: .awaitingPayment, masked: false, bea, ada), "not yet the receiver's to see")
+        #expect(!ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: true, ada, luca), "a traveller's parcel not paid yet")
+        #expect(!ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: false, boss, ada), "a dispatcher is not a party")
+        #expect(!ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: false, ada, ada))
+        let stranger = Caller(id: UserID.random(), role: .customer, verifiedEmail: "carl@example.com")
+        #expect(!ConversationPolicy.linksDirectly(shipment: parties, status: .inTransit, masked: false, ada, stranger))
+        let pair = try #require(DirectPair(ada.id, bea.id))
+        #expect(ConversationPolicy.linksDirectly(parcelOwner: ada.id, sharedWith: [bea.id], pair))
+        #expect(ConversationPolicy.linksDirectly(parcelOwner: bea.id, sharedWith: [ada.id], pair))
+        #expect(!ConversationPolicy.linksDirectly(parcelOwner: ada.id, sharedWith: [stranger.id], pair))
+        #expect(!ConversationPolicy.linksDirectly(parcelOwner: stranger.id, sharedWith: [ada.id, bea.id], pair), "two friends of one owner are not linked")
+        // No longer linked: read-only whatever the subject's end; retention counts from the last message.
+        #expect(ConversationPolicy.isClosed(subjectEndedAt: nil, linked: false, now: 0, closeAfterDays: 14))
+        #expect(!ConversationPolicy.isClosed(subjectEndedAt: nil, linked: true, now: 0, closeAfterDays: 14))
+        #expect(ConversationPolicy.retainedFrom(.direct(pair), endedAt: nil, lastMessageAt: 5) == 5)
+        #expect(ConversationPolicy.retainedFrom(.shipment(OrderID.random()), endedAt: 7, lastMessageAt: 9) == 7)
+    }
+
     @Test("Only the author changes a message, for five minutes, while the conversation is open; never the server's own")
     func changeWindow() {
         let ada = UserID(UUID()), bob = UserID(UUID())

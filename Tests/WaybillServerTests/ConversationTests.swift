@@ -210,6 +210,92 @@ struct ConversationTests {
         }
     }
 
+    static func direct(_ server: TestServer, with person: String, _ token: String) async throws -> Reply {
+        try await server.send(.POST, "/conversations", json: ["subject": ["kind": "direct", "id": person]], token: token)
+    }
+
+    @Test("Two people who share a delivery write to each other directly: one conversation per pair, only the two read it; nobody opens one with a stranger or with themselves; it turns read-only when they share nothing any more",
+          arguments: TestDatabase.available)
+    func directConversations(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("bea@example.com")
+            let bea = try await server.login("bea@example.com")
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .assigned, cast: cast)
+
+            // The sender and the receiver, privately: one conversation whoever opens it, named by the other person.
+            let opened = try await Self.direct(server, with: bea.userID, cast.customer.access)
+            #expect(opened.status == .ok && opened.json["subject"]["kind"].string == "direct" && opened.json["subject"]["id"].string == bea.userID, "\(opened)")
+            #expect(opened.json["roles"].array.map(\.string) == ["peer"] && opened.json["closed"].bool == false && opened.json["reference"].exists == false)
+            let id = try #require(opened.json["id"].string)
+            let fromBea = try await Self.direct(server, with: cast.customer.userID.lowercased(), bea.access)
+            #expect(fromBea.json["id"].string == id && fromBea.json["subject"]["id"].string == cast.customer.userID)
+            #expect(try await Self.say(server, id, "The code is on the box's side", id: "a-1", cast.customer.access).status == .created)
+            let beaList = try await server.send(.GET, "/conversations", token: bea.access)
+            #expect(beaList.json["totalUnread"].int == 1 && beaList.json["items"][0]["id"].string == id, "\(beaList)")
+
+            // Only the two: not the driver of the same delivery, not staff, not a stranger.
+            for token in [cast.driver.access, cast.manager.access, cast.otherCustomer.access] {
+                #expect(try await server.send(.GET, "/conversations/\(id)", token: token).status == .notFound)
+                #expect(try await server.send(.GET, "/conversations/\(id)/messages", token: token).status == .notFound)
+                #expect(try await Self.say(server, id, "Hello", id: "x", token).status == .notFound)
+            }
+            // Nobody with a stranger, an unknown id, or themselves.
+            #expect(try await Self.direct(server, with: cast.customer.userID, cast.otherCustomer.access).status == .notFound)
+            #expect(try await Self.direct(server, with: cast.otherCustomer.userID, cast.customer.access).status == .notFound)
+            #expect(try await Self.direct(server, with: UUID().uuidString, cast.customer.access).status == .notFound)
+            let selfish = try await Self.direct(server, with: cast.customer.userID, cast.customer.access)
+            #expect(selfish.status == .unprocessableEntity && selfish.json["error"]["fields"]["subject.id"].string == "self", "\(selfish)")
+
+            // The driver and the customer too; once the order goes to another driver, they share nothing:
+            // the conversation stays readable but takes no more messages.
+            let withDriver = try #require(try await Self.direct(server, with: cast.customer.userID, cast.driver.access).json["id"].string)
+            #expect(try await Self.say(server, withDriver, "I ring at 3", id: "l-1", cast.driver.access).status == .created)
+            let reassigned = try await server.send(.POST, "/orders/\(order)/assign", json: ["driverId": cast.otherDriver.userID, "reassign": true], token: cast.manager.access)
+            #expect(reassigned.status == .ok)
+            let after = try await server.send(.GET, "/conversations/\(withDriver)", token: cast.driver.access)
+            #expect(after.status == .ok && after.json["closed"].bool == true, "\(after)")
+            #expect(try await server.send(.GET, "/conversations/\(withDriver)/messages", token: cast.customer.access).json["items"].array.count == 1)
+            let late = try await Self.say(server, withDriver, "Still there?", id: "a-2", cast.customer.access)
+            #expect(late.status == .conflict && late.errorCode == "conversation_closed", "\(late)")
+            #expect(try await Self.direct(server, with: cast.customer.userID, cast.driver.access).json["id"].string == withDriver, "found again, read-only")
+            // The new driver may write to the sender and the receiver.
+            #expect(try await Self.direct(server, with: bea.userID, cast.otherDriver.access).status == .ok)
+        }
+    }
+
+    @Test("A traveller and a sender write directly only once the parcel is paid; a parcel shared with a friend links them until it is unshared",
+          arguments: TestDatabase.available)
+    func directLinks(db: TestDatabase) async throws {
+        try await ParcelPollingTests.withCarriers(db) { server, _ in
+            let (cast, trip) = try await TripRequestTests.setUp(server)
+            let ada = cast.customer, bob = cast.otherCustomer
+            let request = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: TripRequestTests.request(), token: bob.access).json["id"].string)
+            #expect(try await Self.direct(server, with: ada.userID, bob.access).status == .notFound, "masked until paid: no way around it")
+            #expect(try await server.send(.POST, "/trip-requests/\(request)/accept", token: ada.access).status == .ok)
+            #expect(try await Self.direct(server, with: bob.userID, ada.access).status == .notFound, "accepted, not paid")
+            let asSender = try await server.send(.GET, "/trip-requests/\(request)", token: bob.access)
+            try await TripRequestTests.pay(server, url: try #require(asSender.json["shipment"]["paymentUrl"].string))
+            let paid = try await Self.direct(server, with: ada.userID, bob.access)
+            #expect(paid.status == .ok && paid.json["masked"].bool == false, "\(paid)")
+
+            // A parcel Ada follows, shared with Mia (a driver who shares nothing else with her).
+            let mia = cast.otherDriver
+            #expect(try await Self.direct(server, with: mia.userID, ada.access).status == .notFound)
+            let parcel = try #require(try await server.send(.POST, "/parcels", json: ["number": "00340434292135100124"], token: ada.access).json["id"].string)
+            #expect(try await server.send(.POST, "/parcels/\(parcel)/shares", json: ["email": "mia@courier.example"], token: ada.access).status == .ok)
+            let shared = try await Self.direct(server, with: ada.userID, mia.access)
+            #expect(shared.status == .ok, "\(shared)")
+            let id = try #require(shared.json["id"].string)
+            #expect(try await Self.say(server, id, "Is it the shoes?", id: "m-1", mia.access).status == .created)
+            #expect(try await server.send(.DELETE, "/parcels/\(parcel)/shares/\(mia.userID)", token: ada.access).status == .noContent)
+            let unshared = try await server.send(.GET, "/conversations/\(id)", token: mia.access)
+            #expect(unshared.status == .ok && unshared.json["closed"].bool == true)
+            #expect(try await Self.say(server, id, "Hello?", id: "m-2", mia.access).errorCode == "conversation_closed")
+        }
+    }
+
     @Test("A message or a person is reported to the moderators, never oneself; pushes carry text only for those who allow previews",
           arguments: TestDatabase.available)
     func reportsAndPushes(db: TestDatabase) async throws {
@@ -330,6 +416,18 @@ struct ConversationTests {
             let bob = TestBrowser(server)
             _ = try await bob.signIn("bob@example.com")
             #expect(try await bob.get(path).status == .notFound)
+
+            // Luca writes to Ada privately from the delivery's conversation: their own conversation, named after her.
+            #expect(answered.html.contains("data-direct=\"\(cast.driver.userID)\"") && answered.html.contains("Write to Luca privately"))
+            let direct = try await luca.post("/messages/open", ["kind": "direct", "id": cast.customer.userID], from: path)
+            let directPath = try #require(direct.location)
+            #expect(directPath != path)
+            _ = try await luca.post(directPath, ["text": "Votre interphone ne marche pas", "clientMessageId": UUID().uuidString], from: directPath)
+            let private_ = try await ada.get(directPath)
+            #expect(private_.html.contains("Conversation with Luca") && private_.html.contains("Votre interphone ne marche pas"), "\(private_.html.prefix(400))")
+            #expect(!private_.html.contains("data-direct="), "no private conversation from a private one")
+            #expect(try await bob.get(directPath).status == .notFound)
+            #expect(try await bob.post("/messages/open", ["kind": "direct", "id": cast.customer.userID], from: "/messages").status == .notFound)
         }
     }
 

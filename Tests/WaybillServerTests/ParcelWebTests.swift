@@ -64,6 +64,12 @@ struct ParcelWebTests {
             #expect(bobList.html.contains("Passport") && bobList.html.contains("Shared by"), "\(bobList.html.prefix(2000))")
             let bobPage = try await bob.get(path)
             #expect(bobPage.status == .ok && bobPage.html.contains("Remove it from my list") && !bobPage.html.contains("Make a link"))
+            // The parcel links them: Bob writes to Ada about it, in their own conversation.
+            #expect(page.html.contains("data-direct=") && bobPage.html.contains("data-direct="))
+            let adaID = try #require(bobPage.html.components(separatedBy: "name=\"kind\" value=\"direct\"><input type=\"hidden\" name=\"id\" value=\"").dropFirst().first?.prefix(36))
+            let chat = try #require(try await bob.post("/messages/open", ["kind": "direct", "id": String(adaID)], from: path).location)
+            _ = try await bob.post(chat, ["text": "Is it the new passport?", "clientMessageId": UUID().uuidString], from: chat)
+            #expect(try await ada.get(chat).html.contains("Is it the new passport?"))
             #expect(try await bob.post(path + "/alerts", ["alerts": "important"], from: path).location == path)
             #expect(try await bob.post(path + "/link", [:], from: path).status == .forbidden)
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 // Conversations (issue "Conversations, ratings and delivery statistics", items 1, 2 and 4), the pure
@@ -20,19 +21,42 @@ public enum ConversationSubject: Sendable, Hashable {
     /// A traveller request, from the moment it is sent: sender and traveller talk before and after
     /// the traveller answers (the accepted request's shipment shares this conversation).
     case request(TripRequestID)
+    /// Two people writing to each other directly, because they share a shipment or a followed parcel
+    /// (`ConversationPolicy.linksDirectly`).
+    case direct(DirectPair)
 
     public var kind: String {
         switch self {
         case .shipment: "shipment"
         case .request: "request"
+        case .direct: "direct"
         }
     }
 
+    /// The subject's id as conversations are kept (a pair's is derived from its two people).
     public var id: UUID {
         switch self {
         case .shipment(let id): id.rawValue
         case .request(let id): id.rawValue
+        case .direct(let pair): pair.id
         }
+    }
+
+    /// The subject as someone asks for it: for `direct`, `id` is the other person. Nil for an unknown
+    /// kind, and for a direct conversation with oneself.
+    public init?(kind: String, id: UUID, by caller: UserID) {
+        if kind == "direct" {
+            guard let pair = DirectPair(caller, UserID(rawValue: id)) else { return nil }
+            self = .direct(pair)
+        } else {
+            self.init(kind: kind, id: id)
+        }
+    }
+
+    /// How `caller` names it: a direct conversation by the other person's id.
+    public func id(for caller: UserID) -> UUID {
+        if case .direct(let pair) = self { return (pair.other(than: caller) ?? pair.low).rawValue }
+        return id
     }
 
     public init?(kind: String, id: UUID) {
@@ -41,6 +65,34 @@ public enum ConversationSubject: Sendable, Hashable {
         case "request": self = .request(TripRequestID(rawValue: id))
         default: return nil
         }
+    }
+}
+
+/// Two different people, in a fixed order, so that they have one direct conversation whoever opens it.
+public struct DirectPair: Sendable, Hashable {
+    public let low: UserID
+    public let high: UserID
+
+    public init?(_ a: UserID, _ b: UserID) {
+        guard a != b else { return nil }
+        if a.rawValue.uuidString < b.rawValue.uuidString { (low, high) = (a, b) } else { (low, high) = (b, a) }
+    }
+
+    public func contains(_ id: UserID) -> Bool { id == low || id == high }
+
+    public func other(than id: UserID) -> UserID? { id == low ? high : id == high ? low : nil }
+
+    /// The pair's subject id: a name-based UUID (version 8) from a SHA-256 of both ids, the same
+    /// every time and for nobody else.
+    public var id: UUID {
+        var hash = SHA256()
+        hash.update(data: Data("waybill.direct-conversation".utf8))
+        withUnsafeBytes(of: low.rawValue.uuid) { hash.update(bufferPointer: $0) }
+        withUnsafeBytes(of: high.rawValue.uuid) { hash.update(bufferPointer: $0) }
+        var b = Array(hash.finalize().prefix(16))
+        b[6] = (b[6] & 0x0F) | 0x80
+        b[8] = (b[8] & 0x3F) | 0x80
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
     }
 }
 
@@ -54,6 +106,8 @@ public enum ConversationRole: String, Sendable, Hashable, Codable, CaseIterable 
     case receiver
     /// A dispatcher: reads every shipment's conversation, and takes part once they write in it.
     case staff
+    /// One of two people writing to each other directly.
+    case peer
 }
 
 /// What a message is.
@@ -95,6 +149,32 @@ public enum ConversationPolicy {
         return result
     }
 
+    /// The roles in a direct conversation: its two people, nobody else (staff included).
+    public static func roles(direct pair: DirectPair, caller: UserID) -> Set<ConversationRole> {
+        pair.contains(caller) ? [.peer] : []
+    }
+
+    /// The capacities on a shipment that make someone one of its parties (a dispatcher is not).
+    static let partyCapacities: Set<OrderCapacity> = [.owner, .assignee, .receiver]
+
+    /// Whether two people share a shipment closely enough to write to each other directly: each is
+    /// one of its parties (its customer, its driver, its receiver with an account), and may see it now.
+    /// A traveller's parcel links its sender and traveller only once it is paid: before that they
+    /// talk in the request's conversation, where contact details are masked (`masksContacts`).
+    public static func linksDirectly(shipment parties: OrderParties, status: OrderStatus, masked: Bool, _ a: Caller, _ b: Caller) -> Bool {
+        guard a.id != b.id, !masked else { return false }
+        func party(_ caller: Caller) -> Bool {
+            let capacities = OrderPolicy.capacities(of: caller, for: parties).intersection(partyCapacities)
+            return !capacities.isEmpty && OrderPolicy.allows(.see, status: status, as: capacities)
+        }
+        return party(a) && party(b)
+    }
+
+    /// Whether a followed parcel links two people: one owns it and shared it with the other.
+    public static func linksDirectly(parcelOwner owner: UserID, sharedWith: Set<UserID>, _ pair: DirectPair) -> Bool {
+        (owner == pair.low && sharedWith.contains(pair.high)) || (owner == pair.high && sharedWith.contains(pair.low))
+    }
+
     /// Only staff read a conversation without being one of its parties; they are told so in the app.
     public static func isObserver(_ roles: Set<ConversationRole>) -> Bool { roles == [.staff] }
 
@@ -127,7 +207,10 @@ public enum ConversationPolicy {
     public static let defaultCloseAfterDays = 14
 
     /// Whether a conversation whose subject ended at `endedAt` (nil: still going) is closed at `now`.
-    public static func isClosed(subjectEndedAt endedAt: Int64?, now: Int64, closeAfterDays days: Int) -> Bool {
+    /// A direct conversation has no end, but is read-only while its two people share nothing any
+    /// more (a parcel no longer shared, an account banned): `linked` false.
+    public static func isClosed(subjectEndedAt endedAt: Int64?, linked: Bool = true, now: Int64, closeAfterDays days: Int) -> Bool {
+        guard linked else { return true }
         guard let endedAt else { return false }
         let (span, overflow) = Int64(max(0, days)).multipliedReportingOverflow(by: 86_400_000)
         if overflow { return false }
@@ -161,6 +244,13 @@ public enum ConversationPolicy {
     /// Days of retention after a conversation closes (`CHAT_RETENTION_DAYS`, default this): then its
     /// messages are deleted by the server's sweep.
     public static let defaultRetentionDays = 365
+
+    /// From when a conversation's retention counts: its subject's end, or for a direct conversation
+    /// (which has none) its last message.
+    public static func retainedFrom(_ subject: ConversationSubject, endedAt: Int64?, lastMessageAt: Int64?) -> Int64? {
+        if case .direct = subject { return lastMessageAt }
+        return endedAt
+    }
 
     /// Messages per conversation page.
     public static let pageRange = 1...200

@@ -18,7 +18,9 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = try Self.plainID(body.subject.id, "subject.id")
-        guard let subject = ConversationSubject(kind: body.subject.kind.rawValue, id: id) else { throw WaybillError.validation("subject.kind", "invalid") }
+        guard let subject = ConversationSubject(kind: body.subject.kind.rawValue, id: id, by: me.userID) else {
+            throw body.subject.kind == .direct ? WaybillError.validation("subject.id", "self") : WaybillError.validation("subject.kind", "invalid")
+        }
         return .ok(.init(body: .json(Self.conversation(try await conversations.open(subject, for: me), for: me.userID))))
     }
 
@@ -145,7 +147,7 @@ extension APIHandler {
     static func conversation(_ v: ConversationView, for userID: UserID) -> S.Conversation {
         S.Conversation(
             id: v.id.uuidString,
-            subject: .init(kind: S.ConversationSubject.KindPayload(rawValue: v.access.subject.kind)!, id: v.access.subject.id.uuidString),
+            subject: .init(kind: S.ConversationSubject.KindPayload(rawValue: v.access.subject.kind)!, id: v.access.subject.id(for: userID).uuidString),
             shipmentId: v.access.order?.id?.uuidString, reference: v.access.reference,
             roles: v.access.roles.sorted { $0.rawValue < $1.rawValue }.compactMap { S.ConversationRole(rawValue: $0.rawValue) },
             observer: ConversationPolicy.isObserver(v.access.roles) && !v.participants.contains { $0.user.id == userID },

@@ -15,12 +15,21 @@ final class ConversationRecord: Model, @unchecked Sendable {
     @Field(key: "last_seq") var lastSeq: Int64
     @OptionalField(key: "last_message_at") var lastMessageAt: Int64?
     @Field(key: "created_at") var createdAt: Int64
+    /// A direct conversation's two people (`DirectPair`: the subject id is derived from them).
+    @OptionalField(key: "peer_low") var peerLow: UserID?
+    @OptionalField(key: "peer_high") var peerHigh: UserID?
 
-    var properties: [any AnyProperty] { [$id, $subjectKind, $subjectID, $lastSeq, $lastMessageAt, $createdAt] }
+    var properties: [any AnyProperty] { [$id, $subjectKind, $subjectID, $lastSeq, $lastMessageAt, $createdAt, $peerLow, $peerHigh] }
 
     init() {}
 
-    var subject: ConversationSubject? { ConversationSubject(kind: subjectKind, id: subjectID) }
+    var subject: ConversationSubject? {
+        if subjectKind == "direct" {
+            guard let low = peerLow, let high = peerHigh, let pair = DirectPair(low, high), pair.id == subjectID else { return nil }
+            return .direct(pair)
+        }
+        return ConversationSubject(kind: subjectKind, id: subjectID)
+    }
 }
 
 /// One message. Never removed while its conversation is kept: a deletion empties it (a tombstone).
@@ -90,6 +99,8 @@ struct ConversationAccess: Sendable {
     var request: TripRequestRecord?
     /// The parties (staff apart), who are told of new messages.
     var parties: [UserID: ConversationRole]
+    /// A direct conversation's two people still share a shipment or a parcel (false: read-only).
+    var linked = true
 
     var reference: String? { order?.reference }
 }
@@ -153,6 +164,53 @@ struct Conversations: WaybillService {
             let order: Order? = if let shipment = request.shipmentID { try await Order.find(shipment, on: db) } else { nil }
             let receivers = if let order { try await Notifier.receiver(of: order, on: db) } else { [User]() }
             return access(request: request, order: order, receivers: receivers, caller: caller)
+        case .direct(let pair):
+            var roles: Set<ConversationRole> = []
+            if let caller {
+                roles = ConversationPolicy.roles(direct: pair, caller: caller.id)
+                if roles.isEmpty { return nil }
+            }
+            let people = try await Self.people([pair.low, pair.high], on: db)
+            guard let low = people[pair.low], let high = people[pair.high] else { return nil }
+            return ConversationAccess(subject: subject, roles: roles, endedAt: nil, masks: false, order: nil, request: nil,
+                                      parties: [pair.low: .peer, pair.high: .peer], linked: try await linked(low, high, on: db))
+        }
+    }
+
+    /// Whether two people share a shipment or a followed parcel now (`ConversationPolicy.linksDirectly`);
+    /// nobody is linked to a banned account.
+    static func linked(_ a: User, _ b: User, on db: any Database) async throws -> Bool {
+        guard !a.isBanned, !b.isBanned, let pair = DirectPair(a.id!, b.id!), let sql = db.tracedSQL else { return false }
+        // A parcel one of them shared with the other.
+        let parcels = try await sql.select().column(SQLColumn("owner_id", table: "p")).column(SQLColumn("user_id", table: "s"))
+            .from(SQLAlias(SQLIdentifier("parcels"), as: SQLIdentifier("p")))
+            .join(SQLAlias(SQLIdentifier("parcel_shares"), as: SQLIdentifier("s")), method: SQLJoinMethod.inner,
+                  on: SQLColumn("parcel_id", table: "s"), .equal, SQLColumn("id", table: "p"))
+            .where(SQLColumn("owner_id", table: "p"), .in, SQLBind.group([pair.low, pair.high]))
+            .where(SQLColumn("user_id", table: "s"), .in, SQLBind.group([pair.low, pair.high]))
+            .limit(10).all()
+        for row in parcels {
+            let owner = try row.decode(column: "owner_id", as: UserID.self)
+            if ConversationPolicy.linksDirectly(parcelOwner: owner, sharedWith: [try row.decode(column: "user_id", as: UserID.self)], pair) { return true }
+        }
+        // A shipment both are parties of: candidates by customer, driver and recipient email, then
+        // each checked by the policy (what each may see in its status, a traveller's parcel paid).
+        let (ca, cb) = (a.caller, b.caller)
+        let candidates = try await Order.query(on: db).group(.or) { or in
+            for (x, y) in [(ca, cb), (cb, ca)] {
+                or.group(.and) { $0.filter(\.$customerID == x.id).filter(\.$driverID == y.id) }
+                if let email = y.verifiedEmail {
+                    or.group(.and) { $0.filter(\.$customerID == x.id).filter("recipient_email", .equal, email) }
+                    or.group(.and) { $0.filter(\.$driverID == x.id).filter("recipient_email", .equal, email) }
+                }
+            }
+        }.sort(\.$createdAt, .descending).limit(100).all()
+        guard !candidates.isEmpty else { return false }
+        let requests = try await TripRequestRecord.query(on: db).filter(\.$shipmentID ~~ candidates.compactMap(\.id)).all()
+        let requestByShipment = Dictionary(requests.compactMap { r in r.shipmentID.map { ($0, r) } }, uniquingKeysWith: { first, _ in first })
+        return candidates.contains { order in
+            let masked = requestByShipment[order.id!].map { ConversationPolicy.masksContacts(request: $0.status, shipmentPaid: order.paymentStatus == .paid) } ?? false
+            return ConversationPolicy.linksDirectly(shipment: order.parties, status: order.status, masked: masked, ca, cb)
         }
     }
 
@@ -206,7 +264,8 @@ struct Conversations: WaybillService {
     }
 
     func closed(_ access: ConversationAccess) -> Bool {
-        ConversationPolicy.isClosed(subjectEndedAt: access.endedAt, now: UnixTime.nowMillis, closeAfterDays: services.config.chatCloseDays)
+        ConversationPolicy.isClosed(subjectEndedAt: access.endedAt, linked: access.linked, now: UnixTime.nowMillis,
+                                    closeAfterDays: services.config.chatCloseDays)
     }
 
     /// The conversation and the caller's access, or 404.
@@ -218,14 +277,17 @@ struct Conversations: WaybillService {
 
     // MARK: reading
 
-    /// The subject's conversation, made on first use; 404 for a subject the caller does not take part in.
+    /// The subject's conversation, made on first use; 404 for a subject the caller does not take part
+    /// in, and for a direct conversation with someone the caller shares nothing with (yet).
     func open(_ subject: ConversationSubject, for me: Principal) async throws -> ConversationView {
         guard let access = try await Self.access(to: subject, caller: me.caller, on: db) else { throw WaybillError.notFound }
         if let existing = try await find(access.subject, on: db) { return try await view(existing, access, for: me.userID) }
+        guard access.linked else { throw WaybillError.notFound }
         let record = ConversationRecord()
         record.id = .generated()
         record.subjectKind = access.subject.kind
         record.subjectID = access.subject.id
+        if case .direct(let pair) = access.subject { (record.peerLow, record.peerHigh) = (pair.low, pair.high) }
         record.lastSeq = 0
         record.createdAt = UnixTime.nowMillis
         do {
@@ -286,6 +348,9 @@ struct Conversations: WaybillService {
                     return Self.access(request: request, order: order, receivers: order?.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [],
                                        caller: me.caller)
                 }
+            case .direct(let pair)?:
+                // Few and cheap: whether the two still share something is asked per conversation.
+                try await Self.access(to: .direct(pair), caller: me.caller, on: db)
             case nil: nil
             }
             if let access { accesses[record.id!] = access }
@@ -740,7 +805,8 @@ struct Conversations: WaybillService {
         let quiet = try await ConversationRecord.query(on: db).filter(\.$lastMessageAt < horizon).filter(\.$lastSeq > 0).limit(500).all()
         for record in quiet {
             guard let subject = record.subject, let access = try await Self.access(to: subject, caller: nil, on: db),
-                  let ended = access.endedAt, ended < horizon else { continue }
+                  let ended = ConversationPolicy.retainedFrom(subject, endedAt: access.endedAt, lastMessageAt: record.lastMessageAt),
+                  ended < horizon else { continue }
             let files = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).filter(\.$imageName != nil).all().compactMap(\.imageName)
             try await db.writeTransaction(services) { db in
                 try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).delete()

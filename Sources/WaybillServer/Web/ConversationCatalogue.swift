@@ -4,8 +4,8 @@ import WaybillCore
 /// Conversations' strings, in English and French.
 extension Text {
     static let messages = Text("Messages", "Messages")
-    static let messagesIntro = Text("Talk with the people of your deliveries: the driver or traveller, the sender, the receiver, and staff.",
-                                    "Échangez avec les personnes de vos livraisons : le livreur ou le voyageur, l’expéditeur, le destinataire et l’équipe.")
+    static let messagesIntro = Text("Talk with the people of your deliveries: the driver or traveller, the sender, the receiver, and staff; or with one of them privately.",
+                                    "Échangez avec les personnes de vos livraisons : le livreur ou le voyageur, l’expéditeur, le destinataire et l’équipe ; ou avec l’une d’elles en privé.")
     static let noConversations = Text("No conversations yet. Open one from a delivery’s page.", "Aucune conversation pour l’instant. Ouvrez-en une depuis la page d’une livraison.")
     static let messageTheParties = Text("Messages", "Messages")
     static let conversationAbout = Text("Delivery %@", "Livraison %@")
@@ -43,6 +43,11 @@ extension Text {
     static let roleCarrier = Text("carrier", "transporteur")
     static let roleReceiver = Text("receiver", "destinataire")
     static let roleStaff = Text("staff", "équipe")
+    static let rolePeer = Text("direct", "direct")
+    static let conversationWith = Text("Conversation with %@", "Conversation avec %@")
+    static let writePrivately = Text("Write to %@ privately", "Écrire à %@ en privé")
+    static let directClosedNote = Text("You no longer share a delivery or a parcel: this conversation can be read, no longer written to.",
+                                       "Vous ne partagez plus de livraison ni de colis : cette conversation peut être lue, plus complétée.")
     static let reasonHarassment = Text("Harassment", "Harcèlement")
     static let reasonUnsafe = Text("Unsafe behaviour", "Comportement dangereux")
     static let reasonFake = Text("Fake profile", "Faux profil")
@@ -56,6 +61,7 @@ extension Text {
         case .carrier: .roleCarrier
         case .receiver: .roleReceiver
         case .staff: .roleStaff
+        case .peer: .rolePeer
         }
     }
 

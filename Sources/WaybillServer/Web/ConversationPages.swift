@@ -64,7 +64,7 @@ struct ConversationPages {
         let (_, me) = try WebAuth.require(req)
         let form = try AccountPages.form(req)
         guard let raw = form["id"], let uuid = UUID(uuidString: raw),
-              let subject = ConversationSubject(kind: form["kind"] ?? "", id: uuid) else { throw WaybillError.notFound }
+              let subject = ConversationSubject(kind: form["kind"] ?? "", id: uuid, by: me.userID) else { throw WaybillError.notFound }
         let view = try await Conversations(request: req).open(subject, for: me)
         return req.redirect(to: WebRoutes.conversation(view.id), redirectType: .normal)
     }
@@ -134,12 +134,23 @@ struct ConversationPages {
         <button type="submit" class="secondary" id="open-conversation">\(h(ctx.t(.messageTheParties)))</button></form>
         """
     }
+
+    /// "Write to … privately": opens the caller's direct conversation with `person` (the server
+    /// answers 404 unless they share a shipment or a parcel).
+    static func directButton(_ ctx: WebContext, to person: UserID, name: String) -> String {
+        """
+        <form method="post" action="\(WebRoutes.openConversation())" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))">
+        <input type="hidden" name="kind" value="direct"><input type="hidden" name="id" value="\(person.uuidString)">
+        <button type="submit" class="secondary" data-direct="\(person.uuidString)">\(h(ctx.t(.writePrivately, name)))</button></form>
+        """
+    }
 }
 
 extension ConversationView {
-    /// Its title: the delivery's reference, or that it is a traveller request.
-    func title(_ ctx: WebContext) -> String {
-        access.reference.map { ctx.t(.conversationAbout, $0) } ?? ctx.t(.conversationRequest)
+    /// Its title: the delivery's reference, that it is a traveller request, or whom it is with.
+    func title(_ ctx: WebContext, me: UserID) -> String {
+        if case .direct = access.subject { return ctx.t(.conversationWith, others(of: me)) }
+        return access.reference.map { ctx.t(.conversationAbout, $0) } ?? ctx.t(.conversationRequest)
     }
 
     /// The others' first names.
@@ -165,7 +176,7 @@ struct ConversationListPage: PageView {
             } ?? ctx.t(.noMessagesYet)
             let badge = item.unread > 0 ? " <span class=\"badge\" data-conversation-unread>\(h(ctx.t(.unreadMessages, String(item.unread))))</span>" : ""
             return """
-                <li class="conversation\(item.unread > 0 ? " unread" : "")"><a href="\(WebRoutes.conversation(item.id))"><strong>\(h(item.title(ctx)))</strong>\(badge)</a>
+                <li class="conversation\(item.unread > 0 ? " unread" : "")"><a href="\(WebRoutes.conversation(item.id))"><strong>\(h(item.title(ctx, me: me)))</strong>\(badge)</a>
                 <br><span class="hint">\(h(ctx.t(.withPeople, item.others(of: me))))\(item.record.lastMessageAt.map { " · " + ctx.time($0) } ?? "")</span>
                 <br>\(h(last))</li>
                 """
@@ -255,7 +266,7 @@ struct ConversationPage: PageView {
                 """
         }.joined()
         var notes = ""
-        if view.closed { notes += "<p class=\"alert info\" role=\"note\">\(h(ctx.t(.conversationClosedNote)))</p>" }
+        if view.closed { notes += "<p class=\"alert info\" role=\"note\">\(h(ctx.t(view.access.linked ? .conversationClosedNote : .directClosedNote)))</p>" }
         if view.access.masks { notes += "<p class=\"alert info\" role=\"note\">\(h(ctx.t(.conversationMaskedNote)))</p>" }
         if ConversationPolicy.isObserver(view.access.roles), !view.participants.contains(where: { $0.user.id == me }) {
             notes += "<p class=\"hint\">\(h(ctx.t(.observerNote)))</p>"
@@ -263,6 +274,16 @@ struct ConversationPage: PageView {
         if reported { notes += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.reportSent)))</div>" }
         let people = view.participants.map { "\(h($0.user.id == me ? ctx.t(.you) : $0.user.firstName)) (\(h(ctx.t(.role($0.role)))))" }.joined(separator: ", ")
         let subjectLink = view.access.order.map { "<p><a href=\"\(WebRoutes.order($0.id!))\">\(h(ctx.t(.openTracking)))</a></p>" } ?? ""
+        // A party may write to another party privately (not in a direct conversation already, and not
+        // while contact details are masked: the pair would not be linked yet).
+        var direct = ""
+        if view.access.parties[me] != nil, !view.access.masks, !view.closed {
+            if case .direct = view.access.subject {} else {
+                direct = view.participants.filter { $0.user.id != me && view.access.parties[$0.user.id!] != nil }
+                    .map { ConversationPages.directButton(ctx, to: $0.user.id!, name: $0.user.firstName) }.joined(separator: " ")
+            }
+        }
+        if !direct.isEmpty { direct = "<div class=\"direct-links\">\(direct)</div>" }
         let form = view.closed ? "" : """
             <form method="post" action="\(WebRoutes.conversation(id))" class="stack chat-form" id="chat-form" enctype="multipart/form-data">\(csrf)
             <input type="hidden" name="clientMessageId" value="\(UUID().uuidString)">
@@ -273,11 +294,12 @@ struct ConversationPage: PageView {
             <input id="chat-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment"></div>
             <button type="submit" class="primary" id="chat-send">\(h(ctx.t(.send)))</button></form>
             """
-        let title = view.title(ctx)
+        let title = view.title(ctx, me: me)
         return WebPage(title: title, body: """
             <h1>\(h(title))</h1>
             <p class="hint">\(h(ctx.t(.withPeople, people)))</p>
             \(subjectLink)
+            \(direct)
             \(notes)
             <ol class="messages" id="chat-messages" data-live-refresh="message marker" aria-live="polite" aria-relevant="additions">
             \(items.isEmpty ? "<li class=\"hint\">\(h(ctx.t(.noMessagesYet)))</li>" : items)

@@ -507,7 +507,7 @@ struct ParcelPage: PageView {
         var sharing = ""
         if owner {
             let people = parcel.sharedWith.map { person in
-                "<li data-shared-with=\"\(person.id.uuidString)\">\(h(person.name)) <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unshare")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"user\" value=\"\(person.id.uuidString)\"><button type=\"submit\">\(h(ctx.t(.stopSharing)))</button></form></li>"
+                "<li data-shared-with=\"\(person.id.uuidString)\">\(h(person.name)) <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unshare")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"user\" value=\"\(person.id.uuidString)\"><button type=\"submit\">\(h(ctx.t(.stopSharing)))</button></form> \(ConversationPages.directButton(ctx, to: person.id, name: person.name))</li>"
             }.joined()
             let link = parcel.shareURL.map { url in
                 "<p><input type=\"text\" readonly value=\"\(h(url))\" aria-label=\"\(h(ctx.t(.publicLink)))\" data-share-url></p><form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "link")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.renewParcelLink)))</button></form> <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unlink")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.withdrawLink)))</button></form>"
@@ -524,7 +524,9 @@ struct ParcelPage: PageView {
                 \(link)
                 """
         }
-        let shared = parcel.sharedBy.map { "<p class=\"note\">\(h(ctx.t(.sharedBy))) \(h($0))</p>" } ?? ""
+        let shared = parcel.sharedBy.map {
+            "<p class=\"note\">\(h(ctx.t(.sharedBy))) \(h($0)) \(ConversationPages.directButton(ctx, to: parcel.record.ownerID, name: $0))</p>"
+        } ?? ""
         return """
             <div class="actions">
             <form method="post" action="\(WebRoutes.parcelAction((id, "refresh")))" class="inline">\(csrf)<button type="submit">\(h(ctx.t(.askCarrierNow)))</button></form>

@@ -47,6 +47,10 @@ struct SDKConversationTests {
                 let conversation = try await ada.openConversation(shipment: order)
                 let id = try #require(ConversationID(uuidString: conversation.id))
                 #expect(conversation.roles == [.sender] && conversation.unread == 0)
+                // The two of them, privately: one conversation whoever opens it.
+                let private_ = try await ada.openConversation(with: try #require(UserID(uuidString: cast.driver.userID)))
+                #expect(private_.subject.kind == .direct && private_.roles == [.peer] && private_.id != conversation.id)
+                #expect(try await luca.openConversation(with: try #require(UserID(uuidString: cast.customer.userID))).id == private_.id)
                 let chat = ChatRecorder()
                 await chat.start(luca.conversation(events: id, options: LiveOptions(initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(500))))
                 try await chat.wait(for: "connected") { await $0.connections == 1 }
