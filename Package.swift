@@ -66,6 +66,12 @@ let package = Package(
             name: "WaybillRouting",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Shipping labels: a QR code encoder, Code 128, and a small PDF writer. Pure Swift, no
+        // dependencies (tests read the results back with zbarimg and poppler).
+        .target(
+            name: "WaybillLabels",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Solves benchmark instances for scripts/bench-routing.
         .executableTarget(
             name: "waybill-routing",
@@ -86,6 +92,7 @@ let package = Package(
             dependencies: [
                 "WaybillCore",
                 "WaybillRouting",
+                "WaybillLabels",
                 "WaybillAPI",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
@@ -171,6 +178,11 @@ let package = Package(
         .testTarget(
             name: "WaybillRoutingTests",
             dependencies: ["WaybillRouting"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WaybillLabelsTests",
+            dependencies: ["WaybillLabels"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
