@@ -68,6 +68,10 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case conversationClosed = "conversation_closed"
     /// A message changed or deleted more than five minutes after it was sent.
     case editWindowPassed = "edit_window_passed"
+    /// A timeslot whose seats are all booked or held by others.
+    case slotFull = "slot_full"
+    /// A timeslot that is closed, switched off or past its cutoff.
+    case slotUnavailable = "slot_unavailable"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -151,6 +155,8 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",
                            "Des colis sont réservés sur ce trajet : son itinéraire et sa date restent, et sa place ne peut descendre sous ce qui est réservé.")
         case .conversationClosed: ("This conversation is closed: it can be read, not written to.", "Cette conversation est fermée : elle peut être lue, plus complétée.")
+        case .slotFull: ("This timeslot is full: choose another one.", "Ce créneau est complet : choisissez-en un autre.")
+        case .slotUnavailable: ("This timeslot can no longer be booked: choose another one.", "Ce créneau ne peut plus être réservé : choisissez-en un autre.")
         case .editWindowPassed: ("A message can be changed or deleted only in the five minutes after it was sent.", "Un message ne peut être modifié ou supprimé que dans les cinq minutes qui suivent son envoi.")
         case .paymentProviderError: ("The payment service did not answer; try again in a moment.", "Le service de paiement n’a pas répondu ; réessayez dans un instant.")
         case .invalidSignature: ("The signature of this message does not match.", "La signature de ce message ne correspond pas.")

@@ -148,6 +148,30 @@ struct AuthorizationMatrixTests {
         }
     }
 
+    /// A delivery slot for Bern (its template's id in `trip`, the slot's in `code`), plenty of seats.
+    static func deliverySlot(_ w: World) async throws -> Target {
+        let template = try await TimeslotTests.template(w.server, w.cast, capacity: 1000)
+        let list = try await w.server.send(.GET, "/slots?kind=delivery&postalCode=3005&from=\(TimeslotTests.day(w.server, in: 2))&days=1",
+                                           token: w.cast.customer.access)
+        let slot = try #require(list.json["items"].array.first { $0["templateId"].string == template }?["id"].string, "\(list)")
+        return Target(order: "", trip: template, code: slot)
+    }
+
+    /// An accepted order of customer A (driver A carries it) and a delivery slot for it (in `code`).
+    static func orderAndSlot(_ w: World) async throws -> Target {
+        var target = try await deliverySlot(w)
+        target.order = try await orderIn(.accepted)(w).order
+        return target
+    }
+
+    /// As `orderAndSlot`, the slot booked by customer A (the booking's id in `request`).
+    static func slotBooking(_ w: World) async throws -> Target {
+        var target = try await orderAndSlot(w)
+        let booked = try await w.server.send(.POST, "/orders/\(target.order)/slots", json: ["slotId": target.code], token: w.cast.customer.access)
+        target.request = try #require(booked.json["id"].string, "\(booked)")
+        return target
+    }
+
     static func customerAUser(_ w: World) async throws -> Target { Target(order: "", user: w.cast.customer.userID) }
 
     static func spareUser(_ w: World) async throws -> Target {
@@ -217,8 +241,9 @@ struct AuthorizationMatrixTests {
     /// Paid and picked up by A; the receiver's code read from the mail.
     static func pickedUpRequest(_ w: World) async throws -> Target {
         var target = try await paidRequest(w)
-        // Mail still queued from other rows (a parcel coming to bea@) must not come after the code.
-        _ = try await w.server.deliverMail()
+        // Mail still queued from other rows (a parcel coming to bea@) must not come after the code:
+        // the outbox sends a batch at a time, so until it is empty.
+        while try await w.server.deliverMail() > 0 {}
         let picked = try await w.server.send(.POST, "/trip-requests/\(target.request)/pickup", token: w.cast.customer.access)
         try #require(picked.status == .ok, "\(picked)")
         _ = try await w.server.deliverMail()
@@ -380,6 +405,26 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/conversations/\(x.parcel)/messages/\(x.code)/image", token: t) },
         Row(operation: "listReports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/reports", token: t) },
+        Row(operation: "listSlotTemplates", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/slot-templates", token: t) },
+        Row(operation: "createSlotTemplate", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/slot-templates", json: ["kind": "pickup", "weekday": 2, "start": "08:00", "end": "09:00", "capacity": 3], token: t) },
+        Row(operation: "updateSlotTemplate", expected: expect("manager=200 others=403"), setup: deliverySlot) { w, x, t in
+            try await w.server.send(.PATCH, "/slot-templates/\(x.trip)", json: ["capacity": 999], token: t) },
+        Row(operation: "listSlots", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/slots?kind=pickup&postalCode=3005", token: t) },
+        Row(operation: "holdSlot", expected: expect("others=200"), setup: deliverySlot) { w, x, t in
+            try await w.server.send(.POST, "/slots/\(x.code)/hold", token: t) },
+        Row(operation: "releaseSlot", expected: expect("others=204"), setup: deliverySlot) { w, x, t in
+            try await w.server.send(.DELETE, "/slots/\(x.code)/hold", token: t) },
+        Row(operation: "listOrderSlots", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
+            try await w.server.send(.GET, "/orders/\(x.order)/slots", token: t) },
+        Row(operation: "bookSlot", expected: expect("customerA=201 driverA=403 manager=201 others=404"), setup: orderAndSlot) { w, x, t in
+            try await w.server.send(.POST, "/orders/\(x.order)/slots", json: ["slotId": x.code], token: t) },
+        Row(operation: "listSlotBookings", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/slot-bookings", token: t) },
+        Row(operation: "decideSlotBooking", expected: expect("customerA=200 driverA=403 manager=200 others=404"), setup: slotBooking) { w, x, t in
+            try await w.server.send(.POST, "/slot-bookings/\(x.request)/decision", json: ["action": "cancel"], token: t) },
         Row(operation: "getChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/chat-settings", token: t) },
         Row(operation: "setChatSettings", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -617,6 +662,7 @@ struct AuthorizationMatrixTests {
         @Sendable func webhooks(_ w: World) -> Webhooks { Webhooks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func imports(_ w: World) -> OrderImports { OrderImports(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func shops(_ w: World) -> Shops { Shops(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func slots(_ w: World) -> Timeslots { Timeslots(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
@@ -663,6 +709,17 @@ struct AuthorizationMatrixTests {
             "getPersonRatings": { w, x, p in _ = try await rates(w).profile(.person(id(x.user)), for: p) },
             "getCarrierRatings": { w, _, p in _ = try await rates(w).profile(.carrier("dhl"), for: p) },
             "respondToRating": { w, x, p in _ = try await rates(w).respond(id(x.code), text: "Thanks", by: p) },
+            "listSlotTemplates": { w, _, p in _ = try await slots(w).templates(by: p) },
+            "createSlotTemplate": { w, _, p in
+                _ = try await slots(w).createTemplate(SlotTemplate(kind: .pickup, weekday: .tuesday, startMinute: 480, endMinute: 540, capacity: 3), zone: "", by: p) },
+            "updateSlotTemplate": { w, x, p in _ = try await slots(w).updateTemplate(id(x.trip), capacity: 999, requiresApproval: nil, active: nil, by: p) },
+            "listSlots": { w, _, p in _ = try await slots(w).slots(kind: .pickup, postalCode: "3005", from: nil, days: 7, for: p) },
+            "holdSlot": { w, x, p in _ = try await slots(w).hold(id(x.code), by: p) },
+            "releaseSlot": { w, x, p in try await slots(w).release(id(x.code), by: p) },
+            "listOrderSlots": { w, x, p in _ = try await slots(w).bookings(of: id(x.order), for: p) },
+            "bookSlot": { w, x, p in _ = try await slots(w).book(order: id(x.order), slot: id(x.code), by: p) },
+            "listSlotBookings": { w, _, p in _ = try await slots(w).bookings(status: nil, date: nil, by: p) },
+            "decideSlotBooking": { w, x, p in _ = try await slots(w).decide(id(x.request), .cancel, reason: nil, by: p) },
             "listConversations": { w, _, p in _ = try await chats(w).list(for: p) },
             "openConversation": { w, x, p in _ = try await chats(w).open(.shipment(id(x.order)), for: p) },
             "getConversation": { w, x, p in _ = try await chats(w).conversation(id(x.parcel), for: p) },

@@ -255,6 +255,38 @@ public enum SlotPolicy {
     }
 }
 
+extension SlotPolicy {
+    /// Whether a template's zone (a postal-code prefix; empty for everywhere) covers a postal code.
+    public static func covers(zone: String, postalCode: String) -> Bool {
+        zone.isEmpty || postalCode.replacingOccurrences(of: " ", with: "").uppercased().hasPrefix(zone)
+    }
+
+    /// A zone as stored: upper case, no spaces, letters and digits, at most 10.
+    public static func cleanZone(_ text: String) -> String? {
+        let zone = text.replacingOccurrences(of: " ", with: "").uppercased()
+        guard zone.count <= 10, zone.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }) else { return nil }
+        return zone
+    }
+
+    /// Who sets the weekly templates and decides bookings: dispatch.
+    public static func isStaff(_ caller: Caller) -> Bool { caller.may(.dispatch) }
+
+    /// Whether someone in `capacities` may book (or move, or cancel) a shipment's slot of `kind` now:
+    /// its customer and dispatch, and for the delivery its receiver too; a pickup until the parcel is
+    /// picked up, a delivery until it is delivered.
+    public static func mayBook(_ kind: SlotKind, as capacities: Set<OrderCapacity>, status: OrderStatus) -> Bool {
+        switch kind {
+        case .pickup:
+            return !capacities.isDisjoint(with: [.owner, .manager]) && [.awaitingPayment, .pending, .assigned, .accepted].contains(status)
+        case .delivery:
+            return !capacities.isDisjoint(with: [.owner, .manager, .receiver])
+                && [.awaitingPayment, .pending, .assigned, .accepted, .inTransit, .failed].contains(status)
+        case .dropOff:
+            return !capacities.isDisjoint(with: [.owner, .manager]) && [.awaitingPayment, .pending].contains(status)
+        }
+    }
+}
+
 /// Where a booking is.
 public enum SlotBookingStatus: String, Sendable, Hashable, Codable, CaseIterable {
     /// Waiting for staff (the template requires approval); it holds its seat meanwhile.

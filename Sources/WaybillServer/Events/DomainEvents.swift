@@ -91,6 +91,8 @@ extension DomainEvents {
         subscribe("auto-dispatch") { event, db in try await AutoDispatch.markDue(event, on: db) }
         // Conversations: a shipment's status changes appear in its conversation; its parties stay its members.
         subscribe("conversations") { event, db in try await Conversations.handle(event, on: db) }
+        // Timeslots: a cancelled shipment frees its seats; a pickup or delivery done completes its booking.
+        subscribe("timeslots") { event, db in try await Timeslots.handle(event, on: db) }
     }
 }
 

@@ -18,6 +18,7 @@ enum Notifier {
         case parcelUpdate = "parcel_update", parcelShared = "parcel_shared"
         case webhookDisabled = "webhook_disabled"
         case ordersImported = "orders_imported"
+        case slotApproved = "slot_approved", slotDeclined = "slot_declined", slotPending = "slot_pending"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -44,6 +45,9 @@ enum Notifier {
             case .parcelShared: ("A parcel shared with you: \(reference)", "Un colis partagé avec vous : \(reference)")
             case .webhookDisabled: ("Webhook endpoint turned off: \(reference)", "Point de terminaison webhook désactivé : \(reference)")
             case .ordersImported: ("\(reference) deliveries imported", "\(reference) livraisons importées")
+            case .slotApproved: ("Your timeslot for \(reference) is confirmed", "Votre créneau pour \(reference) est confirmé")
+            case .slotDeclined: ("Your timeslot for \(reference) was declined", "Votre créneau pour \(reference) a été refusé")
+            case .slotPending: ("A timeslot for \(reference) waits for approval", "Un créneau pour \(reference) attend une approbation")
             }
         }
     }
