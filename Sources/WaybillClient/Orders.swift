@@ -233,24 +233,26 @@ extension WaybillSession {
 
     /// The driver has the parcel. For cash orders, `cashCollected` is the amount taken.
     @discardableResult
-    public func pickUp(_ id: OrderID, cashCollected: Money? = nil) async throws(WaybillError) -> Order {
+    /// `scannedCode`: what the scanner read from the parcel's label, kept as the pickup's proof.
+    public func pickUp(_ id: OrderID, cashCollected: Money? = nil, scannedCode: String? = nil) async throws(WaybillError) -> Order {
         try await call {
             try await $0.pickupOrder(path: .init(orderId: id.uuidString.lowercased()),
-                                     body: .json(.init(cashCollected: cashCollected?.schema))).ok.body.json
+                                     body: .json(.init(cashCollected: cashCollected?.schema, scannedCode: scannedCode))).ok.body.json
         }
     }
 
     /// Hands the parcel over with proof: the recipient's signature (PNG), their name, optionally a
     /// photo (JPEG or PNG) and the recipient's code when the order asked for one.
     @discardableResult
-    public func deliver(_ id: OrderID, signaturePNG: Data, recipientName: String, photo: Data? = nil, code: String? = nil)
-        async throws(WaybillError) -> Order {
+    public func deliver(_ id: OrderID, signaturePNG: Data, recipientName: String, photo: Data? = nil, code: String? = nil,
+                        scannedCode: String? = nil) async throws(WaybillError) -> Order {
         var parts: [Operations.DeliverOrder.Input.Body.MultipartFormPayload] = [
             .signature(.init(payload: .init(body: HTTPBody(signaturePNG)), filename: "signature.png")),
             .recipientName(.init(payload: .init(body: HTTPBody(recipientName)))),
         ]
         if let photo { parts.append(.photo(.init(payload: .init(body: HTTPBody(photo)), filename: "photo"))) }
         if let code { parts.append(.code(.init(payload: .init(body: HTTPBody(code))))) }
+        if let scannedCode { parts.append(.scannedCode(.init(payload: .init(body: HTTPBody(scannedCode))))) }
         let form = parts
         return try await call {
             try await $0.deliverOrder(path: .init(orderId: id.uuidString.lowercased()), body: .multipartForm(MultipartBody(form))).ok.body.json

@@ -29,13 +29,16 @@ extension WaybillSession {
         try await call { try await $0.getShipment(path: .init(shipmentId: id.uuidString.lowercased())).ok.body.json }
     }
 
-    /// The receiver confirms the parcel reached them, with a photo (JPEG or PNG) if they took one.
+    /// The receiver confirms the parcel reached them, with a photo (JPEG or PNG) if they took one,
+    /// and the parcel's label if they scanned it (`scannedCode`, kept as the receipt's proof).
     @discardableResult
-    public func confirmReceipt(_ id: OrderID, photo: Data? = nil) async throws(WaybillError) -> Shipment {
+    public func confirmReceipt(_ id: OrderID, photo: Data? = nil, scannedCode: String? = nil) async throws(WaybillError) -> Shipment {
         try await call { client in
             let body: Operations.ConfirmReceipt.Input.Body = photo.map {
-                .multipartForm(MultipartBody([.photo(.init(payload: .init(body: HTTPBody($0)), filename: "photo"))]))
-            } ?? .json(.init())
+                var parts: [Operations.ConfirmReceipt.Input.Body.MultipartFormPayload] = [.photo(.init(payload: .init(body: HTTPBody($0)), filename: "photo"))]
+                if let scannedCode { parts.append(.scannedCode(.init(payload: .init(body: HTTPBody(scannedCode))))) }
+                return .multipartForm(MultipartBody(parts))
+            } ?? .json(.init(scannedCode: scannedCode))
             return try await client.confirmReceipt(path: .init(shipmentId: id.uuidString.lowercased()), body: body).ok.body.json
         }
     }

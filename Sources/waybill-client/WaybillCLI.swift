@@ -12,7 +12,8 @@ struct WaybillCLI: AsyncParsableCommand {
 
             Everyone:  shipments [--box sent|incoming|carrying|all], shipment ID, receipt ID [--photo FILE] (the receiver)
             Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
-            Drivers:   duty, accept, pickup, deliver, fail, position
+            Drivers:   duty, accept, pickup [--scanned CODE], deliver, fail, position, scan CODE, label ID
+            Timeslots: slots list|hold|release|book|bookings, slots templates|template-add|decide (dispatch)
             Managers:  assign, users, fleet, and every order command
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
@@ -26,6 +27,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
             WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
+            SlotCommand.self, LabelCommand.self, ScanCommand.self,
         ]
     )
 }
@@ -606,6 +608,7 @@ struct PickupCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The order's id.") var order: OrderID
     @Option(help: "Cash collected, such as 24.50 (cash orders only).") var cash: String?
+    @Option(name: .customLong("scanned"), help: "What the scanner read from the parcel's label: kept as the pickup's proof.") var scanned: String?
 
     func run() async throws {
         try await options.run { session in
@@ -623,7 +626,7 @@ struct PickupCommand: AsyncParsableCommand {
                 }
                 collected = Money(minor, current.payment?.amount.currency ?? current.price?.currency ?? "CHF")
             }
-            let order = try await session.pickUp(order, cashCollected: collected)
+            let order = try await session.pickUp(order, cashCollected: collected, scannedCode: scanned)
             if options.json { Output.json(order) } else { Output.line("Picked up \(order.reference); deliver to \(order.dropoff.street), \(order.dropoff.city).") }
         }
     }

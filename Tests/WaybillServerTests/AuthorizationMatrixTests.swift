@@ -4,6 +4,7 @@ import Testing
 import Vapor
 @testable import WaybillServer
 import WaybillCore
+import WaybillLabels
 
 /// Every authenticated API operation × every kind of caller, against objects that belong to
 /// customer A and driver A: the status each must get. Someone else's object is 404 (as if it did
@@ -146,6 +147,13 @@ struct AuthorizationMatrixTests {
             }
             return target
         }
+    }
+
+    /// An accepted order of customer A with its label's hand-over token (in `code`).
+    static func labelledOrder(_ w: World) async throws -> Target {
+        var target = try await orderIn(.accepted)(w)
+        target.code = try await LabelScanTests.token(w.server, target.order)
+        return target
     }
 
     /// A delivery slot for Bern (its template's id in `trip`, the slot's in `code`), plenty of seats.
@@ -405,6 +413,10 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/conversations/\(x.parcel)/messages/\(x.code)/image", token: t) },
         Row(operation: "listReports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/reports", token: t) },
+        Row(operation: "getOrderLabel", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
+            try await w.server.send(.GET, "/orders/\(x.order)/label", token: t) },
+        Row(operation: "scanLabel", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: labelledOrder) { w, x, t in
+            try await w.server.send(.POST, "/scans", json: ["code": x.code], token: t) },
         Row(operation: "listSlotTemplates", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/slot-templates", token: t) },
         Row(operation: "createSlotTemplate", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
@@ -709,6 +721,8 @@ struct AuthorizationMatrixTests {
             "getPersonRatings": { w, x, p in _ = try await rates(w).profile(.person(id(x.user)), for: p) },
             "getCarrierRatings": { w, _, p in _ = try await rates(w).profile(.carrier("dhl"), for: p) },
             "respondToRating": { w, x, p in _ = try await rates(w).respond(id(x.code), text: "Thanks", by: p) },
+            "getOrderLabel": { w, x, p in _ = try await Labels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).label(id(x.order), layout: .a6, lang: .en, by: p) },
+            "scanLabel": { w, x, p in _ = try await Handovers(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).lookup(x.code, by: p) },
             "listSlotTemplates": { w, _, p in _ = try await slots(w).templates(by: p) },
             "createSlotTemplate": { w, _, p in
                 _ = try await slots(w).createTemplate(SlotTemplate(kind: .pickup, weekday: .tuesday, startMinute: 480, endMinute: 540, capacity: 3), zone: "", by: p) },

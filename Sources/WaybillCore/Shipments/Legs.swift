@@ -256,6 +256,58 @@ public enum HandOverPolicy {
     }
 }
 
+extension HandOverPolicy {
+    /// Who may print a shipment's label, and so hold its hand-over token (the proof, when scanned,
+    /// that the parcel is in hand): its sender, whoever carries it, and dispatch; never its
+    /// receiver, who would then confirm a parcel they do not have. Once it is paid and until it ends.
+    public static func mayPrintLabel(as capacities: Set<OrderCapacity>, status: OrderStatus) -> Bool {
+        !capacities.isDisjoint(with: [.owner, .assignee, .manager]) && [.pending, .assigned, .accepted, .inTransit, .failed].contains(status)
+    }
+}
+
+/// How a scan of a parcel's label went (kept for every scan, refused ones included).
+public enum ScanOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+    case accepted
+    /// Not this parcel's code, or no parcel's.
+    case wrongToken = "wrong_token"
+    /// Right code, for a hand-over already made.
+    case replayed
+    /// A real parcel, but the person does not handle it.
+    case notAllowed = "not_allowed"
+}
+
+extension HandOverPolicy {
+    /// The hand-over a scan of the parcel's label proves when this person makes it now: the driver's
+    /// pickup, then delivery; the receiver's receipt. Nil: they may look it up (dispatch), no more.
+    public static func scanStep(as capacities: Set<OrderCapacity>, status: OrderStatus) -> HandOverKind? {
+        if capacities.contains(.assignee) {
+            if [.assigned, .accepted].contains(status) { return .pickup }
+            if status == .inTransit { return .delivery }
+        }
+        if capacities.contains(.receiver), [.inTransit, .delivered].contains(status) { return .receipt }
+        return nil
+    }
+
+    /// Who may look a scanned label up: whoever handles the parcel or receives it, and dispatch.
+    public static func mayLookUp(as capacities: Set<OrderCapacity>) -> Bool {
+        !capacities.isDisjoint(with: [.owner, .assignee, .receiver, .manager])
+    }
+
+    /// A hand-over token as labels carry it: 24 characters of base64url (18 random bytes).
+    public static func isWellFormedToken(_ token: String) -> Bool {
+        token.utf8.count == 24 && token.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
+        }
+    }
+
+    /// The token from what a scanner read: the token itself, or the label's link (`…/h/{token}`).
+    public static func token(fromScan text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let candidate = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+        return isWellFormedToken(candidate) ? candidate : nil
+    }
+}
+
 extension OrderStatus {
     /// Today's order as a shipment with one fleet leg: whether it awaits payment and where its leg is.
     public var asFleetLeg: (awaitingPayment: Bool, leg: LegStatus) {

@@ -107,11 +107,12 @@ extension APIHandler {
     func pickupOrder(_ input: Operations.PickupOrder.Input) async throws -> Operations.PickupOrder.Output {
         let me = try await principal()
         let id: OrderID = try Self.uuid(input.path.orderId)
-        var cash: Money?
-        if case .json(let body) = input.body, let collected = body.cashCollected {
-            cash = Money(collected.amount, collected.currency)
+        var cash: Money?, scanned: String?
+        if case .json(let body) = input.body {
+            cash = body.cashCollected.map { Money($0.amount, $0.currency) }
+            scanned = body.scannedCode
         }
-        let order = try await orders.pickup(id, cashCollected: cash, by: me)
+        let order = try await orders.pickup(id, cashCollected: cash, scannedCode: scanned, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
@@ -127,10 +128,11 @@ extension APIHandler {
         let me = try await principal()
         let id: OrderID = try Self.uuid(input.path.orderId)
         guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
-        var signature: [UInt8]?, photo: [UInt8]?, name: String?, code: String?
+        var signature: [UInt8]?, photo: [UInt8]?, name: String?, code: String?, scanned: String?
         do {
             for try await part in form {
                 switch part {
+                case .scannedCode(let p): scanned = String(decoding: try await Self.collect(p.payload.body, field: "scannedCode", limit: 300), as: UTF8.self)
                 case .signature(let p): signature = try await Self.collect(p.payload.body, field: "signature", limit: UploadLimits.signatureBytes)
                 case .photo(let p): photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes)
                 case .recipientName(let p): name = String(decoding: try await Self.collect(p.payload.body, field: "recipientName", limit: 4096), as: UTF8.self)
@@ -154,7 +156,8 @@ extension APIHandler {
             throw WaybillError.validation(fields)
         }
         let order = try await orders.deliver(id, signature: .init(bytes: signature, field: "signature"),
-                                             photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code, by: me)
+                                             photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code,
+                                             scannedCode: scanned, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 

@@ -26,13 +26,36 @@ extension APIHandler {
     func confirmReceipt(_ input: Operations.ConfirmReceipt.Input) async throws -> Operations.ConfirmReceipt.Output {
         let me = try await principal()
         let id: OrderID = try Self.uuid(input.path.shipmentId)
-        var photo: [UInt8]?
-        if case .multipartForm(let form) = input.body {
-            photo = try await Self.photoPart(of: form, limit: UploadLimits.photoBytes) { if case .photo(let p) = $0 { p.payload.body } else { nil } }
+        var photo: [UInt8]?, scanned: String?
+        switch input.body {
+        case .multipartForm(let form):
+            do {
+                for try await part in form {
+                    switch part {
+                    case .photo(let p): photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes)
+                    case .scannedCode(let p): scanned = String(decoding: try await Self.collect(p.payload.body, field: "scannedCode", limit: 300), as: UTF8.self)
+                    case .undocumented: continue
+                    }
+                }
+            } catch let error as WaybillError {
+                throw error
+            } catch {
+                throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
+            }
+        case .json(let body): scanned = body.scannedCode
         }
         let orders = try self.orders
-        _ = try await orders.confirmReceipt(id, photo: photo.map { .init(bytes: $0, field: "photo") }, by: me)
+        _ = try await orders.confirmReceipt(id, photo: photo.map { .init(bytes: $0, field: "photo") }, scannedCode: scanned, by: me)
         return .ok(.init(body: .json(try Self.shipment(try await orders.shipment(id, for: me)))))
+    }
+
+    func scanLabel(_ input: Operations.ScanLabel.Input) async throws -> Operations.ScanLabel.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let (order, step) = try await Handovers(request: try request).lookup(body.code, by: me)
+        return .ok(.init(body: .json(.init(shipmentId: order.id!.uuidString, reference: order.reference,
+                                           status: S.OrderStatus(rawValue: order.status.rawValue)!,
+                                           step: step.flatMap { .init(rawValue: $0.rawValue) }))))
     }
 
     /// The ledger's sums and entries; payouts to carriers only for staff.

@@ -3,6 +3,7 @@ import OpenAPIRuntime
 import Vapor
 import WaybillAPI
 import WaybillCore
+import WaybillLabels
 
 /// Timeslots: translation only (`Timeslots`, `SlotPolicy` and `SlotBookingMachine` decide).
 extension APIHandler {
@@ -122,5 +123,16 @@ extension APIHandler {
                              status: S.SlotBookingStatus(rawValue: b.status.rawValue)!, reason: b.reason,
                              slot: slot(v.slot, template: v.template, availability: availability, heldUntil: nil),
                              createdAt: date(b.createdAt), decidedAt: b.decidedAt.map(date))
+    }
+}
+
+/// Labels: translation only (`Labels` and `HandOverPolicy` decide).
+extension APIHandler {
+    func getOrderLabel(_ input: Operations.GetOrderLabel.Input) async throws -> Operations.GetOrderLabel.Output {
+        let me = try await principal()
+        let id = OrderID(rawValue: try Self.plainID(input.path.orderId, "orderId"))
+        let layout: LabelLayout = input.query.layout == .a4 ? .a4Four : .a6
+        let pdf = try await Labels(request: try request).label(id, layout: layout, lang: input.query.lang == .fr ? .fr : .en, by: me)
+        return .ok(.init(body: .pdf(HTTPBody(pdf))))
     }
 }

@@ -65,6 +65,9 @@ final class Order: Model, @unchecked Sendable {
     @OptionalField(key: "external_reference") var externalReference: String?
     /// The import that placed it (nil: placed one at a time).
     @OptionalField(key: "import_id") var importID: UUID?
+    /// The secret the parcel's label carries in its QR code (`/h/{token}`): scanned at each hand-over
+    /// as proof the parcel is in hand. Only those who handle the parcel print it.
+    @OptionalField(key: "handover_token") var handoverToken: String?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -75,7 +78,7 @@ final class Order: Model, @unchecked Sendable {
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
-         $trackingToken, $recipientCodeSealed, $externalReference, $importID]
+         $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken]
     }
 
     var properties: [any AnyProperty] { databaseFields }
@@ -84,7 +87,7 @@ final class Order: Model, @unchecked Sendable {
     /// checkout, the idempotency key, the tracking link), which no list shows.
     static let listColumns: [SQLIdentifier] = Order().databaseFields.flatMap(\.keys).map(\.description)
         .filter { !["recipient_code_hash", "checkout_session_id", "checkout_url", "payment_intent_id", "refund_id",
-                     "idempotency_key", "tracking_token", "recipient_code_sealed"].contains($0) }
+                     "idempotency_key", "tracking_token", "recipient_code_sealed", "handover_token"].contains($0) }
         .map { SQLIdentifier($0) }
 
     /// Fills the model from a row through `databaseFields`, without Fluent's casts of every property.

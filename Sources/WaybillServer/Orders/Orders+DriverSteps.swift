@@ -15,8 +15,10 @@ extension Orders {
         }
     }
 
-    func pickup(_ id: OrderID, cashCollected: Money?, by principal: Principal) async throws -> Order {
+    func pickup(_ id: OrderID, cashCollected: Money?, scannedCode: String? = nil, by principal: Principal) async throws -> Order {
         let existing = try await visibleOrder(id, to: principal)
+        let handovers = Handovers(services: services, db: db, logger: logger)
+        let qr = try await handovers.proof(scannedCode, for: existing, step: .pickup, by: principal)
         if existing.paymentMethod == .cash {
             guard let cash = cashCollected else { throw WaybillError.validation("cashCollected", "required_for_cash") }
             var errors = FieldErrors()
@@ -27,7 +29,8 @@ extension Orders {
             throw WaybillError.validation("cashCollected", "not_a_cash_order")
         }
         let codes = services.codes
-        let order = try await transition(id, .pickup, by: principal) { order, db in
+        let order = try await handovers.scanned(qr, order: id, step: .pickup, by: principal) {
+            try await transition(id, .pickup, by: principal, proof: HandOverProof(qrCode: qr)) { order, db in
             var note: String?
             if order.paymentMethod == .cash, let cash = cashCollected {
                 order.cashCollected = cash.amount
@@ -47,6 +50,7 @@ extension Orders {
                 try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).create(on: db)
             }
             return .orderPickedUp(order, driver: principal.user, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
+        }
         }
         return order
     }

@@ -181,6 +181,7 @@ extension Order {
         order.requireRecipientCode = valid.requireRecipientCode
         order.recipientCodeAttempts = 0
         order.trackingToken = Tracking.newTrackingToken()
+        order.handoverToken = Tracking.newTrackingToken()
         return order
     }
 }

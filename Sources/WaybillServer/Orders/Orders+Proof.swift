@@ -14,12 +14,18 @@ extension Orders {
         var field: String
     }
 
-    func deliver(_ id: OrderID, signature: Upload, photo: Upload?, recipientName: String, code: String?,
+    func deliver(_ id: OrderID, signature: Upload, photo: Upload?, recipientName: String, code: String?, scannedCode: String? = nil,
                  by principal: Principal) async throws -> Order {
         // Who may deliver, and whether the order is under way, before looking at what was sent.
         let current = try await visibleOrder(id, to: principal)
         let decision = OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current))
-        if let refusal = WaybillError.refused(decision, { WaybillError.invalidTransition($0, .deliver).message }) { throw refusal }
+        if let refusal = WaybillError.refused(decision, { WaybillError.invalidTransition($0, .deliver).message }) {
+            if scannedCode != nil, refusal.status == .conflict {
+                try await Handovers(services: services, db: db, logger: logger).record(id, step: HandOverKind.delivery.rawValue, .replayed, by: principal)
+            }
+            throw refusal
+        }
+        let qr = try await Handovers(services: services, db: db, logger: logger).proof(scannedCode, for: current, step: .delivery, by: principal)
         let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
         var errors = FieldErrors()
         Validation.text(name, field: "recipientName", maxLength: Validation.maxNameLength, into: &errors)
@@ -38,9 +44,9 @@ extension Orders {
         let signatureFile = Self.fileRecord(of: id, kind: .signature, image: signatureImage, name: signatureName, by: principal.userID)
         let photoFile = photoImage.flatMap { image in photoName.map { Self.fileRecord(of: id, kind: .deliveryPhoto, image: image, name: $0, by: principal.userID) } }
         let proof = HandOverProof(signatureFileID: signatureFile.id, photoFileID: photoFile?.id, signedBy: name,
-                                  codeChecked: current.requireRecipientCode)
+                                  codeChecked: current.requireRecipientCode, qrCode: qr)
         do {
-            return try await transition(id, .deliver, by: principal, proof: proof) { order, db in
+            let delivered = try await transition(id, .deliver, by: principal, proof: proof) { order, db in
                 let now = UnixTime.nowMillis
                 order.signedBy = name
                 order.deliveredAt = now
@@ -50,6 +56,8 @@ extension Orders {
                                      note: "Signed by \(name)").create(on: db)
                 return .orderDelivered(order, signedBy: name)
             }
+            if qr != nil { try await Handovers(services: services, db: db, logger: logger).record(id, step: HandOverKind.delivery.rawValue, .accepted, by: principal) }
+            return delivered
         } catch {
             await store.delete(signatureName)
             if let photoName { await store.delete(photoName) }
@@ -262,8 +270,17 @@ extension MailTemplates {
 extension Orders {
     /// The receiver (an account with the recipient's verified email) says the parcel reached them,
     /// with a photo if they took one: a `receipt` hand-over on the last leg. Once per shipment (409).
-    func confirmReceipt(_ id: OrderID, photo: Upload?, by principal: Principal) async throws -> Order {
+    func confirmReceipt(_ id: OrderID, photo: Upload?, scannedCode: String? = nil, by principal: Principal) async throws -> Order {
         let order = try await visibleOrder(id, to: principal)
+        let handovers = Handovers(services: services, db: db, logger: logger)
+        let qr = try await handovers.proof(scannedCode, for: order, step: .receipt, by: principal)
+        return try await handovers.scanned(qr, order: id, step: .receipt, by: principal) {
+            try await confirmReceipt(order, photo: photo, qr: qr, by: principal)
+        }
+    }
+
+    private func confirmReceipt(_ order: Order, photo: Upload?, qr: String?, by principal: Principal) async throws -> Order {
+        let id = order.id!
         try check(.confirmReceipt, on: order, by: principal) { "The parcel can be confirmed once delivered; this shipment is \($0.rawValue)." }
         let image = try await photo.asyncMap {
             try await sanitize($0, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
@@ -281,7 +298,7 @@ extension Orders {
                 try await file?.create(on: db)
                 let last = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position, .descending).first()
                 let handOver = HandOver(orderID: id, legPosition: last?.position ?? 0, kind: .receipt, actorID: principal.userID)
-                HandOverProof(photoFileID: file?.id).apply(to: handOver)
+                HandOverProof(photoFileID: file?.id, qrCode: qr).apply(to: handOver)
                 try await handOver.create(on: db)
                 try await OrderEvent(orderID: id, type: "receipt_confirmed", status: nil, actorID: principal.userID).create(on: db)
                 try await events.record(.receiptConfirmed(order, receiver: principal.user), on: db)

@@ -356,6 +356,7 @@ extension Travel {
         order.requireRecipientCode = true
         order.recipientCodeAttempts = 0
         order.trackingToken = Tracking.newTrackingToken()
+        order.handoverToken = Tracking.newTrackingToken()
         return order
     }
 

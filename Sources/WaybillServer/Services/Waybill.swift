@@ -71,6 +71,8 @@ public final class WaybillServices: Sendable {
     let messageLimiter = TokenBuckets(ratePerSecond: 0.5, burst: 30)
     /// Holding timeslots: 20 at once, then one every 3 s (holds are cheap to take, costly to hoard).
     let slotHoldLimiter = TokenBuckets(ratePerSecond: 1.0 / 3, burst: 20)
+    /// Looking scanned labels up: 60 at once (a counter's morning), then one a second.
+    let scanLimiter = TokenBuckets(ratePerSecond: 1, burst: 60)
     /// Reports one account may file: 20 a day.
     let reportLimiter = TokenBuckets(ratePerSecond: 20.0 / 86_400, burst: 20)
     /// Route plans one account may ask for (`RoutePlanningPolicy.plansPerMinute`).

@@ -51,13 +51,14 @@ struct DriverPages {
         let orders = Orders(request: req)
         let order = try await orders.visibleOrder(id, to: me)
         var cash: Money?
+        let form = try AccountPages.form(req)
         if order.paymentMethod == .cash {
-            guard let cents = Money.minorUnits(fromText: try AccountPages.form(req)["cash"] ?? "", maximum: 999_999) else {
+            guard let cents = Money.minorUnits(fromText: form["cash"] ?? "", maximum: 999_999) else {
                 throw WaybillError.validation("cashCollected", "invalid")
             }
             cash = Money(cents, order.currency)
         }
-        _ = try await orders.pickup(id, cashCollected: cash, by: me)
+        _ = try await orders.pickup(id, cashCollected: cash, scannedCode: form["scannedCode"].flatMap { $0.isEmpty ? nil : $0 }, by: me)
         return req.redirect(to: WebRoutes.order(id, query: "done=in_transit"), redirectType: .normal)
     }
 
@@ -77,7 +78,8 @@ struct DriverPages {
         let (ctx, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
         let order = try await Orders(request: req).visibleOrder(id, to: me)
-        return ProofPage(order: order, values: ["recipientName": order.recipient.name]).response(ctx)
+        return ProofPage(order: order, values: ["recipientName": order.recipient.name,
+                                                "scannedCode": req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:)) ?? ""]).response(ctx)
     }
 
     struct ProofForm: Content {
@@ -85,6 +87,7 @@ struct DriverPages {
         var recipientName: String?
         var code: String?
         var photo: File?
+        var scannedCode: String?
     }
 
     func deliver(_ req: Request) async throws -> Response {
@@ -94,7 +97,8 @@ struct DriverPages {
         let order = try await orders.visibleOrder(id, to: me)
         let form = try req.content.decode(ProofForm.self)
         try requireStorableText([form.recipientName, form.code])
-        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? ""]
+        let scanned = form.scannedCode.flatMap { $0.isEmpty ? nil : $0 }
+        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? "", "scannedCode": scanned ?? ""]
         // The pad sends a PNG as a data URL.
         let prefix = "data:image/png;base64,"
         guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
@@ -104,7 +108,7 @@ struct DriverPages {
         let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
         do {
             _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
-                                         recipientName: form.recipientName ?? "", code: form.code, by: me)
+                                         recipientName: form.recipientName ?? "", code: form.code, scannedCode: scanned, by: me)
         } catch let error as WaybillError where error.status == .unprocessableEntity
             || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
             // Shown on the form, in the driver's language, so they can try again or call dispatch.
@@ -135,6 +139,7 @@ struct ProofPage: PageView {
             \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
             <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
             \(form.hidden())
+            \(values["scannedCode"].flatMap { $0.isEmpty ? nil : "<input type=\"hidden\" name=\"scannedCode\" value=\"\(h($0))\"><p class=\"alert ok\" role=\"status\">\(h(ctx.t(.labelScanned)))</p>" } ?? "")
             <div class="field\(errors["signature"] == nil ? "" : " invalid")"><p class="label" id="sig-label">\(h(ctx.t(.signHere)))</p>
             <canvas data-signature-pad width="600" height="240" aria-labelledby="sig-label" tabindex="0" class="signature"></canvas>
             <input type="hidden" name="signature" data-signature-output>

@@ -51,6 +51,15 @@ extension Text {
     static let labelFrom = Text("From", "De")
     static let labelTo = Text("To", "À")
     static let labelTrack = Text("Follow it:", "Suivi :")
+    static let labelPDF = Text("Print the label (PDF)", "Imprimer l’étiquette (PDF)")
+    static let labelPDFA4 = Text("Four to an A4 sheet", "Quatre par feuille A4")
+    static let labelsPDF = Text("Labels (PDF, four to an A4 sheet)", "Étiquettes (PDF, quatre par feuille A4)")
+    static let labelScanned = Text("Label scanned: it is this parcel. The scan is kept as the hand-over’s proof.",
+                                   "Étiquette scannée : c’est bien ce colis. Le scan est gardé comme preuve de la remise.")
+    static let handoverTitle = Text("A Waybill parcel", "Un colis Waybill")
+    static let handoverSignIn = Text("This code is a parcel’s label. Sign in as the person who carries or receives it to record the hand-over.",
+                                     "Ce code est l’étiquette d’un colis. Connectez-vous en tant que personne qui le transporte ou le reçoit pour enregistrer la remise.")
+    static let handoverUnknown = Text("This label is not one of your parcels.", "Cette étiquette n’est pas celle d’un de vos colis.")
     // Exports.
     static let exportCSV = Text("Export (CSV)", "Exporter (CSV)")
     static let exportThisMonth = Text("This month as a spreadsheet:", "Ce mois en tableau :")
@@ -106,6 +115,7 @@ enum ImportCatalogue {
         .importProblem, .importMoreProblems, .importWholeFile, .importStatusReady, .importStatusCommitted, .importStatusRejected,
         .importStatusExpired, .importSeeOrders, .bulkSelect, .bulkWithSelected, .bulkAssign, .bulkCancel, .bulkCancelReason, .bulkLabels,
         .bulkDone, .bulkNoneSelected, .labelsTitle, .labelPrint, .labelFrom, .labelTo, .labelTrack,
+        .labelPDF, .labelPDFA4, .labelsPDF, .labelScanned, .handoverTitle, .handoverSignIn, .handoverUnknown, .labelScanNote,
         .exportCSV, .exportThisMonth, .exportStatementLines, .exportLedger,
     ] + ImportText.codes.map(ImportText.message)
 }

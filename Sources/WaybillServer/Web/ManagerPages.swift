@@ -318,6 +318,7 @@ struct DispatchBoardPage: PageView {
             \(bulkForm.field("reason", ctx.t(.bulkCancelReason), required: false))
             <button type="submit" name="action" value="cancel" class="danger">\(h(ctx.t(.bulkCancel)))</button>
             <button type="submit" formaction="\(WebRoutes.labels())" formtarget="_blank">\(h(ctx.t(.bulkLabels)))</button>
+            <button type="submit" formaction="\(WebRoutes.labelsPDF())" formtarget="_blank" data-labels-pdf>\(h(ctx.t(.labelsPDF)))</button>
             </fieldset></form>
             <div class="board" id="board" data-live-refresh="status notification duty">\(html)</div>
             """, liveTopics: ["fleet"], wide: true)

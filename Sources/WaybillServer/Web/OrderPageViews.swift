@@ -278,6 +278,10 @@ struct OrderPage: PageView {
     var justRated = false
     /// The carrier's published average, from the minimum count on.
     var carrierRating: RatingSummary?
+    /// The parcel's label was just scanned (its code, carried into the hand-over forms as proof).
+    var scanned: String?
+    /// The person may print the parcel's label (`HandOverPolicy.mayPrintLabel`).
+    var mayPrintLabel = false
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -303,6 +307,8 @@ struct OrderPage: PageView {
         page.receipt = try await Orders(request: req).receipt(of: id)
         page.mayConfirmReceipt = ShipmentRecord.mayConfirmReceipt(record, confirmed: page.receipt != nil)
         page.receiptJustConfirmed = req.query[String.self, at: "receipt"] != nil && page.receipt != nil
+        page.scanned = req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:))
+        page.mayPrintLabel = HandOverPolicy.mayPrintLabel(as: caps, status: order.status)
         if order.status == .delivered {
             page.ratings = try await Ratings(request: req).shipmentRatings(id, for: me)
             page.justRated = req.query[String.self, at: "rated"] != nil
@@ -326,6 +332,8 @@ struct OrderPage: PageView {
         if photoRefused { notices += "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.photoRefused)))</div>" }
         if let done { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.actionDone, ctx.status(done))))</div>" }
         if receiptJustConfirmed { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.receiptConfirmed)))</div>" }
+        if scanned != nil { notices += "<div class=\"alert ok\" role=\"status\" data-scanned>\(h(ctx.t(.labelScanned)))</div>" }
+        let scanField = scanned.map { "<input type=\"hidden\" name=\"scannedCode\" value=\"\(h($0))\">" } ?? ""
         if let code = record.recipientCode {
             notices += "<div class=\"alert info handover-code\" role=\"status\">\(h(ctx.t(.yourHandOverCode))) <strong data-recipient-code>\(h(code))</strong></div>"
         }
@@ -375,10 +383,10 @@ struct OrderPage: PageView {
         if actions.contains(.pickup) {
             let cash = order.paymentMethod == .cash
                 ? "<div class=\"field\"><label for=\"f-cash\">\(h(ctx.t(.cashCollected, order.currency)))</label><input id=\"f-cash\" name=\"cash\" inputmode=\"decimal\" required value=\"\(h(OrderPages.decimal(order.price)))\"></div>" : ""
-            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.pickup(id))\" class=\"stack\">\(form.hidden())\(cash)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.pickedUp)))</button></form>")
+            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.pickup(id))\" class=\"stack\">\(form.hidden())\(scanField)\(cash)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.pickedUp)))</button></form>")
         }
         if actions.contains(.deliver) {
-            actionBlocks.append("<a class=\"button primary\" href=\"\(WebRoutes.deliver(id))\">\(h(ctx.t(.deliverProof)))</a>")
+            actionBlocks.append("<a class=\"button primary\" href=\"\(WebRoutes.deliver(id))\(scanned.map { "?scan=" + $0 } ?? "")\">\(h(ctx.t(.deliverProof)))</a>")
         }
         if actions.contains(.fail) {
             let reasons = FailureReason.allCases.map { ($0.rawValue, ctx.failure($0)) }
@@ -395,10 +403,16 @@ struct OrderPage: PageView {
         if mayConfirmReceipt {
             // Seed Mesajem: "click received, then take a photo".
             actionBlocks.append("""
-                <form method="post" action="\(WebRoutes.confirmReceipt(id))" enctype="multipart/form-data" class="stack">\(form.hidden())
+                <form method="post" action="\(WebRoutes.confirmReceipt(id))" enctype="multipart/form-data" class="stack">\(form.hidden())\(scanField)
                 <div class="field"><label for="f-receipt-photo">\(h(ctx.t(.receiptPhoto)))</label>
                 <input id="f-receipt-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment" data-preview></div>
                 <button type="submit" class="primary">\(h(ctx.t(.confirmReceipt)))</button></form>
+                """)
+        }
+        if mayPrintLabel {
+            actionBlocks.append("""
+                <p class="label-links"><a class="button secondary" href="\(WebRoutes.orderLabel(id))" data-label-pdf>\(h(ctx.t(.labelPDF)))</a>
+                <a href="\(WebRoutes.orderLabel(id))?layout=a4">\(h(ctx.t(.labelPDFA4)))</a></p>
                 """)
         }
         if actions.contains(.cancel) {

@@ -221,6 +221,7 @@ struct OrderPages {
 
     struct ReceiptForm: Content {
         var photo: File?
+        var scannedCode: String?
     }
 
     func confirmReceipt(_ req: Request) async throws -> Response {
@@ -228,7 +229,7 @@ struct OrderPages {
         let id: OrderID = try WebRoutes.id(req)
         let form = try req.content.decode(ReceiptForm.self)
         let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
-        _ = try await Orders(request: req).confirmReceipt(id, photo: photo, by: me)
+        _ = try await Orders(request: req).confirmReceipt(id, photo: photo, scannedCode: form.scannedCode.flatMap { $0.isEmpty ? nil : $0 }, by: me)
         return req.redirect(to: WebRoutes.order(id, query: "receipt=1"), redirectType: .normal)
     }
 

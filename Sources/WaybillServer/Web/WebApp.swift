@@ -17,6 +17,7 @@ enum WebApp {
         ImportPages().register(web)
         RoutePages().register(web)
         ConversationPages().register(web)
+        HandoverPages().register(web)
         RatingPages().register(web)
         StatisticsPages().register(web)
         DispatchPages().register(web)

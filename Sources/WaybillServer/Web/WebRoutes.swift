@@ -85,6 +85,10 @@ enum WebRoutes {
     static let sandboxConnectComplete = WebPath<String>("/sandbox/connect/:id/complete") { [$0] }
     /// The public tracking page of an order's link (`TrackingPage`).
     static let trackingPage = WebPath<String>("/t/:token") { [$0] }
+    /// What a parcel's label QR code opens: the hand-over of that parcel (`HandoverPages`).
+    static let handover = WebPath<String>("/h/:token") { [$0] }
+    static let orderLabel = WebPath<OrderID>("/orders/:id/label.pdf") { [$0.uuidString] }
+    static let labelsPDF = WebPath("/dispatch/labels.pdf")
     /// The public page of a followed parcel's link (`SharedParcelPage`).
     static let sharedParcel = WebPath<String>("/p/:token") { [$0] }
 

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import Vapor
+import WaybillClient
+import WaybillCore
+@testable import WaybillServer
+
+@Suite("The Swift SDK books timeslots, prints labels and scans them")
+struct SDKTimeslotTests {
+    @Test("Through the SDK dispatch adds a template, the customer holds and books a delivery slot, the driver prints the label, scans it and picks up with it as proof",
+          arguments: TestDatabase.available)
+    func slotsLabelsScans(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let order = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+                try await server.advance(order.uuidString, to: .accepted, cast: cast)
+                let boss = server.sdk(port: port), ada = server.sdk(port: port), luca = server.sdk(port: port)
+                try await boss.signIn(email: "boss@courier.example", password: TestServer.password)
+                try await ada.signIn(email: "ada@example.com", password: TestServer.password)
+                try await luca.signIn(email: "luca@courier.example", password: TestServer.password)
+
+                let day = TimeslotTests.day(server, in: 2)
+                let template = try await boss.createSlotTemplate(kind: .delivery, weekday: day.weekday, start: "14:00", end: "16:00", capacity: 3, zone: "30")
+                #expect(try await boss.slotTemplates().map(\.id) == [template.id])
+                let slots = try await ada.slots(.delivery, postalCode: "3005", from: day.description, days: 1)
+                let slot = try #require(slots.first)
+                #expect(slots.count == 1 && slot.start == "14:00" && slot.availability == .available)
+                let slotID = try #require(SlotID(uuidString: slot.id))
+                #expect(try await ada.hold(slot: slotID).heldUntil != nil)
+                let booking = try await ada.book(slot: slotID, for: order)
+                #expect(booking.status == .booked && booking.kind == .delivery)
+                #expect(try await ada.slotBookings(of: order).map(\.id) == [booking.id])
+                #expect(try await boss.slotBookings(status: .booked).map(\.id) == [booking.id])
+                do throws(WaybillClient.WaybillError) {
+                    _ = try await ada.slotBookings(status: .booked)
+                    Issue.record("a customer read dispatch's list")
+                } catch .server(let problem) {
+                    #expect(problem.status == 403)
+                } catch {
+                    Issue.record("\(error)")
+                }
+
+                let pdf = try await luca.label(of: order)
+                #expect(pdf.starts(with: Data("%PDF-".utf8)))
+                let codes = try LabelScanTests.decode(Array(pdf))
+                let link = try #require(codes.first { $0.hasPrefix("QR-Code:") }.map { String($0.dropFirst("QR-Code:".count)) })
+                let scanned = try await luca.scan(link)
+                #expect(scanned.shipmentId == order.uuidString && scanned.step == .pickup)
+                let picked = try await luca.pickUp(order, cashCollected: Money(try await server.price(of: order.uuidString), "CHF"), scannedCode: link)
+                #expect(picked.status == .inTransit)
+            }
+        }
+    }
+}
