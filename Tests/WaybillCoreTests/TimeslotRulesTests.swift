@@ -106,5 +106,10 @@ struct TimeslotRulesTests {
         #expect(decide(.complete, .booked, staff: true) == .success(.completed) && decide(.fail, .booked, staff: true) == .success(.failed))
         #expect(decide(.complete, .pending, staff: true) == .failure(.wrongStatus) && decide(.complete, .booked, owner: true) == .failure(.forbidden))
         #expect(SlotBookingStatus.allCases.filter(\.takesSeat) == [.pending, .booked])
+        // Who books what, and until when; only the fleet's legs take slots.
+        #expect(SlotPolicy.mayBook(.delivery, as: [.receiver], status: .inTransit) && !SlotPolicy.mayBook(.pickup, as: [.receiver], status: .pending))
+        #expect(SlotPolicy.mayBook(.pickup, as: [.owner], status: .accepted) && !SlotPolicy.mayBook(.pickup, as: [.owner], status: .inTransit))
+        #expect(!SlotPolicy.mayBook(.delivery, as: [.owner], status: .delivered) && !SlotPolicy.mayBook(.delivery, as: [.assignee], status: .inTransit))
+        #expect(!SlotPolicy.mayBook(.delivery, as: [.owner], status: .pending, legKind: .traveller))
     }
 }

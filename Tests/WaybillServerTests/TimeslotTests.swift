@@ -250,4 +250,69 @@ struct TimeslotTests {
             #expect(late.status == .conflict, "a delivered shipment's slot no longer changes: \(late)")
         }
     }
+
+    @Test("In the web app: dispatch adds a template that needs approval; the customer books from the delivery's page; dispatch approves; the customer cancels; in French too",
+          arguments: TestDatabase.available)
+    func webPages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            #expect(try await boss.get("/timeslots").status == .ok)
+            let weekday = String(Self.day(server, in: 2).weekday.rawValue)
+            let bad = try await boss.post("/timeslots/templates", ["kind": "delivery", "weekday": weekday, "start": "12:00", "end": "10:00", "capacity": "2", "zone": "30"],
+                                          from: "/timeslots")
+            #expect(bad.status == .unprocessableEntity && bad.html.contains("role=\"alert\""))
+            let added = try await boss.post("/timeslots/templates", ["kind": "delivery", "weekday": weekday, "start": "10:00", "end": "12:00", "capacity": "2",
+                                                                    "zone": "30", "requiresApproval": "on"], from: "/timeslots")
+            #expect(added.status == .seeOther)
+            #expect(try await boss.get("/timeslots").html.contains("data-template="))
+
+            let ada = TestBrowser(server)
+            ada.acceptLanguage = "fr"
+            _ = try await ada.signIn("ada@example.com")
+            let page = try await ada.get("/orders/\(order)")
+            #expect(page.html.contains("id=\"timeslots\"") && page.html.contains("Choisir un créneau") && page.html.contains("disponible"), "\(page.html.prefix(300))")
+            let slot = try #require(try await Self.slot(server, cast.customer.access).json["items"][0]["id"].string)
+            let booked = try await ada.post("/orders/\(order)/slots", ["slotId": slot], from: "/orders/\(order)")
+            #expect(booked.location?.contains("slot=booked") == true)
+            #expect(try await ada.get(try #require(booked.location)).html.contains("en attente d’approbation"))
+
+            let waiting = try await boss.get("/timeslots")
+            let booking = try #require(try await SlotBookingRecord.query(on: server.db).first()?.id?.uuidString)
+            #expect(waiting.html.contains("data-booking=\"\(booking)\""))
+            #expect(try await boss.post("/slot-bookings/\(booking)/approve", [:], from: "/timeslots").status == .seeOther)
+            #expect(try await ada.get("/orders/\(order)").html.contains("réservé"))
+            let cancelled = try await ada.post("/slot-bookings/\(booking)/cancel", [:], from: "/orders/\(order)")
+            #expect(cancelled.location?.contains("/orders/\(order)") == true)
+            #expect(try await SlotBookingRecord.find(SlotBookingID(uuidString: booking)!, on: server.db)?.status == .cancelled)
+            // A stranger cannot book on Ada's shipment.
+            let bob = TestBrowser(server)
+            _ = try await bob.signIn("bob@example.com")
+            #expect(try await bob.post("/orders/\(order)/slots", ["slotId": slot], from: "/orders").status == .notFound)
+            #expect(try await bob.get("/timeslots").status == .forbidden)
+        }
+    }
+
+    @Test("In the web app the Scan page finds a parcel by its label's code and carries the scan along; a code that is not one's parcel says so",
+          arguments: TestDatabase.available)
+    func scanPage(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .accepted, cast: cast)
+            let token = try await LabelScanTests.token(server, order)
+            let luca = TestBrowser(server)
+            _ = try await luca.signIn("luca@courier.example")
+            let page = try await luca.get("/scan")
+            #expect(page.status == .ok && page.html.contains("id=\"scan-form\"") && page.html.contains("data-scanner"))
+            let found = try await luca.post("/scan", ["code": "http://localhost:8080/h/\(token)"], from: "/scan")
+            #expect(found.location?.contains("/orders/\(order)?scan=\(token)") == true, "\(String(describing: found.location))")
+            let typed = try await luca.post("/scan", ["code": " \(token) "], from: "/scan")
+            #expect(typed.location?.contains("scan=\(token)") == true)
+            let wrong = try await luca.post("/scan", ["code": "WB-NOTHING"], from: "/scan")
+            #expect(wrong.status == .notFound && wrong.html.contains("role=\"alert\""))
+        }
+    }
 }

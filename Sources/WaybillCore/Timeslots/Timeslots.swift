@@ -273,8 +273,10 @@ extension SlotPolicy {
 
     /// Whether someone in `capacities` may book (or move, or cancel) a shipment's slot of `kind` now:
     /// its customer and dispatch, and for the delivery its receiver too; a pickup until the parcel is
-    /// picked up, a delivery until it is delivered.
-    public static func mayBook(_ kind: SlotKind, as capacities: Set<OrderCapacity>, status: OrderStatus) -> Bool {
+    /// picked up, a delivery until it is delivered. Slots are the fleet's: a leg carried by a
+    /// traveller or an outside carrier keeps its own arrangements (`legKind`: the leg the slot is for).
+    public static func mayBook(_ kind: SlotKind, as capacities: Set<OrderCapacity>, status: OrderStatus, legKind: LegKind = .fleet) -> Bool {
+        guard legKind == (kind == .dropOff ? .counter : .fleet) else { return false }
         switch kind {
         case .pickup:
             return !capacities.isDisjoint(with: [.owner, .manager]) && [.awaitingPayment, .pending, .assigned, .accepted].contains(status)

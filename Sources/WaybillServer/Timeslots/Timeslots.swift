@@ -302,8 +302,9 @@ struct Timeslots: WaybillService {
             throw WaybillError.validation("slotId", "not_found")
         }
         let capacities = orders.capacities(of: me, for: order)
-        guard SlotPolicy.mayBook(template.kind, as: capacities, status: order.status) else {
-            throw SlotPolicy.mayBook(template.kind, as: capacities, status: .pending)
+        let legKind = try await Self.legKind(for: template.kind, of: orderID, on: db)
+        guard SlotPolicy.mayBook(template.kind, as: capacities, status: order.status, legKind: legKind) else {
+            throw SlotPolicy.mayBook(template.kind, as: capacities, status: .pending, legKind: legKind)
                 ? WaybillError.wrongStatus(order.status, "This order is \(order.status.rawValue): its \(template.kind.rawValue) timeslot cannot change now.")
                 : WaybillError.forbidden
         }
@@ -348,6 +349,12 @@ struct Timeslots: WaybillService {
             // Two bookings of the same shipment's slot at once: the other one won.
             throw WaybillError(.conflict, .conflict, "This shipment's timeslot changed meanwhile; look again.")
         }
+    }
+
+    /// The kind of the leg a slot of `kind` is for: the first leg's (a pickup, a drop-off), the last one's (a delivery).
+    static func legKind(for kind: SlotKind, of order: OrderID, on db: any Database) async throws -> LegKind {
+        let legs = try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all()
+        return (kind == .delivery ? legs.last : legs.first)?.kind ?? .fleet
     }
 
     /// Takes one seat if one is free: `booked + others' live holds < capacity`, checked and counted
@@ -424,7 +431,8 @@ struct Timeslots: WaybillService {
         let cleanReason = reason?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let cleanReason, cleanReason.count > 500 { throw WaybillError.validation("reason", "too_long") }
         if [.decline, .fail].contains(action), cleanReason?.isEmpty ?? true { throw WaybillError.validation("reason", "required") }
-        let owner = SlotPolicy.mayBook(booking.kind, as: capacities.subtracting([.manager]), status: order.status)
+        let owner = SlotPolicy.mayBook(booking.kind, as: capacities.subtracting([.manager]), status: order.status,
+                                       legKind: try await Self.legKind(for: booking.kind, of: booking.orderID, on: db))
         let now = UnixTime.nowMillis
         switch SlotBookingMachine.decide(action, from: booking.status, isStaff: SlotPolicy.isStaff(me.caller), isOwner: owner,
                                          slotStarted: now >= slot.startsAt) {

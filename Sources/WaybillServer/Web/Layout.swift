@@ -118,13 +118,14 @@ struct WebPage {
         if OrderPolicy.boxes(for: caller).contains(.incoming) { links.append((WebRoutes.incoming(), ctx.t(.incoming))) }
         if caller.may(.dispatch) {
             links += [(WebRoutes.dispatch(), ctx.t(.dispatch)), (WebRoutes.routePlans(), ctx.t(.routes)), (WebRoutes.fleet(), ctx.t(.fleet)),
-                      (WebRoutes.orders(), ctx.t(.orders)), (WebRoutes.statistics(), ctx.t(.statistics))]
+                      (WebRoutes.orders(), ctx.t(.orders)), (WebRoutes.timeslots(), ctx.t(.timeslots)), (WebRoutes.statistics(), ctx.t(.statistics))]
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
         if caller.may(.drive) {
             if caller.may(.dispatch) { links.append((WebRoutes.driverDay(), ctx.t(.myRuns))) }
             else { links += [(WebRoutes.driverDay(), ctx.t(.today)), (WebRoutes.orders(), ctx.t(.history))] }
+            links.append((WebRoutes.scan(), ctx.t(.scanLabel)))
         }
         let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
         let unread = ctx.request.storage[UnreadCountKey.self] ?? 0

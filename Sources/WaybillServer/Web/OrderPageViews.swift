@@ -282,6 +282,9 @@ struct OrderPage: PageView {
     var scanned: String?
     /// The person may print the parcel's label (`HandOverPolicy.mayPrintLabel`).
     var mayPrintLabel = false
+    /// Its timeslots: bookings, and the week's slots for whoever may book (`TimeslotPages.Section`).
+    var slots = TimeslotPages.Section()
+    var slotNotice: String?
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -309,6 +312,8 @@ struct OrderPage: PageView {
         page.receiptJustConfirmed = req.query[String.self, at: "receipt"] != nil && page.receipt != nil
         page.scanned = req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:))
         page.mayPrintLabel = HandOverPolicy.mayPrintLabel(as: caps, status: order.status)
+        page.slots = try await TimeslotPages.Section.load(order, capacities: caps, req, for: me)
+        page.slotNotice = req.query[String.self, at: "slot"].flatMap { $0.count <= 40 && $0.allSatisfy { $0.isLetter || $0 == "_" } ? $0 : nil }
         if order.status == .delivered {
             page.ratings = try await Ratings(request: req).shipmentRatings(id, for: me)
             page.justRated = req.query[String.self, at: "rated"] != nil
@@ -464,6 +469,7 @@ struct OrderPage: PageView {
             \(actionBlocks.isEmpty ? "" : "<div class=\"actions\">\(actionBlocks.joined(separator: "\n"))</div>")
             </div>
             \(ConversationPolicy.roles(shipment: record.capacities, status: order.status).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .shipment(id)) + "</div>")
+            \(slots.render(ctx, order: id, capacities: record.capacities, status: order.status, notice: slotNotice))
             \(sharingBlock)
             \(showMap ? map.render(ctx) : "")
             <div class="columns">

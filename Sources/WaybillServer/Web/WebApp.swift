@@ -18,6 +18,7 @@ enum WebApp {
         RoutePages().register(web)
         ConversationPages().register(web)
         HandoverPages().register(web)
+        TimeslotPages().register(web)
         RatingPages().register(web)
         StatisticsPages().register(web)
         DispatchPages().register(web)
