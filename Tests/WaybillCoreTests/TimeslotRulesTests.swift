@@ -91,6 +91,12 @@ struct TimeslotRulesTests {
         #expect(look(10, booked: 0, now: start - 2 * 3_600_000 - 1) == .available)
         #expect(SlotPolicy.isPastCutoff(startsAt: Int64.min, cutoffMinutes: 120, now: 0), "no trap at the ends")
         #expect(SlotPolicy.free(capacity: 5, booked: -3, held: Int.min) == 5)
+        // A driver who will arrive after the slot ends, or a slot that ended without the visit: late.
+        let end = start + 2 * 3_600_000
+        #expect(SlotPolicy.timing(arrival: end - 1, slotEnd: end, now: early) == .onTime)
+        #expect(SlotPolicy.timing(arrival: end + 60_000, slotEnd: end, now: early) == .late)
+        #expect(SlotPolicy.timing(arrival: nil, slotEnd: end, now: early) == nil)
+        #expect(SlotPolicy.timing(arrival: nil, slotEnd: end, now: end + 1) == .late)
     }
 
     @Test("Staff approve or decline what waits and mark visits completed or failed; the customer cancels until the slot starts")

@@ -315,4 +315,41 @@ struct TimeslotTests {
             #expect(wrong.status == .notFound && wrong.html.contains("role=\"alert\""))
         }
     }
+
+    @Test("The driver's day lists the booked timeslots in time order and each card its window; the board shows the windows and warns when a visit will miss its slot",
+          arguments: TestDatabase.available)
+    func dayAndBoard(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            _ = try await Self.template(server, cast, in: 2)
+            _ = try await Self.template(server, cast, in: 3)
+            let later = try #require(try await Self.slot(server, cast.customer.access, in: 3).json["items"][0]["id"].string)
+            let sooner = try #require(try await Self.slot(server, cast.customer.access, in: 2).json["items"][0]["id"].string)
+            let first = try await server.placeOrder(cast.customer.access), second = try await server.placeOrder(cast.customer.access)
+            #expect(try await server.send(.POST, "/orders/\(first)/slots", json: ["slotId": later], token: cast.customer.access).status == .created)
+            #expect(try await server.send(.POST, "/orders/\(second)/slots", json: ["slotId": sooner], token: cast.customer.access).status == .created)
+            try await server.advance(first, to: .accepted, cast: cast)
+            try await server.advance(second, to: .accepted, cast: cast)
+            let references = try await [first, second].asyncMap { try #require(try await Order.find(OrderID(uuidString: $0)!, on: server.db)?.reference) }
+
+            let luca = TestBrowser(server)
+            _ = try await luca.signIn("luca@courier.example")
+            let day = try await luca.get("/driver").html
+            let list = try #require(day.components(separatedBy: "id=\"day-slots\"").dropFirst().first)
+            let a = try #require(list.range(of: references[1])), b = try #require(list.range(of: references[0]))
+            #expect(a.lowerBound < b.lowerBound, "the sooner slot first")
+            #expect(day.components(separatedBy: "data-slot-window=\"delivery\"").count == 3)
+
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            let board = try await boss.get("/dispatch").html
+            #expect(board.contains("data-slot-window=\"delivery\"") && !board.contains("data-slot-late"))
+            // Four days on, both slots ended without their deliveries: the board warns.
+            server.clock.advance(by: 4 * 86_400)
+            let again = TestBrowser(server)
+            _ = try await again.signIn("boss@courier.example")
+            let warned = try await again.get("/dispatch")
+            #expect(warned.html.components(separatedBy: "data-slot-late").count == 3, "\(warned.status)")
+        }
+    }
 }

@@ -289,6 +289,24 @@ extension SlotPolicy {
     }
 }
 
+/// Whether a booked visit keeps its timeslot.
+public enum SlotTiming: String, Sendable, Hashable, Codable {
+    case onTime = "on_time"
+    /// The planned arrival is after the slot ends, or the slot ended without the visit.
+    case late
+}
+
+extension SlotPolicy {
+    /// How a booked visit stands at `now`, with the driver's planned arrival at that stop if known:
+    /// late when the slot ended without it, or when the arrival is after the slot's end; nil when
+    /// nothing is known yet.
+    public static func timing(arrival: Int64?, slotEnd: Int64, now: Int64) -> SlotTiming? {
+        if now > slotEnd { return .late }
+        guard let arrival else { return nil }
+        return arrival > slotEnd ? .late : .onTime
+    }
+}
+
 /// Where a booking is.
 public enum SlotBookingStatus: String, Sendable, Hashable, Codable, CaseIterable {
     /// Waiting for staff (the template requires approval); it holds its seat meanwhile.

@@ -10,6 +10,8 @@ struct DriverDay: Sendable {
     var done: [OrderRecord]
     /// Per order, when the applied route plan has the driver at its next stop (Unix milliseconds).
     var plannedArrival: [UUID: Int64] = [:]
+    /// Per order, its booked (or waiting) timeslots, in time order.
+    var slots: [OrderID: [SlotBookingView]] = [:]
 }
 
 extension Orders {
@@ -30,7 +32,8 @@ extension Orders {
                                                     plannedOrder: stops.map(\.orderID), id: { $0.id!.rawValue })
         return DriverDay(state: try await DriverState.find(principal.userID, on: db),
                          todo: try await summaries(ordered, for: principal),
-                         done: try await summaries(finished, for: principal), plannedArrival: arrival)
+                         done: try await summaries(finished, for: principal), plannedArrival: arrival,
+                         slots: try await Timeslots.live(for: open.compactMap(\.id), on: db))
     }
 
     static func startOfToday(_ zone: TimeZone) -> Int64 {

@@ -404,6 +404,24 @@ struct Timeslots: WaybillService {
         }
     }
 
+    /// The live (pending or booked) bookings of shipments the caller was already allowed to list
+    /// (the driver's day, the board), per shipment, in slot order.
+    static func live(for orders: [OrderID], on db: any Database) async throws -> [OrderID: [SlotBookingView]] {
+        guard !orders.isEmpty else { return [:] }
+        let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ orders).filter(\.$status ~~ [.pending, .booked]).all()
+        guard !bookings.isEmpty else { return [:] }
+        let slots = try await SlotRecord.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.slotID)))).all()
+        let slotsByID = Dictionary(uniqueKeysWithValues: slots.map { ($0.id!, $0) })
+        let templates = try await SlotTemplateRecord.query(on: db).filter(\.$id ~~ Array(Set(slots.map(\.templateID)))).all()
+        let templatesByID = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
+        var result: [OrderID: [SlotBookingView]] = [:]
+        for booking in bookings {
+            guard let slot = slotsByID[booking.slotID], let template = templatesByID[slot.templateID] else { continue }
+            result[booking.orderID, default: []].append(SlotBookingView(booking: booking, slot: slot, template: template, reference: nil))
+        }
+        return result.mapValues { $0.sorted { $0.slot.startsAt < $1.slot.startsAt } }
+    }
+
     /// A shipment's bookings, live and past, for whoever may see the shipment.
     func bookings(of orderID: OrderID, for me: Principal) async throws -> [SlotBookingView] {
         _ = try await Orders(services: services, db: db, logger: logger).visibleOrder(orderID, to: me)

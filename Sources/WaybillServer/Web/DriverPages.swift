@@ -167,6 +167,8 @@ struct DriverDayPage: PageView {
     var done: [Order]
     var onDuty: Bool
     var plannedArrival: [UUID: Int64] = [:]
+    var slots: [OrderID: [SlotBookingView]] = [:]
+    var now: Int64 = UnixTime.nowMillis
 
     static func load(for me: Principal, orders: Orders) async throws -> DriverDayPage {
         let day = try await orders.driverDay(for: me)
@@ -175,7 +177,7 @@ struct DriverDayPage: PageView {
             let actions = OrderStateMachine.availableActions(from: entry.order.status, as: [.assignee])
             let next: Step? = actions.contains(.accept) ? .accept : actions.contains(.pickup) ? .pickUp : actions.contains(.deliver) ? .deliver : nil
             return (entry.order, next)
-        }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false, plannedArrival: day.plannedArrival)
+        }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false, plannedArrival: day.plannedArrival, slots: day.slots)
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -200,12 +202,21 @@ struct DriverDayPage: PageView {
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
                 \(plannedArrival[order.id!.rawValue].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
+                \(TimeslotPages.windows(ctx, slots[order.id!] ?? [], arrival: { kind in
+                    // The plan's arrival is at the order's next stop: it speaks for that stop's slot only.
+                    (kind == .pickup) == (order.status.nextStop != .dropoff) ? plannedArrival[order.id!.rawValue] : nil
+                }, now: now))
                 <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
                 </li>
                 """
         }.joined()
         let finished = done.map { order -> String in
             "<li><a href=\"\(WebRoutes.order(order.id!))\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
+        }.joined()
+        // Every booked timeslot of the day's work, in time order.
+        let references = Dictionary(todo.map { ($0.order.id!, $0.order.reference) }, uniquingKeysWith: { a, _ in a })
+        let booked = slots.values.flatMap { $0 }.sorted { $0.slot.startsAt < $1.slot.startsAt }.map { b in
+            "<li data-slot-booking=\"\(b.booking.kind.rawValue)\"><a href=\"\(WebRoutes.order(b.booking.orderID))\">\(h(references[b.booking.orderID] ?? ""))</a> · \(h(ctx.slotKind(b.booking.kind))) · \(h(ctx.slotWhen(b.slot, b.template)))</li>"
         }.joined()
         return WebPage(title: ctx.t(.today), body: """
             <h1>\(h(ctx.t(.today)))</h1>
@@ -216,6 +227,7 @@ struct DriverDayPage: PageView {
             \(DriverPages.sharingToggle(ctx, onDuty: onDuty, boxed: false))
             </section>
             <div id="runs" data-live-refresh="status notification">
+            \(booked.isEmpty ? "" : "<h2>\(h(ctx.t(.slotToday)))</h2><ol class=\"list\" id=\"day-slots\">\(booked)</ol>")
             <h2>\(h(ctx.t(.toDo)))</h2>
             \(cards.isEmpty ? "<p>\(h(ctx.t(.nothingToDo)))</p>" : "<ol class=\"cards\">\(cards)</ol>")
             \(finished.isEmpty ? "" : "<h2>\(h(ctx.t(.doneToday)))</h2><ul class=\"done\">\(finished)</ul>")

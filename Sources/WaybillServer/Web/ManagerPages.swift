@@ -251,6 +251,10 @@ struct DispatchBoardPage: PageView {
     var noticeIsError = false
     /// Orders the newest route plan left out, with the reason.
     var unplanned: [UUID: RoutePlanningPolicy.Unplanned] = [:]
+    /// The cards' booked timeslots, and the newest plan's arrival at each order's pickup and delivery.
+    var slots: [OrderID: [SlotBookingView]] = [:]
+    var arrivals: [String: Int64] = [:]
+    var now: Int64 = UnixTime.nowMillis
 
     static func load(for me: Principal, orders: Orders, tracking: Tracking) async throws -> DispatchBoardPage {
         let fleet = try await tracking.fleet(nearOrder: nil, by: me)
@@ -266,7 +270,9 @@ struct DispatchBoardPage: PageView {
         page.me = fleet.contains { $0.driver.id == me.userID } ? nil : me.user
         if let plan = try await RoutePlans(services: orders.services, db: orders.db, logger: orders.logger).latest(by: me) {
             page.unplanned = Dictionary(plan.plan.unplanned.map { ($0.orderID, $0.reason) }, uniquingKeysWith: { a, _ in a })
+            for stop in plan.plan.routes.flatMap(\.stops) { page.arrivals["\(stop.orderID.uuidString)/\(stop.kind.rawValue)"] = stop.arrival }
         }
+        page.slots = try await Timeslots.live(for: board.orders.compactMap(\.id), on: orders.db)
         return page
     }
 
@@ -282,6 +288,7 @@ struct DispatchBoardPage: PageView {
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(pickup)</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(dropoff)</p>
                 \(card.driver.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
+                \(TimeslotPages.windows(ctx, slots[order.id!] ?? [], arrival: { arrivals["\(order.id!.uuidString)/\($0 == .pickup ? "pickup" : "delivery")"] }, now: now))
                 \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[order.id!.rawValue].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
                 \(card.assign?.render(ctx) ?? "")
                 </li>

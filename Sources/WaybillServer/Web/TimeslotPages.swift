@@ -51,6 +51,9 @@ extension Text {
     static let slotStatusCancelled = Text("cancelled", "annulé")
     static let slotStatusCompleted = Text("done", "effectué")
     static let slotStatusFailed = Text("did not happen", "n’a pas eu lieu")
+    static let slotWindow = Text("%@ timeslot: %@", "Créneau %@ : %@")
+    static let slotLate = Text("Will miss its timeslot", "Va manquer son créneau")
+    static let slotToday = Text("Booked timeslots", "Créneaux réservés")
     static let scanLabel = Text("Scan a label", "Scanner une étiquette")
     static let scanIntro = Text("Point the camera at the parcel’s QR code, or type the code printed under it.",
                                 "Visez le code QR du colis avec la caméra, ou saisissez le code imprimé dessous.")
@@ -62,7 +65,7 @@ extension Text {
 
 enum TimeslotCatalogue {
     static let all: [Text] = [
-        .timeslots, .timeslotsIntro, .slotPickup, .slotDelivery, .slotDropOff, .slotTemplates, .slotAddTemplate, .slotWeekday, .slotStart, .slotEnd, .slotCapacity, .slotZone, .slotApproval, .slotOff, .slotOn, .slotPending, .slotBookedList, .slotApprove, .slotDecline, .slotComplete, .slotFail, .slotCancel, .slotNone, .slotChoose, .slotBook, .slotYours, .slotBooked, .slotSeats, .slotAvailable, .slotNearlyFull, .slotFull, .slotUnavailable, .slotStatusPending, .slotStatusBooked, .slotStatusDeclined, .slotStatusCancelled, .slotStatusCompleted, .slotStatusFailed, .scanLabel, .scanIntro, .scanCode, .scanFind, .scanCamera, .scanNotFound,
+        .timeslots, .timeslotsIntro, .slotPickup, .slotDelivery, .slotDropOff, .slotTemplates, .slotAddTemplate, .slotWeekday, .slotStart, .slotEnd, .slotCapacity, .slotZone, .slotApproval, .slotOff, .slotOn, .slotPending, .slotBookedList, .slotApprove, .slotDecline, .slotComplete, .slotFail, .slotCancel, .slotNone, .slotChoose, .slotBook, .slotYours, .slotBooked, .slotSeats, .slotAvailable, .slotNearlyFull, .slotFull, .slotUnavailable, .slotStatusPending, .slotStatusBooked, .slotStatusDeclined, .slotStatusCancelled, .slotStatusCompleted, .slotStatusFailed, .slotWindow, .slotLate, .slotToday, .scanLabel, .scanIntro, .scanCode, .scanFind, .scanCamera, .scanNotFound,
     ]
 }
 
@@ -106,6 +109,17 @@ extension WebContext {
     func slotWhen(_ slot: SlotRecord, _ template: SlotTemplateRecord) -> String {
         let day = LocalDate(slot.localDate).map { "\(weekday($0.weekday.rawValue)) \($0.description)" } ?? slot.localDate
         return "\(day) \(SlotTemplate.text(minute: template.startMinute))–\(SlotTemplate.text(minute: template.endMinute))"
+    }
+}
+
+extension TimeslotPages {
+    /// A card's timeslot lines: each live booking's window, marked when the visit will miss it
+    /// (`SlotPolicy.timing` with the planned arrival at that stop).
+    static func windows(_ ctx: WebContext, _ bookings: [SlotBookingView], arrival: (SlotKind) -> Int64?, now: Int64) -> String {
+        bookings.map { b in
+            let late = SlotPolicy.timing(arrival: arrival(b.booking.kind), slotEnd: b.slot.endsAt, now: now) == .late
+            return "<p class=\"slot-window\" data-slot-window=\"\(b.booking.kind.rawValue)\"\(late ? " data-slot-late" : "")>\(h(ctx.t(.slotWindow, ctx.slotKind(b.booking.kind), ctx.slotWhen(b.slot, b.template))))\(late ? " <strong class=\"error\">" + h(ctx.t(.slotLate)) + "</strong>" : "")</p>"
+        }.joined()
     }
 }
 
