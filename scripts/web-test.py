@@ -35,6 +35,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
@@ -286,6 +289,16 @@ def stop(code):
 try:
     # ---------------------------------------------------------- manager and driver sign in
     sign_in(manager, *accounts["manager"])
+    # Delivery timeslots two days from now (Zurich's calendar), for everywhere.
+    go(manager, "/timeslots")
+    slot_day = (datetime.now(ZoneInfo("Europe/Zurich")).date() + timedelta(days=2)).isoweekday()
+    Select(css(manager, "#slot-template-form select[name=weekday]")).select_by_value(str(slot_day))
+    fill(manager, "start", "10:00")
+    fill(manager, "end", "12:00")
+    fill(manager, "capacity", "4")
+    css(manager, "#slot-template-form button[type=submit]").click()
+    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#slot-templates [data-template]")) == 1)
+    check("dispatch adds a weekly template of delivery timeslots", True)
     go(manager, "/dispatch")
     check("the manager's dispatch board opens", "Dispatch" in manager.title)
     sign_in(driver, *accounts["driver"])
@@ -361,6 +374,13 @@ try:
     check("the delivery is 'Order received'", "Order received" in css(customer, ".big-status").text)
     wait(customer, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-live-state]").text or "").startswith("Live"))
     check("the customer's page is live", True)
+    # The customer books a delivery timeslot from the delivery's page.
+    css(customer, "form[data-slot-kind=delivery] input[name=slotId]:not([disabled])").click()
+    css(customer, "form[data-slot-kind=delivery] button[type=submit]").click()
+    wait(customer, lambda d: "Timeslot booked." in d.page_source)
+    check("the customer books a delivery timeslot", len(customer.find_elements(By.CSS_SELECTOR, "#timeslots [data-booking=booked]")) == 1)
+    shot(customer, "order-timeslot")
+    wait(customer, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-live-state]").text or "").startswith("Live"))
 
     # ---------------------------------------------------------- the manager sees it without reloading
     card_selector = f"#card-{reference}"
@@ -388,6 +408,8 @@ try:
     except TimeoutException:
         arrived = False
     check("the driver's list shows the new delivery without reloading", arrived)
+    go(driver, "/driver")
+    check("the driver's day lists the booked timeslot", reference in css(driver, "#day-slots").text)
     shot(driver, "driver-today")
     check("the driver's card has a maps link", len(driver.find_elements(By.CSS_SELECTOR, "#runs a[href*='maps']")) > 0)
     driver.find_element(By.XPATH, f"//li[contains(., '{reference}')]//button[contains(., 'Accept')]").click()
@@ -395,6 +417,25 @@ try:
     check("accepting opens the delivery as the driver", "Driver on the way" in css(driver, ".big-status").text)
     wait(customer, lambda d: "Driver on the way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
     check("the customer sees 'driver on the way' without reloading", True)
+
+    # The driver prints the label and scans it: its QR code is the hand-over link, read back here by zbarimg.
+    cookies = "; ".join(f"{c['name']}={c['value']}" for c in driver.get_cookies())
+    pdf = urllib.request.urlopen(urllib.request.Request(base + order_path + "/label.pdf", headers={"Cookie": cookies}), timeout=30).read()
+    check("the driver's label is a PDF", pdf.startswith(b"%PDF-"))
+    with tempfile.TemporaryDirectory() as scratch:
+        with open(os.path.join(scratch, "label.pdf"), "wb") as f:
+            f.write(pdf)
+        subprocess.run(["pdftoppm", "-r", "200", "-png", os.path.join(scratch, "label.pdf"), os.path.join(scratch, "page")], check=True)
+        pages = sorted(p for p in os.listdir(scratch) if p.endswith(".png"))
+        decoded = subprocess.run(["zbarimg", "-q", *[os.path.join(scratch, p) for p in pages]], capture_output=True, text=True).stdout.split()
+    link = next((line[len("QR-Code:"):] for line in decoded if line.startswith("QR-Code:")), None)
+    check("the label's QR code reads back as a hand-over link", link is not None and "/h/" in link, decoded)
+    check("the label's barcode reads back as the reference", f"CODE-128:{reference}" in decoded, decoded)
+    go(driver, "/scan")
+    fill(driver, "code", link or "")
+    css(driver, "#scan-form button[type=submit]").click()
+    wait(driver, EC.url_contains("scan="))
+    check("scanning the label opens the delivery with the scan carried along", "Label scanned" in driver.page_source)
 
     # Position: Chrome's geolocation override, then the sharing switch.
     driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})

@@ -38,7 +38,7 @@ extension Text {
     static let slotNone = Text("Nothing here.", "Rien ici.")
     static let slotChoose = Text("Choose a timeslot", "Choisir un créneau")
     static let slotBook = Text("Book this timeslot", "Réserver ce créneau")
-    static let slotYours = Text("Your timeslots", "Vos créneaux")
+    static let slotYours = Text("your timeslot", "votre créneau")
     static let slotBooked = Text("Timeslot booked.", "Créneau réservé.")
     static let slotSeats = Text("%@ seats", "%@ places")
     static let slotAvailable = Text("available", "disponible")
@@ -171,9 +171,12 @@ struct TimeslotPages {
                 return "<li data-booking=\"\(b.booking.status.rawValue)\">\(h(ctx.slotKind(b.booking.kind))): \(h(ctx.slotWhen(b.slot, b.template))) · <strong>\(h(ctx.bookingStatus(b.booking.status)))</strong>\(b.booking.reason.map { " (" + h($0) + ")" } ?? "")\(cancel)</li>"
             }.joined()
             let forms = choices.map { kind, slots -> String in
+                let mine = Set(bookings.filter { $0.booking.status.takesSeat }.map(\.booking.slotID))
                 let options = slots.map { v -> String in
-                    let usable = v.availability != .full && v.availability != .unavailable
-                    return "<label class=\"choice\"><input type=\"radio\" name=\"slotId\" value=\"\(v.slot.id!.uuidString)\"\(usable ? "" : " disabled")> \(h(ctx.slotWhen(v.slot, v.template))) · <span class=\"slot-\(v.availability.rawValue)\">\(h(ctx.availability(v.availability)))</span></label>"
+                    let chosen = mine.contains(v.slot.id!)
+                    let usable = !chosen && v.availability != .full && v.availability != .unavailable
+                    let state = chosen ? ctx.t(.slotYours) : ctx.availability(v.availability)
+                    return "<label class=\"choice\"><input type=\"radio\" name=\"slotId\" value=\"\(v.slot.id!.uuidString)\"\(usable ? "" : " disabled")> \(h(ctx.slotWhen(v.slot, v.template))) · <span class=\"slot-\(chosen ? "yours" : v.availability.rawValue)\">\(h(state))</span></label>"
                 }.joined()
                 return """
                     <form method="post" action="\(WebRoutes.orderSlots(id))" class="stack" data-slot-kind="\(kind.rawValue)">\(csrf)
