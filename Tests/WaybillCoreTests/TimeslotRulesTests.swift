@@ -97,6 +97,10 @@ struct TimeslotRulesTests {
         #expect(SlotPolicy.timing(arrival: end + 60_000, slotEnd: end, now: early) == .late)
         #expect(SlotPolicy.timing(arrival: nil, slotEnd: end, now: early) == nil)
         #expect(SlotPolicy.timing(arrival: nil, slotEnd: end, now: end + 1) == .late)
+        // As a route plan's time window, in seconds from now; none once the slot ended.
+        #expect(RoutePlanningPolicy.window(slotStart: start, slotEnd: end, now: early)! == (3 * 3600, 5 * 3600))
+        #expect(RoutePlanningPolicy.window(slotStart: start, slotEnd: end, now: start + 1000)! == (0, 2 * 3600 - 1))
+        #expect(RoutePlanningPolicy.window(slotStart: start, slotEnd: end, now: end) == nil)
     }
 
     @Test("Staff approve or decline what waits and mark visits completed or failed; the customer cancels until the slot starts")

@@ -145,6 +145,60 @@ struct RoutePlanTests {
         }
     }
 
+    @Test("A booked timeslot is the stop's time window: the plan arrives within it; a slot that ended, or one on a later day, leaves the order out with the reason",
+          arguments: TestDatabase.available)
+    func timeslotsAreWindows(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.95, 7.44)]).status == .ok)
+            let kept = try await order(server, cast, from: Self.place(1, 1), to: Self.place(2, 2))
+            let ended = try await order(server, cast, from: Self.place(-1, 1), to: Self.place(-2, 2))
+            let later = try await order(server, cast, from: Self.place(1, -1), to: Self.place(2, -2))
+            // Slots written directly: today's next two hours (from now), one that ended, one in three days.
+            let now = UnixTime.nowMillis
+            let template = try #require(UUID(uuidString: try await TimeslotTests.template(server, cast, capacity: 10)))
+            func slot(_ start: Int64, _ end: Int64, _ date: String) async throws -> SlotID {
+                let record = SlotRecord()
+                record.id = SlotID(rawValue: UUID())
+                record.templateID = SlotTemplateID(rawValue: template)
+                record.localDate = date
+                record.startsAt = start
+                record.endsAt = end
+                record.capacity = 10
+                record.booked = 0
+                record.closed = false
+                try await record.create(on: server.db)
+                return record.id!
+            }
+            let soon = try await slot(now + 60 * 60_000, now + 3 * 3_600_000, "2000-01-01")
+            let past = try await slot(now - 3 * 3_600_000, now - 60 * 60_000, "2000-01-02")
+            let future = try await slot(now + 3 * 86_400_000, now + 3 * 86_400_000 + 7_200_000, "2000-01-03")
+            for (order, slot) in [(kept, soon), (ended, past), (later, future)] {
+                let booking = SlotBookingRecord()
+                booking.id = SlotBookingID(rawValue: UUID())
+                booking.slotID = slot
+                booking.orderID = OrderID(uuidString: order)!
+                booking.kind = .delivery
+                booking.status = .booked
+                booking.bookedBy = UserID(uuidString: cast.customer.userID)!
+                booking.createdAt = now
+                booking.updatedAt = now
+                try await booking.create(on: server.db)
+            }
+            let made = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: cast.manager.access)
+            try #require(made.status == .created, "\(made)")
+            let plan = made.json["plan"]
+            let reasons = Dictionary(uniqueKeysWithValues: plan["unplanned"].array.map { ($0["orderId"].string!, $0["reason"].string!) })
+            #expect(reasons == [ended: "slot_missed", later: "slot_later"], "\(reasons)")
+            let stops: [JSON] = plan["routes"].array.flatMap { $0["stops"].array }
+            let stop = try #require(stops.first { $0["orderId"].string == kept && $0["kind"].string == "delivery" }, "\(plan)")
+            let arrival = try #require(stop["arrival"].string.flatMap { ISO8601DateFormatter().date(from: $0) })
+            let millis = Int64(arrival.timeIntervalSince1970 * 1000)
+            #expect(millis >= now + 60 * 60_000 - 1000 && millis <= now + 3 * 3_600_000, "arrives within the slot")
+        }
+    }
+
     @Test("Planning is for dispatchers, within bounds, ten a minute; with nobody on duty every order says so")
     func boundsAndRefusals() async throws {
         try await TestServer.run(.sqlite) { server in

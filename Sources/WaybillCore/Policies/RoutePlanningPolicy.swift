@@ -72,6 +72,17 @@ public enum RoutePlanningPolicy {
         case outOfShift = "out_of_shift"
         /// Each part fits, but not beside the rest: every van is full or out of time.
         case noRoom = "no_room"
+        /// Its booked timeslot cannot be kept: it ended, or no driver reaches it within it.
+        case slotMissed = "slot_missed"
+        /// Its booked timeslot is on a later day than the plan's.
+        case slotLater = "slot_later"
+    }
+
+    /// A booked timeslot as the solver's time window, in seconds from `now` (the plan's clock); nil
+    /// for a slot that already ended (the order stays out with `slotMissed`).
+    public static func window(slotStart: Int64, slotEnd: Int64, now: Int64) -> (start: Double, end: Double)? {
+        guard slotEnd > now else { return nil }
+        return (max(0, Double(slotStart) - Double(now)) / 1000, (Double(slotEnd) - Double(now)) / 1000)
     }
 
     public enum StopKind: Sendable { case pickup, delivery }

@@ -163,6 +163,15 @@ struct RoutePlans: WaybillService {
         var shipments: [Shipment] = [], jobs: [Job] = []
         var byID: [UUID: Order] = [:]
         let service = Double(request.serviceMinutes * 60)
+        // Booked timeslots are the stops' time windows.
+        let slots = try await Timeslots.live(for: orders.compactMap(\.id), on: db)
+        var withSlot: Set<UUID> = []
+        /// The stop's window from its booked slot (`.always` without one); nil when the slot ended.
+        func window(_ order: Order, _ kind: SlotKind) -> TimeWindow? {
+            guard let booking = slots[order.id!]?.first(where: { $0.booking.kind == kind && $0.booking.status == .booked }) else { return .always }
+            withSlot.insert(order.id!.rawValue)
+            return RoutePlanningPolicy.window(slotStart: booking.slot.startsAt, slotEnd: booking.slot.endsAt, now: now).map { TimeWindow(start: $0.start, end: $0.end) }
+        }
         for order in orders {
             let id = order.id!.rawValue
             byID[id] = order
@@ -175,18 +184,24 @@ struct RoutePlans: WaybillService {
             }
             func out(_ reason: RoutePlanningPolicy.Unplanned) { unplanned.append(.init(orderID: id, reference: order.reference, reason: reason)) }
             guard let drop = order.dropoff.coordinate, role == .onBoard || order.pickup.coordinate != nil else { out(.noCoordinates); continue }
+            // A timeslot booked on a later day keeps the order for that day's plan.
+            let remaining: Set<SlotKind> = role == .onBoard ? [.delivery] : [.pickup, .delivery]
+            if slots[order.id!]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
+                out(.slotLater); continue
+            }
+            guard let deliveryWindow = window(order, .delivery), role == .onBoard || window(order, .pickup) != nil else { out(.slotMissed); continue }
             if role != .open, let driver = order.driverID, !onDuty.contains(driver) { out(.driverOffDuty); continue }
             if vehicles.isEmpty { out(.noDriverOnDuty); continue }
             let skills: Set<String> = role == .open ? [] : ["driver:\(order.driverID!.uuidString)"]
             let amount = [RoutePlanningPolicy.load(order.weightClass)]
             let priority = RoutePlanningPolicy.priority(order.service)
-            let delivery = Visit(location: points.count, service: service)
+            let delivery = Visit(location: points.count, service: service, window: deliveryWindow)
             points.append(GeoPoint(latitude: drop.latitude, longitude: drop.longitude))
             if role == .onBoard {
                 jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
             } else {
                 let pick = order.pickup.coordinate!
-                let pickup = Visit(location: points.count, service: service)
+                let pickup = Visit(location: points.count, service: service, window: window(order, .pickup) ?? .always)
                 points.append(GeoPoint(latitude: pick.latitude, longitude: pick.longitude))
                 shipments.append(Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
             }
@@ -259,7 +274,7 @@ struct RoutePlans: WaybillService {
                 let reason: RoutePlanningPolicy.Unplanned = switch out.reason {
                 case .noVehicleWithSkills: .driverOffDuty
                 case .capacity: .tooLarge
-                case .timeWindow: .outOfShift
+                case .timeWindow: withSlot.contains(id) ? .slotMissed : .outOfShift
                 case .noRoom, .notWorthIt: .noRoom
                 }
                 unplanned.append(.init(orderID: id, reference: order.reference, reason: reason))

@@ -44,6 +44,8 @@ extension Text {
     static let reasonNoDriverOnDuty = Text("No driver is on duty", "Aucun chauffeur n’est en service")
     static let reasonTooLarge = Text("Too large for a van", "Trop grand pour une camionnette")
     static let reasonOutOfShift = Text("No driver can reach it before the end of the day", "Aucun chauffeur ne peut l’atteindre avant la fin de la journée")
+    static let reasonSlotMissed = Text("Its booked timeslot cannot be kept", "Son créneau réservé ne peut pas être tenu")
+    static let reasonSlotLater = Text("Its timeslot is on a later day", "Son créneau est un autre jour")
     static let reasonNoRoom = Text("Every van is full or out of time", "Toutes les camionnettes sont pleines ou n’ont plus le temps")
 
     static func unplanned(_ reason: RoutePlanningPolicy.Unplanned) -> Text {
@@ -53,6 +55,8 @@ extension Text {
         case .noDriverOnDuty: .reasonNoDriverOnDuty
         case .tooLarge: .reasonTooLarge
         case .outOfShift: .reasonOutOfShift
+        case .slotMissed: .reasonSlotMissed
+        case .slotLater: .reasonSlotLater
         case .noRoom: .reasonNoRoom
         }
     }
