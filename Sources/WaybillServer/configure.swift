@@ -65,6 +65,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(AddDirectConversations())     // direct conversations between two people
     app.migrations.add(CreateTimeslots())            // slot templates, slots, holds, bookings
     app.migrations.add(AddHandoverTokens())          // labels' hand-over tokens, scans
+    app.migrations.add(CreateCounters())             // reception counters, their staff, drop-off templates
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

@@ -156,6 +156,18 @@ struct AuthorizationMatrixTests {
         return target
     }
 
+    /// An active counter (its id in `trip`), written directly.
+    static func aCounter(_ w: World) async throws -> Target {
+        let record = CounterRecord()
+        record.id = .generated()
+        record.apply(CounterDraft(name: "Guichet", address: Address(street: "Place de la Gare 1", postalCode: "1003", city: "Lausanne"), hours: CounterHours()))
+        record.active = true
+        record.createdAt = UnixTime.nowMillis
+        record.updatedAt = record.createdAt
+        try await record.create(on: w.server.db)
+        return Target(order: "", user: w.cast.driver.userID, trip: record.id!.uuidString)
+    }
+
     /// A delivery slot for Bern (its template's id in `trip`, the slot's in `code`), plenty of seats.
     static func deliverySlot(_ w: World) async throws -> Target {
         let template = try await TimeslotTests.template(w.server, w.cast, capacity: 1000)
@@ -417,6 +429,18 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/orders/\(x.order)/label", token: t) },
         Row(operation: "scanLabel", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: labelledOrder) { w, x, t in
             try await w.server.send(.POST, "/scans", json: ["code": x.code], token: t) },
+        Row(operation: "listCounters", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/counters", token: t) },
+        Row(operation: "createCounter", expected: expect("others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/counters", json: ["name": "Guichet", "address": ["street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne"], "hours": ["weekly": ["08:00-12:00", "", "", "", "", "", ""]]], token: t) },
+        Row(operation: "getCounter", expected: expect("others=200"), setup: aCounter) { w, x, t in
+            try await w.server.send(.GET, "/counters/\(x.trip)", token: t) },
+        Row(operation: "updateCounter", expected: expect("others=403"), setup: aCounter) { w, x, t in
+            try await w.server.send(.PUT, "/counters/\(x.trip)", json: ["name": "Guichet", "address": ["street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne"], "hours": ["weekly": ["08:00-12:00", "", "", "", "", "", ""]]], token: t) },
+        Row(operation: "addCounterStaff", expected: expect("others=403"), setup: aCounter) { w, x, t in
+            try await w.server.send(.PUT, "/counters/\(x.trip)/staff/\(x.user)", token: t) },
+        Row(operation: "removeCounterStaff", expected: expect("others=403"), setup: aCounter) { w, x, t in
+            try await w.server.send(.DELETE, "/counters/\(x.trip)/staff/\(x.user)", token: t) },
         Row(operation: "listSlotTemplates", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/slot-templates", token: t) },
         Row(operation: "createSlotTemplate", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
@@ -674,6 +698,7 @@ struct AuthorizationMatrixTests {
         @Sendable func webhooks(_ w: World) -> Webhooks { Webhooks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func imports(_ w: World) -> OrderImports { OrderImports(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func shops(_ w: World) -> Shops { Shops(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func counters(_ w: World) -> Counters { Counters(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func slots(_ w: World) -> Timeslots { Timeslots(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
@@ -723,6 +748,14 @@ struct AuthorizationMatrixTests {
             "respondToRating": { w, x, p in _ = try await rates(w).respond(id(x.code), text: "Thanks", by: p) },
             "getOrderLabel": { w, x, p in _ = try await Labels(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).label(id(x.order), layout: .a6, lang: .en, by: p) },
             "scanLabel": { w, x, p in _ = try await Handovers(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).lookup(x.code, by: p) },
+            "listCounters": { w, _, p in _ = try await counters(w).list(by: p) },
+            "createCounter": { w, _, p in
+                _ = try await counters(w).create(CounterDraft(name: "Guichet", address: Address(street: "Place de la Gare 1", postalCode: "1003", city: "Lausanne"),
+                                                             hours: CounterHours()), by: p) },
+            "getCounter": { w, x, p in _ = try await counters(w).counter(id(x.trip), by: p) },
+            "updateCounter": { w, x, p in _ = try await counters(w).update(id(x.trip), nil, active: true, by: p) },
+            "addCounterStaff": { w, x, p in _ = try await counters(w).addStaff(id(x.trip), user: id(x.user), by: p) },
+            "removeCounterStaff": { w, x, p in _ = try await counters(w).removeStaff(id(x.trip), user: id(x.user), by: p) },
             "listSlotTemplates": { w, _, p in _ = try await slots(w).templates(by: p) },
             "createSlotTemplate": { w, _, p in
                 _ = try await slots(w).createTemplate(SlotTemplate(kind: .pickup, weekday: .tuesday, startMinute: 480, endMinute: 540, capacity: 3), zone: "", by: p) },

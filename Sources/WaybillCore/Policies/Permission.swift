@@ -43,6 +43,10 @@ public enum Permission: String, Sendable, CaseIterable {
     case readAllStatements = "read_all_statements"
     /// Edit the areas travellers go between and the travel price table.
     case manageTravel = "manage_travel"
+    /// Create reception counters, set their hours and name their staff.
+    case manageCounters = "manage_counters"
+    /// Receive and hand out parcels at the counters one was named for.
+    case receiveAtCounter = "receive_at_counter"
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -54,7 +58,8 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
-        case .manageTravel: [.admin]
+        case .manageTravel, .manageCounters: [.admin]
+        case .receiveAtCounter: [.counter]
         }
     }
 

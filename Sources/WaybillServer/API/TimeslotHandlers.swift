@@ -27,7 +27,8 @@ extension APIHandler {
         let template = SlotTemplate(kind: SlotKind(rawValue: body.kind.rawValue)!, weekday: weekday, startMinute: start, endMinute: end,
                                     capacity: body.capacity, cutoffMinutes: body.cutoffMinutes ?? 120, horizonDays: body.horizonDays ?? 14,
                                     timeZone: body.timeZone ?? "Europe/Zurich", requiresApproval: body.requiresApproval ?? false)
-        let record = try await timeslots.createTemplate(template, zone: body.zone ?? "", by: me)
+        let counter = try body.counterId.map { CounterID(rawValue: try Self.plainID($0, "counterId")) }
+        let record = try await timeslots.createTemplate(template, zone: body.zone ?? "", counter: counter, by: me)
         return .created(.init(body: .json(Self.slotTemplate(record))))
     }
 
@@ -46,7 +47,9 @@ extension APIHandler {
             guard let date = LocalDate(text) else { throw WaybillError.invalidParameter("from") }
             return date
         }
-        let slots = try await timeslots.slots(kind: SlotKind(rawValue: q.kind.rawValue)!, postalCode: q.postalCode, from: from, days: q.days ?? 7, for: me)
+        let counter = try q.counterId.map { CounterID(rawValue: try Self.plainID($0, "counterId")) }
+        let slots = try await timeslots.slots(kind: SlotKind(rawValue: q.kind.rawValue)!, postalCode: q.postalCode, counter: counter, from: from,
+                                              days: q.days ?? 7, for: me)
         return .ok(.init(body: .json(.init(items: slots.map(Self.slot)))))
     }
 
@@ -97,7 +100,7 @@ extension APIHandler {
     // MARK: translation
 
     static func slotTemplate(_ r: SlotTemplateRecord) -> S.SlotTemplate {
-        S.SlotTemplate(id: r.id!.uuidString, kind: S.SlotKind(rawValue: r.kind.rawValue)!, zone: r.zone, weekday: r.weekday,
+        S.SlotTemplate(id: r.id!.uuidString, kind: S.SlotKind(rawValue: r.kind.rawValue)!, zone: r.zone, counterId: r.counterID?.uuidString, weekday: r.weekday,
                        start: SlotTemplate.text(minute: r.startMinute), end: SlotTemplate.text(minute: r.endMinute), capacity: r.capacity,
                        cutoffMinutes: r.cutoffMinutes, horizonDays: r.horizonDays, timeZone: r.timeZone, requiresApproval: r.requiresApproval,
                        active: r.active)
@@ -134,5 +137,81 @@ extension APIHandler {
         let layout: LabelLayout = input.query.layout == .a4 ? .a4Four : .a6
         let pdf = try await Labels(request: try request).label(id, layout: layout, lang: input.query.lang == .fr ? .fr : .en, by: me)
         return .ok(.init(body: .pdf(HTTPBody(pdf))))
+    }
+}
+
+/// Counters: translation only (`Counters`, `CounterPolicy` and `CounterHours` decide).
+extension APIHandler {
+    var counters: Counters { get throws { Counters(request: try request) } }
+
+    func listCounters(_ input: Operations.ListCounters.Input) async throws -> Operations.ListCounters.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(.init(items: try await counters.list(by: me).map(Self.counter)))))
+    }
+
+    func createCounter(_ input: Operations.CreateCounter.Input) async throws -> Operations.CreateCounter.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        return .created(.init(body: .json(Self.counter(try await counters.create(try Self.counterDraft(body), by: me)))))
+    }
+
+    func getCounter(_ input: Operations.GetCounter.Input) async throws -> Operations.GetCounter.Output {
+        let me = try await principal()
+        return .ok(.init(body: .json(Self.counter(try await counters.counter(try Self.counterID(input.path.counterId), by: me)))))
+    }
+
+    func updateCounter(_ input: Operations.UpdateCounter.Input) async throws -> Operations.UpdateCounter.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let view = try await counters.update(try Self.counterID(input.path.counterId), try Self.counterDraft(body), active: body.active, by: me)
+        return .ok(.init(body: .json(Self.counter(view))))
+    }
+
+    func addCounterStaff(_ input: Operations.AddCounterStaff.Input) async throws -> Operations.AddCounterStaff.Output {
+        let me = try await principal()
+        let view = try await counters.addStaff(try Self.counterID(input.path.counterId), user: UserID(rawValue: try Self.plainID(input.path.userId, "userId")), by: me)
+        return .ok(.init(body: .json(Self.counter(view))))
+    }
+
+    func removeCounterStaff(_ input: Operations.RemoveCounterStaff.Input) async throws -> Operations.RemoveCounterStaff.Output {
+        let me = try await principal()
+        let view = try await counters.removeStaff(try Self.counterID(input.path.counterId), user: UserID(rawValue: try Self.plainID(input.path.userId, "userId")), by: me)
+        return .ok(.init(body: .json(Self.counter(view))))
+    }
+
+    // MARK: translation
+
+    static func counterID(_ text: String) throws -> CounterID { CounterID(rawValue: try plainID(text, "counterId")) }
+
+    /// The form as a draft; hours that do not read are 422 with the day or date at fault.
+    static func counterDraft(_ body: S.CounterInput) throws -> CounterDraft {
+        var errors = FieldErrors()
+        var weekly: [[OpeningInterval]] = []
+        for (index, text) in body.hours.weekly.enumerated() {
+            if let intervals = CounterHours.parse(text) { weekly.append(intervals) } else { errors.add("hours.weekly.\(index + 1)", "invalid"); weekly.append([]) }
+        }
+        var exceptions: [String: [OpeningInterval]] = [:]
+        for exception in body.hours.exceptions ?? [] {
+            if let intervals = CounterHours.parse(exception.hours) { exceptions[exception.date] = intervals } else { errors.add("hours.exceptions", "invalid") }
+        }
+        guard errors.isEmpty else { throw WaybillError.validation(errors) }
+        let a = body.address
+        let coordinate = a.latitude.flatMap { lat in a.longitude.map { Coordinate(latitude: lat, longitude: $0) } }
+        return CounterDraft(name: body.name, address: Address(street: a.street, postalCode: a.postalCode, city: a.city, country: a.country ?? "CH", coordinate: coordinate),
+                            timeZone: body.timeZone ?? "Europe/Zurich",
+                            hours: CounterHours(weekly: weekly, holidays: body.hours.holidays ?? [], exceptions: exceptions))
+    }
+
+    static func counter(_ v: CounterView) -> S.Counter {
+        let r = v.record, hours = r.hours
+        let a = r.address
+        return S.Counter(
+            id: r.id!.uuidString, name: r.name,
+            address: .init(street: a.street, postalCode: a.postalCode, city: a.city, country: a.country, latitude: a.coordinate?.latitude, longitude: a.coordinate?.longitude),
+            timeZone: r.timeZone,
+            hours: .init(weekly: hours.weekly.map { $0.map(\.text).joined(separator: ", ") }, holidays: hours.holidays.sorted(),
+                         exceptions: hours.exceptions.sorted { $0.key < $1.key }.map { .init(date: $0.key, hours: $0.value.map(\.text).joined(separator: ", ")) }),
+            active: r.active, openNow: r.active && hours.isOpen(at: UnixTime.nowMillis, in: r.zone),
+            staff: v.staff.isEmpty ? nil : v.staff.map { .init(userId: $0.id!.uuidString, name: $0.displayName) })
     }
 }

@@ -23,10 +23,12 @@ final class SlotTemplateRecord: Model, @unchecked Sendable {
     @Field(key: "active") var active: Bool
     @OptionalField(key: "created_by") var createdBy: UserID?
     @Field(key: "created_at") var createdAt: Int64
+    /// A drop-off template's counter (its slots close when the counter does).
+    @OptionalField(key: "counter_id") var counterID: CounterID?
 
     var properties: [any AnyProperty] {
         [$id, $kind, $zone, $weekday, $startMinute, $endMinute, $capacity, $cutoffMinutes, $horizonDays, $timeZone, $requiresApproval,
-         $active, $createdBy, $createdAt]
+         $active, $createdBy, $createdAt, $counterID]
     }
 
     init() {}
@@ -111,13 +113,23 @@ struct Timeslots: WaybillService {
 
     // MARK: templates
 
-    func createTemplate(_ template: SlotTemplate, zone: String, by me: Principal) async throws -> SlotTemplateRecord {
+    func createTemplate(_ template: SlotTemplate, zone: String, counter: CounterID? = nil, by me: Principal) async throws -> SlotTemplateRecord {
         guard SlotPolicy.isStaff(me.caller) else { throw WaybillError.forbidden }
+        var template = template
         var errors = template.validate()
-        let cleanZone = SlotPolicy.cleanZone(zone)
+        var cleanZone = SlotPolicy.cleanZone(zone)
         if cleanZone == nil { errors.add("zone", "invalid") }
-        // Counter drop-offs come with counters.
-        if template.kind == .dropOff { errors.add("kind", "needs_counter") }
+        // A counter's drop-offs follow the counter's time zone; pickups and deliveries have no counter.
+        if template.kind == .dropOff {
+            if let counter, let record = try await CounterRecord.find(counter, on: db) {
+                template.timeZone = record.timeZone
+                cleanZone = ""
+            } else {
+                errors.add("counterId", counter == nil ? "required" : "not_found")
+            }
+        } else if counter != nil {
+            errors.add("counterId", "only_for_drop_off")
+        }
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
         let record = SlotTemplateRecord()
         record.id = .generated()
@@ -134,6 +146,7 @@ struct Timeslots: WaybillService {
         record.active = true
         record.createdBy = me.userID
         record.createdAt = UnixTime.nowMillis
+        record.counterID = template.kind == .dropOff ? counter : nil
         try await db.writeTransaction(services) { db in try await record.create(on: db) }
         return record
     }
@@ -164,16 +177,26 @@ struct Timeslots: WaybillService {
 
     // MARK: slots
 
-    /// The slots of `kind` for a postal code from a local date for some days, made on first look.
-    func slots(kind: SlotKind, postalCode: String, from: LocalDate?, days: Int, for me: Principal) async throws -> [SlotView] {
+    /// The slots of `kind` for a postal code (pickups, deliveries) or a counter (drop-offs) from a
+    /// local date for some days, made on first look.
+    func slots(kind: SlotKind, postalCode: String?, counter: CounterID? = nil, from: LocalDate?, days: Int, for me: Principal) async throws -> [SlotView] {
         try me.require(.placeOrders)
         guard (1...31).contains(days) else { throw WaybillError.invalidParameter("days", "out_of_range") }
-        guard (1...16).contains(postalCode.count) else { throw WaybillError.invalidParameter("postalCode") }
         let now = UnixTime.nowMillis
-        let templates = try await SlotTemplateRecord.query(on: db).filter(\.$kind == kind).filter(\.$active == true).all()
-            .filter { SlotPolicy.covers(zone: $0.zone, postalCode: postalCode) }
+        var query = SlotTemplateRecord.query(on: db).filter(\.$kind == kind).filter(\.$active == true)
+        var counters: [CounterID: CounterRecord] = [:]
+        if kind == .dropOff {
+            guard let counter else { throw WaybillError.invalidParameter("counterId", "required") }
+            guard let record = try await CounterRecord.find(counter, on: db), record.active else { return [] }
+            counters[counter] = record
+            query = query.filter(\.$counterID == counter)
+        } else {
+            guard let postalCode, (1...16).contains(postalCode.count) else { throw WaybillError.invalidParameter("postalCode", "required") }
+            query = query.filter(\.$counterID == nil)
+        }
+        let templates = try await query.all().filter { kind == .dropOff || SlotPolicy.covers(zone: $0.zone, postalCode: postalCode ?? "") }
         let slots = try await materialize(templates, from: from, days: days, now: now)
-        return try await views(slots, templates: templates, for: me.userID, now: now)
+        return try await views(slots, templates: templates, counters: counters, for: me.userID, now: now)
     }
 
     /// The template's slots in the window, as rows (inserted when missing; an existing row stays).
@@ -207,15 +230,20 @@ struct Timeslots: WaybillService {
             .sorted { ($0.startsAt, $0.endsAt) < ($1.startsAt, $1.endsAt) }
     }
 
-    private func views(_ slots: [SlotRecord], templates: [SlotTemplateRecord], for userID: UserID, now: Int64) async throws -> [SlotView] {
+    private func views(_ slots: [SlotRecord], templates: [SlotTemplateRecord], counters: [CounterID: CounterRecord] = [:], for userID: UserID,
+                       now: Int64) async throws -> [SlotView] {
         guard !slots.isEmpty else { return [] }
         let byTemplate = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
         let (others, mine) = try await holds(on: slots.map { $0.id! }, for: userID, now: now)
         return slots.compactMap { slot in
             guard let template = byTemplate[slot.templateID] else { return nil }
+            // A counter's drop-off closes outside its hours and on its holidays.
+            let counterClosed = template.counterID.flatMap { counters[$0] }.map { counter in
+                LocalDate(slot.localDate).map { !counter.hours.covers($0, from: template.startMinute, to: template.endMinute) } ?? true
+            } ?? false
             let availability = SlotPolicy.availability(capacity: slot.capacity, booked: slot.booked, held: others[slot.id!] ?? 0,
                                                        startsAt: slot.startsAt, cutoffMinutes: template.cutoffMinutes,
-                                                       closed: slot.closed || !template.active, now: now)
+                                                       closed: slot.closed || !template.active || counterClosed, now: now)
             return SlotView(slot: slot, template: template, availability: availability, heldUntil: mine[slot.id!])
         }
     }

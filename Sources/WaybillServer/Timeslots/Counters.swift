@@ -1,0 +1,168 @@
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// A reception counter: where it is, its time zone and opening hours (`CounterHours`, as JSON).
+final class CounterRecord: Model, @unchecked Sendable {
+    static let schema = "counters"
+
+    @ID(custom: "id", generatedBy: .user) var id: CounterID?
+    @Field(key: "name") var name: String
+    @Field(key: "street") var street: String
+    @Field(key: "postal_code") var postalCode: String
+    @Field(key: "city") var city: String
+    @Field(key: "country") var country: String
+    @OptionalField(key: "latitude") var latitude: Double?
+    @OptionalField(key: "longitude") var longitude: Double?
+    @Field(key: "time_zone") var timeZone: String
+    @Field(key: "hours") var hoursJSON: String
+    @Field(key: "active") var active: Bool
+    @Field(key: "created_at") var createdAt: Int64
+    @Field(key: "updated_at") var updatedAt: Int64
+
+    var properties: [any AnyProperty] {
+        [$id, $name, $street, $postalCode, $city, $country, $latitude, $longitude, $timeZone, $hoursJSON, $active, $createdAt, $updatedAt]
+    }
+
+    init() {}
+
+    var hours: CounterHours { (try? JSONDecoder().decode(CounterHours.self, from: Data(hoursJSON.utf8))) ?? CounterHours() }
+    var zone: TimeZone { TimeZone(identifier: timeZone) ?? TimeZone(identifier: "Europe/Zurich")! }
+    var address: Address {
+        Address(street: street, postalCode: postalCode, city: city, country: country,
+                coordinate: latitude.flatMap { lat in longitude.map { Coordinate(latitude: lat, longitude: $0) } })
+    }
+
+    func apply(_ draft: CounterDraft) {
+        name = draft.cleanName
+        street = draft.address.street.trimmingCharacters(in: .whitespaces)
+        postalCode = draft.address.postalCode.trimmingCharacters(in: .whitespaces)
+        city = draft.address.city.trimmingCharacters(in: .whitespaces)
+        country = draft.address.country
+        latitude = draft.address.coordinate?.latitude
+        longitude = draft.address.coordinate?.longitude
+        timeZone = draft.timeZone
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        hoursJSON = String(decoding: (try? encoder.encode(draft.hours)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+/// A counter with its staff, as admins and staff see it.
+struct CounterView: Sendable {
+    var record: CounterRecord
+    var staff: [User]
+}
+
+/// Reception counters (issue "Counters, timeslots and QR hand-overs", item 1): admins create them
+/// with their address, time zone and opening hours (per weekday, with holidays and exceptional
+/// days) and name their staff, who get the `counter` capability; everyone signed in lists the
+/// active ones with whether they are open now. Drop-off slot templates belong to a counter and close
+/// when it does. The rules are `CounterPolicy` and `CounterHours` in WaybillCore.
+struct Counters: WaybillService {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    func create(_ draft: CounterDraft, by me: Principal) async throws -> CounterView {
+        guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
+        let errors = draft.validate()
+        guard errors.isEmpty else { throw WaybillError.validation(errors) }
+        let record = CounterRecord()
+        record.id = .generated()
+        record.apply(draft)
+        record.active = true
+        record.createdAt = UnixTime.nowMillis
+        record.updatedAt = record.createdAt
+        try await db.writeTransaction(services) { db in try await record.create(on: db) }
+        return CounterView(record: record, staff: [])
+    }
+
+    func update(_ id: CounterID, _ draft: CounterDraft?, active: Bool?, by me: Principal) async throws -> CounterView {
+        guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
+        guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
+        if let draft {
+            let errors = draft.validate()
+            guard errors.isEmpty else { throw WaybillError.validation(errors) }
+            record.apply(draft)
+        }
+        if let active { record.active = active }
+        record.updatedAt = UnixTime.nowMillis
+        try await db.writeTransaction(services) { db in try await record.save(on: db) }
+        return try await view(record)
+    }
+
+    /// Active counters for everyone signed in (all of them for admins), by name.
+    func list(by me: Principal) async throws -> [CounterView] {
+        try me.require(.placeOrders)
+        var query = CounterRecord.query(on: db)
+        let admin = CounterPolicy.mayManage(me.caller)
+        if !admin { query = query.filter(\.$active == true) }
+        let records = try await query.sort(\.$name).limit(500).all()
+        guard admin else { return records.map { CounterView(record: $0, staff: []) } }
+        var views: [CounterView] = []
+        for record in records { views.append(try await view(record)) }
+        return views
+    }
+
+    func counter(_ id: CounterID, by me: Principal) async throws -> CounterView {
+        try me.require(.placeOrders)
+        guard let record = try await CounterRecord.find(id, on: db), record.active || CounterPolicy.mayManage(me.caller) else { throw WaybillError.notFound }
+        return CounterPolicy.mayManage(me.caller) ? try await view(record) : CounterView(record: record, staff: [])
+    }
+
+    private func view(_ record: CounterRecord) async throws -> CounterView {
+        guard let sql = db.tracedSQL else { return CounterView(record: record, staff: []) }
+        let ids = try await sql.select().column("user_id").from("counter_staff").where("counter_id", .equal, SQLBind(record.id!)).all()
+            .map { try $0.decode(column: "user_id", as: UserID.self) }
+        let staff = ids.isEmpty ? [] : try await User.query(on: db).filter(\.$id ~~ ids).sort(\.$lastName).all()
+        return CounterView(record: record, staff: staff)
+    }
+
+    /// Names someone staff of a counter, granting them the `counter` capability if they lack it
+    /// (one transaction, recorded as a grant like any other).
+    func addStaff(_ id: CounterID, user userID: UserID, by me: Principal) async throws -> CounterView {
+        guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
+        guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
+        guard let user = try await User.find(userID, on: db), !user.isBanned else { throw WaybillError.validation("userId", "not_found") }
+        if userID == me.userID, !me.user.capabilities.contains(.counter) {
+            throw WaybillError(.conflict, .cannotModifySelf, "You cannot change your own capabilities or restrict your own account.")
+        }
+        let actor = me.userID
+        try await db.writeTransaction(services) { db in
+            guard let sql = db.tracedSQL else { return }
+            try await sql.insert(into: "counter_staff").columns("counter_id", "user_id", "added_by", "added_at")
+                .values(SQLBind(id), SQLBind(userID), SQLBind(actor), SQLBind(UnixTime.nowMillis))
+                .ignoringConflicts(with: ["counter_id", "user_id"]).run()
+            var staff = Capability.parseList(user.staffCapabilities)
+            if !staff.contains(.counter) {
+                staff.insert(.counter)
+                try await Accounts.setStaffCapabilities(user, to: staff, by: actor, on: db)
+            }
+        }
+        return try await view(record)
+    }
+
+    /// Takes someone off a counter's staff (their `counter` capability stays for other counters;
+    /// an admin takes it back on the account).
+    func removeStaff(_ id: CounterID, user userID: UserID, by me: Principal) async throws -> CounterView {
+        guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
+        guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
+        try await db.writeTransaction(services) { db in
+            guard let sql = db.tracedSQL else { return }
+            try await sql.delete(from: "counter_staff").where("counter_id", .equal, SQLBind(id)).where("user_id", .equal, SQLBind(userID)).run()
+        }
+        return try await view(record)
+    }
+
+    /// Whether the caller is staff of the counter (named for it and holding `counter`).
+    static func isStaff(_ me: Principal, of counter: CounterID, on db: any Database) async throws -> Bool {
+        guard let sql = db.tracedSQL else { return false }
+        let named = try await sql.select().column("user_id").from("counter_staff").where("counter_id", .equal, SQLBind(counter))
+            .where("user_id", .equal, SQLBind(me.userID)).first() != nil
+        return CounterPolicy.isStaff(me.caller, namedFor: named)
+    }
+}
+
