@@ -101,3 +101,51 @@ extension WaybillSession {
     }
 
 }
+
+/// A reception counter: address, time zone, opening hours, whether it is open now (and its staff, for admins).
+public typealias Counter = Components.Schemas.Counter
+/// A counter as an admin writes it.
+public typealias CounterInput = Components.Schemas.CounterInput
+
+/// Reception counters (docs/timeslots.md).
+extension WaybillSession {
+    /// The active counters (every counter, with staff, for admins).
+    public func counters() async throws(WaybillError) -> [Counter] {
+        try await call { try await $0.listCounters().ok.body.json.items }
+    }
+
+    public func counter(_ id: CounterID) async throws(WaybillError) -> Counter {
+        try await call { try await $0.getCounter(path: .init(counterId: id.uuidString.lowercased())).ok.body.json }
+    }
+
+    /// Admins: a counter; `weekly` is seven strings, Monday first, such as "08:00-12:00, 13:30-18:00" ("" for closed).
+    public func createCounter(_ input: CounterInput) async throws(WaybillError) -> Counter {
+        try await call { try await $0.createCounter(body: .json(input)).created.body.json }
+    }
+
+    /// Admins: changes a counter (or switches it off with `active: false`).
+    public func updateCounter(_ id: CounterID, _ input: CounterInput) async throws(WaybillError) -> Counter {
+        try await call { try await $0.updateCounter(path: .init(counterId: id.uuidString.lowercased()), body: .json(input)).ok.body.json }
+    }
+
+    /// Admins: names someone staff of a counter (they get the counter capability).
+    public func addStaff(_ user: UserID, to counter: CounterID) async throws(WaybillError) -> Counter {
+        try await call {
+            try await $0.addCounterStaff(path: .init(counterId: counter.uuidString.lowercased(), userId: user.uuidString.lowercased())).ok.body.json
+        }
+    }
+
+    /// Admins: takes someone off a counter's staff.
+    public func removeStaff(_ user: UserID, from counter: CounterID) async throws(WaybillError) -> Counter {
+        try await call {
+            try await $0.removeCounterStaff(path: .init(counterId: counter.uuidString.lowercased(), userId: user.uuidString.lowercased())).ok.body.json
+        }
+    }
+
+    /// A counter's drop-off slots from a local date ("YYYY-MM-DD"; nil: today).
+    public func dropOffSlots(at counter: CounterID, from: String? = nil, days: Int = 7) async throws(WaybillError) -> [Slot] {
+        try await call {
+            try await $0.listSlots(query: .init(kind: .dropOff, counterId: counter.uuidString.lowercased(), from: from, days: days)).ok.body.json.items
+        }
+    }
+}

@@ -9,7 +9,7 @@ import WaybillCore
 struct SlotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "slots", abstract: "Pickup and delivery timeslots.",
-        subcommands: [List.self, Hold.self, Release.self, Book.self, Bookings.self, Templates.self, AddTemplate.self, Decide.self],
+        subcommands: [List.self, Hold.self, Release.self, Book.self, Bookings.self, Templates.self, AddTemplate.self, Decide.self, Counters.self],
         defaultSubcommand: List.self)
 
     static func line(_ s: Slot) -> String {
@@ -164,6 +164,24 @@ struct SlotCommand: AsyncParsableCommand {
                 let b = try await session.decide(booking: id, act, reason: reason)
                 if options.json { return Output.json(b) }
                 Output.line(SlotCommand.line(b))
+            }
+        }
+    }
+}
+
+extension SlotCommand {
+    struct Counters: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "counters", abstract: "Reception counters, with whether each is open now.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await options.run { session in
+                let items = try await session.counters()
+                if options.json { return Output.json(items) }
+                if items.isEmpty { return Output.line("No counters.") }
+                for c in items {
+                    Output.line("\(c.id)  \(c.name)  \(c.address.street), \(c.address.postalCode) \(c.address.city)  \(c.openNow ? "open now" : "closed now")\(c.active ? "" : "  (off)")")
+                }
             }
         }
     }

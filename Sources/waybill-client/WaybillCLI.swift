@@ -13,7 +13,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Everyone:  shipments [--box sent|incoming|carrying|all], shipment ID, receipt ID [--photo FILE] (the receiver)
             Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
             Drivers:   duty, accept, pickup [--scanned CODE], deliver, fail, position, scan CODE, label ID
-            Timeslots: slots list|hold|release|book|bookings, slots templates|template-add|decide (dispatch)
+            Timeslots: slots list|hold|release|book|bookings|counters, slots templates|template-add|decide (dispatch)
             Managers:  assign, users, fleet, and every order command
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel

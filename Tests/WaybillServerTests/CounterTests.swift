@@ -79,4 +79,33 @@ struct CounterTests {
             #expect(try await server.send(.GET, "/slots?kind=delivery", token: cast.customer.access).status == .badRequest)
         }
     }
+
+    @Test("In the web app an admin adds a counter with its hours, names its staff by email and switches it off; a manager who is not an admin may not; in French too",
+          arguments: TestDatabase.available)
+    func webPages(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            #expect(try await boss.get("/counters").status == .forbidden)
+            _ = try await server.makeAdmin(cast.manager)
+            boss.acceptLanguage = "fr"
+            let page = try await boss.get("/counters")
+            #expect(page.status == .ok && page.html.contains("Ajouter un guichet"))
+            var fields = ["name": "Guichet Gare", "street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne", "timeZone": "Europe/Zurich",
+                          "day1": "08:00-12:00, 11:00-13:00", "holidays": "2026-12-25"]
+            let bad = try await boss.post("/counters", fields, from: "/counters")
+            #expect(bad.status == .unprocessableEntity && bad.html.contains("role=\"alert\""))
+            fields["day1"] = "08:00-12:00, 13:30-18:00"
+            #expect(try await boss.post("/counters", fields, from: "/counters").status == .seeOther)
+            let listed = try await boss.get("/counters")
+            let id = try #require(listed.html.components(separatedBy: "data-counter=\"").dropFirst().first?.prefix(36)).description
+            #expect(listed.html.contains("Guichet Gare") && listed.html.contains("08:00-12:00, 13:30-18:00"))
+            #expect(try await boss.post("/counters/\(id)/staff", ["email": "luca@courier.example"], from: "/counters").status == .seeOther)
+            #expect(try await boss.get("/counters").html.contains("Luca"))
+            #expect(try await boss.post("/counters/\(id)/staff", ["email": "nobody@example.com"], from: "/counters").status == .unprocessableEntity)
+            #expect(try await boss.post("/counters/\(id)/active", ["active": "off"], from: "/counters").status == .seeOther)
+            #expect(try await server.send(.GET, "/counters", token: cast.customer.access).json["items"].array.isEmpty)
+        }
+    }
 }

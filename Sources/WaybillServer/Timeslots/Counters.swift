@@ -145,6 +145,16 @@ struct Counters: WaybillService {
         return try await view(record)
     }
 
+    /// The same, naming the account by its email (the admin page's form).
+    func addStaff(_ id: CounterID, email: String, by me: Principal) async throws -> CounterView {
+        guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
+        let clean = email.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !clean.isEmpty, clean.count <= 320, let user = try await User.query(on: db).filter(\.$email == clean).first() else {
+            throw WaybillError.validation("email", "no_account")
+        }
+        return try await addStaff(id, user: user.id!, by: me)
+    }
+
     /// Takes someone off a counter's staff (their `counter` capability stays for other counters;
     /// an admin takes it back on the account).
     func removeStaff(_ id: CounterID, user userID: UserID, by me: Principal) async throws -> CounterView {

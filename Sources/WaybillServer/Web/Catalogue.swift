@@ -630,5 +630,5 @@ enum CatalogueIndex {
         .weightSmall,
         .youAreOffDuty,
         .youAreOnDuty,
-    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all
+    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all + CounterCatalogue.all
 }

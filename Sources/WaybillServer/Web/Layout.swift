@@ -121,6 +121,7 @@ struct WebPage {
                       (WebRoutes.orders(), ctx.t(.orders)), (WebRoutes.timeslots(), ctx.t(.timeslots)), (WebRoutes.statistics(), ctx.t(.statistics))]
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
+        if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
         if caller.may(.drive) {
             if caller.may(.dispatch) { links.append((WebRoutes.driverDay(), ctx.t(.myRuns))) }

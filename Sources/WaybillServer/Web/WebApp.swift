@@ -19,6 +19,7 @@ enum WebApp {
         ConversationPages().register(web)
         HandoverPages().register(web)
         TimeslotPages().register(web)
+        CounterPages().register(web)
         RatingPages().register(web)
         StatisticsPages().register(web)
         DispatchPages().register(web)

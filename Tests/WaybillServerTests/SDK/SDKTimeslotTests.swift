@@ -49,6 +49,16 @@ struct SDKTimeslotTests {
                 #expect(scanned.shipmentId == order.uuidString && scanned.step == .pickup)
                 let picked = try await luca.pickUp(order, cashCollected: Money(try await server.price(of: order.uuidString), "CHF"), scannedCode: link)
                 #expect(picked.status == .inTransit)
+
+                // Counters: an admin adds one; customers see it.
+                _ = try await server.makeAdmin(cast.manager)
+                let counter = try await boss.createCounter(.init(
+                    name: "Guichet Gare", address: .init(street: "Place de la Gare 1", postalCode: "1003", city: "Lausanne"),
+                    hours: .init(weekly: ["08:00-18:00", "08:00-18:00", "08:00-18:00", "08:00-18:00", "08:00-18:00", "", ""])))
+                #expect(try await ada.counters().map(\.id) == [counter.id])
+                let counterID = try #require(CounterID(uuidString: counter.id))
+                #expect(try await boss.addStaff(try #require(UserID(uuidString: cast.driver.userID)), to: counterID).staff?.count == 1)
+                #expect(try await ada.dropOffSlots(at: counterID).isEmpty, "no drop-off template yet")
             }
         }
     }
