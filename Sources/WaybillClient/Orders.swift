@@ -41,14 +41,20 @@ public struct NewOrder: Sendable, Equatable {
     public var notes: String?
     /// Mail the recipient a code at pickup that the driver must enter on delivery (needs `recipient.email`).
     public var requireRecipientCode: Bool
+    /// Timeslots chosen with the order (``WaybillSession/slots(_:postalCode:from:days:)``), booked in
+    /// the order's own transaction: no seat left and no order is made (`slot_full`).
+    public var pickupSlot: SlotID?
+    public var deliverySlot: SlotID?
 
     public init(delivery: Delivery, paymentMethod: PaymentMethod, recipient: Recipient, notes: String? = nil,
-                requireRecipientCode: Bool = false) {
+                requireRecipientCode: Bool = false, pickupSlot: SlotID? = nil, deliverySlot: SlotID? = nil) {
         self.delivery = delivery
         self.paymentMethod = paymentMethod
         self.recipient = recipient
         self.notes = notes
         self.requireRecipientCode = requireRecipientCode
+        self.pickupSlot = pickupSlot
+        self.deliverySlot = deliverySlot
     }
 }
 
@@ -113,7 +119,8 @@ extension WaybillSession {
                     service: .init(rawValue: order.delivery.service.rawValue)!,
                     paymentMethod: .init(rawValue: order.paymentMethod.rawValue)!,
                     recipient: .init(name: order.recipient.name, email: order.recipient.email, phone: order.recipient.phone),
-                    notes: order.notes, requireRecipientCode: order.requireRecipientCode ? true : nil))).created.body.json
+                    notes: order.notes, requireRecipientCode: order.requireRecipientCode ? true : nil,
+                    pickupSlotId: order.pickupSlot?.uuidString.lowercased(), deliverySlotId: order.deliverySlot?.uuidString.lowercased()))).created.body.json
         }
     }
 

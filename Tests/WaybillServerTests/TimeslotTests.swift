@@ -352,4 +352,31 @@ struct TimeslotTests {
             #expect(warned.html.components(separatedBy: "data-slot-late").count == 3, "\(warned.status)")
         }
     }
+
+    @Test("A timeslot chosen with a new order is booked in the order's own transaction: the last seat taken, no seat means no order; a slot of the wrong kind or zone is refused",
+          arguments: TestDatabase.available)
+    func slotWithTheOrder(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            _ = try await Self.template(server, cast, capacity: 1)
+            let slot = try #require(try await Self.slot(server, cast.customer.access).json["items"][0]["id"].string)
+            let placed = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["deliverySlotId": slot]), token: cast.customer.access)
+            #expect(placed.status == .created, "\(placed)")
+            let order = try #require(placed.json["order"]["id"].string)
+            #expect(try await server.send(.GET, "/orders/\(order)/slots", token: cast.customer.access).json["items"][0]["status"].string == "booked")
+            // The seat is gone: Bob's order with the same slot is not made at all.
+            let before = try await Order.query(on: server.db).count()
+            let full = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["deliverySlotId": slot]), token: cast.otherCustomer.access)
+            #expect(full.status == .conflict && full.errorCode == "slot_full", "\(full)")
+            #expect(try await Order.query(on: server.db).count() == before, "nothing half-written")
+            let wrongKind = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["pickupSlotId": slot]), token: cast.otherCustomer.access)
+            #expect(wrongKind.status == .unprocessableEntity && wrongKind.json["error"]["fields"]["pickupSlotId"].string == "wrong_kind")
+            _ = try await Self.template(server, cast, in: 3, zone: "12")
+            let geneva = try #require(try await Self.slot(server, cast.customer.access, postalCode: "1204", in: 3).json["items"][0]["id"].string)
+            let wrongZone = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["deliverySlotId": geneva]), token: cast.otherCustomer.access)
+            #expect(wrongZone.status == .unprocessableEntity && wrongZone.json["error"]["fields"]["deliverySlotId"].string == "wrong_zone")
+            let unknown = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["deliverySlotId": UUID().uuidString]), token: cast.otherCustomer.access)
+            #expect(unknown.json["error"]["fields"]["deliverySlotId"].string == "not_found")
+        }
+    }
 }

@@ -43,7 +43,10 @@ extension APIHandler {
             paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
             recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
             notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
-        let created = try await orders.create(request, by: me, idempotencyKey: input.headers.idempotencyKey)
+        var slots: [(field: String, kind: SlotKind, id: SlotID)] = []
+        if let id = body.pickupSlotId { slots.append(("pickupSlotId", .pickup, SlotID(rawValue: try Self.plainID(id, "pickupSlotId")))) }
+        if let id = body.deliverySlotId { slots.append(("deliverySlotId", .delivery, SlotID(rawValue: try Self.plainID(id, "deliverySlotId")))) }
+        let created = try await orders.create(request, slots: slots, by: me, idempotencyKey: input.headers.idempotencyKey)
         let next = created.paymentURL.map { S.NextStep(action: .pay, paymentUrl: $0, sandbox: created.sandbox) }
             ?? S.NextStep(action: .none)
         return .created(.init(body: .json(S.OrderCreated(order: try Self.order(created.record), next: next))))

@@ -65,14 +65,12 @@ struct Handovers: WaybillService {
             logger.warning("label scan refused", metadata: ["outcome": .string(outcome.rawValue), "step": .string(step),
                                                            "user": .string(me.userID.uuidString), "order": .string(order?.uuidString ?? "-")])
         }
-        guard let sql = db.tracedSQL else { return }
         try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return }
             try await sql.insert(into: "handover_scans").columns("id", "order_id", "scanned_by", "step", "outcome", "created_at")
                 .values(SQLBind(Randomness.uuid()), SQLBind(order), SQLBind(me.userID), SQLBind(step), SQLBind(outcome.rawValue), SQLBind(UnixTime.nowMillis))
                 .run()
         }
-        _ = sql
     }
 
     /// The scans of a shipment, newest first (for its page and the audit).

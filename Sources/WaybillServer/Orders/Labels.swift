@@ -39,7 +39,8 @@ struct Labels: WaybillService {
 
     func pdf(_ orders: [Order], layout: LabelLayout, lang: Lang) async throws -> [UInt8] {
         var contents: [LabelContent] = []
-        let customers = try await Orders.people(Array(Set(orders.map(\.customerID))), on: db.tracedSQL!)
+        guard let sql = db.tracedSQL else { return ShippingLabel.pdf([], layout: layout) }
+        let customers = try await Orders.people(Array(Set(orders.map(\.customerID))), on: sql)
         for order in orders {
             let token = try await Self.handoverToken(of: order, on: db, services: services)
             let customer = customers[order.customerID]

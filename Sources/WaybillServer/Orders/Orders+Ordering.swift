@@ -64,7 +64,8 @@ extension Orders {
         let sandbox: Bool
     }
 
-    func create(_ request: OrderRequest, by principal: Principal, idempotencyKey: String?) async throws -> Created {
+    func create(_ request: OrderRequest, slots: [(field: String, kind: SlotKind, id: SlotID)] = [], by principal: Principal,
+                idempotencyKey: String?) async throws -> Created {
         try principal.require(.placeOrders)
         let customer = principal.user
         let key = try idempotencyKey.map { raw -> String in
@@ -92,6 +93,8 @@ extension Orders {
         let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
                               sandbox: services.payments.isSandbox)
         order.idempotencyKey = key
+        // Timeslots chosen with the order: checked now, booked in its transaction below.
+        let chosen = try await Timeslots(services: services, db: db, logger: logger).chosen(slots, for: order)
 
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires.
@@ -111,6 +114,9 @@ extension Orders {
                 try await transaction { db in
                     try await order.create(on: db)
                     try await Leg.fleet(for: order).create(on: db)
+                    for (slot, template) in chosen {
+                        try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
+                    }
                     try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
                     if order.status == .pending {
                         try await events.record(.orderPlaced(order), on: db)

@@ -297,10 +297,17 @@ struct Timeslots: WaybillService {
             guard SlotPolicy.free(capacity: capacity, booked: booked, held: others) > 0 else {
                 throw WaybillError(.conflict, .slotFull, ErrorCode.slotFull.english)
             }
-            // One hold per kind of slot: the person's earlier choice goes.
-            let sameKind = try await SlotRecord.query(on: db).join(SlotTemplateRecord.self, on: \SlotRecord.$templateID == \SlotTemplateRecord.$id)
-                .filter(SlotTemplateRecord.self, \.$kind == template.kind).all().compactMap(\.id)
-            try await sql.delete(from: "slot_holds").where("holder_id", .equal, SQLBind(userID)).where("slot_id", .in, SQLBind.group(sameKind)).run()
+            // One hold per kind of slot: the person's earlier choice goes (their own few holds are read).
+            let held = try await sql.select().column("slot_id").from("slot_holds").where("holder_id", .equal, SQLBind(userID)).all()
+                .map { try $0.decode(column: "slot_id", as: SlotID.self) }
+            if !held.isEmpty {
+                let sameKind = try await SlotRecord.query(on: db).filter(\.$id ~~ held)
+                    .join(SlotTemplateRecord.self, on: \SlotRecord.$templateID == \SlotTemplateRecord.$id)
+                    .filter(SlotTemplateRecord.self, \.$kind == template.kind).all().compactMap(\.id)
+                if !sameKind.isEmpty {
+                    try await sql.delete(from: "slot_holds").where("holder_id", .equal, SQLBind(userID)).where("slot_id", .in, SQLBind.group(sameKind)).run()
+                }
+            }
             try await sql.insert(into: "slot_holds").columns("slot_id", "holder_id", "expires_at")
                 .values(SQLBind(id), SQLBind(userID), SQLBind(expires)).run()
         }
@@ -341,37 +348,16 @@ struct Timeslots: WaybillService {
         _ = try await bookable(slotID, now: now)
         let userID = me.userID
         let kind = template.kind
-        let status: SlotBookingStatus = template.requiresApproval ? .pending : .booked
-        let booking = SlotBookingRecord()
         do {
-            let created = try await db.writeTransaction(services) { db -> SlotBookingRecord? in
+            // The booking, and whether it is new (false: the shipment had this slot already).
+            let (booking, isNew) = try await db.writeTransaction(services) { db -> (SlotBookingRecord, Bool) in
                 let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind == kind)
                     .filter(\.$status ~~ [.pending, .booked]).first()
-                if let live, live.slotID == slotID { return live }
+                if let live, live.slotID == slotID { return (live, false) }
                 if let live { try await Self.setStatus(live, .cancelled, by: userID, reason: nil, freesSeat: true, on: db) }
-                guard try await Self.takeSeat(slotID, for: userID, now: now, on: db) else {
-                    throw WaybillError(.conflict, .slotFull, ErrorCode.slotFull.english)
-                }
-                if let sql = db.tracedSQL {
-                    try await sql.delete(from: "slot_holds").where("slot_id", .equal, SQLBind(slotID)).where("holder_id", .equal, SQLBind(userID)).run()
-                }
-                booking.id = .generated()
-                booking.slotID = slotID
-                booking.orderID = orderID
-                booking.kind = kind
-                booking.status = status
-                booking.bookedBy = userID
-                booking.createdAt = now
-                booking.updatedAt = now
-                try await booking.create(on: db)
-                if status == .pending {
-                    try await Notifier.notify(try await Notifier.managers(on: db), .slotPending, order: order,
-                                              body: "\(order.reference): a \(kind.rawValue) on \(slot.localDate) waits for your approval.", mail: false, on: db)
-                }
-                return nil
+                return (try await Self.bookWithin(order, slot: slot, template: template, by: userID, now: now, on: db), true)
             }
-            // The shipment already had this slot: its booking as it is.
-            if let existing = created { return (try await view(existing), false) }
+            if !isNew { return (try await view(booking), false) }
             return (SlotBookingView(booking: booking, slot: slot, template: template, reference: order.reference), true)
         } catch where Conversations.isUniqueViolation(error) {
             // Two bookings of the same shipment's slot at once: the other one won.
@@ -383,6 +369,53 @@ struct Timeslots: WaybillService {
     static func legKind(for kind: SlotKind, of order: OrderID, on db: any Database) async throws -> LegKind {
         let legs = try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all()
         return (kind == .delivery ? legs.last : legs.first)?.kind ?? .fleet
+    }
+
+    /// The slots chosen with a new order, checked before it is stored (the order's addresses in
+    /// their zones, not past their cutoff), to be booked in its transaction (`bookWithin`).
+    func chosen(_ choices: [(field: String, kind: SlotKind, id: SlotID)], for order: Order) async throws -> [(SlotRecord, SlotTemplateRecord)] {
+        let now = UnixTime.nowMillis
+        var result: [(SlotRecord, SlotTemplateRecord)] = []
+        for choice in choices {
+            guard let slot = try await SlotRecord.find(choice.id, on: db), let template = try await SlotTemplateRecord.find(slot.templateID, on: db) else {
+                throw WaybillError.validation(choice.field, "not_found")
+            }
+            guard template.kind == choice.kind else { throw WaybillError.validation(choice.field, "wrong_kind") }
+            let place = choice.kind == .pickup ? order.pickup : order.dropoff
+            guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation(choice.field, "wrong_zone") }
+            _ = try await bookable(choice.id, now: now)
+            result.append((slot, template))
+        }
+        return result
+    }
+
+    /// Books a slot for an order inside the caller's transaction: one conditional update of its seats
+    /// (409 `slot_full`, the transaction rolls back), the booking, the booker's hold let go, and dispatch
+    /// told when it waits for approval.
+    @discardableResult
+    static func bookWithin(_ order: Order, slot: SlotRecord, template: SlotTemplateRecord, by userID: UserID, now: Int64,
+                           on db: any Database) async throws -> SlotBookingRecord {
+        guard try await takeSeat(slot.id!, for: userID, now: now, on: db) else {
+            throw WaybillError(.conflict, .slotFull, ErrorCode.slotFull.english)
+        }
+        if let sql = db.tracedSQL {
+            try await sql.delete(from: "slot_holds").where("slot_id", .equal, SQLBind(slot.id!)).where("holder_id", .equal, SQLBind(userID)).run()
+        }
+        let booking = SlotBookingRecord()
+        booking.id = .generated()
+        booking.slotID = slot.id!
+        booking.orderID = order.id!
+        booking.kind = template.kind
+        booking.status = template.requiresApproval ? .pending : .booked
+        booking.bookedBy = userID
+        booking.createdAt = now
+        booking.updatedAt = now
+        try await booking.create(on: db)
+        if booking.status == .pending {
+            try await Notifier.notify(try await Notifier.managers(on: db), .slotPending, order: order,
+                                      body: "\(order.reference): a \(template.kind.rawValue) on \(slot.localDate) waits for your approval.", mail: false, on: db)
+        }
+        return booking
     }
 
     /// Takes one seat if one is free: `booked + others' live holds < capacity`, checked and counted

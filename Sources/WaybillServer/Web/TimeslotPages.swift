@@ -60,12 +60,11 @@ extension Text {
     static let scanCode = Text("Label code or link", "Code ou lien de l’étiquette")
     static let scanFind = Text("Find the parcel", "Trouver le colis")
     static let scanCamera = Text("Use the camera", "Utiliser la caméra")
-    static let scanNotFound = Text("This label is not one of your parcels.", "Cette étiquette n’est pas celle d’un de vos colis.")
 }
 
 enum TimeslotCatalogue {
     static let all: [Text] = [
-        .timeslots, .timeslotsIntro, .slotPickup, .slotDelivery, .slotDropOff, .slotTemplates, .slotAddTemplate, .slotWeekday, .slotStart, .slotEnd, .slotCapacity, .slotZone, .slotApproval, .slotOff, .slotOn, .slotPending, .slotBookedList, .slotApprove, .slotDecline, .slotComplete, .slotFail, .slotCancel, .slotNone, .slotChoose, .slotBook, .slotYours, .slotBooked, .slotSeats, .slotAvailable, .slotNearlyFull, .slotFull, .slotUnavailable, .slotStatusPending, .slotStatusBooked, .slotStatusDeclined, .slotStatusCancelled, .slotStatusCompleted, .slotStatusFailed, .slotWindow, .slotLate, .slotToday, .scanLabel, .scanIntro, .scanCode, .scanFind, .scanCamera, .scanNotFound,
+        .timeslots, .timeslotsIntro, .slotPickup, .slotDelivery, .slotDropOff, .slotTemplates, .slotAddTemplate, .slotWeekday, .slotStart, .slotEnd, .slotCapacity, .slotZone, .slotApproval, .slotOff, .slotOn, .slotPending, .slotBookedList, .slotApprove, .slotDecline, .slotComplete, .slotFail, .slotCancel, .slotNone, .slotChoose, .slotBook, .slotYours, .slotBooked, .slotSeats, .slotAvailable, .slotNearlyFull, .slotFull, .slotUnavailable, .slotStatusPending, .slotStatusBooked, .slotStatusDeclined, .slotStatusCancelled, .slotStatusCompleted, .slotStatusFailed, .slotWindow, .slotLate, .slotToday, .scanLabel, .scanIntro, .scanCode, .scanFind, .scanCamera,
     ]
 }
 
@@ -286,7 +285,7 @@ struct TimeslotPages {
             let token = HandOverPolicy.token(fromScan: code) ?? ""
             return req.redirect(to: WebRoutes.order(order.id!, query: "scan=" + token), redirectType: .normal)
         } catch let error as WaybillError where error.status == .notFound {
-            return ScanPage(error: ctx.t(.scanNotFound), code: code, status: .notFound).response(ctx)
+            return ScanPage(error: ctx.t(.handoverUnknown), code: code, status: .notFound).response(ctx)
         }
     }
 }

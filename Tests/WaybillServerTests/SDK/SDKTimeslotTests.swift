@@ -31,7 +31,13 @@ struct SDKTimeslotTests {
                 let booking = try await ada.book(slot: slotID, for: order)
                 #expect(booking.status == .booked && booking.kind == .delivery)
                 #expect(try await ada.slotBookings(of: order).map(\.id) == [booking.id])
-                #expect(try await boss.slotBookings(status: .booked).map(\.id) == [booking.id])
+                // A second order takes a seat of the same slot as it is placed.
+                let placed = try await ada.placeOrder(NewOrder(
+                    delivery: Delivery(dropoff: Address(street: "Bundesplatz 3", postalCode: "3005", city: "Bern", coordinate: Coordinate(latitude: 46.9466, longitude: 7.4441))),
+                    paymentMethod: .cash, recipient: Recipient(name: "Bea Beispiel"), deliverySlot: slotID))
+                let second = try #require(OrderID(uuidString: placed.order.id))
+                #expect(try await ada.slotBookings(of: second).first?.slot.id == slot.id)
+                #expect(try await boss.slotBookings(status: .booked).count == 2)
                 do throws(WaybillClient.WaybillError) {
                     _ = try await ada.slotBookings(status: .booked)
                     Issue.record("a customer read dispatch's list")
