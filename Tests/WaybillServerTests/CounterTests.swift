@@ -75,6 +75,10 @@ struct CounterTests {
             let slots = try await server.send(.GET, "/slots?kind=drop_off&counterId=\(counter)&from=\(holiday)&days=8", token: cast.customer.access)
             let states = slots.json["items"].array.map { "\($0["date"].string ?? ""):\($0["availability"].string ?? "")" }
             #expect(states == ["\(holiday):unavailable", "\(holiday.adding(days: 7)!):available"], "\(slots)")
+            // The counter's closure holds for choosing too, not only for showing.
+            let closedDay = try #require(slots.json["items"][0]["id"].string), openDay = try #require(slots.json["items"][1]["id"].string)
+            #expect(try await server.send(.POST, "/slots/\(closedDay)/hold", token: cast.customer.access).errorCode == "slot_unavailable")
+            #expect(try await server.send(.POST, "/slots/\(openDay)/hold", token: cast.customer.access).status == .ok)
             #expect(try await server.send(.GET, "/slots?kind=drop_off", token: cast.customer.access).status == .badRequest)
             #expect(try await server.send(.GET, "/slots?kind=delivery", token: cast.customer.access).status == .badRequest)
         }

@@ -321,6 +321,8 @@ public enum SlotBookingStatus: String, Sendable, Hashable, Codable, CaseIterable
 
     /// Holds a seat.
     public var takesSeat: Bool { self == .pending || self == .booked }
+    /// Gives its seat back when reached from a status that held one (a visit done or failed keeps it).
+    public var releasesSeat: Bool { self == .declined || self == .cancelled }
 }
 
 /// What staff or the customer do to a booking.

@@ -73,16 +73,6 @@ struct Handovers: WaybillService {
         }
     }
 
-    /// The scans of a shipment, newest first (for its page and the audit).
-    func scans(of order: OrderID) async throws -> [(step: String, outcome: ScanOutcome, by: UserID, at: Int64)] {
-        guard let sql = db.tracedSQL else { return [] }
-        return try await sql.select().columns("step", "outcome", "scanned_by", "created_at").from("handover_scans")
-            .where("order_id", .equal, SQLBind(order)).orderBy("created_at", .descending).limit(100).all().map { row in
-                (try row.decode(column: "step", as: String.self), ScanOutcome(rawValue: try row.decode(column: "outcome", as: String.self)) ?? .wrongToken,
-                 try row.decode(column: "scanned_by", as: UserID.self), try row.decode(column: "created_at", as: Int64.self))
-            }
-    }
-
     /// Compares two codes in time independent of where they differ.
     static func same(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)

@@ -102,9 +102,8 @@ struct Counters: WaybillService {
         if !admin { query = query.filter(\.$active == true) }
         let records = try await query.sort(\.$name).limit(500).all()
         guard admin else { return records.map { CounterView(record: $0, staff: []) } }
-        var views: [CounterView] = []
-        for record in records { views.append(try await view(record)) }
-        return views
+        let staff = try await Self.staff(of: records.compactMap(\.id), on: db)
+        return records.map { CounterView(record: $0, staff: staff[$0.id!] ?? []) }
     }
 
     func counter(_ id: CounterID, by me: Principal) async throws -> CounterView {
@@ -114,11 +113,20 @@ struct Counters: WaybillService {
     }
 
     private func view(_ record: CounterRecord) async throws -> CounterView {
-        guard let sql = db.tracedSQL else { return CounterView(record: record, staff: []) }
-        let ids = try await sql.select().column("user_id").from("counter_staff").where("counter_id", .equal, SQLBind(record.id!)).all()
-            .map { try $0.decode(column: "user_id", as: UserID.self) }
-        let staff = ids.isEmpty ? [] : try await User.query(on: db).filter(\.$id ~~ ids).sort(\.$lastName).all()
-        return CounterView(record: record, staff: staff)
+        CounterView(record: record, staff: try await Self.staff(of: [record.id!], on: db)[record.id!] ?? [])
+    }
+
+    /// The staff of counters, by counter (two queries whatever their number).
+    static func staff(of counters: [CounterID], on db: any Database) async throws -> [CounterID: [User]] {
+        guard !counters.isEmpty, let sql = db.tracedSQL else { return [:] }
+        let rows = try await sql.select().columns("counter_id", "user_id").from("counter_staff").where("counter_id", .in, SQLBind.group(counters)).all()
+            .map { (try $0.decode(column: "counter_id", as: CounterID.self), try $0.decode(column: "user_id", as: UserID.self)) }
+        guard !rows.isEmpty else { return [:] }
+        let users = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(rows.map(\.1)))).sort(\.$lastName).all()
+            .map { ($0.id!, $0) })
+        var result: [CounterID: [User]] = [:]
+        for (counter, user) in rows { if let person = users[user] { result[counter, default: []].append(person) } }
+        return result.mapValues { $0.sorted { $0.lastName < $1.lastName } }
     }
 
     /// Names someone staff of a counter, granting them the `counter` capability if they lack it
@@ -166,13 +174,4 @@ struct Counters: WaybillService {
         }
         return try await view(record)
     }
-
-    /// Whether the caller is staff of the counter (named for it and holding `counter`).
-    static func isStaff(_ me: Principal, of counter: CounterID, on db: any Database) async throws -> Bool {
-        guard let sql = db.tracedSQL else { return false }
-        let named = try await sql.select().column("user_id").from("counter_staff").where("counter_id", .equal, SQLBind(counter))
-            .where("user_id", .equal, SQLBind(me.userID)).first() != nil
-        return CounterPolicy.isStaff(me.caller, namedFor: named)
-    }
 }
-

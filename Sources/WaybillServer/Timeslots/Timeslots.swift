@@ -225,8 +225,9 @@ struct Timeslots: WaybillService {
         }
         let ids = Array(Set(wanted.map { $0.0.id! }))
         let dates = Array(Set(wanted.map { $0.1.date.description }))
+        let keys = Set(wanted.map { "\($0.0.id!.uuidString)/\($0.1.date.description)" })
         return try await SlotRecord.query(on: db).filter(\.$templateID ~~ ids).filter(\.$localDate ~~ dates).all()
-            .filter { slot in wanted.contains { $0.0.id == slot.templateID && $0.1.date.description == slot.localDate } }
+            .filter { keys.contains("\($0.templateID.uuidString)/\($0.localDate)") }
             .sorted { ($0.startsAt, $0.endsAt) < ($1.startsAt, $1.endsAt) }
     }
 
@@ -237,13 +238,9 @@ struct Timeslots: WaybillService {
         let (others, mine) = try await holds(on: slots.map { $0.id! }, for: userID, now: now)
         return slots.compactMap { slot in
             guard let template = byTemplate[slot.templateID] else { return nil }
-            // A counter's drop-off closes outside its hours and on its holidays.
-            let counterClosed = template.counterID.flatMap { counters[$0] }.map { counter in
-                LocalDate(slot.localDate).map { !counter.hours.covers($0, from: template.startMinute, to: template.endMinute) } ?? true
-            } ?? false
             let availability = SlotPolicy.availability(capacity: slot.capacity, booked: slot.booked, held: others[slot.id!] ?? 0,
                                                        startsAt: slot.startsAt, cutoffMinutes: template.cutoffMinutes,
-                                                       closed: slot.closed || !template.active || counterClosed, now: now)
+                                                       closed: Self.closed(slot, template, counter: template.counterID.flatMap { counters[$0] }), now: now)
             return SlotView(slot: slot, template: template, availability: availability, heldUntil: mine[slot.id!])
         }
     }
@@ -264,12 +261,23 @@ struct Timeslots: WaybillService {
         return (others, mine)
     }
 
-    /// The slot and its template, if the slot may still be chosen (else 404 or 409 `slot_unavailable`).
-    private func bookable(_ id: SlotID, now: Int64) async throws -> (SlotRecord, SlotTemplateRecord) {
+    /// Whether a slot is closed: by hand, its template switched off, or (a drop-off) its counter
+    /// closed then, outside its hours or on a holiday.
+    static func closed(_ slot: SlotRecord, _ template: SlotTemplateRecord, counter: CounterRecord?) -> Bool {
+        if slot.closed || !template.active { return true }
+        guard let counter else { return false }
+        return !counter.active || !(LocalDate(slot.localDate).map { counter.hours.covers($0, from: template.startMinute, to: template.endMinute) } ?? false)
+    }
+
+    /// The slot and its template (`field`: the input naming it, else 404), if it may still be chosen
+    /// (409 `slot_unavailable`: closed or past its cutoff).
+    private func bookable(_ id: SlotID, field: String? = nil, now: Int64) async throws -> (SlotRecord, SlotTemplateRecord) {
         guard let slot = try await SlotRecord.find(id, on: db), let template = try await SlotTemplateRecord.find(slot.templateID, on: db) else {
-            throw WaybillError.notFound
+            throw field.map { WaybillError.validation($0, "not_found") } ?? WaybillError.notFound
         }
-        if slot.closed || !template.active || SlotPolicy.isPastCutoff(startsAt: slot.startsAt, cutoffMinutes: template.cutoffMinutes, now: now) {
+        let counter = try await template.counterID.asyncMap { try await CounterRecord.find($0, on: db) } ?? nil
+        if Self.closed(slot, template, counter: counter)
+            || SlotPolicy.isPastCutoff(startsAt: slot.startsAt, cutoffMinutes: template.cutoffMinutes, now: now) {
             throw WaybillError(.conflict, .slotUnavailable, ErrorCode.slotUnavailable.english)
         }
         return (slot, template)
@@ -285,7 +293,8 @@ struct Timeslots: WaybillService {
         let (slot, template) = try await bookable(id, now: now)
         let userID = me.userID
         let expires = now + SlotPolicy.holdMillis
-        try await db.writeTransaction(services) { db in
+        // How the slot looks to the holder: others' holds and the bookings count, their own does not.
+        let availability = try await db.writeTransaction(services) { db -> SlotAvailability in
             guard let sql = db.tracedSQL else { throw WaybillError.notFound }
             // The slot's row is locked until commit: holds and bookings of this slot wait their turn.
             guard let locked = try await sql.update("slots").set(SQLIdentifier("booked"), to: SQLIdentifier("booked"))
@@ -310,8 +319,10 @@ struct Timeslots: WaybillService {
             }
             try await sql.insert(into: "slot_holds").columns("slot_id", "holder_id", "expires_at")
                 .values(SQLBind(id), SQLBind(userID), SQLBind(expires)).run()
+            return SlotPolicy.availability(capacity: capacity, booked: booked, held: others, startsAt: slot.startsAt,
+                                           cutoffMinutes: template.cutoffMinutes, closed: false, now: now)
         }
-        return SlotView(slot: slot, template: template, availability: .available, heldUntil: expires)
+        return SlotView(slot: slot, template: template, availability: availability, heldUntil: expires)
     }
 
     /// Lets one's hold go.
@@ -333,11 +344,9 @@ struct Timeslots: WaybillService {
         let orders = Orders(services: services, db: db, logger: logger)
         let order = try await orders.visibleOrder(orderID, to: me)
         let now = UnixTime.nowMillis
-        guard let slot = try await SlotRecord.find(slotID, on: db), let template = try await SlotTemplateRecord.find(slot.templateID, on: db) else {
-            throw WaybillError.validation("slotId", "not_found")
-        }
+        let (slot, template) = try await bookable(slotID, field: "slotId", now: now)
         let capacities = orders.capacities(of: me, for: order)
-        let legKind = try await Self.legKind(for: template.kind, of: orderID, on: db)
+        let legKind = try await Self.legKinds(of: orderID, on: db).for(template.kind)
         guard SlotPolicy.mayBook(template.kind, as: capacities, status: order.status, legKind: legKind) else {
             throw SlotPolicy.mayBook(template.kind, as: capacities, status: .pending, legKind: legKind)
                 ? WaybillError.wrongStatus(order.status, "This order is \(order.status.rawValue): its \(template.kind.rawValue) timeslot cannot change now.")
@@ -345,7 +354,6 @@ struct Timeslots: WaybillService {
         }
         let place = template.kind == .pickup ? order.pickup : order.dropoff
         guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation("slotId", "wrong_zone") }
-        _ = try await bookable(slotID, now: now)
         let userID = me.userID
         let kind = template.kind
         do {
@@ -354,7 +362,7 @@ struct Timeslots: WaybillService {
                 let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind == kind)
                     .filter(\.$status ~~ [.pending, .booked]).first()
                 if let live, live.slotID == slotID { return (live, false) }
-                if let live { try await Self.setStatus(live, .cancelled, by: userID, reason: nil, freesSeat: true, on: db) }
+                if let live { try await Self.setStatus(live, .cancelled, by: userID, reason: nil, on: db) }
                 return (try await Self.bookWithin(order, slot: slot, template: template, by: userID, now: now, on: db), true)
             }
             if !isNew { return (try await view(booking), false) }
@@ -365,10 +373,16 @@ struct Timeslots: WaybillService {
         }
     }
 
-    /// The kind of the leg a slot of `kind` is for: the first leg's (a pickup, a drop-off), the last one's (a delivery).
-    static func legKind(for kind: SlotKind, of order: OrderID, on db: any Database) async throws -> LegKind {
+    /// The kinds of a shipment's first and last legs, read once: a slot is for the first (a pickup,
+    /// a drop-off) or the last (a delivery).
+    struct LegKinds: Sendable {
+        var first: LegKind, last: LegKind
+        func `for`(_ kind: SlotKind) -> LegKind { kind == .delivery ? last : first }
+    }
+
+    static func legKinds(of order: OrderID, on db: any Database) async throws -> LegKinds {
         let legs = try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all()
-        return (kind == .delivery ? legs.last : legs.first)?.kind ?? .fleet
+        return LegKinds(first: legs.first?.kind ?? .fleet, last: legs.last?.kind ?? .fleet)
     }
 
     /// The slots chosen with a new order, checked before it is stored (the order's addresses in
@@ -377,13 +391,10 @@ struct Timeslots: WaybillService {
         let now = UnixTime.nowMillis
         var result: [(SlotRecord, SlotTemplateRecord)] = []
         for choice in choices {
-            guard let slot = try await SlotRecord.find(choice.id, on: db), let template = try await SlotTemplateRecord.find(slot.templateID, on: db) else {
-                throw WaybillError.validation(choice.field, "not_found")
-            }
+            let (slot, template) = try await bookable(choice.id, field: choice.field, now: now)
             guard template.kind == choice.kind else { throw WaybillError.validation(choice.field, "wrong_kind") }
             let place = choice.kind == .pickup ? order.pickup : order.dropoff
             guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation(choice.field, "wrong_zone") }
-            _ = try await bookable(choice.id, now: now)
             result.append((slot, template))
         }
         return result
@@ -431,8 +442,11 @@ struct Timeslots: WaybillService {
         return row != nil
     }
 
-    static func setStatus(_ booking: SlotBookingRecord, _ status: SlotBookingStatus, by actor: UserID?, reason: String?, freesSeat: Bool,
+    /// Moves a booking on; its seat is given back when it leaves a seat-holding status for one that
+    /// releases it (`SlotBookingStatus.releasesSeat`).
+    static func setStatus(_ booking: SlotBookingRecord, _ status: SlotBookingStatus, by actor: UserID?, reason: String?,
                           on db: any Database) async throws {
+        let freesSeat = booking.status.takesSeat && status.releasesSeat
         booking.status = status
         booking.reason = reason ?? booking.reason
         booking.decidedBy = actor
@@ -445,20 +459,25 @@ struct Timeslots: WaybillService {
     }
 
     private func view(_ booking: SlotBookingRecord) async throws -> SlotBookingView {
-        guard let slot = try await SlotRecord.find(booking.slotID, on: db), let template = try await SlotTemplateRecord.find(slot.templateID, on: db) else {
-            throw WaybillError.notFound
-        }
-        return SlotBookingView(booking: booking, slot: slot, template: template, reference: try await Order.find(booking.orderID, on: db)?.reference)
+        guard let view = try await Self.views([booking], references: true, on: db).first else { throw WaybillError.notFound }
+        return view
     }
 
     private func views(_ bookings: [SlotBookingRecord]) async throws -> [SlotBookingView] {
+        try await Self.views(bookings, references: true, on: db)
+    }
+
+    /// Bookings with their slots and templates (and the shipments' references when asked), a query per kind of row.
+    static func views(_ bookings: [SlotBookingRecord], references withReferences: Bool, on db: any Database) async throws -> [SlotBookingView] {
         guard !bookings.isEmpty else { return [] }
         let slots = try await SlotRecord.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.slotID)))).all()
         let slotsByID = Dictionary(uniqueKeysWithValues: slots.map { ($0.id!, $0) })
         let templates = try await SlotTemplateRecord.query(on: db).filter(\.$id ~~ Array(Set(slots.map(\.templateID)))).all()
         let templatesByID = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
-        let orders = try await Order.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.orderID)))).all()
-        let references = Dictionary(uniqueKeysWithValues: orders.map { ($0.id!, $0.reference) })
+        var references: [OrderID: String] = [:]
+        if withReferences {
+            for order in try await Order.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.orderID)))).all() { references[order.id!] = order.reference }
+        }
         return bookings.compactMap { booking in
             guard let slot = slotsByID[booking.slotID], let template = templatesByID[slot.templateID] else { return nil }
             return SlotBookingView(booking: booking, slot: slot, template: template, reference: references[booking.orderID])
@@ -470,17 +489,8 @@ struct Timeslots: WaybillService {
     static func live(for orders: [OrderID], on db: any Database) async throws -> [OrderID: [SlotBookingView]] {
         guard !orders.isEmpty else { return [:] }
         let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ orders).filter(\.$status ~~ [.pending, .booked]).all()
-        guard !bookings.isEmpty else { return [:] }
-        let slots = try await SlotRecord.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.slotID)))).all()
-        let slotsByID = Dictionary(uniqueKeysWithValues: slots.map { ($0.id!, $0) })
-        let templates = try await SlotTemplateRecord.query(on: db).filter(\.$id ~~ Array(Set(slots.map(\.templateID)))).all()
-        let templatesByID = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
-        var result: [OrderID: [SlotBookingView]] = [:]
-        for booking in bookings {
-            guard let slot = slotsByID[booking.slotID], let template = templatesByID[slot.templateID] else { continue }
-            result[booking.orderID, default: []].append(SlotBookingView(booking: booking, slot: slot, template: template, reference: nil))
-        }
-        return result.mapValues { $0.sorted { $0.slot.startsAt < $1.slot.startsAt } }
+        return Dictionary(grouping: try await views(bookings, references: false, on: db), by: \.booking.orderID)
+            .mapValues { $0.sorted { $0.slot.startsAt < $1.slot.startsAt } }
     }
 
     /// A shipment's bookings, live and past, for whoever may see the shipment.
@@ -511,7 +521,7 @@ struct Timeslots: WaybillService {
         if let cleanReason, cleanReason.count > 500 { throw WaybillError.validation("reason", "too_long") }
         if [.decline, .fail].contains(action), cleanReason?.isEmpty ?? true { throw WaybillError.validation("reason", "required") }
         let owner = SlotPolicy.mayBook(booking.kind, as: capacities.subtracting([.manager]), status: order.status,
-                                       legKind: try await Self.legKind(for: booking.kind, of: booking.orderID, on: db))
+                                       legKind: try await Self.legKinds(of: booking.orderID, on: db).for(booking.kind))
         let now = UnixTime.nowMillis
         switch SlotBookingMachine.decide(action, from: booking.status, isStaff: SlotPolicy.isStaff(me.caller), isOwner: owner,
                                          slotStarted: now >= slot.startsAt) {
@@ -521,7 +531,7 @@ struct Timeslots: WaybillService {
         case .success(let status):
             let userID = me.userID
             try await db.writeTransaction(services) { db in
-                try await Self.setStatus(booking, status, by: userID, reason: cleanReason, freesSeat: !status.takesSeat && ![.completed, .failed].contains(status), on: db)
+                try await Self.setStatus(booking, status, by: userID, reason: cleanReason, on: db)
                 if action == .approve || action == .decline, let customer = try await User.find(order.customerID, on: db) {
                     let body = action == .approve
                         ? "Your \(booking.kind.rawValue) on \(slot.localDate) is confirmed."
@@ -548,7 +558,7 @@ struct Timeslots: WaybillService {
         let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind ~~ change.kinds)
             .filter(\.$status ~~ [.pending, .booked]).all()
         for booking in live {
-            try await setStatus(booking, change.to, by: nil, reason: nil, freesSeat: change.to == .cancelled, on: db)
+            try await setStatus(booking, change.to, by: nil, reason: nil, on: db)
         }
     }
 }

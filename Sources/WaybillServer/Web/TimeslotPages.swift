@@ -147,9 +147,9 @@ struct TimeslotPages {
         static func load(_ order: Order, capacities: Set<OrderCapacity>, _ req: Request, for me: Principal) async throws -> Section {
             let timeslots = Timeslots(request: req)
             var section = Section()
+            let legs = try await Timeslots.legKinds(of: order.id!, on: req.db)
             for kind in [SlotKind.pickup, .delivery] {
-                let legKind = try await Timeslots.legKind(for: kind, of: order.id!, on: req.db)
-                guard SlotPolicy.mayBook(kind, as: capacities, status: order.status, legKind: legKind) else { continue }
+                guard SlotPolicy.mayBook(kind, as: capacities, status: order.status, legKind: legs.for(kind)) else { continue }
                 let place = kind == .pickup ? order.pickup : order.dropoff
                 guard (1...16).contains(place.postalCode.count) else { continue }
                 let slots = try await timeslots.slots(kind: kind, postalCode: place.postalCode, from: nil, days: 7, for: me)
