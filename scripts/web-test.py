@@ -18,6 +18,9 @@ test reads the codes), then drives Debian's Chromium through Selenium:
   driver collects a signature drawn with pointer actions and delivers; the customer sees "delivered"
   without reloading; both rate each other, and the ratings appear once both are in;
   the manager's history shows every stage with its time and the signature;
+  (counters) dispatch adds drop-off slots at the demo counter, the customer orders a parcel dropped
+  there and books a drop-off and a delivery slot, the counter's staff scan the label in, the driver
+  takes it on by scanning it and delivers it, and the receiver's scan of the label confirms receipt;
   the customer follows a DHL and a Swiss Post number (carrier suggested), the news from a local server
   speaking DHL's API arrives as a notification, and a later change arrives live on the open page.
 
@@ -243,6 +246,37 @@ def shot_both(driver, name):
     driver.set_window_size(size["width"], size["height"])
 
 
+def label_codes(browser_, path):
+    """What zbarimg reads from a shipment's label, fetched as `browser_` and rendered by pdftoppm: the
+    PDF's bytes and the codes ("QR-Code:…", "CODE-128:…")."""
+    jar = "; ".join(f"{c['name']}={c['value']}" for c in browser_.get_cookies())
+    pdf = urllib.request.urlopen(urllib.request.Request(base + path + "/label.pdf", headers={"Cookie": jar}), timeout=30).read()
+    with tempfile.TemporaryDirectory() as scratch:
+        with open(os.path.join(scratch, "label.pdf"), "wb") as f:
+            f.write(pdf)
+        subprocess.run(["pdftoppm", "-r", "200", "-png", os.path.join(scratch, "label.pdf"), os.path.join(scratch, "page")], check=True)
+        pages = sorted(p for p in os.listdir(scratch) if p.endswith(".png"))
+        read = subprocess.run(["zbarimg", "-q", *[os.path.join(scratch, p) for p in pages]], capture_output=True, text=True).stdout.split()
+    return pdf, read
+
+
+def label_link(browser_, path):
+    """The hand-over link the label's QR code carries."""
+    return next((line[len("QR-Code:"):] for line in label_codes(browser_, path)[1] if line.startswith("QR-Code:")), None)
+
+
+def draw_signature(browser_):
+    """Signs on the proof-of-delivery page's pad with a finger (pointer actions)."""
+    pad = css(browser_, "canvas[data-signature-pad]")
+    pen = PointerInput(interaction.POINTER_TOUCH, "finger")
+    actions = ActionBuilder(browser_, mouse=pen)
+    actions.pointer_action.move_to(pad, -100, 0).pointer_down()
+    for step in range(1, 12):
+        actions.pointer_action.move_to(pad, -100 + step * 18, (-1) ** step * 25)
+    actions.pointer_action.pointer_up()
+    actions.perform()
+
+
 def sign_in(driver, email, password):
     go(driver, "/login")
     fill(driver, "email", email)
@@ -419,15 +453,8 @@ try:
     check("the customer sees 'driver on the way' without reloading", True)
 
     # The driver prints the label and scans it: its QR code is the hand-over link, read back here by zbarimg.
-    cookies = "; ".join(f"{c['name']}={c['value']}" for c in driver.get_cookies())
-    pdf = urllib.request.urlopen(urllib.request.Request(base + order_path + "/label.pdf", headers={"Cookie": cookies}), timeout=30).read()
+    pdf, decoded = label_codes(driver, order_path)
     check("the driver's label is a PDF", pdf.startswith(b"%PDF-"))
-    with tempfile.TemporaryDirectory() as scratch:
-        with open(os.path.join(scratch, "label.pdf"), "wb") as f:
-            f.write(pdf)
-        subprocess.run(["pdftoppm", "-r", "200", "-png", os.path.join(scratch, "label.pdf"), os.path.join(scratch, "page")], check=True)
-        pages = sorted(p for p in os.listdir(scratch) if p.endswith(".png"))
-        decoded = subprocess.run(["zbarimg", "-q", *[os.path.join(scratch, p) for p in pages]], capture_output=True, text=True).stdout.split()
     link = next((line[len("QR-Code:"):] for line in decoded if line.startswith("QR-Code:")), None)
     check("the label's QR code reads back as a hand-over link", link is not None and "/h/" in link, decoded)
     check("the label's barcode reads back as the reference", f"CODE-128:{reference}" in decoded, decoded)
@@ -504,14 +531,7 @@ try:
 
     # Proof of delivery: a signature drawn with the pointer.
     go(driver, order_path.replace("/orders/", "/driver/orders/") + "/deliver")
-    pad = css(driver, "canvas[data-signature-pad]")
-    pen = PointerInput(interaction.POINTER_TOUCH, "finger")
-    actions = ActionBuilder(driver, mouse=pen)
-    actions.pointer_action.move_to(pad, -100, 0).pointer_down()
-    for step in range(1, 12):
-        actions.pointer_action.move_to(pad, -100 + step * 18, (-1) ** step * 25)
-    actions.pointer_action.pointer_up()
-    actions.perform()
+    draw_signature(driver)
     check("the drawn signature becomes a PNG", css(driver, "[data-signature-output]").get_attribute("value").startswith("data:image/png;base64,"))
     shot_both(driver, "proof-of-delivery")
     submit_primary(driver)
@@ -561,6 +581,117 @@ try:
           len(manager.find_elements(By.CSS_SELECTOR, "svg.chart[role=img]")) == 2 and len(manager.find_elements(By.CSS_SELECTOR, "table.stats")) >= 3
           and len(manager.find_elements(By.CSS_SELECTOR, "#chart-volume rect")) >= 1)
     shot_both(manager, "statistics")
+
+    # ---------------------------------------------------------- a counter drop-off, on with a driver in a booked slot
+    # Dispatch adds drop-off slots at the demo counter; the customer drops a parcel there for Carla
+    # (the demo customer, who has an account) and books a drop-off and a delivery slot; the counter
+    # scans the label in; the driver takes it on from the counter by scanning it and delivers it in
+    # its slot; Carla's scan confirms the receipt.
+    go(manager, "/timeslots")
+    Select(css(manager, "#slot-template-form select[name=kind]")).select_by_value("drop_off")
+    Select(css(manager, "#slot-template-form select[name=counterId]")).select_by_visible_text("Guichet Cornavin")
+    Select(css(manager, "#slot-template-form select[name=weekday]")).select_by_value(str(slot_day))
+    fill(manager, "start", "09:00")
+    fill(manager, "end", "11:00")
+    fill(manager, "capacity", "3")
+    css(manager, "#slot-template-form button[type=submit]").click()
+    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#slot-templates [data-template]")) == 2)
+    check("dispatch adds drop-off timeslots at a counter", True)
+    go(manager, "/dispatch")
+
+    go(customer, "/orders/new")
+    css(customer, "input[name=pickupMode][value=counter]").click()
+    Select(css(customer, "select[name=dropOffCounter]")).select_by_index(0)
+    fill(customer, "dropoffStreet", "Bahnhofstrasse 1")
+    fill(customer, "dropoffPostalCode", "8001")
+    fill(customer, "dropoffCity", "Zürich")
+    fill(customer, "recipientName", "Carla Customer")
+    fill(customer, "recipientEmail", accounts["customer"][0])
+    submit_primary(customer)
+    wait(customer, EC.presence_of_element_located((By.ID, "price")))
+    check("the review shows the counter the parcel is dropped at", "At the counter Guichet Cornavin" in customer.page_source)
+    css(customer, "input[name=paymentMethod][value=card]").click()
+    submit_primary(customer, "main form")
+    wait(customer, EC.url_contains("/sandbox/checkout/"))
+    css(customer, "form[action$='/pay'] button").click()
+    wait(customer, EC.url_matches(r"/orders/[0-9A-Fa-f-]{36}"))
+    counter_path = urlparse(customer.current_url).path
+    counter_reference = re.search(r"Delivery (\S+)", customer.title).group(1)
+    check("the delivery's page says where to bring the parcel", "Bring the parcel with its label to Guichet Cornavin" in customer.page_source)
+    for count, kind in enumerate(("drop_off", "delivery"), start=1):
+        css(customer, f"form[data-slot-kind={kind}] input[name=slotId]:not([disabled])").click()
+        css(customer, f"form[data-slot-kind={kind}] button[type=submit]").click()
+        wait(customer, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeslots [data-booking=booked]")) == count)
+    check("the customer books a drop-off slot at the counter and a delivery slot",
+          len(customer.find_elements(By.CSS_SELECTOR, "#timeslots [data-booking=booked]")) == 2)
+    shot(customer, "order-counter")
+    # A word to the counter about the drop-off, which its staff read on their desk.
+    click(customer, "#timeslots [data-booking-conversation]")
+    wait(customer, EC.url_matches(r"/messages/[0-9A-Fa-f-]{36}"))
+    fill(customer, "text", "I will bring it at ten")
+    css(customer, "#chat-send").click()
+    wait(customer, lambda d: "I will bring it at ten" in d.find_element(By.ID, "chat-messages").text)
+    check("the customer writes to the counter about the drop-off", True)
+    counter_link = label_link(customer, counter_path)
+    check("the sender prints the label", counter_link is not None and "/h/" in counter_link)
+
+    desk = browser(DESK)
+    browsers.append(desk)
+    sign_in(desk, *accounts["counter"])
+    go(desk, "/desk")
+    wait(desk, EC.url_matches(r"/desk/[0-9A-Fa-f-]{36}"))
+    for ahead in (1, 2):
+        click(desk, "a[rel=next]")
+        wait(desk, EC.url_contains("date=" + (datetime.now(ZoneInfo("Europe/Zurich")).date() + timedelta(days=ahead)).isoformat()))
+    check("the counter's day lists the booked drop-off", counter_reference in css(desk, "#desk-booked").text)
+    click(desk, "#desk-booked [data-booking-conversation]")
+    wait(desk, EC.url_matches(r"/messages/[0-9A-Fa-f-]{36}"))
+    check("the counter's staff read the customer's message from their desk", "I will bring it at ten" in css(desk, "#chat-messages").text)
+    go(desk, "/desk")
+    wait(desk, EC.url_matches(r"/desk/[0-9A-Fa-f-]{36}$"))
+    fill(desk, "code", counter_link or "")
+    css(desk, "#scan-form button[type=submit]").click()
+    wait(desk, lambda d: "is checked in" in d.page_source)
+    check("the counter scans the label in: the parcel waits for its driver",
+          len(desk.find_elements(By.CSS_SELECTOR, f"[data-parcel='{counter_reference}'][data-stage=waiting_for_driver]")) == 1)
+    shot_both(desk, "counter-desk")
+
+    counter_card = f"#card-{counter_reference}"
+    go(manager, "/dispatch")
+    wait(manager, EC.presence_of_element_located((By.CSS_SELECTOR, counter_card)))
+    card = css(manager, counter_card)
+    select = Select(card.find_element(By.CSS_SELECTOR, "select[name=driverId]"))
+    select.select_by_visible_text(next(o.text for o in select.options if o.text.startswith("Dario Driver")))
+    card.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, f"#col-assigned {counter_card}")) == 1)
+    go(driver, "/driver")
+    wait(driver, lambda d: counter_reference in d.find_element(By.ID, "runs").text)
+    driver.find_element(By.XPATH, f"//li[contains(., '{counter_reference}')]//button[contains(., 'Accept')]").click()
+    wait(driver, EC.url_contains(counter_path))
+    go(driver, "/scan")
+    fill(driver, "code", counter_link or "")
+    css(driver, "#scan-form button[type=submit]").click()
+    wait(driver, EC.url_contains("scan="))
+    css(driver, "form[action$='/pickup'] button").click()
+    wait(driver, lambda d: "On its way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    check("the driver takes the parcel on from the counter by scanning its label", True)
+    go(driver, counter_path.replace("/orders/", "/driver/orders/") + "/deliver")
+    draw_signature(driver)
+    submit_primary(driver)
+    wait(driver, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    check("the driver delivers in the booked slot", True)
+
+    sign_in(other, *accounts["customer"])
+    go(other, "/scan")
+    fill(other, "code", counter_link or "")
+    css(other, "#scan-form button[type=submit]").click()
+    wait(other, EC.url_contains("scan="))
+    css(other, f"form[action='{counter_path}/receipt'] button[type=submit]").click()
+    wait(other, lambda d: "Receipt confirmed" in d.page_source)
+    check("the receiver's scan of the label confirms the receipt", True)
+    desk.quit()
+    browsers.remove(desk)
+    other.delete_all_cookies()
 
     # ---------------------------------------------------------- refusals
     sign_in(other, *accounts["customer"])

@@ -45,6 +45,11 @@ extension WaybillSession {
         try await open(.init(kind: .direct, id: person.uuidString.lowercased()))
     }
 
+    /// The conversation about a drop-off booked at a counter: its customer and the counter's staff.
+    public func openConversation(booking: SlotBookingID) async throws(WaybillError) -> Conversation {
+        try await open(.init(kind: .booking, id: booking.uuidString.lowercased()))
+    }
+
     private func open(_ subject: Components.Schemas.ConversationSubject) async throws(WaybillError) -> Conversation {
         try await call { try await $0.openConversation(body: .json(.init(subject: subject))).ok.body.json }
     }

@@ -15,6 +15,8 @@ public enum Pickup: Sendable, Equatable {
     /// The address on the customer's account, optionally pinned on a map.
     case accountAddress(Coordinate? = nil)
     case address(Address)
+    /// "I will drop it at a counter": the sender brings it there (not with cash payment).
+    case counter(CounterID)
 }
 
 /// What to deliver, from where to where: enough for a price.
@@ -23,14 +25,27 @@ public struct Delivery: Sendable, Equatable {
     public var dropoff: Address
     public var weightClass: WeightClass
     public var service: ServiceLevel
+    /// The receiver collects the parcel at this counter (with their code) instead of at `dropoff`.
+    public var collectAt: CounterID?
 
     public init(pickup: Pickup = .accountAddress(), dropoff: Address, weightClass: WeightClass = .small,
-                service: ServiceLevel = .standard) {
+                service: ServiceLevel = .standard, collectAt: CounterID? = nil) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
+        self.collectAt = collectAt
     }
+
+    /// Collected at a counter: no drop-off address.
+    public init(pickup: Pickup = .accountAddress(), collectAt counter: CounterID, weightClass: WeightClass = .small, service: ServiceLevel = .standard) {
+        self.init(pickup: pickup, dropoff: Address(street: "", postalCode: "", city: ""), weightClass: weightClass, service: service, collectAt: counter)
+    }
+
+    var dropOffCounterId: String? { if case .counter(let id) = pickup { id.uuidString.lowercased() } else { nil } }
+    var collectionCounterId: String? { collectAt?.uuidString.lowercased() }
+    var pickupSchema: Components.Schemas.PickupAddress? { if case .counter = pickup { nil } else { pickup.schema } }
+    var dropoffSchema: Components.Schemas.Address? { collectAt == nil ? dropoff.schema : nil }
 }
 
 /// An order as the customer places it.
@@ -45,9 +60,12 @@ public struct NewOrder: Sendable, Equatable {
     /// the order's own transaction: no seat left and no order is made (`slot_full`).
     public var pickupSlot: SlotID?
     public var deliverySlot: SlotID?
+    /// A drop-off slot at the drop-off counter (``WaybillSession/dropOffSlots(at:from:days:)``).
+    public var dropOffSlot: SlotID?
 
     public init(delivery: Delivery, paymentMethod: PaymentMethod, recipient: Recipient, notes: String? = nil,
-                requireRecipientCode: Bool = false, pickupSlot: SlotID? = nil, deliverySlot: SlotID? = nil) {
+                requireRecipientCode: Bool = false, pickupSlot: SlotID? = nil, deliverySlot: SlotID? = nil, dropOffSlot: SlotID? = nil) {
+        self.dropOffSlot = dropOffSlot
         self.delivery = delivery
         self.paymentMethod = paymentMethod
         self.recipient = recipient
@@ -73,6 +91,8 @@ extension Pickup {
         case .address(let address):
             .init(street: address.street, postalCode: address.postalCode, city: address.city, country: address.country,
                   latitude: address.coordinate?.latitude, longitude: address.coordinate?.longitude)
+        case .counter:
+            .init()
         }
     }
 }
@@ -100,9 +120,10 @@ extension WaybillSession {
     public func quote(_ delivery: Delivery) async throws(WaybillError) -> PriceQuote {
         try await call { client in
             try await client.createQuote(body: .json(.init(
-                pickup: delivery.pickup.schema, dropoff: delivery.dropoff.schema,
+                pickup: delivery.pickupSchema, dropoff: delivery.dropoffSchema,
                 weightClass: .init(rawValue: delivery.weightClass.rawValue)!,
-                service: .init(rawValue: delivery.service.rawValue)!))).ok.body.json
+                service: .init(rawValue: delivery.service.rawValue)!,
+                dropOffCounterId: delivery.dropOffCounterId, collectionCounterId: delivery.collectionCounterId))).ok.body.json
         }
     }
 
@@ -114,7 +135,9 @@ extension WaybillSession {
             try await client.createOrder(
                 headers: .init(idempotencyKey: idempotencyKey),
                 body: .json(.init(
-                    pickup: order.delivery.pickup.schema, dropoff: order.delivery.dropoff.schema,
+                    pickup: order.delivery.pickupSchema, dropoff: order.delivery.dropoffSchema,
+                    dropOffCounterId: order.delivery.dropOffCounterId, collectionCounterId: order.delivery.collectionCounterId,
+                    dropOffSlotId: order.dropOffSlot?.uuidString.lowercased(),
                     weightClass: .init(rawValue: order.delivery.weightClass.rawValue)!,
                     service: .init(rawValue: order.delivery.service.rawValue)!,
                     paymentMethod: .init(rawValue: order.paymentMethod.rawValue)!,

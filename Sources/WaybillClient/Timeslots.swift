@@ -149,3 +149,42 @@ extension WaybillSession {
         }
     }
 }
+
+/// A parcel as a counter's desk sees it.
+public typealias CounterParcel = Components.Schemas.CounterParcel
+/// A counter's day: booked drop-offs in time order, parcels here, parcels expected.
+public typealias CounterDay = Components.Schemas.CounterDay
+
+/// A counter's desk: its staff check parcels in and hand them to their receivers (docs/timeslots.md).
+extension WaybillSession {
+    /// The counters the signed-in person works at.
+    public func myCounters() async throws(WaybillError) -> [Counter] {
+        try await call { try await $0.listCounters(query: .init(mine: true)).ok.body.json.items }
+    }
+
+    /// A counter's day ("YYYY-MM-DD", its local date; nil: today).
+    public func counterDay(_ counter: CounterID, date: String? = nil) async throws(WaybillError) -> CounterDay {
+        try await call { try await $0.getCounterDay(path: .init(counterId: counter.uuidString.lowercased()), query: .init(date: date)).ok.body.json }
+    }
+
+    /// Checks a parcel in: what the scanner read from its label (`code`) or its reference typed,
+    /// with an optional photo (JPEG or PNG).
+    public func checkIn(at counter: CounterID, code: String? = nil, reference: String? = nil, photo: Data? = nil) async throws(WaybillError) -> CounterParcel {
+        try await call {
+            var parts: [Operations.CheckInAtCounter.Input.Body.MultipartFormPayload] = []
+            if let code { parts.append(.code(.init(payload: .init(body: HTTPBody(code))))) }
+            if let reference { parts.append(.reference(.init(payload: .init(body: HTTPBody(reference))))) }
+            if let photo { parts.append(.photo(.init(payload: .init(body: HTTPBody(photo)), filename: "parcel"))) }
+            return try await $0.checkInAtCounter(path: .init(counterId: counter.uuidString.lowercased()), body: .multipartForm(MultipartBody(parts))).ok.body.json
+        }
+    }
+
+    /// Hands a parcel to its receiver against their code, with the name of who collected it.
+    public func handOut(at counter: CounterID, code: String? = nil, reference: String? = nil, receiverCode: String,
+                        collectedBy: String) async throws(WaybillError) -> CounterParcel {
+        try await call {
+            try await $0.handOutAtCounter(path: .init(counterId: counter.uuidString.lowercased()),
+                                          body: .json(.init(code: code, reference: reference, receiverCode: receiverCode, collectedBy: collectedBy))).ok.body.json
+        }
+    }
+}

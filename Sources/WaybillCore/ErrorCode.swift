@@ -72,6 +72,10 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case slotFull = "slot_full"
     /// A timeslot that is closed, switched off or past its cutoff.
     case slotUnavailable = "slot_unavailable"
+    /// A parcel a counter's staff scanned that does not pass through their counter.
+    case notForThisCounter = "not_for_this_counter"
+    /// A parcel not at the counter yet: the sender has not dropped it, or its driver has not brought it.
+    case notAtCounter = "not_at_counter"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -156,6 +160,8 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
                            "Des colis sont réservés sur ce trajet : son itinéraire et sa date restent, et sa place ne peut descendre sous ce qui est réservé.")
         case .conversationClosed: ("This conversation is closed: it can be read, not written to.", "Cette conversation est fermée : elle peut être lue, plus complétée.")
         case .slotFull: ("This timeslot is full: choose another one.", "Ce créneau est complet : choisissez-en un autre.")
+        case .notForThisCounter: ("This parcel does not pass through this counter.", "Ce colis ne passe pas par ce guichet.")
+        case .notAtCounter: ("This parcel is not at the counter yet.", "Ce colis n’est pas encore au guichet.")
         case .slotUnavailable: ("This timeslot can no longer be booked: choose another one.", "Ce créneau ne peut plus être réservé : choisissez-en un autre.")
         case .editWindowPassed: ("A message can be changed or deleted only in the five minutes after it was sent.", "Un message ne peut être modifié ou supprimé que dans les cinq minutes qui suivent son envoi.")
         case .paymentProviderError: ("The payment service did not answer; try again in a moment.", "Le service de paiement n’a pas répondu ; réessayez dans un instant.")

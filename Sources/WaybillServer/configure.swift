@@ -66,6 +66,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateTimeslots())            // slot templates, slots, holds, bookings
     app.migrations.add(AddHandoverTokens())          // labels' hand-over tokens, scans
     app.migrations.add(CreateCounters())             // reception counters, their staff, drop-off templates
+    app.migrations.add(CreateCounterDesk())          // typed references as counter proof, legs by counter
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

@@ -37,7 +37,7 @@ struct ChatCommand: AsyncParsableCommand {
                 if items.isEmpty { return Output.line("No conversations.") }
                 for c in items {
                     let with = c.participants.map(\.firstName).joined(separator: ", ")
-                    Output.line("\(c.id)  \(c.reference ?? (c.subject.kind == .direct ? "direct" : "request"))  with \(with)\(c.unread > 0 ? "  \(c.unread) unread" : "")\(c.closed ? "  (closed)" : "")")
+                    Output.line("\(c.id)  \(c.reference ?? c.subject.kind.rawValue)  with \(with)\(c.unread > 0 ? "  \(c.unread) unread" : "")\(c.closed ? "  (closed)" : "")")
                 }
                 Output.line("\(total) unread in all")
             }
@@ -46,12 +46,13 @@ struct ChatCommand: AsyncParsableCommand {
 
     struct Open: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "open",
-                                                        abstract: "The conversation of a shipment, a traveller request, or with one person (made on first use).")
+                                                        abstract: "The conversation of a shipment, a traveller request, a counter drop-off booking, or with one person (made on first use).")
         @OptionGroup var options: GlobalOptions
         @Option(help: "A shipment's (order's) id.") var shipment: String?
         @Option(help: "A traveller request's id.") var request: String?
         @Option(name: .customLong("with"), help: "A person's user id: your own conversation with them, while you share a shipment or a parcel.")
         var person: String?
+        @Option(help: "A drop-off booked at a counter (its booking id): you and the counter's staff.") var booking: String?
 
         func run() async throws {
             let order = try shipment.map { text -> OrderID in
@@ -66,13 +67,20 @@ struct ChatCommand: AsyncParsableCommand {
                 guard let id = UserID(uuidString: text) else { throw ValidationError("Not a user id: \(text)") }
                 return id
             }
-            guard [order != nil, trip != nil, other != nil].filter({ $0 }).count == 1 else { throw ValidationError("Give one of --shipment, --request or --with.") }
+            let desk = try booking.map { text -> SlotBookingID in
+                guard let id = SlotBookingID(uuidString: text) else { throw ValidationError("Not a booking id: \(text)") }
+                return id
+            }
+            guard [order != nil, trip != nil, other != nil, desk != nil].filter({ $0 }).count == 1 else {
+                throw ValidationError("Give one of --shipment, --request, --booking or --with.")
+            }
             try await options.run { session in
                 let c: Conversation = if let order { try await session.openConversation(shipment: order) }
                     else if let trip { try await session.openConversation(request: trip) }
+                    else if let desk { try await session.openConversation(booking: desk) }
                     else { try await session.openConversation(with: other!) }
                 if options.json { return Output.json(c) }
-                Output.line("\(c.id)  \(c.reference ?? (c.subject.kind == .direct ? "direct" : "request"))  with \(c.participants.map { "\($0.firstName) (\($0.role.rawValue))" }.joined(separator: ", "))")
+                Output.line("\(c.id)  \(c.reference ?? c.subject.kind.rawValue)  with \(c.participants.map { "\($0.firstName) (\($0.role.rawValue))" }.joined(separator: ", "))")
             }
         }
     }

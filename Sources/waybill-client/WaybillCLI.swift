@@ -14,6 +14,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Customers: register, verify, login, quote, order create, order show, order cancel, order confirm-payment, orders, track
             Drivers:   duty, accept, pickup [--scanned CODE], deliver, fail, position, scan CODE, label ID
             Timeslots: slots list|hold|release|book|bookings|counters, slots templates|template-add|decide (dispatch)
+            Counters:  order create --drop-at COUNTER|--collect-at COUNTER; desk mine|day|check-in|hand-out (counter staff)
             Managers:  assign, users, fleet, and every order command
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
@@ -27,7 +28,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
             WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
-            SlotCommand.self, LabelCommand.self, ScanCommand.self,
+            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self,
         ]
     )
 }
@@ -284,9 +285,11 @@ struct WhoAmI: AsyncParsableCommand {
 // MARK: - Customers
 
 struct DeliveryOptions: ParsableArguments {
-    @Option(help: "Drop-off street and number.") var toStreet: String
-    @Option(help: "Drop-off postal code.") var toPostalCode: String
-    @Option(help: "Drop-off city.") var toCity: String
+    @Option(help: "Drop-off street and number (not with --collect-at).") var toStreet: String?
+    @Option(help: "Drop-off postal code.") var toPostalCode: String?
+    @Option(help: "Drop-off city.") var toCity: String?
+    @Option(name: .customLong("drop-at"), help: "Drop the parcel at this counter (its id) instead of a pickup.") var dropAt: String?
+    @Option(name: .customLong("collect-at"), help: "The receiver collects it at this counter (its id).") var collectAt: String?
     @Option(help: "Drop-off latitude (with --to-longitude, priced by distance).") var toLatitude: Double?
     @Option(help: "Drop-off longitude.") var toLongitude: Double?
     @Option(help: "Pickup street; without it, the address on your account.") var fromStreet: String?
@@ -302,15 +305,17 @@ struct DeliveryOptions: ParsableArguments {
             guard let latitude, let longitude else { return nil }
             return Coordinate(latitude: latitude, longitude: longitude)
         }
-        let pickup: Pickup = if let fromStreet {
+        let pickup: Pickup = if let dropAt, let counter = UUID(uuidString: dropAt) {
+            .counter(CounterID(rawValue: counter))
+        } else if let fromStreet {
             .address(Address(street: fromStreet, postalCode: fromPostalCode ?? "", city: fromCity ?? "",
                              coordinate: pin(fromLatitude, fromLongitude)))
         } else {
             .accountAddress(pin(fromLatitude, fromLongitude))
         }
         return Delivery(pickup: pickup,
-                        dropoff: Address(street: toStreet, postalCode: toPostalCode, city: toCity, coordinate: pin(toLatitude, toLongitude)),
-                        weightClass: weight, service: service)
+                        dropoff: Address(street: toStreet ?? "", postalCode: toPostalCode ?? "", city: toCity ?? "", coordinate: pin(toLatitude, toLongitude)),
+                        weightClass: weight, service: service, collectAt: collectAt.flatMap(UUID.init(uuidString:)).map(CounterID.init(rawValue:)))
     }
 }
 

@@ -74,7 +74,8 @@ struct LegTests {
     func derivedFromLegs() {
         func status(_ legs: LegState..., awaiting: Bool = false) -> OrderStatus { ShipmentStatus.derive(awaitingPayment: awaiting, legs: legs) }
         #expect(status(LegState(.counter, .open), LegState(.fleet, .open)) == .pending)
-        #expect(status(LegState(.counter, .held), LegState(.fleet, .open)) == .inTransit)
+        // Dropped at a counter, the parcel waits for its driver: the shipment is where the driver's leg is.
+        #expect(status(LegState(.counter, .held), LegState(.fleet, .open)) == .pending)
         #expect(status(LegState(.counter, .handedOver), LegState(.fleet, .assigned)) == .inTransit)
         #expect(status(LegState(.fleet, .handedOver), LegState(.carrier, .open)) == .inTransit)
         #expect(status(LegState(.fleet, .handedOver), LegState(.carrier, .handedOver)) == .delivered)

@@ -339,6 +339,7 @@ struct DomainEventTests {
                 case .paidOut: "paid_out"
                 case .parcelChanged: "parcel_changed"
                 case .ordersImported: "orders_imported"
+                case .atCounter: "at_counter"
                 case .tripRequestChanged(_, let change): "trip_request_\(change.rawValue)"
                 }
                 seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }

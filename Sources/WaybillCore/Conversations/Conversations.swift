@@ -24,12 +24,16 @@ public enum ConversationSubject: Sendable, Hashable {
     /// Two people writing to each other directly, because they share a shipment or a followed parcel
     /// (`ConversationPolicy.linksDirectly`).
     case direct(DirectPair)
+    /// A drop-off booked at a reception counter: its customer and the counter's staff talk about it
+    /// ("I will be ten minutes late").
+    case booking(SlotBookingID)
 
     public var kind: String {
         switch self {
         case .shipment: "shipment"
         case .request: "request"
         case .direct: "direct"
+        case .booking: "booking"
         }
     }
 
@@ -39,6 +43,7 @@ public enum ConversationSubject: Sendable, Hashable {
         case .shipment(let id): id.rawValue
         case .request(let id): id.rawValue
         case .direct(let pair): pair.id
+        case .booking(let id): id.rawValue
         }
     }
 
@@ -63,6 +68,7 @@ public enum ConversationSubject: Sendable, Hashable {
         switch kind {
         case "shipment": self = .shipment(OrderID(rawValue: id))
         case "request": self = .request(TripRequestID(rawValue: id))
+        case "booking": self = .booking(SlotBookingID(rawValue: id))
         default: return nil
         }
     }
@@ -108,6 +114,8 @@ public enum ConversationRole: String, Sendable, Hashable, Codable, CaseIterable 
     case staff
     /// One of two people writing to each other directly.
     case peer
+    /// Staff of the reception counter a booking is at.
+    case counter
 }
 
 /// What a message is.
@@ -152,6 +160,21 @@ public enum ConversationPolicy {
     /// The roles in a direct conversation: its two people, nobody else (staff included).
     public static func roles(direct pair: DirectPair, caller: UserID) -> Set<ConversationRole> {
         pair.contains(caller) ? [.peer] : []
+    }
+
+    /// The roles in a counter booking's conversation: the shipment's customer (while they may see it)
+    /// and the staff of the booking's counter; nobody else, dispatch included (the counter's desk is
+    /// its staff's).
+    public static func roles(booking capacities: Set<OrderCapacity>, status: OrderStatus, counterStaff: Bool) -> Set<ConversationRole> {
+        var roles: Set<ConversationRole> = []
+        if capacities.contains(.owner), OrderPolicy.allows(.see, status: status, as: [.owner]) { roles.insert(.sender) }
+        if counterStaff { roles.insert(.counter) }
+        return roles
+    }
+
+    /// A counter booking's conversation ends when the booking does: done, failed, declined or cancelled.
+    public static func endedAt(booking status: SlotBookingStatus, updatedAt: Int64) -> Int64? {
+        status.takesSeat ? nil : updatedAt
     }
 
     /// The capacities on a shipment that make someone one of its parties (a dispatcher is not).

@@ -14,6 +14,8 @@ public enum WebhookEvent: String, Sendable, Codable, CaseIterable {
     case shipmentFailed = "shipment.failed"
     case shipmentCancelled = "shipment.cancelled"
     case shipmentReceiptConfirmed = "shipment.receipt_confirmed"
+    /// A hand-over: a reception counter checked the parcel in (from its sender, or for its receiver to collect).
+    case shipmentAtCounter = "shipment.at_counter"
     case paymentRefunded = "payment.refunded"
     /// Money went to whoever carried the shipment.
     case payoutSent = "payout.sent"

@@ -43,18 +43,25 @@ public struct QuoteRequest: Sendable, Equatable {
     public var dropoff: AddressInput
     public var weightClass: WeightClass
     public var service: ServiceLevel
+    /// Reception counters chosen instead of the pickup or the drop-off (their addresses stand for them).
+    public var counters: CounterChoice
 
-    public init(pickup: PickupInput, dropoff: AddressInput, weightClass: WeightClass, service: ServiceLevel) {
+    public init(pickup: PickupInput, dropoff: AddressInput, weightClass: WeightClass, service: ServiceLevel,
+                counters: CounterChoice = CounterChoice()) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
+        self.counters = counters
     }
 
     /// The two addresses, checked; `accountAddress` is the customer's own (nil if they have none).
+    /// A counter chosen for either end is that end's address (what was typed for it is not used).
     public func validatedAddresses(accountAddress: Address?, into errors: inout FieldErrors) -> (pickup: Address, dropoff: Address) {
         var pickupAddress: Address
-        if pickup.useAccountAddress {
+        if let counter = counters.dropOff {
+            pickupAddress = counter
+        } else if pickup.useAccountAddress {
             if let accountAddress { pickupAddress = accountAddress }
             else {
                 errors.add("pickup.useAccountAddress", "no_account_address")
@@ -63,8 +70,8 @@ public struct QuoteRequest: Sendable, Equatable {
         } else {
             pickupAddress = pickup.address.validated(prefix: "pickup", into: &errors)
         }
-        let dropoffAddress = dropoff.validated(prefix: "dropoff", into: &errors)
-        if pickup.useAccountAddress, let coordinate = pickup.address.coordinateIfComplete {
+        let dropoffAddress = counters.collection ?? dropoff.validated(prefix: "dropoff", into: &errors)
+        if counters.dropOff == nil, pickup.useAccountAddress, let coordinate = pickup.address.coordinateIfComplete {
             pickupAddress.coordinate = coordinate  // the client may pin its own address on a map
         }
         return (pickupAddress, dropoffAddress)
@@ -116,6 +123,7 @@ public struct OrderRequest: Sendable, Equatable {
         } else if requireRecipientCode {
             errors.add("recipient.email", "required_for_recipient_code")
         }
+        quote.counters.check(paymentMethod: paymentMethod, recipientEmail: recipientEmail, into: &errors)
         var phone: String?
         if let recipientPhone, !recipientPhone.trimmingWhitespace().isEmpty {
             let trimmed = recipientPhone.trimmingWhitespace()
@@ -137,7 +145,8 @@ public struct OrderRequest: Sendable, Equatable {
         return .success(ValidOrder(
             pickup: pickup, dropoff: dropoff, weightClass: quote.weightClass, service: quote.service,
             paymentMethod: paymentMethod, recipient: Recipient(name: name, email: email, phone: phone),
-            notes: cleanNotes, requireRecipientCode: requireRecipientCode))
+            notes: cleanNotes, requireRecipientCode: requireRecipientCode || quote.counters.collectionID != nil,
+            counters: quote.counters))
     }
 }
 
@@ -150,5 +159,7 @@ public struct ValidOrder: Sendable, Equatable {
     public var paymentMethod: PaymentMethod
     public var recipient: Recipient
     public var notes: String?
+    /// The receiver's code is required when asked for, and always at a counter's collection.
     public var requireRecipientCode: Bool
+    public var counters: CounterChoice = CounterChoice()
 }

@@ -168,14 +168,17 @@ public enum ShipmentStatus {
     /// The shipment's status, from its legs: the one function that says it. A shipment is paid (or
     /// confirmed) before any leg moves; it is delivered when every leg is handed over, failed when
     /// a leg failed, and otherwise where its first unfinished leg is (in transit once any leg is done).
+    /// A counter the sender drops the parcel at (a counter leg with a leg after it) is where the
+    /// parcel waits for its driver: until the driver has it, the shipment is where the driver's leg is.
     public static func derive(awaitingPayment: Bool, legs: [LegState]) -> OrderStatus {
         if legs.contains(where: { $0.status == .cancelled }) { return .cancelled }
         if awaitingPayment { return .awaitingPayment }
-        guard let current = legs.firstIndex(where: { $0.status != .handedOver }) else {
+        guard var current = legs.firstIndex(where: { $0.status != .handedOver }) else {
             return legs.isEmpty ? .pending : .delivered
         }
         if legs.contains(where: { $0.status == .failed }) { return .failed }
-        if current > 0 { return .inTransit }
+        if current == 0, legs[0].kind == .counter, legs.count > 1 { current = 1 }
+        if current > 0, !(current == 1 && legs[0].kind == .counter && legs[0].status != .handedOver) { return .inTransit }
         switch legs[current].status {
         case .open: return .pending
         case .assigned: return .assigned

@@ -276,7 +276,7 @@ extension SlotPolicy {
     /// picked up, a delivery until it is delivered. Slots are the fleet's: a leg carried by a
     /// traveller or an outside carrier keeps its own arrangements (`legKind`: the leg the slot is for).
     public static func mayBook(_ kind: SlotKind, as capacities: Set<OrderCapacity>, status: OrderStatus, legKind: LegKind = .fleet) -> Bool {
-        guard legKind == (kind == .dropOff ? .counter : .fleet) else { return false }
+        guard legKind == Self.legKind(of: kind) else { return false }
         switch kind {
         case .pickup:
             return !capacities.isDisjoint(with: [.owner, .manager]) && [.awaitingPayment, .pending, .assigned, .accepted].contains(status)
@@ -287,6 +287,15 @@ extension SlotPolicy {
             return !capacities.isDisjoint(with: [.owner, .manager]) && [.awaitingPayment, .pending].contains(status)
         }
     }
+}
+
+extension SlotPolicy {
+    /// The kind of leg a slot of `kind` is for: a drop-off is a counter's, pickups and deliveries the fleet's.
+    public static func legKind(of kind: SlotKind) -> LegKind { kind == .dropOff ? .counter : .fleet }
+
+    /// The kind of the shipment's leg (`legs`, in order) a slot of `kind` would belong to: a delivery's
+    /// is the last leg, a pickup's or drop-off's the first.
+    public static func leg(for kind: SlotKind, in legs: [LegKind]) -> LegKind? { kind == .delivery ? legs.last : legs.first }
 }
 
 /// Whether a booked visit keeps its timeslot.

@@ -28,7 +28,8 @@ extension APIHandler {
     func createQuote(_ input: Operations.CreateQuote.Input) async throws -> Operations.CreateQuote.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service), for: me)
+        let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
+                                                             counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId)), for: me)
         return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
                                              breakdown: quote.breakdown.map(Self.priceLine)))))
     }
@@ -39,13 +40,15 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let request = OrderRequest(
-            quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service),
+            quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
+                                     counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId)),
             paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
             recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
             notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
         var slots: [(field: String, kind: SlotKind, id: SlotID)] = []
         if let id = body.pickupSlotId { slots.append(("pickupSlotId", .pickup, SlotID(rawValue: try Self.plainID(id, "pickupSlotId")))) }
         if let id = body.deliverySlotId { slots.append(("deliverySlotId", .delivery, SlotID(rawValue: try Self.plainID(id, "deliverySlotId")))) }
+        if let id = body.dropOffSlotId { slots.append(("dropOffSlotId", .dropOff, SlotID(rawValue: try Self.plainID(id, "dropOffSlotId")))) }
         let created = try await orders.create(request, slots: slots, by: me, idempotencyKey: input.headers.idempotencyKey)
         let next = created.paymentURL.map { S.NextStep(action: .pay, paymentUrl: $0, sandbox: created.sandbox) }
             ?? S.NextStep(action: .none)
@@ -331,14 +334,22 @@ extension APIHandler {
         S.PriceLine(kind: .init(rawValue: line.kind.rawValue)!, label: line.label, amount: line.amount)
     }
 
-    static func quoteRequest(_ pickup: S.PickupAddress, _ dropoff: S.Address, _ weight: S.WeightClass, _ service: S.ServiceLevel) -> QuoteRequest {
+    /// A missing pickup or drop-off reads as empty (422 for each field) unless a counter stands for it.
+    static func quoteRequest(_ pickup: S.PickupAddress?, _ dropoff: S.Address?, _ weight: S.WeightClass, _ service: S.ServiceLevel,
+                             counters: CounterChoice = CounterChoice()) -> QuoteRequest {
         QuoteRequest(
-            pickup: PickupInput(useAccountAddress: pickup.useAccountAddress ?? false, address: AddressInput(
-                street: pickup.street, postalCode: pickup.postalCode, city: pickup.city, country: pickup.country,
-                latitude: pickup.latitude, longitude: pickup.longitude)),
-            dropoff: AddressInput(street: dropoff.street, postalCode: dropoff.postalCode, city: dropoff.city,
-                                  country: dropoff.country, latitude: dropoff.latitude, longitude: dropoff.longitude),
-            weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!)
+            pickup: PickupInput(useAccountAddress: pickup?.useAccountAddress ?? false, address: AddressInput(
+                street: pickup?.street, postalCode: pickup?.postalCode, city: pickup?.city, country: pickup?.country,
+                latitude: pickup?.latitude, longitude: pickup?.longitude)),
+            dropoff: AddressInput(street: dropoff?.street, postalCode: dropoff?.postalCode, city: dropoff?.city,
+                                  country: dropoff?.country, latitude: dropoff?.latitude, longitude: dropoff?.longitude),
+            weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!,
+            counters: counters)
+    }
+
+    static func counterChoice(_ dropOff: String?, _ collection: String?) throws -> CounterChoice {
+        CounterChoice(dropOffID: try dropOff.map { try plainID($0, "dropOffCounterId").uuidString },
+                      collectionID: try collection.map { try plainID($0, "collectionCounterId").uuidString })
     }
 
     static func tariff(_ record: TariffRecord) throws -> S.Tariff {

@@ -146,7 +146,65 @@ extension APIHandler {
 
     func listCounters(_ input: Operations.ListCounters.Input) async throws -> Operations.ListCounters.Output {
         let me = try await principal()
+        if input.query.mine == true {
+            let mine = try await CounterDesks(request: try request).myCounters(me)
+            return .ok(.init(body: .json(.init(items: mine.map { Self.counter(CounterView(record: $0, staff: [])) }))))
+        }
         return .ok(.init(body: .json(.init(items: try await counters.list(by: me).map(Self.counter)))))
+    }
+
+    // MARK: the counter's desk
+
+    func getCounterDay(_ input: Operations.GetCounterDay.Input) async throws -> Operations.GetCounterDay.Output {
+        let me = try await principal()
+        let date = try input.query.date.map { text -> LocalDate in
+            guard let date = LocalDate(text) else { throw WaybillError.invalidParameter("date") }
+            return date
+        }
+        let day = try await CounterDesks(request: try request).day(try Self.counterID(input.path.counterId), date: date, for: me)
+        return .ok(.init(body: .json(S.CounterDay(counterId: day.counter.id!.uuidString, counterName: day.counter.name, date: day.date.description,
+                                                   booked: day.booked.map(Self.counterParcel), here: day.here.map(Self.counterParcel),
+                                                   expected: day.expected.map(Self.counterParcel)))))
+    }
+
+    func checkInAtCounter(_ input: Operations.CheckInAtCounter.Input) async throws -> Operations.CheckInAtCounter.Output {
+        let me = try await principal()
+        let counterID = try Self.counterID(input.path.counterId)
+        guard case .multipartForm(let form) = input.body else { throw WaybillError.unsupportedBody }
+        var code: String?, reference: String?, photo: [UInt8]?
+        do {
+            for try await part in form {
+                switch part {
+                case .code(let p): code = String(decoding: try await Self.collect(p.payload.body, field: "code", limit: 300), as: UTF8.self)
+                case .reference(let p): reference = String(decoding: try await Self.collect(p.payload.body, field: "reference", limit: 40), as: UTF8.self)
+                case .photo(let p): photo = try await Self.collect(p.payload.body, field: "photo", limit: UploadLimits.photoBytes)
+                case .undocumented: continue
+                }
+            }
+        } catch let error as WaybillError {
+            throw error
+        } catch {
+            throw WaybillError(.badRequest, .invalidMultipart, "The multipart body is malformed or repeats a part.")
+        }
+        let parcel = try await CounterDesks(request: try request).checkIn(at: counterID, code: code, reference: reference,
+                                                                          photo: photo.map { .init(bytes: $0, field: "photo") }, by: me)
+        return .ok(.init(body: .json(Self.counterParcel(parcel))))
+    }
+
+    func handOutAtCounter(_ input: Operations.HandOutAtCounter.Input) async throws -> Operations.HandOutAtCounter.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let parcel = try await CounterDesks(request: try request).handOut(at: try Self.counterID(input.path.counterId), code: body.code,
+                                                                           reference: body.reference, receiverCode: body.receiverCode,
+                                                                           collectedBy: body.collectedBy, by: me)
+        return .ok(.init(body: .json(Self.counterParcel(parcel))))
+    }
+
+    static func counterParcel(_ p: CounterParcel) -> S.CounterParcel {
+        S.CounterParcel(orderId: p.order.id!.uuidString, reference: p.order.reference, status: S.OrderStatus(rawValue: p.order.status.rawValue)!,
+                        recipientName: p.order.recipient.name, stage: S.CounterParcel.StagePayload(rawValue: p.stage.rawValue)!,
+                        slot: p.slot.map { .init(startsAt: date($0.start), endsAt: date($0.end), status: S.SlotBookingStatus(rawValue: $0.status.rawValue)!) },
+                        checkedInAt: p.checkedInAt.map(date))
     }
 
     func createCounter(_ input: Operations.CreateCounter.Input) async throws -> Operations.CreateCounter.Output {

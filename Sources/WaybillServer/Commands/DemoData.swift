@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import Vapor
 import WaybillCore
 
@@ -10,7 +11,12 @@ enum DemoData {
         (.manager, "manager@demo.waybill.example", "Maria", "Manager"),
         (.driver, "driver@demo.waybill.example", "Dario", "Driver"),
         (.customer, "customer@demo.waybill.example", "Carla", "Customer"),
+        // Staff of the demo counter (a customer account with the `counter` capability).
+        (.customer, "counter@demo.waybill.example", "Cora", "Counter"),
     ]
+
+    /// What demo-accounts.txt calls each account: its role, or "counter" for the counter's staff.
+    static func label(_ email: String, _ role: Role) -> String { email.hasPrefix("counter@") ? "counter" : role.rawValue }
 
     static func seed(_ app: Application) async throws {
         let storage = app.waybill.config.storagePath
@@ -47,9 +53,10 @@ enum DemoData {
                 }
                 password = fresh
             }
-            lines.append("\(account.role.rawValue) \(account.email) \(password!)")
+            lines.append("\(label(account.email, account.role)) \(account.email) \(password!)")
         }
         try await seedOrders(app)
+        try await seedCounter(app)
         // Somewhere to travel between (an admin edits areas; `waybill user grant --capability admin` makes one).
         if try await AreaRecord.query(on: app.db).count() == 0 {
             _ = try await Travel.importAreas(try AreaCommands.switzerland(), services: app.waybill, on: app.db)
@@ -87,5 +94,28 @@ enum DemoData {
             paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
             by: asCustomer, idempotencyKey: "demo-2")
         _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
+    }
+
+    /// A reception counter at Geneva's station, open every day 07:00–20:00, with the demo counter
+    /// staff named for it (on first start: when there is no counter yet).
+    static func seedCounter(_ app: Application) async throws {
+        guard try await CounterRecord.query(on: app.db).count() == 0,
+              let staff = try await User.query(on: app.db).filter(\.$email == accounts[3].email).first() else { return }
+        let record = CounterRecord()
+        record.id = .generated()
+        record.apply(CounterDraft(name: "Guichet Cornavin",
+                                  address: Address(street: "Place de Cornavin 7", postalCode: "1201", city: "Genève",
+                                                   coordinate: Coordinate(latitude: 46.2102, longitude: 6.1424)),
+                                  hours: CounterHours(weekly: Array(repeating: [OpeningInterval(start: 7 * 60, end: 20 * 60)], count: 7))))
+        record.active = true
+        record.createdAt = UnixTime.nowMillis
+        record.updatedAt = record.createdAt
+        try await app.db.transaction { db in
+            try await record.create(on: db)
+            guard let sql = db.tracedSQL else { return }
+            try await sql.insert(into: "counter_staff").columns("counter_id", "user_id", "added_at")
+                .values(SQLBind(record.id!), SQLBind(staff.id!), SQLBind(record.createdAt)).run()
+            try await Accounts.setStaffCapabilities(staff, to: [.counter], by: nil, on: db)
+        }
     }
 }

@@ -174,6 +174,24 @@ struct Conversations: WaybillService {
             guard let low = people[pair.low], let high = people[pair.high] else { return nil }
             return ConversationAccess(subject: subject, roles: roles, endedAt: nil, masks: false, order: nil, request: nil,
                                       parties: [pair.low: .peer, pair.high: .peer], linked: try await linked(low, high, on: db))
+        case .booking(let id):
+            // A counter booking: a drop-off slot of a counter's template.
+            guard let booking = try await SlotBookingRecord.find(id, on: db), booking.kind == .dropOff,
+                  let slot = try await SlotRecord.find(booking.slotID, on: db),
+                  let counter = try await SlotTemplateRecord.find(slot.templateID, on: db)?.counterID,
+                  let order = try await Order.find(booking.orderID, on: db) else { return nil }
+            let staff = (try await Counters.staff(of: [counter], on: db)[counter] ?? []).filter { !$0.isBanned && $0.capabilities.contains(.counter) }
+            var roles: Set<ConversationRole> = []
+            if let caller {
+                roles = ConversationPolicy.roles(booking: OrderPolicy.capacities(of: caller, for: order.parties), status: order.status,
+                                                 counterStaff: CounterDesk.mayWorkAt(caller, namedFor: staff.contains { $0.id == caller.id }))
+                if roles.isEmpty { return nil }
+            }
+            var parties: [UserID: ConversationRole] = [order.customerID: .sender]
+            for person in staff where parties[person.id!] == nil { parties[person.id!] = .counter }
+            return ConversationAccess(subject: subject, roles: roles,
+                                      endedAt: ConversationPolicy.endedAt(booking: booking.status, updatedAt: booking.updatedAt),
+                                      masks: false, order: order, request: nil, parties: parties)
         }
     }
 
@@ -351,6 +369,9 @@ struct Conversations: WaybillService {
             case .direct(let pair)?:
                 // Few and cheap: whether the two still share something is asked per conversation.
                 try await Self.access(to: .direct(pair), caller: me.caller, on: db)
+            case .booking(let id)?:
+                // As few: a person's counter bookings are their drop-offs.
+                try await Self.access(to: .booking(id), caller: me.caller, on: db)
             case nil: nil
             }
             if let access { accesses[record.id!] = access }

@@ -24,6 +24,9 @@ enum DomainEvent: Sendable {
     case paymentRefunded(Order)
     /// The receiver (an account) confirmed the parcel reached them.
     case receiptConfirmed(Order, receiver: User)
+    /// A counter checked the parcel in: dropped off by its sender, or brought by a driver for the
+    /// receiver to collect there (`collection`).
+    case atCounter(Order, counter: String, collection: Bool)
     /// Money went to someone who carried a leg (`entry.account`), through the payment provider.
     case paidOut(Order, entry: LedgerEntry)
     /// A parcel of another carrier changed status at its carrier (`parcel` holds the new one).
@@ -38,7 +41,7 @@ enum DomainEvent: Sendable {
         switch self {
         case .orderPlaced(let o), .orderAssigned(let o, _, _, _), .orderAccepted(let o, _), .orderPickedUp(let o, _, _),
              .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
-             .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _):
+             .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _), .atCounter(let o, _, _):
             o
         case .parcelChanged, .tripRequestChanged, .ordersImported:
             nil
@@ -48,7 +51,7 @@ enum DomainEvent: Sendable {
     /// Whether the order's status changed with this event (a refund does not change it).
     var changesStatus: Bool {
         switch self {
-        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged, .ordersImported: false
+        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged, .ordersImported, .atCounter: false
         default: true
         }
     }
@@ -171,6 +174,18 @@ enum NotificationSubscriber {
         case .receiptConfirmed(_, let receiver):
             try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
                                       body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
+        case .atCounter(_, let counter, let collection):
+            if collection {
+                try await Notifier.notify(try await customer(), .atCounter, order: order,
+                                          body: "Your parcel \(order.reference) arrived at \(counter), where its receiver collects it.", on: db)
+                // The receiver's mail with their code goes from the desk (it alone can read the code).
+                try await Notifier.notify(try await Notifier.receiver(of: order, on: db).filter { $0.id != order.customerID }, .atCounter,
+                                          order: order, body: "Your parcel \(order.reference) is ready to collect at \(counter): bring the code we mailed you.",
+                                          mail: false, on: db)
+            } else {
+                try await Notifier.notify(try await customer(), .atCounter, order: order,
+                                          body: "\(counter) received your parcel \(order.reference); a driver takes it on from there.", on: db)
+            }
         case .parcelChanged, .tripRequestChanged, .ordersImported:
             return // told above, or by the travel service with its own words
         }

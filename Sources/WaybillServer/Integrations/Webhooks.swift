@@ -279,6 +279,7 @@ struct Webhooks: WaybillService {
         case .orderCancelled, .checkoutExpired: .shipmentCancelled
         case .paymentRefunded: .paymentRefunded
         case .receiptConfirmed: .shipmentReceiptConfirmed
+        case .atCounter: .shipmentAtCounter
         case .paidOut: .payoutSent
         case .parcelChanged: .parcelUpdated
         case .ordersImported: nil  // each order placed is its own shipment.placed

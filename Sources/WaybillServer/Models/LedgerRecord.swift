@@ -73,7 +73,7 @@ enum LedgerRecorder {
         case .paidOut(_, let entry):
             return [entry]
         case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged, .tripRequestChanged,
-             .ordersImported:
+             .ordersImported, .atCounter:
             return []
         }
     }

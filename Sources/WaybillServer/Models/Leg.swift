@@ -57,6 +57,30 @@ final class Leg: Model, @unchecked Sendable {
         leg.updatedAt = order.updatedAt
         return leg
     }
+
+    /// A new shipment's legs: its fleet leg, with a counter leg before it when the sender drops the
+    /// parcel at a counter and one after it when the receiver collects it at one (the order's pickup
+    /// or drop-off is then that counter's address).
+    static func route(for order: Order, counters: CounterChoice) -> [Leg] {
+        var legs: [Leg] = []
+        func counter(_ id: String, at place: Address) -> Leg {
+            let leg = Leg()
+            leg.orderID = order.id!
+            leg.kind = .counter
+            leg.status = .open
+            leg.from.address = place
+            leg.to.address = place
+            leg.counterID = id
+            leg.createdAt = order.createdAt
+            leg.updatedAt = order.updatedAt
+            return leg
+        }
+        if let id = counters.dropOffID { legs.append(counter(id, at: order.pickup)) }
+        legs.append(fleet(for: order))
+        if let id = counters.collectionID { legs.append(counter(id, at: order.dropoff)) }
+        for (position, leg) in legs.enumerated() { leg.position = position }
+        return legs
+    }
 }
 
 /// A hand-over: the parcel changed hands (pickup, counter drop-off, leg to leg, delivery, the
@@ -83,9 +107,11 @@ final class HandOver: Model, @unchecked Sendable {
     @OptionalField(key: "qr_code") var qrCode: String?
     /// The outside carrier's event that proves it.
     @OptionalField(key: "carrier_event") var carrierEvent: String?
+    /// At a counter: the label's reference as the staff typed it (instead of a scan).
+    @OptionalField(key: "typed_reference") var typedReference: String?
 
     /// Listed so Fluent does not find them by reflection on every save and read.
-    var properties: [any AnyProperty] { [$id, $orderID, $legPosition, $kind, $actorID, $at, $signatureFileID, $photoFileID, $signedBy, $codeChecked, $qrCode, $carrierEvent] }
+    var properties: [any AnyProperty] { [$id, $orderID, $legPosition, $kind, $actorID, $at, $signatureFileID, $photoFileID, $signedBy, $codeChecked, $qrCode, $carrierEvent, $typedReference] }
 
     init() {}
 

@@ -169,6 +169,8 @@ final class OrderFile: Model, @unchecked Sendable {
         case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo"
         /// The receiver's photo of what reached them.
         case receiptPhoto = "receipt_photo"
+        /// Counter staff's photo of the parcel as it was checked in.
+        case counterPhoto = "counter_photo"
     }
 
     @ID(custom: .id, generatedBy: .random) var id: FileID?

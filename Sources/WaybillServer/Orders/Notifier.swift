@@ -19,6 +19,7 @@ enum Notifier {
         case webhookDisabled = "webhook_disabled"
         case ordersImported = "orders_imported"
         case slotApproved = "slot_approved", slotDeclined = "slot_declined", slotPending = "slot_pending"
+        case atCounter = "at_counter"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -47,6 +48,7 @@ enum Notifier {
             case .ordersImported: ("\(reference) deliveries imported", "\(reference) livraisons importées")
             case .slotApproved: ("Your timeslot for \(reference) is confirmed", "Votre créneau pour \(reference) est confirmé")
             case .slotDeclined: ("Your timeslot for \(reference) was declined", "Votre créneau pour \(reference) a été refusé")
+            case .atCounter: ("\(reference) is at the counter", "\(reference) est au guichet")
             case .slotPending: ("A timeslot for \(reference) waits for approval", "Un créneau pour \(reference) attend une approbation")
             }
         }

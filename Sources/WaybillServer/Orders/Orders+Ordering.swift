@@ -49,6 +49,8 @@ extension Orders {
 
     func quote(_ request: QuoteRequest, for principal: Principal) async throws -> Quote {
         var errors = FieldErrors()
+        var request = request
+        request.counters = try await Counters(services: services, db: db, logger: logger).choice(request.counters)
         let (pickup, dropoff) = request.validatedAddresses(accountAddress: principal.user.accountAddress, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
         let tariff = try await currentTariff().tariff
@@ -86,6 +88,8 @@ extension Orders {
         }
         let tariffRecord = try await currentTariff()
         let tariff = try tariffRecord.tariff
+        var request = request
+        request.quote.counters = try await Counters(services: services, db: db, logger: logger).choice(request.quote.counters)
         let valid = try request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany,
                                           currency: tariff.currency).orValidationError()
         let quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
@@ -94,7 +98,7 @@ extension Orders {
                               sandbox: services.payments.isSandbox)
         order.idempotencyKey = key
         // Timeslots chosen with the order: checked now, booked in its transaction below.
-        let chosen = try await Timeslots(services: services, db: db, logger: logger).chosen(slots, for: order)
+        let chosen = try await Timeslots(services: services, db: db, logger: logger).chosen(slots, for: order, counters: valid.counters)
 
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires.
@@ -113,7 +117,7 @@ extension Orders {
             do {
                 try await transaction { db in
                     try await order.create(on: db)
-                    try await Leg.fleet(for: order).create(on: db)
+                    for leg in Leg.route(for: order, counters: valid.counters) { try await leg.create(on: db) }
                     for (slot, template) in chosen {
                         try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
                     }

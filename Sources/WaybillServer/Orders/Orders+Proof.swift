@@ -25,6 +25,7 @@ extension Orders {
             }
             throw refusal
         }
+        try await refuseIfCounterTakesIt(id)
         let qr = try await Handovers(services: services, db: db, logger: logger).proof(scannedCode, for: current, step: .delivery, by: principal)
         let name = recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
         var errors = FieldErrors()
@@ -90,6 +91,13 @@ extension Orders {
                                  note: "Receiver's code given").create(on: db)
             return .orderDelivered(order, signedBy: name)
         }
+    }
+
+    /// A parcel that goes to a counter is not delivered by its driver (409 before any code is tried).
+    func refuseIfCounterTakesIt(_ id: OrderID) async throws {
+        let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all().map(\.state)
+        guard let index = ShipmentRoute.actingLeg(for: .handOver, in: legs), let wait = ShipmentRoute.counterWait(.handOver, at: index, in: legs) else { return }
+        throw WaybillError.counterWait(wait)
     }
 
     /// Five tries per code, counted even when the delivery is not completed.

@@ -50,22 +50,41 @@ extension Orders {
         }
     }
 
-    /// Moves the current leg (the first one not finished) by the order action, records the
-    /// hand-over with its proof, and derives the shipment's status from its legs.
+    /// Moves the leg the order action is for (`ShipmentRoute.actingLeg`: the carrier's leg, or for
+    /// cancelling the first unfinished one), records the hand-over with its proof, and derives the
+    /// shipment's status from its legs. A pickup from a counter ends the counter's leg too.
     /// `awaitingPayment`: whether it awaited payment before the action.
     static func moveLegs(of order: Order, _ action: OrderAction, by principal: Principal?, capacities: Set<OrderCapacity>,
                          awaitingPayment: Bool, proof: HandOverProof, on db: any Database) async throws {
         let legs = try await Leg.query(on: db).filter(\.$orderID == order.id!).sort(\.$position).all()
         guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(order.id!) has no legs") }
-        let index = legs.firstIndex { !$0.status.isFinal } ?? legs.count - 1
+        let states = legs.map(\.state)
+        let index = action.legAction.flatMap { ShipmentRoute.actingLeg(for: $0, in: states) }
+            ?? legs.firstIndex { !$0.status.isFinal } ?? legs.count - 1
         let leg = legs[index]
         if let legAction = action.legAction {
+            if let wait = ShipmentRoute.counterWait(legAction, at: index, in: states) {
+                throw WaybillError.counterWait(wait)
+            }
             let decision = ShipmentStatus.decide(legAction, leg: leg.state, awaitingPayment: awaitingPayment,
                                                  as: Set(capacities.map(\.legCapacity)))
             guard case .allowed(let status) = decision else {
                 throw WaybillError.invalidTransition(order.status, action)
             }
             leg.status = status
+            if legAction == .pickUp, let left = ShipmentRoute.counterLeft(byPickUpAt: index, in: states) {
+                legs[left].status = .handedOver
+                legs[left].updatedAt = order.updatedAt
+                try await legs[left].save(on: db)
+            }
+            // A cancelled shipment's later legs will not happen either.
+            if legAction == .cancel {
+                for later in legs[(index + 1)...] where !later.status.isFinal {
+                    later.status = .cancelled
+                    later.updatedAt = order.updatedAt
+                    try await later.save(on: db)
+                }
+            }
             if let kind = HandOverPolicy.kind(of: legAction, legKind: leg.kind, index: index, count: legs.count) {
                 let missing = HandOverPolicy.required(kind, carriedBy: leg.kind, recipientCode: order.requireRecipientCode).subtracting(proof.kinds)
                 if let first = missing.map(\.rawValue).sorted().first { throw WaybillError.validation("proof", "missing_\(first)") }

@@ -116,6 +116,23 @@ struct Counters: WaybillService {
         CounterView(record: record, staff: try await Self.staff(of: [record.id!], on: db)[record.id!] ?? [])
     }
 
+    /// The counters a new shipment chose, with their addresses (422 when one is not an active counter).
+    func choice(_ choice: CounterChoice) async throws -> CounterChoice {
+        var result = choice
+        var errors = FieldErrors()
+        for (field, id) in [("dropOffCounterId", choice.dropOffID), ("collectionCounterId", choice.collectionID)] {
+            guard let id else { continue }
+            guard let uuid = UUID(uuidString: id), let record = try await CounterRecord.find(CounterID(rawValue: uuid), on: db), record.active else {
+                errors.add(field, "not_found")
+                continue
+            }
+            if field == "dropOffCounterId" { result.dropOff = record.address; result.dropOffID = uuid.uuidString }
+            else { result.collection = record.address; result.collectionID = uuid.uuidString }
+        }
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
+        return result
+    }
+
     /// The staff of counters, by counter (two queries whatever their number).
     static func staff(of counters: [CounterID], on db: any Database) async throws -> [CounterID: [User]] {
         guard !counters.isEmpty, let sql = db.tracedSQL else { return [:] }

@@ -352,8 +352,14 @@ struct Timeslots: WaybillService {
                 ? WaybillError.wrongStatus(order.status, "This order is \(order.status.rawValue): its \(template.kind.rawValue) timeslot cannot change now.")
                 : WaybillError.forbidden
         }
-        let place = template.kind == .pickup ? order.pickup : order.dropoff
-        guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation("slotId", "wrong_zone") }
+        if template.kind == .dropOff {
+            // A drop-off slot is the shipment's own counter's.
+            let first = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).first()
+            guard first?.counterID == template.counterID?.rawValue.uuidString else { throw WaybillError.validation("slotId", "wrong_counter") }
+        } else {
+            let place = template.kind == .pickup ? order.pickup : order.dropoff
+            guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation("slotId", "wrong_zone") }
+        }
         let userID = me.userID
         let kind = template.kind
         do {
@@ -376,25 +382,32 @@ struct Timeslots: WaybillService {
     /// The kinds of a shipment's first and last legs, read once: a slot is for the first (a pickup,
     /// a drop-off) or the last (a delivery).
     struct LegKinds: Sendable {
-        var first: LegKind, last: LegKind
-        func `for`(_ kind: SlotKind) -> LegKind { kind == .delivery ? last : first }
+        var kinds: [LegKind]
+        func `for`(_ kind: SlotKind) -> LegKind { SlotPolicy.leg(for: kind, in: kinds) ?? .fleet }
     }
 
     static func legKinds(of order: OrderID, on db: any Database) async throws -> LegKinds {
-        let legs = try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all()
-        return LegKinds(first: legs.first?.kind ?? .fleet, last: legs.last?.kind ?? .fleet)
+        LegKinds(kinds: try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all().map(\.kind))
     }
 
     /// The slots chosen with a new order, checked before it is stored (the order's addresses in
     /// their zones, not past their cutoff), to be booked in its transaction (`bookWithin`).
-    func chosen(_ choices: [(field: String, kind: SlotKind, id: SlotID)], for order: Order) async throws -> [(SlotRecord, SlotTemplateRecord)] {
+    func chosen(_ choices: [(field: String, kind: SlotKind, id: SlotID)], for order: Order, counters: CounterChoice) async throws -> [(SlotRecord, SlotTemplateRecord)] {
         let now = UnixTime.nowMillis
         var result: [(SlotRecord, SlotTemplateRecord)] = []
         for choice in choices {
             let (slot, template) = try await bookable(choice.id, field: choice.field, now: now)
             guard template.kind == choice.kind else { throw WaybillError.validation(choice.field, "wrong_kind") }
-            let place = choice.kind == .pickup ? order.pickup : order.dropoff
-            guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation(choice.field, "wrong_zone") }
+            // Pickups and deliveries are the fleet's, in the address's zone; a drop-off is at the chosen counter.
+            guard SlotPolicy.leg(for: choice.kind, in: counters.legKinds) == SlotPolicy.legKind(of: choice.kind) else {
+                throw WaybillError.validation(choice.field, "not_for_this_shipment")
+            }
+            if choice.kind == .dropOff {
+                guard template.counterID?.rawValue.uuidString == counters.dropOffID else { throw WaybillError.validation(choice.field, "wrong_counter") }
+            } else {
+                let place = choice.kind == .pickup ? order.pickup : order.dropoff
+                guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation(choice.field, "wrong_zone") }
+            }
             result.append((slot, template))
         }
         return result
@@ -552,6 +565,7 @@ struct Timeslots: WaybillService {
         switch event {
         case .orderCancelled, .checkoutExpired: change = ([.pickup, .delivery, .dropOff], .cancelled)
         case .orderPickedUp: change = ([.pickup], .completed)
+        case .atCounter(_, _, let collection) where !collection: change = ([.dropOff], .completed)
         case .orderDelivered: change = ([.delivery], .completed)
         default: return
         }

@@ -179,6 +179,7 @@ extension Text {
     static let orders = Text("Orders", "Commandes")
     static let parcel = Text("Parcel", "Colis")
     static let parcelPhoto = Text("Photo of the parcel or document", "Photo du colis ou du document")
+    static let counterPhoto = Text("Photo taken at the counter", "Photo prise au guichet")
     static let password = Text("Password", "Mot de passe")
     static let passwordChanged = Text("Password changed. Your other sessions were signed out.", "Mot de passe changé. Vos autres sessions ont été déconnectées.")
     static let passwordHint = Text("At least 10 characters; not a common password.", "Au moins 10 caractères ; pas un mot de passe courant.")
@@ -630,5 +631,5 @@ enum CatalogueIndex {
         .weightSmall,
         .youAreOffDuty,
         .youAreOnDuty,
-    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all + CounterCatalogue.all
+    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all + CounterCatalogue.all + DeskCatalogue.all
 }

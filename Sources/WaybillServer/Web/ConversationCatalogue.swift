@@ -44,6 +44,7 @@ extension Text {
     static let roleReceiver = Text("receiver", "destinataire")
     static let roleStaff = Text("staff", "équipe")
     static let rolePeer = Text("direct", "direct")
+    static let roleCounter = Text("counter", "guichet")
     static let conversationWith = Text("Conversation with %@", "Conversation avec %@")
     static let writePrivately = Text("Write to %@ privately", "Écrire à %@ en privé")
     static let directClosedNote = Text("You no longer share a delivery or a parcel: this conversation can be read, no longer written to.",
@@ -62,6 +63,7 @@ extension Text {
         case .receiver: .roleReceiver
         case .staff: .roleStaff
         case .peer: .rolePeer
+        case .counter: .roleCounter
         }
     }
 

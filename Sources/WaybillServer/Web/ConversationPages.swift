@@ -135,6 +135,16 @@ struct ConversationPages {
         """
     }
 
+    /// A button opening the conversation about a counter booking (the customer's "Write to the
+    /// counter", the desk's "Write to the customer").
+    static func bookingButton(_ ctx: WebContext, booking: SlotBookingID, label: Text) -> String {
+        """
+        <form method="post" action="\(WebRoutes.openConversation())" class="inline"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))">
+        <input type="hidden" name="kind" value="booking"><input type="hidden" name="id" value="\(booking.uuidString)">
+        <button type="submit" class="link" data-booking-conversation="\(booking.uuidString)">\(h(ctx.t(label)))</button></form>
+        """
+    }
+
     /// "Write to … privately": opens the caller's direct conversation with `person` (the server
     /// answers 404 unless they share a shipment or a parcel).
     static func directButton(_ ctx: WebContext, to person: UserID, name: String) -> String {

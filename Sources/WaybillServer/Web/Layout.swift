@@ -122,6 +122,7 @@ struct WebPage {
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
+        if caller.may(.receiveAtCounter) { links.append((WebRoutes.desk(), ctx.t(.desk))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
         if caller.may(.drive) {
             if caller.may(.dispatch) { links.append((WebRoutes.driverDay(), ctx.t(.myRuns))) }

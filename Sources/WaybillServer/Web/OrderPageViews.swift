@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Vapor
 import WaybillCore
@@ -8,6 +9,8 @@ import WaybillCore
 /// Ordering, step one: addresses (or a pin on the map), parcel, service, recipient.
 struct OrderFormPage: PageView {
     var accountAddress: Address?
+    /// Reception counters the parcel may be dropped at or collected from.
+    var counters: [CounterRecord] = []
     var values: [String: String]
     var errors: [String: String] = [:]
     var message: String?
@@ -19,6 +22,11 @@ struct OrderFormPage: PageView {
         var pickupModes: [(String, String)] = []
         if let own { pickupModes.append(("own", ctx.t(.useMyAddress, "\(own.street), \(own.postalCode) \(own.city)"))) }
         pickupModes.append(("other", ctx.t(.anotherAddress)))
+        let counterOptions = counters.map { ($0.id!.uuidString, "\($0.name), \($0.street), \($0.city)") }
+        if !counters.isEmpty { pickupModes.append(("counter", ctx.t(.dropAtCounter))) }
+        let dropOffCounter = counters.isEmpty ? "" : "<div class=\"counter-choice\">" + form.select("dropOffCounter", ctx.t(.counterWhich), options: counterOptions, required: false) + "</div>"
+        let collection = counters.isEmpty ? "" : form.radios("dropoffMode", ctx.t(.dropoffWhere), options: [("address", ctx.t(.deliverToAddress)), ("counter", ctx.t(.collectAtCounter))])
+            + "<div class=\"counter-choice\">" + form.select("collectionCounter", ctx.t(.counterWhich), options: counterOptions, required: false) + "</div>"
         func pin(_ stop: String, _ label: String) -> String {
             var map = WebMap(id: "map-\(stop)", label: label, pick: stop)
             if let lat = values["\(stop)Latitude"].flatMap(Double.init), let lng = values["\(stop)Longitude"].flatMap(Double.init) {
@@ -34,7 +42,7 @@ struct OrderFormPage: PageView {
                 </details>
                 """
         }
-        let shown: Set<String> = ["pickupMode", "pickupStreet", "pickupPostalCode", "pickupCity", "dropoffStreet", "dropoffPostalCode",
+        let shown: Set<String> = ["pickupMode", "dropOffCounter", "dropoffMode", "collectionCounter", "pickupStreet", "pickupPostalCode", "pickupCity", "dropoffStreet", "dropoffPostalCode",
                                   "dropoffCity", "weightClass", "service", "recipientName", "recipientEmail", "recipientPhone", "notes"]
         return WebPage(title: ctx.t(.newDelivery), body: """
             <h1>\(h(ctx.t(.newDelivery)))</h1>
@@ -46,10 +54,10 @@ struct OrderFormPage: PageView {
             <div class="other-address">
             \(form.field("pickupStreet", ctx.t(.street), autocomplete: "off", required: false))
             <div class="row">\(form.field("pickupPostalCode", ctx.t(.postalCode), required: false))\(form.field("pickupCity", ctx.t(.city), required: false))</div>
-            </div>
+            </div>\(dropOffCounter)
             \(pin("pickup", ctx.t(.pickup)))
             </fieldset>
-            <fieldset><legend>\(h(ctx.t(.dropoff)))</legend>
+            <fieldset><legend>\(h(ctx.t(.dropoff)))</legend>\(collection)
             \(form.field("dropoffStreet", ctx.t(.street), autocomplete: "off"))
             <div class="row">\(form.field("dropoffPostalCode", ctx.t(.postalCode)))\(form.field("dropoffCity", ctx.t(.city)))</div>
             \(pin("dropoff", ctx.t(.dropoff)))
@@ -76,6 +84,7 @@ struct OrderFormPage: PageView {
 struct ReviewPage: PageView {
     var request: QuoteRequest
     var accountAddress: Address?
+    var counters: [CounterRecord] = []
     var values: [String: String]
     var quote: Quote
     var methods: [PaymentMethod]
@@ -94,10 +103,13 @@ struct ReviewPage: PageView {
             }
             return (method.rawValue, label)
         }
-        let pickupText = request.pickup.useAccountAddress
+        func counter(_ id: String?) -> String? {
+            counters.first { $0.id!.uuidString == id }.map { h(ctx.t(.atCounter, $0.name)) + " · " + ctx.address($0.address) }
+        }
+        let pickupText = counter(request.counters.dropOffID) ?? (request.pickup.useAccountAddress
             ? accountAddress.map { ctx.address($0) } ?? ""
-            : "\(h(request.pickup.address.street)), \(h(request.pickup.address.postalCode)) \(h(request.pickup.address.city))"
-        let dropoffText = "\(h(request.dropoff.street)), \(h(request.dropoff.postalCode)) \(h(request.dropoff.city))"
+            : "\(h(request.pickup.address.street)), \(h(request.pickup.address.postalCode)) \(h(request.pickup.address.city))")
+        let dropoffText = counter(request.counters.collectionID) ?? "\(h(request.dropoff.street)), \(h(request.dropoff.postalCode)) \(h(request.dropoff.city))"
         let hiddenFields = values.filter { !["paymentMethod", "_csrf"].contains($0.key) }.sorted { $0.key < $1.key }
             .map { "<input type=\"hidden\" name=\"\(h($0.key))\" value=\"\(h($0.value))\">" }.joined()
         let lines = quote.breakdown.map { "<tr><td>\(h(ctx.priceLine($0, distanceKm: quote.distanceKm)))</td><td class=\"num\">\(ctx.money(Money($0.amount, quote.price.currency)))</td></tr>" }.joined()
@@ -285,6 +297,8 @@ struct OrderPage: PageView {
     /// Its timeslots: bookings, and the week's slots for whoever may book (`TimeslotPages.Section`).
     var slots = TimeslotPages.Section()
     var slotNotice: String?
+    /// Where the shipment's counters are: the sender drops it at one, the receiver collects it at one.
+    var counterHints: [String] = []
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -313,6 +327,7 @@ struct OrderPage: PageView {
         page.scanned = req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:))
         page.mayPrintLabel = HandOverPolicy.mayPrintLabel(as: caps, status: order.status)
         page.slots = try await TimeslotPages.Section.load(order, capacities: caps, req, for: me)
+        page.counterHints = try await Self.counterHints(order, req)
         page.slotNotice = req.query[String.self, at: "slot"].flatMap { $0.count <= 40 && $0.allSatisfy { $0.isLetter || $0 == "_" } ? $0 : nil }
         if order.status == .delivered {
             page.ratings = try await Ratings(request: req).shipmentRatings(id, for: me)
@@ -323,6 +338,20 @@ struct OrderPage: PageView {
             page.carrierRating = summary.average == nil ? nil : summary
         }
         return page
+    }
+
+    /// The counters of a shipment, each as a sentence for its page (one query for the legs, one for the counters).
+    static func counterHints(_ order: Order, _ req: Request) async throws -> [String] {
+        let legs = try await Leg.query(on: req.db).filter(\.$orderID == order.id!).sort(\.$position).all()
+        let ids = legs.compactMap { $0.counterID.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
+        guard !ids.isEmpty else { return [] }
+        let counters = Dictionary(uniqueKeysWithValues: try await CounterRecord.query(on: req.db).filter(\.$id ~~ ids).all().map { ($0.id!.uuidString, $0) })
+        let ctx = try req.web
+        return legs.compactMap { leg -> String? in
+            guard leg.kind == .counter, let counter = leg.counterID.flatMap({ counters[$0] }) else { return nil }
+            let place = counter.address.singleLine
+            return leg.position == legs.count - 1 ? ctx.t(.counterCollectHint, counter.name, place) : ctx.t(.counterDropHint, counter.name, place)
+        }
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -337,6 +366,7 @@ struct OrderPage: PageView {
         if photoRefused { notices += "<div class=\"alert error\" role=\"alert\">\(h(ctx.t(.photoRefused)))</div>" }
         if let done { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.actionDone, ctx.status(done))))</div>" }
         if receiptJustConfirmed { notices += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.receiptConfirmed)))</div>" }
+        for hint in counterHints { notices += "<div class=\"alert info\" role=\"note\" data-counter-hint>\(h(hint))</div>" }
         if scanned != nil { notices += "<div class=\"alert ok\" role=\"status\" data-scanned>\(h(ctx.t(.labelScanned)))</div>" }
         let scanField = scanned.map { "<input type=\"hidden\" name=\"scannedCode\" value=\"\(h($0))\">" } ?? ""
         if let code = record.recipientCode {
@@ -374,6 +404,7 @@ struct OrderPage: PageView {
             case .deliveryPhoto: ctx.t(.deliveryPhoto)
             case .receiptPhoto: ctx.t(.receiverPhoto)
             case .parcelPhoto: ctx.t(.parcelPhoto)
+            case .counterPhoto: ctx.t(.counterPhoto)
             }
             return "<figure><img src=\"\(WebRoutes.orderFile((id, file.id!)))\" alt=\"\(h(label))\" width=\"\(file.width)\" height=\"\(file.height)\" class=\"file \(file.kind.rawValue)\" loading=\"lazy\"><figcaption>\(h(label))</figcaption></figure>"
         }.joined()

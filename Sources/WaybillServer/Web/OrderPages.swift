@@ -36,6 +36,10 @@ struct OrderPages {
         var dropoffCity: String?
         var dropoffLatitude: String?
         var dropoffLongitude: String?
+        /// "I will drop it at a counter" (`pickupMode` = `counter`) and "collect at a counter" (`dropoffMode` = `counter`).
+        var dropOffCounter: String?
+        var dropoffMode: String?
+        var collectionCounter: String?
         var weightClass: String?
         var service: String?
         var recipientName: String?
@@ -68,8 +72,10 @@ struct OrderPages {
                 latitude: Self.coordinate(pickupLatitude), longitude: Self.coordinate(pickupLongitude)))
             let dropoff = AddressInput(street: dropoffStreet, postalCode: dropoffPostalCode, city: dropoffCity,
                                        latitude: Self.coordinate(dropoffLatitude), longitude: Self.coordinate(dropoffLongitude))
+            let counters = CounterChoice(dropOffID: pickupMode == "counter" ? UUID(uuidString: dropOffCounter ?? "")?.uuidString ?? "" : nil,
+                                         collectionID: dropoffMode == "counter" ? UUID(uuidString: collectionCounter ?? "")?.uuidString ?? "" : nil)
             return QuoteRequest(pickup: pickup, dropoff: dropoff, weightClass: WeightClass(rawValue: weightClass ?? "") ?? .small,
-                                service: ServiceLevel(rawValue: service ?? "") ?? .standard)
+                                service: ServiceLevel(rawValue: service ?? "") ?? .standard, counters: counters)
         }
     }
 
@@ -80,7 +86,13 @@ struct OrderPages {
         "dropoff.street": "dropoffStreet", "dropoff.postalCode": "dropoffPostalCode", "dropoff.city": "dropoffCity",
         "dropoff.latitude": "dropoffLatitude", "dropoff.longitude": "dropoffLongitude",
         "recipient.name": "recipientName", "recipient.email": "recipientEmail", "recipient.phone": "recipientPhone",
+        "dropOffCounterId": "dropOffCounter", "collectionCounterId": "collectionCounter",
     ]
+
+    /// The active counters a customer may choose, by name.
+    static func counters(_ req: Request, _ me: Principal) async throws -> [CounterRecord] {
+        try await Counters(request: req).list(by: me).map(\.record).filter(\.active)
+    }
 
     static func formErrors(_ fields: [String: String]?) -> [String: String] {
         var errors: [String: String] = [:]
@@ -92,7 +104,7 @@ struct OrderPages {
         let (ctx, me) = try WebAuth.require(req, .placeOrders)
         var values = ["pickupMode": me.user.accountAddress == nil ? "other" : "own", "weightClass": "small", "service": "standard"]
         for key in ["dropoffStreet", "dropoffPostalCode", "dropoffCity"] { if let v = req.query[String.self, at: key] { values[key] = v } }
-        return OrderFormPage(accountAddress: me.user.accountAddress, values: values).response(ctx)
+        return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values).response(ctx)
     }
 
     /// Step two: the price, the summary, the payment method and the optional photo.
@@ -101,20 +113,21 @@ struct OrderPages {
         let form = try req.content.decode(OrderForm.self)
         try requireStorableText(Array(form.values.values))
         var values = form.values
-        if req.query[String.self, at: "edit"] != nil { return OrderFormPage(accountAddress: me.user.accountAddress, values: values).response(ctx) }
+        if req.query[String.self, at: "edit"] != nil { return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values).response(ctx) }
         let orders = Orders(request: req)
         let quote: Quote
         do {
             quote = try await orders.quote(form.quoteRequest, for: me)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, values: values, errors: Self.formErrors(error.fields),
+            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let methods = try await orders.paymentOptions(for: me).methods
         // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
         values["idempotencyKey"] = Randomness.uuid().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
-        return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, values: values, quote: quote, methods: methods).response(ctx)
+        return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values,
+                          quote: quote, methods: methods).response(ctx)
     }
 
     func create(_ req: Request) async throws -> Response {
@@ -130,7 +143,7 @@ struct OrderPages {
         do {
             created = try await orders.create(request, by: me, idempotencyKey: form.idempotencyKey)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, values: form.values, errors: Self.formErrors(error.fields),
+            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: form.values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let id = created.record.order.id!

@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Vapor
 import WaybillCore
@@ -148,11 +149,19 @@ struct TimeslotPages {
             let timeslots = Timeslots(request: req)
             var section = Section()
             let legs = try await Timeslots.legKinds(of: order.id!, on: req.db)
-            for kind in [SlotKind.pickup, .delivery] {
+            for kind in [SlotKind.dropOff, .pickup, .delivery] {
                 guard SlotPolicy.mayBook(kind, as: capacities, status: order.status, legKind: legs.for(kind)) else { continue }
-                let place = kind == .pickup ? order.pickup : order.dropoff
-                guard (1...16).contains(place.postalCode.count) else { continue }
-                let slots = try await timeslots.slots(kind: kind, postalCode: place.postalCode, from: nil, days: 7, for: me)
+                let slots: [SlotView]
+                if kind == .dropOff {
+                    // The drop-off counter's own slots.
+                    let first = try await Leg.query(on: req.db).filter(\.$orderID == order.id!).sort(\.$position).first()
+                    guard let counter = first?.counterID.flatMap(UUID.init(uuidString:)) else { continue }
+                    slots = try await timeslots.slots(kind: kind, postalCode: nil, counter: CounterID(rawValue: counter), from: nil, days: 7, for: me)
+                } else {
+                    let place = kind == .pickup ? order.pickup : order.dropoff
+                    guard (1...16).contains(place.postalCode.count) else { continue }
+                    slots = try await timeslots.slots(kind: kind, postalCode: place.postalCode, from: nil, days: 7, for: me)
+                }
                 if !slots.isEmpty { section.choices.append((kind, slots)) }
             }
             section.bookings = try await timeslots.bookings(of: order.id!, for: me)
@@ -163,11 +172,15 @@ struct TimeslotPages {
             guard !bookings.isEmpty || !choices.isEmpty else { return "" }
             let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
             let list = bookings.reversed().map { b -> String in
-                let mayCancel = b.booking.status.takesSeat && SlotPolicy.mayBook(b.booking.kind, as: capacities, status: status)
+                let mayCancel = b.booking.status.takesSeat && SlotPolicy.mayBook(b.booking.kind, as: capacities, status: status,
+                                                                                 legKind: SlotPolicy.legKind(of: b.booking.kind))
                 let cancel = mayCancel ? """
                      <form method="post" action="\(WebRoutes.slotBookingAction((b.booking.id!, "cancel")))" class="inline">\(csrf)<button type="submit" class="link">\(h(ctx.t(.slotCancel)))</button></form>
                     """ : ""
-                return "<li data-booking=\"\(b.booking.status.rawValue)\">\(h(ctx.slotKind(b.booking.kind))): \(h(ctx.slotWhen(b.slot, b.template))) · <strong>\(h(ctx.bookingStatus(b.booking.status)))</strong>\(b.booking.reason.map { " (" + h($0) + ")" } ?? "")\(cancel)</li>"
+                // A drop-off at a counter: its customer may write to the counter's staff about it.
+                let write = b.booking.kind == .dropOff && capacities.contains(.owner)
+                    ? ConversationPages.bookingButton(ctx, booking: b.booking.id!, label: .writeToCounter) : ""
+                return "<li data-booking=\"\(b.booking.status.rawValue)\">\(h(ctx.slotKind(b.booking.kind))): \(h(ctx.slotWhen(b.slot, b.template))) · <strong>\(h(ctx.bookingStatus(b.booking.status)))</strong>\(b.booking.reason.map { " (" + h($0) + ")" } ?? "")\(cancel)\(write)</li>"
             }.joined()
             let forms = choices.map { kind, slots -> String in
                 let mine = Set(bookings.filter { $0.booking.status.takesSeat }.map(\.booking.slotID))
@@ -226,8 +239,13 @@ struct TimeslotPages {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
         let timeslots = Timeslots(request: req)
         return DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
+                                     counters: try await Self.activeCounters(req, me),
                                      pending: try await timeslots.bookings(status: .pending, date: nil, by: me),
                                      booked: try await timeslots.bookings(status: .booked, date: nil, by: me)).response(ctx)
+    }
+
+    static func activeCounters(_ req: Request, _ me: Principal) async throws -> [CounterRecord] {
+        try await Counters(request: req).list(by: me).map(\.record).filter(\.active)
     }
 
     func addTemplate(_ req: Request) async throws -> Response {
@@ -248,10 +266,11 @@ struct TimeslotPages {
             guard errors.isEmpty, let kind, let weekday, let start, let end, let capacity else { throw WaybillError.validation(errors) }
             _ = try await timeslots.createTemplate(SlotTemplate(kind: kind, weekday: weekday, startMinute: start, endMinute: end, capacity: capacity,
                                                                 requiresApproval: form["requiresApproval"] == "on"),
-                                                   zone: form["zone"] ?? "", by: me)
+                                                   zone: form["zone"] ?? "", counter: (form["counterId"]).flatMap(UUID.init(uuidString:)).map(CounterID.init(rawValue:)), by: me)
             return req.redirect(to: WebRoutes.timeslots(), redirectType: .normal)
         } catch let error as WaybillError where error.status == .unprocessableEntity {
             var page = DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
+                                             counters: try await Self.activeCounters(req, me),
                                              pending: try await timeslots.bookings(status: .pending, date: nil, by: me),
                                              booked: try await timeslots.bookings(status: .booked, date: nil, by: me))
             page.values = form
@@ -292,6 +311,8 @@ struct TimeslotPages {
 
 struct DispatchTimeslotsPage: PageView {
     var templates: [SlotTemplateRecord]
+    /// Active counters, for drop-off templates.
+    var counters: [CounterRecord] = []
     var pending: [SlotBookingView]
     var booked: [SlotBookingView]
     var values: [String: String] = [:]
@@ -333,8 +354,10 @@ struct DispatchTimeslotsPage: PageView {
             \(rows.isEmpty ? "<p>\(h(ctx.t(.slotNone)))</p>" : "<table class=\"table\" id=\"slot-templates\"><tbody>\(rows)</tbody></table>")
             <h3>\(h(ctx.t(.slotAddTemplate)))</h3>
             <form method="post" action="\(WebRoutes.timeslotTemplates())" class="stack" id="slot-template-form">\(csrf)
-            \(form.summary(message: message, shown: ["kind", "weekday", "start", "end", "capacity", "zone"]))
-            \(form.select("kind", ctx.t(.timeslots), options: [("delivery", ctx.t(.slotDelivery)), ("pickup", ctx.t(.slotPickup))]))
+            \(form.summary(message: message, shown: ["kind", "counterId", "weekday", "start", "end", "capacity", "zone"]))
+            \(form.select("kind", ctx.t(.timeslots), options: [("delivery", ctx.t(.slotDelivery)), ("pickup", ctx.t(.slotPickup))]
+                + (counters.isEmpty ? [] : [("drop_off", ctx.t(.slotDropOff))])))
+            \(counters.isEmpty ? "" : form.select("counterId", ctx.t(.counterWhich), options: [("", "—")] + counters.map { ($0.id!.uuidString, $0.name) }, required: false))
             \(form.select("weekday", ctx.t(.slotWeekday), options: (1...7).map { (String($0), ctx.weekday($0)) }))
             \(form.field("start", ctx.t(.slotStart), attributes: "pattern=\"[0-2][0-9]:[0-5][0-9]\" placeholder=\"08:00\""))
             \(form.field("end", ctx.t(.slotEnd), attributes: "pattern=\"[0-2][0-9]:[0-5][0-9]\" placeholder=\"10:00\""))
@@ -356,7 +379,7 @@ struct ScanPage: PageView {
             <h1>\(h(ctx.t(.scanLabel)))</h1>
             <p class="hint">\(h(ctx.t(.scanIntro)))</p>
             \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
-            <div data-scanner hidden><video data-scanner-video playsinline muted class="scanner"></video>
+            <div data-scanner hidden><video data-scanner-video playsinline muted class="scanner" hidden></video>
             <p><button type="button" class="secondary" data-scanner-start>\(h(ctx.t(.scanCamera)))</button></p></div>
             <form method="post" action="\(WebRoutes.scan())" class="stack" id="scan-form"><input type="hidden" name="_csrf" value="\(h(ctx.csrf))">
             <div class="field"><label for="scan-code">\(h(ctx.t(.scanCode)))</label>

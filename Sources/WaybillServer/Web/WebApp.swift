@@ -20,6 +20,7 @@ enum WebApp {
         HandoverPages().register(web)
         TimeslotPages().register(web)
         CounterPages().register(web)
+        DeskPages().register(web)
         RatingPages().register(web)
         StatisticsPages().register(web)
         DispatchPages().register(web)

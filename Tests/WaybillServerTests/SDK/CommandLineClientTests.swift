@@ -227,6 +227,51 @@ struct CommandLineClientTests {
         }
     }
 
+    @Test("waybill-client desk: a customer orders a parcel dropped at a counter and collected at another; the counters' staff list their day, check it in by reference and hand it out with the code",
+          arguments: TestDatabase.available)
+    func desk(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-cli-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: scratch) }
+                let cast = try await server.cast()
+                let (lausanne, bern, _) = try await CounterDeskTests.counters(server, cast)
+                let url = "http://127.0.0.1:\(port)"
+                let ada = CLI(server: url, sessionFile: scratch.appendingPathComponent("ada.json").path)
+                let bob = CLI(server: url, sessionFile: scratch.appendingPathComponent("bob.json").path)
+                #expect(try await ada.run("login", "--email", "ada@example.com", "--password", TestServer.password).status == 0)
+                #expect(try await bob.run("login", "--email", "bob@example.com", "--password", TestServer.password).status == 0)
+
+                let created = try await ada.run("order", "create", "--drop-at", lausanne, "--collect-at", bern, "--payment", "card",
+                                                "--recipient-name", "Bea Beispiel", "--recipient-email", "bea@example.com", "--json")
+                #expect(created.status == 0, "\(created)")
+                let order = try #require(created.json["order"]["id"].string)
+                let reference = try #require(created.json["order"]["reference"].string)
+                #expect(created.json["order"]["pickup"]["city"].string == "Lausanne" && created.json["order"]["dropoff"]["city"].string == "Bern")
+                try await CounterDeskTests.pay(server, order, cast)
+
+                let mine = try await bob.run("desk", "mine")
+                #expect(mine.stdout.contains("Guichet Gare") && mine.stdout.contains("Schalter Bern"), "\(mine)")
+                let checked = try await bob.run("desk", "check-in", lausanne, reference)
+                #expect(checked.status == 0 && checked.stdout.contains("waiting_for_driver"), "\(checked)")
+                let day = try await bob.run("desk", "day", lausanne)
+                #expect(day.stdout.contains("Here:") && day.stdout.contains(reference), "\(day)")
+                let again = try await bob.run("desk", "check-in", lausanne, reference, "--json")
+                #expect(again.status == 1 && JSON(data: Data(again.stderr.utf8))["error"]["code"].string == "invalid_transition", "a replay: \(again)")
+
+                try await server.advance(order, to: .accepted, cast: cast)
+                let token = try await LabelScanTests.token(server, order)
+                #expect(try await server.send(.POST, "/orders/\(order)/pickup", json: ["scannedCode": token], token: cast.driver.access).status == .ok)
+                #expect(try await bob.run("desk", "check-in", bern, "https://waybill.example/h/\(token)").status == 0)
+                let code = try await server.code(for: "bea@example.com")
+                let out = try await bob.run("desk", "hand-out", bern, reference, "--receiver-code", code, "--name", "Bea Beispiel")
+                #expect(out.status == 0 && out.stdout.contains("delivered"), "\(out)")
+                #expect(try await ada.run("desk", "check-in", lausanne, reference).status == 1, "a customer is no counter's staff")
+            }
+        }
+    }
+
     @Test("Every command of waybill-client explains itself with --help")
     func helpOnEveryCommand() async throws {
         let cli = CLI(server: "http://127.0.0.1:9", sessionFile: "/nonexistent/session.json")
@@ -236,12 +281,13 @@ struct CommandLineClientTests {
             ["pickup"], ["deliver"], ["fail"], ["position"], ["assign"], ["users"], ["users", "create"], ["users", "disable"], ["fleet"],
             ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"], ["plan", "auto"],
             ["chat"], ["chat", "list"], ["chat", "open"], ["chat", "show"], ["chat", "send"], ["chat", "follow"], ["rate"], ["rate", "give"], ["rate", "show"],
+            ["desk"], ["desk", "mine"], ["desk", "day"], ["desk", "check-in"], ["desk", "hand-out"],
         ]
         for command in commands {
             let help = try await cli.run(command + ["--help"])
             #expect(help.status == 0, "\(command): \(help)")
             #expect(help.stdout.contains("USAGE: waybill-client"), "\(command): \(help.stdout)")
-            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"] || command == ["rate"],
+            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"] || command == ["rate"] || command == ["desk"],
                     "\(command) has no --json")
         }
         let deliver = try await cli.run("deliver", "--help")

@@ -68,4 +68,51 @@ struct SDKTimeslotTests {
             }
         }
     }
+
+    @Test("Through the SDK a customer sends a parcel from a counter to another, counter staff check it in and hand it out against the receiver's code",
+          arguments: TestDatabase.available)
+    func counterDesk(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            try await server.serving { port in
+                let cast = try await server.cast()
+                let (lausanne, bern, _) = try await CounterDeskTests.counters(server, cast)
+                let ada = server.sdk(port: port), bob = server.sdk(port: port), luca = server.sdk(port: port)
+                try await ada.signIn(email: "ada@example.com", password: TestServer.password)
+                try await bob.signIn(email: "bob@example.com", password: TestServer.password)
+                try await luca.signIn(email: "luca@courier.example", password: TestServer.password)
+                let from = try #require(CounterID(uuidString: lausanne)), to = try #require(CounterID(uuidString: bern))
+                let bobs = try await bob.myCounters(), adas = try await ada.myCounters()
+                #expect(Set(bobs.map(\.id)) == [lausanne, bern] && adas.isEmpty)
+
+                let delivery = Delivery(pickup: .counter(from), collectAt: to)
+                #expect(try await ada.quote(delivery).distanceKm ?? 0 > 50)
+                let placed = try await ada.placeOrder(NewOrder(delivery: delivery, paymentMethod: .card,
+                                                               recipient: Recipient(name: "Bea Beispiel", email: "bea@example.com")))
+                #expect(placed.order.pickup.city == "Lausanne" && placed.order.dropoff.city == "Bern")
+                let order = placed.order.id
+                try await CounterDeskTests.pay(server, order, cast)
+                let checked = try await bob.checkIn(at: from, reference: placed.order.reference, photo: Data(SampleImages.photoJPEG))
+                #expect(checked.stage == .waitingForDriver)
+                #expect(try await bob.counterDay(from).here.map(\.reference) == [placed.order.reference])
+
+                try await server.advance(order, to: .accepted, cast: cast)
+                let token = try await LabelScanTests.token(server, order)
+                let id = try #require(OrderID(uuidString: order))
+                _ = try await luca.pickUp(id, scannedCode: token)
+                let arrived = try await bob.checkIn(at: to, code: token)
+                #expect(arrived.stage == .waitingForReceiver)
+                let code = try await server.code(for: "bea@example.com")
+                let out = try await bob.handOut(at: to, code: token, receiverCode: code, collectedBy: "Bea Beispiel")
+                #expect(out.status == .delivered && out.stage == .done)
+                do throws(WaybillClient.WaybillError) {
+                    _ = try await ada.checkIn(at: from, code: token)
+                    Issue.record("a customer checked a parcel in")
+                } catch .server(let problem) {
+                    #expect(problem.status == 403)
+                } catch {
+                    Issue.record("\(error)")
+                }
+            }
+        }
+    }
 }

@@ -16,6 +16,7 @@ async function start(video) {
   const detector = new BarcodeDetector({ formats: ["qr_code", "code_128"] });
   const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false });
   video.srcObject = stream;
+  video.hidden = false;
   await video.play();
   const stop = () => stream.getTracks().forEach((t) => t.stop());
   const tick = async () => {
@@ -44,6 +45,7 @@ async function startOwnReader(video) {
   let decodeQR;
   try {
     video.srcObject = stream;
+    video.hidden = false;
     await video.play();
     ({ decodeQR } = await reader);
   } catch (error) {
