@@ -97,4 +97,12 @@ struct CounterLegTests {
         let id = UUID()
         #expect(ConversationSubject(kind: "booking", id: id) == .booking(SlotBookingID(rawValue: id)) && ConversationSubject.booking(SlotBookingID(rawValue: id)).kind == "booking")
     }
+
+    @Test("A driver collects a parcel from its counter once it is there, or from the end of its drop-off slot still to come")
+    func counterPickup() {
+        #expect(RoutePlanningPolicy.counterPickup(held: true, dropOffSlotEnd: nil, now: 100) == .now)
+        #expect(RoutePlanningPolicy.counterPickup(held: false, dropOffSlotEnd: 500, now: 100) == .from(500))
+        #expect(RoutePlanningPolicy.counterPickup(held: false, dropOffSlotEnd: 50, now: 100) == .notYet, "the slot ended without the parcel")
+        #expect(RoutePlanningPolicy.counterPickup(held: false, dropOffSlotEnd: nil, now: 100) == .notYet)
+    }
 }

@@ -219,7 +219,17 @@ struct CounterDeskTests {
             let after = try await bob.get(deskPath + "?in=\(order.reference)")
             #expect(after.html.contains("is checked in") && after.html.contains("data-stage=\"waiting_for_driver\""))
             #expect(try await ada.get("/orders/new").html.contains("href=\"/desk\"") == false)
+            // A phone's camera opening the label sends the counter's staff to their desk with it filled in.
+            let opened = try await bob.get("/h/\(try #require(order.handoverToken))")
+            #expect(opened.status == .seeOther && opened.headers.first(name: .location) == "/desk/\(lausanne.uppercased())?code=\(order.handoverToken!)",
+                    "\(opened.headers)")
+            #expect(try await bob.get("/desk/\(lausanne.uppercased())?code=\(order.handoverToken!)").html.contains("value=\"\(order.handoverToken!)\""))
             #expect(try await ada.get(deskPath).status == .forbidden)
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            let looked = try await boss.get(deskPath)
+            #expect(looked.status == .ok && looked.html.contains(order.reference) && !looked.html.contains("id=\"scan-form\""),
+                    "dispatch looks at the counter's day; the desk's forms are its staff's")
 
             // On to Bern with the driver, then collected there.
             try await server.advance(order.id!.uuidString, to: .accepted, cast: cast)
@@ -281,6 +291,33 @@ struct CounterDeskTests {
             server.clock.advance(by: 15 * 86_400)
             let late = try await ConversationTests.say(server, id, "Hello?", id: "m4", try await server.login("ada@example.com").access)
             #expect(late.errorCode == "conversation_closed", "\(late)")
+        }
+    }
+
+    @Test("Route plans collect a parcel from its counter once the counter holds it, or from the end of its drop-off slot; never before",
+          arguments: TestDatabase.available)
+    func plansWaitForTheCounter(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let (lausanne, _, _) = try await Self.counters(server, cast)
+            try await server.goOnDuty(cast.driver.access)
+            #expect(try await server.report(cast.driver.access, [(46.52, 6.63)]).status == .ok)
+            var body = TestServer.orderBody(payment: "card", extra: ["dropOffCounterId": lausanne])
+            body["pickup"] = nil
+            let order = try #require(try await server.send(.POST, "/orders", json: body, token: cast.customer.access).json["order"]["id"].string)
+            try await Self.pay(server, order, cast)
+            func plan() async throws -> (planned: Set<String>, reasons: [String: String]) {
+                let made = try await server.send(.POST, "/route-plans", json: ["seconds": 0.2], token: cast.manager.access)
+                try #require(made.status == .created, "\(made)")
+                let planned = Set(made.json["plan"]["routes"].array.flatMap { $0["stops"].array.compactMap { $0["orderId"].string } })
+                let reasons = Dictionary(uniqueKeysWithValues: made.json["plan"]["unplanned"].array.map { ($0["orderId"].string!, $0["reason"].string!) })
+                return (planned, reasons)
+            }
+            let before = try await plan()
+            #expect(before.reasons[order] == "not_at_counter" && !before.planned.contains(order), "\(before)")
+            #expect(try await Self.checkIn(server, lausanne, code: try await LabelScanTests.token(server, order), token: cast.otherCustomer.access).status == .ok)
+            let after = try await plan()
+            #expect(after.planned.contains(order) && after.reasons[order] == nil, "\(after)")
         }
     }
 }

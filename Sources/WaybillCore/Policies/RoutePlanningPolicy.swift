@@ -76,6 +76,26 @@ public enum RoutePlanningPolicy {
         case slotMissed = "slot_missed"
         /// Its booked timeslot is on a later day than the plan's.
         case slotLater = "slot_later"
+        /// Its sender drops it at a counter and has not yet, and no drop-off slot (still to come) says when.
+        case notAtCounter = "not_at_counter"
+    }
+
+    /// When a driver may collect a parcel its sender drops at a counter.
+    public enum CounterPickup: Sendable, Equatable {
+        /// The counter holds it.
+        case now
+        /// From the end of its booked drop-off slot (Unix ms).
+        case from(Int64)
+        /// Not before it is there: no drop-off slot to come says when.
+        case notYet
+    }
+
+    /// The counter holds it: now; its drop-off slot is still to end: from then; otherwise not yet (a
+    /// drop-off slot that ended without the parcel says nothing more).
+    public static func counterPickup(held: Bool, dropOffSlotEnd: Int64?, now: Int64) -> CounterPickup {
+        if held { return .now }
+        if let end = dropOffSlotEnd, end > now { return .from(end) }
+        return .notYet
     }
 
     /// A booked timeslot as the solver's time window, in seconds from `now` (the plan's clock); nil

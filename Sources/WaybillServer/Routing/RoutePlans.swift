@@ -165,6 +165,9 @@ struct RoutePlans: WaybillService {
         let service = Double(request.serviceMinutes * 60)
         // Booked timeslots are the stops' time windows.
         let slots = try await Timeslots.live(for: orders.compactMap(\.id), on: db)
+        // Parcels their senders drop at a counter: whether the counter holds each yet.
+        let dropOffCounters = Dictionary(try await Leg.query(on: db).filter(\.$orderID ~~ orders.compactMap(\.id)).filter(\.$position == 0)
+            .filter(\.$kind == .counter).all().map { ($0.orderID, $0.status == .held) }, uniquingKeysWith: { a, _ in a })
         var withSlot: Set<UUID> = []
         /// The stop's window from its booked slot (`.always` without one); nil when the slot ended.
         func window(_ order: Order, _ kind: SlotKind) -> TimeWindow? {
@@ -189,7 +192,19 @@ struct RoutePlans: WaybillService {
             if slots[order.id!]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
                 out(.slotLater); continue
             }
-            guard let deliveryWindow = window(order, .delivery), role == .onBoard || window(order, .pickup) != nil else { out(.slotMissed); continue }
+            guard let deliveryWindow = window(order, .delivery), var pickupWindow = role == .onBoard ? Optional(TimeWindow.always) : window(order, .pickup) else {
+                out(.slotMissed); continue
+            }
+            // A parcel dropped at a counter: collected once it is there.
+            if role != .onBoard, let held = dropOffCounters[order.id!] {
+                let dropOff = slots[order.id!]?.first { $0.booking.kind == .dropOff && $0.booking.status == .booked }?.slot.endsAt
+                switch RoutePlanningPolicy.counterPickup(held: held, dropOffSlotEnd: dropOff, now: now) {
+                case .now: break
+                case .from(let end) where end >= shiftEnd: out(.slotLater); continue
+                case .from(let end): pickupWindow = TimeWindow(start: Double(end - now) / 1000, end: horizon)
+                case .notYet: out(.notAtCounter); continue
+                }
+            }
             if role != .open, let driver = order.driverID, !onDuty.contains(driver) { out(.driverOffDuty); continue }
             if vehicles.isEmpty { out(.noDriverOnDuty); continue }
             let skills: Set<String> = role == .open ? [] : ["driver:\(order.driverID!.uuidString)"]
@@ -201,7 +216,7 @@ struct RoutePlans: WaybillService {
                 jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
             } else {
                 let pick = order.pickup.coordinate!
-                let pickup = Visit(location: points.count, service: service, window: window(order, .pickup) ?? .always)
+                let pickup = Visit(location: points.count, service: service, window: pickupWindow)
                 points.append(GeoPoint(latitude: pick.latitude, longitude: pick.longitude))
                 shipments.append(Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
             }

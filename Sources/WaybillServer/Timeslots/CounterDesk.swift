@@ -37,6 +37,8 @@ struct CounterDay: Sendable {
     var booked: [CounterParcel]
     var here: [CounterParcel]
     var expected: [CounterParcel]
+    /// The viewer works at this counter (admins and dispatch only look).
+    var atDesk = false
 }
 
 /// Counters' desks (issue "Counters, timeslots and QR hand-overs", item 1): the staff check a parcel
@@ -70,6 +72,17 @@ struct CounterDesks: WaybillService {
             .map { try $0.decode(column: "counter_id", as: CounterID.self) }
         guard !ids.isEmpty else { return [] }
         return try await CounterRecord.query(on: db).filter(\.$id ~~ ids).sort(\.$name).all()
+    }
+
+    /// The caller's counter where a scanned label's parcel is expected or held now (a phone's camera
+    /// opened the label: their desk opens on it); nil when they work at none of its counters.
+    func desk(for scanned: String, by me: Principal) async throws -> CounterID? {
+        guard me.caller.may(.receiveAtCounter), let token = HandOverPolicy.token(fromScan: scanned),
+              let order = try await Order.query(on: db).filter(\.$handoverToken == token).first() else { return nil }
+        let mine = Set(try await myCounters(me).compactMap { $0.id?.uuidString })
+        let legs = try await Leg.query(on: db).filter(\.$orderID == order.id!).filter(\.$kind == .counter).sort(\.$position).all()
+        return legs.first { !$0.status.isFinal && mine.contains($0.counterID ?? "") }
+            .flatMap { $0.counterID.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
     }
 
     /// The shipment a scanned label or a typed reference names (404, logged, when none).
@@ -305,10 +318,12 @@ struct CounterDesks: WaybillService {
         let bookedIDs = Set(dayBookings.map(\.orderID))
         let booked = all.filter { bookedIDs.contains($0.order.id!) }.sorted { ($0.slot?.start ?? 0, $0.order.reference) < ($1.slot?.start ?? 0, $1.order.reference) }
         let rest = all.filter { !bookedIDs.contains($0.order.id!) }
+        let atDesk = CounterDesk.mayWorkAt(me.caller, namedFor: try await Self.isNamed(me.userID, for: counterID, on: db))
         return CounterDay(counter: counter, date: today,
                           booked: booked,
                           here: rest.filter { $0.stage == .waitingForDriver || $0.stage == .waitingForReceiver }.sorted { ($0.checkedInAt ?? 0) < ($1.checkedInAt ?? 0) },
-                          expected: rest.filter { $0.stage == .dropOffExpected || $0.stage == .arriving }.sorted { $0.order.createdAt < $1.order.createdAt })
+                          expected: rest.filter { $0.stage == .dropOffExpected || $0.stage == .arriving }.sorted { $0.order.createdAt < $1.order.createdAt },
+                          atDesk: atDesk)
     }
 }
 

@@ -112,7 +112,9 @@ struct DeskPages {
         var notice: String?
         if let done = req.query[String.self, at: "in"] { notice = ctx.t(.deskCheckedIn, done) }
         if let done = req.query[String.self, at: "out"] { notice = ctx.t(.deskHandedOut, done) }
-        return DeskPage(day: day, notice: notice).response(ctx)
+        // A label a phone's camera opened (`/h/…`): in both forms, ready to send.
+        let scanned = req.query[String.self, at: "code"].flatMap(HandOverPolicy.token(fromScan:))
+        return DeskPage(day: day, notice: notice, values: scanned.map { ["code": $0, "outCode": $0] } ?? [:]).response(ctx)
     }
 
     func checkIn(_ req: Request) async throws -> Response {
@@ -173,11 +175,8 @@ struct DeskPage: PageView {
             return "<ul class=\"list\" id=\"\(id)\">\(items)</ul>"
         }
         let c = day.counter
-        return WebPage(title: "\(ctx.t(.desk)) · \(c.name)", body: """
-            <h1>\(h(c.name))</h1>
-            <p>\(ctx.address(c.address))</p>
-            \(notice.map { "<div class=\"alert ok\" role=\"status\">\(h($0))</div>" } ?? "")
-            \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
+        // The desk's forms are its staff's; admins and dispatch look at the day.
+        let checkIn = """
             <section><h2>\(h(ctx.t(.deskCheckIn)))</h2>
             <p class="hint">\(h(ctx.t(.deskCheckInHint)))</p>
             <div data-scanner hidden><video data-scanner-video playsinline muted class="scanner" hidden></video>
@@ -188,12 +187,8 @@ struct DeskPage: PageView {
             <div class="field"><label for="desk-photo">\(h(ctx.t(.deskPhoto))) <span class="optional">(\(h(ctx.t(.optional))))</span></label>
             <input id="desk-photo" name="photo" type="file" accept="image/jpeg,image/png" capture="environment"></div>
             <button type="submit" class="primary">\(h(ctx.t(.deskCheckInButton)))</button></form></section>
-            <section><h2>\(h(ctx.t(.deskBooked, day.date.description)))</h2>
-            <p class="pager">\(day.date.adding(days: -1).map { "<a rel=\"prev\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">← \(h(ctx.t(.deskPreviousDay)))</a>" } ?? "")
-            \(day.date.adding(days: 1).map { "<a rel=\"next\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">\(h(ctx.t(.deskNextDay))) →</a>" } ?? "")</p>
-            \(list(day.booked, id: "desk-booked"))</section>
-            <section><h2>\(h(ctx.t(.deskHere)))</h2>\(list(day.here, id: "desk-here"))</section>
-            <section><h2>\(h(ctx.t(.deskExpected)))</h2>\(list(day.expected, id: "desk-expected"))</section>
+            """
+        let handOut = """
             <section><h2>\(h(ctx.t(.deskHandOut)))</h2>
             <form method="post" action="\(WebRoutes.deskHandOut(c.id!))" class="stack" id="hand-out-form">\(csrf)
             <div class="field"><label for="out-code">\(h(ctx.t(.scanCode)))</label>
@@ -203,6 +198,20 @@ struct DeskPage: PageView {
             <div class="field"><label for="out-name">\(h(ctx.t(.deskCollectedBy)))</label>
             <input id="out-name" name="collectedBy" required maxlength="200" autocomplete="off" value="\(h(values["collectedBy"]))"></div>
             <button type="submit" class="primary">\(h(ctx.t(.deskHandOutButton)))</button></form></section>
+            """
+        return WebPage(title: "\(ctx.t(.desk)) · \(c.name)", body: """
+            <h1>\(h(c.name))</h1>
+            <p>\(ctx.address(c.address))</p>
+            \(notice.map { "<div class=\"alert ok\" role=\"status\">\(h($0))</div>" } ?? "")
+            \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
+            \(day.atDesk ? checkIn : "")
+            <section><h2>\(h(ctx.t(.deskBooked, day.date.description)))</h2>
+            <p class="pager">\(day.date.adding(days: -1).map { "<a rel=\"prev\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">← \(h(ctx.t(.deskPreviousDay)))</a>" } ?? "")
+            \(day.date.adding(days: 1).map { "<a rel=\"next\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">\(h(ctx.t(.deskNextDay))) →</a>" } ?? "")</p>
+            \(list(day.booked, id: "desk-booked"))</section>
+            <section><h2>\(h(ctx.t(.deskHere)))</h2>\(list(day.here, id: "desk-here"))</section>
+            <section><h2>\(h(ctx.t(.deskExpected)))</h2>\(list(day.expected, id: "desk-expected"))</section>
+            \(day.atDesk ? handOut : "")
             """, status: status, scripts: ["scan"])
     }
 }

@@ -48,6 +48,10 @@ struct HandoverPages {
                 <p><a class="button primary" href="\(WebRedirect.signIn(req).location)">\(h(ctx.t(.signIn)))</a></p>
                 """).render(ctx)
         }
+        // Counter staff: their desk, with the label in its fields.
+        if let counter = try await CounterDesks(request: req).desk(for: token, by: me) {
+            return req.redirect(to: WebRoutes.deskCounter(counter, query: "code=" + token), redirectType: .normal)
+        }
         do {
             let (order, _) = try await Handovers(request: req).lookup(token, by: me)
             return req.redirect(to: WebRoutes.order(order.id!, query: "scan=" + token), redirectType: .normal)

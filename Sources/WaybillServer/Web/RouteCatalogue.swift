@@ -46,6 +46,7 @@ extension Text {
     static let reasonOutOfShift = Text("No driver can reach it before the end of the day", "Aucun chauffeur ne peut l’atteindre avant la fin de la journée")
     static let reasonSlotMissed = Text("Its booked timeslot cannot be kept", "Son créneau réservé ne peut pas être tenu")
     static let reasonSlotLater = Text("Its timeslot is on a later day", "Son créneau est un autre jour")
+    static let reasonNotAtCounter = Text("Not dropped at its counter yet", "Pas encore déposé à son guichet")
     static let reasonNoRoom = Text("Every van is full or out of time", "Toutes les camionnettes sont pleines ou n’ont plus le temps")
 
     static func unplanned(_ reason: RoutePlanningPolicy.Unplanned) -> Text {
@@ -57,6 +58,7 @@ extension Text {
         case .outOfShift: .reasonOutOfShift
         case .slotMissed: .reasonSlotMissed
         case .slotLater: .reasonSlotLater
+        case .notAtCounter: .reasonNotAtCounter
         case .noRoom: .reasonNoRoom
         }
     }
