@@ -25,8 +25,9 @@ test reads the codes), then drives Debian's Chromium through Selenium:
   speaking DHL's API arrives as a notification, and a later change arrives live on the open page.
 
 Also: another customer opening the delivery's page is refused, a session ended elsewhere sends the
-browser to the sign-in page, and a form posted without its CSRF token is refused. Screenshots of the
-main pages at 390x844 and 1440x900 go to build/screenshots/.
+browser to the sign-in page, and a form posted without its CSRF token is refused. The phone's tab bar,
+menu and back, and the wide screen's side navigation are checked. Screenshots of the main pages at
+390x844 and 1440x900, in English and French, light and dark, go to build/screenshots/.
 """
 import argparse
 import json
@@ -50,6 +51,7 @@ from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -120,6 +122,20 @@ def dhl_says(number, status, events):
                     "location": {"address": {"addressLocality": p, "countryCode": "DE"}}} for t, c, d, p in reversed(events)],
     }
 
+
+
+# The phone's tab bar is fixed at the bottom of the screen, as in an app: a person scrolls what they
+# tap clear of it; WebDriver only scrolls what is outside the window. Every click scrolls its
+# element to the middle first.
+_click = WebElement.click
+
+
+def _centred_click(self):
+    self.parent.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'nearest'})", self)
+    _click(self)
+
+
+WebElement.click = _centred_click
 
 dhl = ThreadingHTTPServer(("127.0.0.1", 0), FakeDHL)
 threading.Thread(target=dhl.serve_forever, daemon=True).start()
@@ -268,6 +284,7 @@ def label_link(browser_, path):
 def draw_signature(browser_):
     """Signs on the proof-of-delivery page's pad with a finger (pointer actions)."""
     pad = css(browser_, "canvas[data-signature-pad]")
+    browser_.execute_script("arguments[0].scrollIntoView({block: 'center'})", pad)
     pen = PointerInput(interaction.POINTER_TOUCH, "finger")
     actions = ActionBuilder(browser_, mouse=pen)
     actions.pointer_action.move_to(pad, -100, 0).pointer_down()
@@ -374,6 +391,7 @@ try:
             css(customer, f"#map-{stop_name}").find_element(By.XPATH, "./ancestor::details/summary").click()
             wait(customer, lambda d: d.find_element(By.CSS_SELECTOR, f"#map-{stop_name}").get_attribute("data-ready") == "1", 10)
             pin = css(customer, f"#map-{stop_name}")
+            customer.execute_script("arguments[0].scrollIntoView({block: 'center'})", pin)
             offset = -40 if stop_name == "pickup" else 60
             ActionChains(customer).move_to_element_with_offset(pin, offset, 10).click().perform()
             wait(customer, lambda d: d.find_element(By.CSS_SELECTOR, f"[data-pick-lat='{stop_name}']").get_attribute("value") != "", 5)
@@ -498,8 +516,8 @@ try:
     wait(customer, lambda d: "Please ring twice" in d.find_element(By.ID, "chat-messages").text)
     check("the customer writes to the driver during the delivery", True)
     try:
-        wait(driver, lambda d: (d.find_element(By.CSS_SELECTOR, "[data-messages-unread]").text or "").strip() == "1"
-             and d.find_element(By.CSS_SELECTOR, "[data-messages-unread]").is_displayed())
+        wait(driver, lambda d: (d.find_element(By.CSS_SELECTOR, "nav.tabs [data-messages-unread]").text or "").strip() == "1"
+             and d.find_element(By.CSS_SELECTOR, "nav.tabs [data-messages-unread]").is_displayed())
         badge = True
     except TimeoutException:
         badge = False
@@ -1032,28 +1050,79 @@ try:
     check("the app switches to French", "Mes livraisons" in customer.title)
     go(customer, "/lang/en?back=/orders")
 
-    # ---------------------------------------------------------- screenshots at both sizes
+    # ---------------------------------------------------------- phone-first navigation
+    # On a phone: the role's four tabs at the bottom, a compact bar with back and the menu, which
+    # opens over the page; on a wide screen the menu is a side navigation and the tabs are gone.
+    customer.set_window_size(*PHONE)
+    go(customer, "/orders/new")
+    tabs = [a.get_attribute("data-tab") for a in customer.find_elements(By.CSS_SELECTOR, "nav.tabs a") if a.is_displayed()]
+    check("a customer's phone shows the tabs Send, Parcels, Messages, Account", tabs == ["send", "parcels", "messages", "account"], tabs)
+    check("the tab of the page is marked current", css(customer, "nav.tabs a[data-tab=send]").get_attribute("aria-current") == "page")
+    check("the tabs are large enough to touch", all(a.size["height"] >= 44 for a in customer.find_elements(By.CSS_SELECTOR, "nav.tabs a")))
+    check("the phone's menu is closed at first", not css(customer, "nav#menu").is_displayed())
+    css(customer, "a.menu-toggle").click()
+    wait(customer, lambda d: d.find_element(By.CSS_SELECTOR, "nav#menu").is_displayed())
+    check("the menu opens over the page", True)
+    css(customer, "nav#menu a.menu-close").click()
+    wait(customer, lambda d: not d.find_element(By.CSS_SELECTOR, "nav#menu").is_displayed())
+    go(customer, order_path)
+    check("a page below a tab has back in the top bar", css(customer, "a.back").is_displayed())
+    go(driver, "/driver/map")
+    check("a driver's tabs are Today, Map, Messages, Account",
+          [a.get_attribute("data-tab") for a in driver.find_elements(By.CSS_SELECTOR, "nav.tabs a")] == ["today", "map", "messages", "account"])
+    check("the driver's Map tab draws the day's stops", len(driver.find_elements(By.CSS_SELECTOR, "#driver-map")) == 1)
+    manager.set_window_size(*DESK)
+    go(manager, "/dispatch")
+    check("on a wide screen the menu is a side navigation and there are no tabs",
+          css(manager, "nav#menu").is_displayed() and not css(manager, "nav.tabs").is_displayed()
+          and css(manager, "header.top").size["height"] > css(manager, "main").size["height"] / 2)
+
+    # ---------------------------------------------------------- screenshots: both sizes, both languages, light and dark
     pages = {
-        customer: ["/orders", "/orders/new", order_path, "/account", "/notifications"],
-        driver: ["/driver", "/orders", order_path],
-        manager: ["/dispatch", "/dispatch/routes", "/fleet", "/orders", order_path, "/users", "/tariff", "/notifications"],
+        customer: ["/orders", "/orders/new", order_path, "/parcels", "/messages", "/account", "/notifications"],
+        driver: ["/driver", "/driver/map", "/orders", order_path, "/scan"],
+        manager: ["/dispatch", "/dispatch/routes", "/fleet", "/orders", order_path, "/timeslots", "/users", "/tariff", "/statistics"],
     }
     names = {"/orders": "history", "/orders/new": "order-new", order_path: "order", "/account": "account", "/notifications": "notifications",
-             "/driver": "today", "/dispatch": "dispatch", "/dispatch/routes": "routes", "/fleet": "fleet", "/users": "users", "/tariff": "tariff"}
+             "/parcels": "parcels", "/messages": "messages", "/driver": "today", "/driver/map": "map", "/scan": "scan", "/dispatch": "dispatch",
+             "/dispatch/routes": "routes", "/fleet": "fleet", "/users": "users", "/tariff": "tariff", "/timeslots": "timeslots",
+             "/statistics": "statistics"}
     role_of = {customer: "customer", driver: "driver", manager: "manager"}
-    for b, paths in pages.items():
-        for size in (PHONE, DESK):
-            b.set_window_size(*size)
-            for path in paths:
-                go(b, path)
-                shot(b, f"{role_of[b]}-{names[path]}")
+
+    def scheme(browser_, name):
+        browser_.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": name}]})
+
+    # Every combination once (SQLite's run, build/screenshots); PostgreSQL's run takes English in light.
+    full_set = args.database == "sqlite"
     other.delete_all_cookies()
-    for size in (PHONE, DESK):
-        other.set_window_size(*size)
-        for path, name in [("/login", "login"), ("/register", "register"), ("/forgot", "forgot")]:
-            go(other, path)
-            shot(other, name)
-    check("screenshots written", len(os.listdir(args.screenshots)) >= 40, args.screenshots)
+    for lang in (("en", "fr") if full_set else ("en",)):
+        for b in [customer, driver, manager, other]:
+            go(b, f"/lang/{lang}?back=/")
+        for mode in (("light", "dark") if full_set else ("light",)):
+            for b, paths in pages.items():
+                scheme(b, mode)
+                for size in (PHONE, DESK):
+                    b.set_window_size(*size)
+                    for path in paths:
+                        go(b, path)
+                        shot(b, f"{role_of[b]}-{names[path]}-{lang}-{mode}")
+            scheme(other, mode)
+            for size in (PHONE, DESK):
+                other.set_window_size(*size)
+                for path, name in [("/login", "login"), ("/register", "register"), ("/forgot", "forgot")]:
+                    go(other, path)
+                    shot(other, f"{name}-{lang}-{mode}")
+    for b in [customer, driver, manager, other]:
+        scheme(b, "light")
+        go(b, "/lang/en?back=/")
+    def background(browser_, mode):
+        scheme(browser_, mode)
+        go(browser_, "/orders")
+        return browser_.execute_script("return getComputedStyle(document.querySelector('main')).backgroundColor")
+    light_bg, dark_bg = background(customer, "light"), background(customer, "dark")
+    scheme(customer, "light")
+    check("dark mode follows the system", light_bg == "rgb(255, 255, 255)" and dark_bg != light_bg, (light_bg, dark_bg))
+    check("screenshots written for every main page", len(os.listdir(args.screenshots)) >= (200 if full_set else 50), args.screenshots)
 
     for b, who in [(customer, "customer"), (manager, "manager"), (driver, "driver")]:
         errors = console_errors(b)

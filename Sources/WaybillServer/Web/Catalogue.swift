@@ -109,6 +109,15 @@ extension Text {
     static let load = Text("Load", "Charge")
     static let loadCount = Text("%@ under way", "%@ en cours")
     static let mainMenu = Text("Main menu", "Menu principal")
+    static let menu = Text("Menu", "Menu")
+    static let closeMenu = Text("Close the menu", "Fermer le menu")
+    static let tabsMenu = Text("Tabs", "Onglets")
+    static let tabSend = Text("Send", "Envoyer")
+    static let tabAccount = Text("Account", "Compte")
+    static let tabMap = Text("Map", "Carte")
+    static let tabScan = Text("Scan", "Scanner")
+    static let driverMapTitle = Text("My stops on the map", "Mes arrêts sur la carte")
+    static let driverMapEmpty = Text("No stops today.", "Aucun arrêt aujourd’hui.")
     static let mapOfDelivery = Text("Map of the delivery", "Carte de la livraison")
     static let markAllRead = Text("Mark all as read", "Tout marquer comme lu")
     static let markFailed = Text("Delivery failed", "Livraison impossible")
@@ -623,6 +632,7 @@ enum CatalogueIndex {
         .tryAgain,
         .unread,
         .useMyAddress,
+        .menu, .closeMenu, .tabsMenu, .tabSend, .tabAccount, .tabMap, .tabScan, .driverMapTitle, .driverMapEmpty,
         .users,
         .verifiedNowSignIn,
         .weightClass,

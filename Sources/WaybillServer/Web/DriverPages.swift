@@ -8,6 +8,7 @@ import WaybillCore
 struct DriverPages {
     func register(_ routes: any RoutesBuilder) {
         routes.get(WebRoutes.driverDay, use: today)
+        routes.get(WebRoutes.driverMap, use: map)
         routes.post(WebRoutes.driverDuty, use: duty)
         routes.post(WebRoutes.accept, use: accept)
         routes.post(WebRoutes.pickup, use: pickup)
@@ -19,6 +20,29 @@ struct DriverPages {
     func today(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .drive)
         return try await DriverDayPage.load(for: me, orders: Orders(request: req)).response(ctx)
+    }
+
+    /// The day's stops on a map (the phone's Map tab): each order's next stop, numbered in the day's
+    /// order, and the driver's own position once shared.
+    func map(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .drive)
+        let day = try await Orders(request: req).driverDay(for: me)
+        var map = WebMap(id: "driver-map", label: ctx.t(.driverMapTitle))
+        for (index, entry) in day.todo.enumerated() {
+            let order = entry.order
+            let stop = order.status.nextStop == .dropoff ? order.dropoff : order.pickup
+            guard let c = stop.coordinate else { continue }
+            map.markers.append(.init(id: "stop:\(order.id!.uuidString)", latitude: c.latitude, longitude: c.longitude,
+                                     label: "\(index + 1). \(order.reference), \(stop.singleLine)", kind: order.status.nextStop == .dropoff ? "dropoff" : "pickup"))
+        }
+        if let p = day.state?.position {
+            map.markers.append(.init(id: "driver:\(me.userID.uuidString)", latitude: p.latitude, longitude: p.longitude, label: me.user.firstName, kind: "driver"))
+        }
+        return WebPage(title: ctx.t(.driverMapTitle), body: """
+            <h1>\(h(ctx.t(.driverMapTitle)))</h1>
+            \(day.todo.isEmpty ? "<p class=\"empty\">\(h(ctx.t(.driverMapEmpty)))</p>" : "")
+            \(map.render(ctx))
+            """, scripts: ["map"]).render(ctx)
     }
 
     /// The switch that shares the driver's position while the page is open (position.js).

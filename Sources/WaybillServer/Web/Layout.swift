@@ -54,17 +54,17 @@ struct WebPage {
             <meta name="csrf-token" content="\(h(ctx.csrf))">
             \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\"><meta name=\"live-since\" content=\"\(ctx.liveSince)\">")
             \(vapid.map { "<meta name=\"vapid-key\" content=\"\(h($0))\">" } ?? "")
-            <meta name="theme-color" content="#0b5cad">
+            <meta name="theme-color" content="#0b5cad" media="(prefers-color-scheme: light)"><meta name="theme-color" content="#10243d" media="(prefers-color-scheme: dark)">
             <link rel="manifest" href="/manifest.webmanifest">
             <link rel="icon" href="/assets/icons/icon.svg" type="image/svg+xml">
             <link rel="apple-touch-icon" href="/assets/icons/icon-192.png">
             <link rel="stylesheet" href="/assets/app.css?v=\(WebAssets.version)">
             \(modules.map { "<script type=\"module\" src=\"/assets/js/\($0).js?v=\(WebAssets.version)\"></script>" }.joined(separator: "\n"))
             </head>
-            <body class="role-\(ctx.role?.rawValue ?? "guest")">
+            <body class="role-\(ctx.role?.rawValue ?? "guest")\(ctx.principal == nil ? "" : " signed-in")">
             <a class="skip" href="#main">\(h(ctx.t(.skipToContent)))</a>
             <header class="top">
-            <a class="brand" href="\(WebRoutes.home())">Waybill</a>
+            \(topBar(ctx, path: path))
             \(navigation(ctx, path: path))
             <a class="lang" href="\(WebRoutes.language(other, query: "back=" + back))" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
             </header>
@@ -72,7 +72,7 @@ struct WebPage {
             <main id="main" class="\(wide ? "wide" : "narrow")" tabindex="-1">
             \(body)
             </main>
-            \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")
+            \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")\(tabBar(ctx, path: path))
             </body></html>
             """
         var headers = HTTPHeaders()
@@ -91,6 +91,50 @@ struct WebPage {
             + "form-action 'self' https://checkout.stripe.com; frame-ancestors 'none'; base-uri 'none'"
     }
 
+    /// The top bar on phones: back (or the brand on a tab's own page), the page's title, and the menu
+    /// (its links open over the page; on wide screens they are the side navigation).
+    private func topBar(_ ctx: WebContext, path: String) -> String {
+        guard let caller = ctx.principal?.caller else { return "<a class=\"brand\" href=\"\(WebRoutes.home())\">Waybill</a>" }
+        // The menu's and the tabs' own pages are where one starts from; anything below them has back.
+        let tabs = TabPolicy.tabs(for: caller).map { Self.tab($0, ctx).href }
+        let menu = ctx.user.map { Self.menuLinks(ctx, caller: caller, user: $0).map(\.0) } ?? []
+        let start = path == "/" || tabs.contains(path) || menu.contains(path) || path == WebRoutes.notifications()
+        return """
+            <a class="brand\(start ? "" : " has-back")" href="\(WebRoutes.home())">Waybill</a>\(start ? "" : "<a class=\"back\" href=\"\(WebRoutes.home())\" data-back>‹ \(h(ctx.t(.back)))</a>")
+            <span class="bar-title" aria-hidden="true">\(h(title))</span>
+            <a class="menu-toggle" href="#menu" aria-controls="menu">\(h(ctx.t(.menu)))</a>
+            """
+    }
+
+    /// A tab's page, name and icon (24×24, drawn with the text's colour).
+    static func tab(_ tab: AppTab, _ ctx: WebContext) -> (href: String, label: String, icon: String) {
+        switch tab {
+        case .send: (WebRoutes.newOrder(), ctx.t(.tabSend), "M3 11l18-8-8 18-2-8z")
+        case .parcels: (WebRoutes.parcels(), ctx.t(.parcels), "M3 7l9-4 9 4v10l-9 4-9-4zM3 7l9 4 9-4M12 11v10")
+        case .messages: (WebRoutes.conversations(), ctx.t(.messages), "M4 4h16v12H9l-5 4z")
+        case .account: (WebRoutes.account(), ctx.t(.tabAccount), "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21c0-4 4-6 8-6s8 2 8 6")
+        case .today: (WebRoutes.driverDay(), ctx.t(.today), "M4 5h16v15H4zM4 9h16M8 3v4M16 3v4")
+        case .map: (WebRoutes.driverMap(), ctx.t(.tabMap), "M12 21s7-6 7-11a7 7 0 0 0-14 0c0 5 7 11 7 11zM12 10h.01")
+        case .dispatch: (WebRoutes.dispatch(), ctx.t(.dispatch), "M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z")
+        case .routes: (WebRoutes.routePlans(), ctx.t(.routes), "M6 19a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM18 9a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM6 15V9a3 3 0 0 1 3-3h7M8 19h7a3 3 0 0 0 3-3v-5")
+        case .counter: (WebRoutes.desk(), ctx.t(.desk), "M3 10h18M5 10v10h14V10M4 4h16l1 6H3z")
+        case .scan: (WebRoutes.scan(), ctx.t(.tabScan), "M4 8V4h4M16 4h4v4M20 16v4h-4M8 20H4v-4M7 12h10")
+        }
+    }
+
+    /// The bottom tab bar on phones (`TabPolicy`): the person's four places, with the unread messages.
+    private func tabBar(_ ctx: WebContext, path: String) -> String {
+        guard let caller = ctx.principal?.caller else { return "" }
+        let unreadMessages = ctx.request.storage[UnreadMessagesKey.self] ?? 0
+        let items = TabPolicy.tabs(for: caller).map { tab -> String in
+            let (href, label, icon) = Self.tab(tab, ctx)
+            let badge = tab == .messages
+                ? " <span class=\"badge\" data-messages-unread \(unreadMessages == 0 ? "hidden" : "") aria-label=\"\(h(ctx.t(.unread)))\">\(unreadMessages)</span>" : ""
+            return "<li><a href=\"\(href)\"\(current(path, href)) data-tab=\"\(tab.rawValue)\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"\(icon)\"/></svg><span>\(h(label))</span>\(badge)</a></li>"
+        }.joined()
+        return "<nav class=\"tabs\" aria-label=\"\(h(ctx.t(.tabsMenu)))\"><ul>\(items)</ul></nav>"
+    }
+
     private func navigation(_ ctx: WebContext, path: String) -> String {
         guard let user = ctx.user else {
             return """
@@ -100,9 +144,15 @@ struct WebPage {
                 </ul></nav>
                 """
         }
-        // The menu offers what the account's permissions allow (WaybillCore's `Permission`).
-        var links: [(String, String)] = []
         guard let caller = ctx.principal?.caller else { return "" }
+        let items = Self.menuLinks(ctx, caller: caller, user: user).map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
+        return navigationList(ctx, path: path, user: user, items: items)
+    }
+
+    /// The menu: what the account's permissions allow (WaybillCore's `Permission`), besides messages,
+    /// notifications and the account, which everyone has.
+    static func menuLinks(_ ctx: WebContext, caller: Caller, user: User) -> [(String, String)] {
+        var links: [(String, String)] = []
         // Everyone sends; staff reach what they sent through the list's box switcher, so their
         // menu keeps its own first (`OrderPolicy.defaultBox`).
         if caller.may(.placeOrders) {
@@ -129,11 +179,14 @@ struct WebPage {
             else { links += [(WebRoutes.driverDay(), ctx.t(.today)), (WebRoutes.orders(), ctx.t(.history))] }
             links.append((WebRoutes.scan(), ctx.t(.scanLabel)))
         }
-        let items = links.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
+        return links
+    }
+
+    private func navigationList(_ ctx: WebContext, path: String, user: User, items: String) -> String {
         let unread = ctx.request.storage[UnreadCountKey.self] ?? 0
         let unreadMessages = ctx.request.storage[UnreadMessagesKey.self] ?? 0
         return """
-            <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>\(items)
+            <nav id="menu" aria-label="\(h(ctx.t(.mainMenu)))"><a class="menu-close" href="#main">\(h(ctx.t(.closeMenu)))</a><ul>\(items)
             <li><a href="\(WebRoutes.conversations())"\(current(path, WebRoutes.conversations()))>\(h(ctx.t(.messages))) <span class="badge" data-messages-unread \(unreadMessages == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unreadMessages)</span></a></li>
             <li><a href="\(WebRoutes.notifications())"\(current(path, WebRoutes.notifications()))>\(h(ctx.t(.notifications))) <span class="badge" data-unread-count \(unread == 0 ? "hidden" : "") aria-label="\(h(ctx.t(.unread)))">\(unread)</span></a></li>
             <li><a href="\(WebRoutes.account())"\(current(path, WebRoutes.account()))>\(h(user.firstName))</a></li>

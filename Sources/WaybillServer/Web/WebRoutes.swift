@@ -94,6 +94,7 @@ enum WebRoutes {
 
     // Drivers
     static let driverDay = WebPath("/driver")
+    static let driverMap = WebPath("/driver/map")
     static let driverDuty = WebPath("/driver/duty")
     static let accept = WebPath<OrderID>("/driver/orders/:id/accept") { [text($0)] }
     static let pickup = WebPath<OrderID>("/driver/orders/:id/pickup") { [text($0)] }

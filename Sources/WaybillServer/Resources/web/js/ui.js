@@ -160,3 +160,14 @@ document.addEventListener("change", (event) => {
   const column = all.closest("section");
   for (const box of column?.querySelectorAll('input[type="checkbox"][form="bulk-form"]') ?? []) box.checked = all.checked;
 });
+
+// ---- Back in the phone's top bar: a[data-back] ----------------------------------------------------
+// The link goes to the person's first tab; where this page was opened from another of ours, back
+// returns there instead, as an app's back does.
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest?.("a[data-back]");
+  if (!link || history.length < 2 || !document.referrer.startsWith(location.origin + "/")) return;
+  event.preventDefault();
+  history.back();
+});
