@@ -17,10 +17,6 @@ struct DeskCommand: AsyncParsableCommand {
         return "\(p.reference)  \(p.recipientName)  \(p.stage.rawValue)  \(p.status.rawValue)\(slot)"
     }
 
-    /// A typed reference (WB-…) or what a scanner read.
-    static func parts(_ text: String) -> (code: String?, reference: String?) {
-        OrderReference.normalized(text) != nil && HandOverPolicy.token(fromScan: text) == nil ? (nil, text) : (text, nil)
-    }
 
     struct Mine: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "mine", abstract: "The counters you work at.")
@@ -68,9 +64,9 @@ struct DeskCommand: AsyncParsableCommand {
             let image = try photo.map { path -> Data in
                 do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw ValidationError("Cannot read \(path).") }
             }
-            let (scanned, reference) = DeskCommand.parts(code)
+            let entry = LabelEntry(code)
             try await options.run { session in
-                let parcel = try await session.checkIn(at: id, code: scanned, reference: reference, photo: image)
+                let parcel = try await session.checkIn(at: id, code: entry.scanned, reference: entry.typed, photo: image)
                 if options.json { return Output.json(parcel) }
                 Output.line("Checked in: " + DeskCommand.line(parcel))
             }
@@ -87,9 +83,9 @@ struct DeskCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id: CounterID = try SlotCommand.id(counter, "counter")
-            let (scanned, reference) = DeskCommand.parts(code)
+            let entry = LabelEntry(code)
             try await options.run { session in
-                let parcel = try await session.handOut(at: id, code: scanned, reference: reference, receiverCode: receiverCode, collectedBy: name)
+                let parcel = try await session.handOut(at: id, code: entry.scanned, reference: entry.typed, receiverCode: receiverCode, collectedBy: name)
                 if options.json { return Output.json(parcel) }
                 Output.line("Handed out: " + DeskCommand.line(parcel))
             }

@@ -105,4 +105,12 @@ struct CounterLegTests {
         #expect(RoutePlanningPolicy.counterPickup(held: false, dropOffSlotEnd: 50, now: 100) == .notYet, "the slot ended without the parcel")
         #expect(RoutePlanningPolicy.counterPickup(held: false, dropOffSlotEnd: nil, now: 100) == .notYet)
     }
+
+    @Test("A desk's one field reads a typed reference as one, and anything else as what a scanner read")
+    func labelEntry() {
+        #expect(LabelEntry(" wb 7k3m 9q2a ") == .typed("wb 7k3m 9q2a"))
+        #expect(LabelEntry("https://waybill.example/h/AbCdEfGhIjKlMnOpQrStUvWx") == .scanned("https://waybill.example/h/AbCdEfGhIjKlMnOpQrStUvWx"))
+        #expect(LabelEntry("AbCdEfGhIjKlMnOpQrStUvWx").scanned != nil && LabelEntry("not a label").scanned == "not a label")
+        #expect(LabelEntry("WB-7K3M9Q2A").typed == "WB-7K3M9Q2A" && LabelEntry("WB-7K3M9Q2A").scanned == nil)
+    }
 }

@@ -163,16 +163,36 @@ public struct CounterChoice: Sendable, Equatable {
     }
 }
 
+/// What a desk's one field holds: what a scanner read from a label (its hand-over token or link), or
+/// the reference typed from it.
+public enum LabelEntry: Sendable, Equatable {
+    case scanned(String)
+    case typed(String)
+
+    /// A reference when it reads as one and not as a hand-over token; otherwise what was scanned
+    /// (refused later if it is neither).
+    public init(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        self = HandOverPolicy.token(fromScan: trimmed) == nil && OrderReference.normalized(trimmed) != nil ? .typed(trimmed) : .scanned(trimmed)
+    }
+
+    public var scanned: String? { if case .scanned(let code) = self { code } else { nil } }
+    public var typed: String? { if case .typed(let reference) = self { reference } else { nil } }
+}
+
 /// A shipment's reference (`WB-` and 8 characters of Crockford's base 32) as someone types it from
 /// a label.
 public enum OrderReference {
+    /// The characters of a reference after `WB-`: Crockford's base 32, without I, L, O and U.
+    public static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
     /// Upper case, spaces and dashes ignored, `WB-` added when left out, and the letters people mix
     /// up read as base 32 does (O as 0, I and L as 1); nil when it cannot be a reference.
     public static func normalized(_ text: String) -> String? {
         var body = text.uppercased().filter { !$0.isWhitespace && $0 != "-" }
         if body.hasPrefix("WB") { body.removeFirst(2) }
         guard body.count == 8 else { return nil }
-        let alphabet = Set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+        let alphabet = Set(Self.alphabet)
         let fixed = String(body.map { c -> Character in
             switch c { case "O": "0"; case "I", "L": "1"; default: c }
         })

@@ -151,9 +151,8 @@ extension Orders {
 
     /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.
     static func newReference() -> String {
-        let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
         var generator = Randomness.generator
-        return "WB-" + String((0..<8).map { _ in alphabet[Int.random(in: 0..<32, using: &generator)] })
+        return "WB-" + String((0..<8).map { _ in OrderReference.alphabet[Int.random(in: 0..<OrderReference.alphabet.count, using: &generator)] })
     }
 }
 

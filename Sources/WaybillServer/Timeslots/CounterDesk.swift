@@ -51,12 +51,18 @@ struct CounterDesks: WaybillService {
     let logger: Logger
 
     /// The counter if the caller is its staff (others: 403; no such counter: 404).
-    func counter(_ id: CounterID, for me: Principal, seeing: Bool = false) async throws -> CounterRecord {
+    func counter(_ id: CounterID, for me: Principal) async throws -> CounterRecord {
+        try await counter(id, for: me, seeing: false).record
+    }
+
+    /// The counter if the caller may work at it, or with `seeing` only look at its day (admins and
+    /// dispatch too), and whether they work there.
+    private func counter(_ id: CounterID, for me: Principal, seeing: Bool) async throws -> (record: CounterRecord, atDesk: Bool) {
         guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
         let named = try await Self.isNamed(me.userID, for: id, on: db)
-        let allowed = seeing ? CounterDesk.maySeeDay(me.caller, namedFor: named) : CounterDesk.mayWorkAt(me.caller, namedFor: named)
-        guard allowed else { throw WaybillError.forbidden }
-        return record
+        let atDesk = CounterDesk.mayWorkAt(me.caller, namedFor: named)
+        guard atDesk || seeing && CounterDesk.maySeeDay(me.caller, namedFor: named) else { throw WaybillError.forbidden }
+        return (record, atDesk)
     }
 
     static func isNamed(_ user: UserID, for counter: CounterID, on db: any Database) async throws -> Bool {
@@ -302,7 +308,7 @@ struct CounterDesks: WaybillService {
     /// The counter's day: the drop-offs booked on `date` (its local date) in time order; the parcels
     /// here; the parcels expected (dropped off without a slot that day, or brought by a driver).
     func day(_ counterID: CounterID, date: LocalDate?, for me: Principal) async throws -> CounterDay {
-        let counter = try await counter(counterID, for: me, seeing: true)
+        let (counter, atDesk) = try await counter(counterID, for: me, seeing: true)
         let today = date ?? LocalDate.at(UnixTime.nowMillis, in: counter.zone)
         let open = try await Leg.query(on: db).filter(\.$counterID == counterID.rawValue.uuidString).filter(\.$status ~~ [.open, .held])
             .limit(1000).all()
@@ -318,7 +324,6 @@ struct CounterDesks: WaybillService {
         let bookedIDs = Set(dayBookings.map(\.orderID))
         let booked = all.filter { bookedIDs.contains($0.order.id!) }.sorted { ($0.slot?.start ?? 0, $0.order.reference) < ($1.slot?.start ?? 0, $1.order.reference) }
         let rest = all.filter { !bookedIDs.contains($0.order.id!) }
-        let atDesk = CounterDesk.mayWorkAt(me.caller, namedFor: try await Self.isNamed(me.userID, for: counterID, on: db))
         return CounterDay(counter: counter, date: today,
                           booked: booked,
                           here: rest.filter { $0.stage == .waitingForDriver || $0.stage == .waitingForReceiver }.sorted { ($0.checkedInAt ?? 0) < ($1.checkedInAt ?? 0) },

@@ -106,6 +106,12 @@ struct Counters: WaybillService {
         return records.map { CounterView(record: $0, staff: staff[$0.id!] ?? []) }
     }
 
+    /// The active counters, by name, for a customer to choose from (and dispatch, for drop-off templates).
+    func active(by me: Principal) async throws -> [CounterRecord] {
+        try me.require(.placeOrders)
+        return try await CounterRecord.query(on: db).filter(\.$active == true).sort(\.$name).limit(500).all()
+    }
+
     func counter(_ id: CounterID, by me: Principal) async throws -> CounterView {
         try me.require(.placeOrders)
         guard let record = try await CounterRecord.find(id, on: db), record.active || CounterPolicy.mayManage(me.caller) else { throw WaybillError.notFound }

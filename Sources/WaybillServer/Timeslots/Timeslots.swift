@@ -346,7 +346,8 @@ struct Timeslots: WaybillService {
         let now = UnixTime.nowMillis
         let (slot, template) = try await bookable(slotID, field: "slotId", now: now)
         let capacities = orders.capacities(of: me, for: order)
-        let legKind = try await Self.legKinds(of: orderID, on: db).for(template.kind)
+        let legs = try await Self.legKinds(of: orderID, on: db)
+        let legKind = legs.for(template.kind)
         guard SlotPolicy.mayBook(template.kind, as: capacities, status: order.status, legKind: legKind) else {
             throw SlotPolicy.mayBook(template.kind, as: capacities, status: .pending, legKind: legKind)
                 ? WaybillError.wrongStatus(order.status, "This order is \(order.status.rawValue): its \(template.kind.rawValue) timeslot cannot change now.")
@@ -354,8 +355,7 @@ struct Timeslots: WaybillService {
         }
         if template.kind == .dropOff {
             // A drop-off slot is the shipment's own counter's.
-            let first = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).first()
-            guard first?.counterID == template.counterID?.rawValue.uuidString else { throw WaybillError.validation("slotId", "wrong_counter") }
+            guard legs.dropOffCounter == template.counterID else { throw WaybillError.validation("slotId", "wrong_counter") }
         } else {
             let place = template.kind == .pickup ? order.pickup : order.dropoff
             guard SlotPolicy.covers(zone: template.zone, postalCode: place.postalCode) else { throw WaybillError.validation("slotId", "wrong_zone") }
@@ -379,15 +379,22 @@ struct Timeslots: WaybillService {
         }
     }
 
-    /// The kinds of a shipment's first and last legs, read once: a slot is for the first (a pickup,
-    /// a drop-off) or the last (a delivery).
+    /// A shipment's legs as slots and counters need them, read once: each leg's kind and counter, in
+    /// order. A slot is for the first leg (a pickup, a drop-off) or the last (a delivery).
     struct LegKinds: Sendable {
         var kinds: [LegKind]
+        var counters: [String?]
         func `for`(_ kind: SlotKind) -> LegKind { SlotPolicy.leg(for: kind, in: kinds) ?? .fleet }
+        /// The counter the sender drops the parcel at, if the first leg is one.
+        var dropOffCounter: CounterID? {
+            guard kinds.first == .counter else { return nil }
+            return counters.first.flatMap { $0.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
+        }
     }
 
     static func legKinds(of order: OrderID, on db: any Database) async throws -> LegKinds {
-        LegKinds(kinds: try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all().map(\.kind))
+        let legs = try await Leg.query(on: db).filter(\.$orderID == order).sort(\.$position).all()
+        return LegKinds(kinds: legs.map(\.kind), counters: legs.map(\.counterID))
     }
 
     /// The slots chosen with a new order, checked before it is stored (the order's addresses in

@@ -88,7 +88,6 @@ struct DeskPages {
 
     struct CheckInForm: Content {
         var code: String?
-        var reference: String?
         var photo: File?
     }
 
@@ -121,14 +120,14 @@ struct DeskPages {
         let (ctx, me) = try WebAuth.require(req)
         let id: CounterID = try WebRoutes.id(req)
         let form = try req.content.decode(CheckInForm.self)
-        try requireStorableText([form.code ?? "", form.reference ?? ""])
+        try requireStorableText([form.code ?? ""])
         let desks = CounterDesks(request: req)
         let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
         let code = form.code?.trimmingCharacters(in: .whitespacesAndNewlines)
         // The field takes both: what a scanner read, or a reference typed by hand.
-        let isReference = code.map { HandOverPolicy.token(fromScan: $0) == nil && OrderReference.normalized($0) != nil } ?? false
+        let entry = LabelEntry(code ?? "")
         do {
-            let parcel = try await desks.checkIn(at: id, code: isReference ? nil : code, reference: isReference ? code : form.reference, photo: photo, by: me)
+            let parcel = try await desks.checkIn(at: id, code: entry.scanned, reference: entry.typed, photo: photo, by: me)
             return req.redirect(to: WebRoutes.deskCounter(id, query: "in=" + parcel.order.reference), redirectType: .normal)
         } catch let error as WaybillError where error.status != .forbidden && error.status != .tooManyRequests {
             let day = try await desks.day(id, date: nil, for: me)
@@ -141,10 +140,9 @@ struct DeskPages {
         let id: CounterID = try WebRoutes.id(req)
         let form = try AccountPages.form(req)
         let desks = CounterDesks(request: req)
-        let code = form["outCode"]?.trimmingCharacters(in: .whitespacesAndNewlines)
-        let isReference = code.map { HandOverPolicy.token(fromScan: $0) == nil } ?? false
+        let entry = LabelEntry(form["outCode"] ?? "")
         do {
-            let parcel = try await desks.handOut(at: id, code: isReference ? nil : code, reference: isReference ? code : nil,
+            let parcel = try await desks.handOut(at: id, code: entry.scanned, reference: entry.typed,
                                                  receiverCode: form["receiverCode"] ?? "", collectedBy: form["collectedBy"] ?? "", by: me)
             return req.redirect(to: WebRoutes.deskCounter(id, query: "out=" + parcel.order.reference), redirectType: .normal)
         } catch let error as WaybillError where error.status != .forbidden && error.status != .tooManyRequests {

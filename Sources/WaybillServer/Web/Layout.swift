@@ -46,6 +46,8 @@ struct WebPage {
         let suspension = ctx.principal.flatMap { $0.user.restriction == .suspended ? $0.user.restrictedUntil : nil }
             .map { "<p class=\"alert error\" role=\"note\">\(h(ctx.t(.suspendedBanner))) \(ctx.time($0))</p>" } ?? ""
         let vapid = (try? ctx.request.application.waybill.push.vapidPublicKey).flatMap { $0 }
+        // The menu's links, worked out once for the top bar and the menu.
+        let menu = ctx.principal.flatMap { p in ctx.user.map { Self.menuLinks(ctx, caller: p.caller, user: $0) } } ?? []
         let html = """
             <!doctype html>
             <html lang="\(lang.rawValue)"><head><meta charset="utf-8">
@@ -64,8 +66,8 @@ struct WebPage {
             <body class="role-\(ctx.role?.rawValue ?? "guest")\(ctx.principal == nil ? "" : " signed-in")">
             <a class="skip" href="#main">\(h(ctx.t(.skipToContent)))</a>
             <header class="top">
-            \(topBar(ctx, path: path))
-            \(navigation(ctx, path: path))
+            \(topBar(ctx, path: path, menu: menu))
+            \(navigation(ctx, path: path, menu: menu))
             <a class="lang" href="\(WebRoutes.language(other, query: "back=" + back))" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
             </header>
             \(sandboxBanner)\(suspension)
@@ -93,11 +95,11 @@ struct WebPage {
 
     /// The top bar on phones: back (or the brand on a tab's own page), the page's title, and the menu
     /// (its links open over the page; on wide screens they are the side navigation).
-    private func topBar(_ ctx: WebContext, path: String) -> String {
+    private func topBar(_ ctx: WebContext, path: String, menu links: [(String, String)]) -> String {
         guard let caller = ctx.principal?.caller else { return "<a class=\"brand\" href=\"\(WebRoutes.home())\">Waybill</a>" }
         // The menu's and the tabs' own pages are where one starts from; anything below them has back.
         let tabs = TabPolicy.tabs(for: caller).map { Self.tab($0, ctx).href }
-        let menu = ctx.user.map { Self.menuLinks(ctx, caller: caller, user: $0).map(\.0) } ?? []
+        let menu = links.map(\.0)
         let start = path == "/" || tabs.contains(path) || menu.contains(path) || path == WebRoutes.notifications()
         return """
             <a class="brand\(start ? "" : " has-back")" href="\(WebRoutes.home())">Waybill</a>\(start ? "" : "<a class=\"back\" href=\"\(WebRoutes.home())\" data-back>‹ \(h(ctx.t(.back)))</a>")
@@ -135,7 +137,7 @@ struct WebPage {
         return "<nav class=\"tabs\" aria-label=\"\(h(ctx.t(.tabsMenu)))\"><ul>\(items)</ul></nav>"
     }
 
-    private func navigation(_ ctx: WebContext, path: String) -> String {
+    private func navigation(_ ctx: WebContext, path: String, menu: [(String, String)]) -> String {
         guard let user = ctx.user else {
             return """
                 <nav aria-label="\(h(ctx.t(.mainMenu)))"><ul>
@@ -144,8 +146,8 @@ struct WebPage {
                 </ul></nav>
                 """
         }
-        guard let caller = ctx.principal?.caller else { return "" }
-        let items = Self.menuLinks(ctx, caller: caller, user: user).map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
+        guard ctx.principal != nil else { return "" }
+        let items = menu.map { "<li><a href=\"\($0.0)\"\(current(path, $0.0))>\(h($0.1))</a></li>" }.joined()
         return navigationList(ctx, path: path, user: user, items: items)
     }
 

@@ -326,8 +326,9 @@ struct OrderPage: PageView {
         page.receiptJustConfirmed = req.query[String.self, at: "receipt"] != nil && page.receipt != nil
         page.scanned = req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:))
         page.mayPrintLabel = HandOverPolicy.mayPrintLabel(as: caps, status: order.status)
-        page.slots = try await TimeslotPages.Section.load(order, capacities: caps, req, for: me)
-        page.counterHints = try await Self.counterHints(order, req)
+        let legs = try await Timeslots.legKinds(of: id, on: req.db)
+        page.slots = try await TimeslotPages.Section.load(order, legs: legs, capacities: caps, req, for: me)
+        page.counterHints = try await Self.counterHints(legs, req)
         page.slotNotice = req.query[String.self, at: "slot"].flatMap { $0.count <= 40 && $0.allSatisfy { $0.isLetter || $0 == "_" } ? $0 : nil }
         if order.status == .delivered {
             page.ratings = try await Ratings(request: req).shipmentRatings(id, for: me)
@@ -340,17 +341,16 @@ struct OrderPage: PageView {
         return page
     }
 
-    /// The counters of a shipment, each as a sentence for its page (one query for the legs, one for the counters).
-    static func counterHints(_ order: Order, _ req: Request) async throws -> [String] {
-        let legs = try await Leg.query(on: req.db).filter(\.$orderID == order.id!).sort(\.$position).all()
-        let ids = legs.compactMap { $0.counterID.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
+    /// The counters of a shipment (`legs`, read once for the page), each as a sentence for its page.
+    static func counterHints(_ legs: Timeslots.LegKinds, _ req: Request) async throws -> [String] {
+        let ids = legs.counters.compactMap { $0.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
         guard !ids.isEmpty else { return [] }
         let counters = Dictionary(uniqueKeysWithValues: try await CounterRecord.query(on: req.db).filter(\.$id ~~ ids).all().map { ($0.id!.uuidString, $0) })
         let ctx = try req.web
-        return legs.compactMap { leg -> String? in
-            guard leg.kind == .counter, let counter = leg.counterID.flatMap({ counters[$0] }) else { return nil }
+        return zip(legs.kinds, legs.counters).enumerated().compactMap { position, leg -> String? in
+            guard leg.0 == .counter, let counter = leg.1.flatMap({ counters[$0] }) else { return nil }
             let place = counter.address.singleLine
-            return leg.position == legs.count - 1 ? ctx.t(.counterCollectHint, counter.name, place) : ctx.t(.counterDropHint, counter.name, place)
+            return position == legs.kinds.count - 1 ? ctx.t(.counterCollectHint, counter.name, place) : ctx.t(.counterDropHint, counter.name, place)
         }
     }
 

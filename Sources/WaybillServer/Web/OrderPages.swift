@@ -89,10 +89,7 @@ struct OrderPages {
         "dropOffCounterId": "dropOffCounter", "collectionCounterId": "collectionCounter",
     ]
 
-    /// The active counters a customer may choose, by name.
-    static func counters(_ req: Request, _ me: Principal) async throws -> [CounterRecord] {
-        try await Counters(request: req).list(by: me).map(\.record).filter(\.active)
-    }
+
 
     static func formErrors(_ fields: [String: String]?) -> [String: String] {
         var errors: [String: String] = [:]
@@ -104,7 +101,7 @@ struct OrderPages {
         let (ctx, me) = try WebAuth.require(req, .placeOrders)
         var values = ["pickupMode": me.user.accountAddress == nil ? "other" : "own", "weightClass": "small", "service": "standard"]
         for key in ["dropoffStreet", "dropoffPostalCode", "dropoffCity"] { if let v = req.query[String.self, at: key] { values[key] = v } }
-        return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values).response(ctx)
+        return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values).response(ctx)
     }
 
     /// Step two: the price, the summary, the payment method and the optional photo.
@@ -113,20 +110,20 @@ struct OrderPages {
         let form = try req.content.decode(OrderForm.self)
         try requireStorableText(Array(form.values.values))
         var values = form.values
-        if req.query[String.self, at: "edit"] != nil { return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values).response(ctx) }
+        if req.query[String.self, at: "edit"] != nil { return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values).response(ctx) }
         let orders = Orders(request: req)
         let quote: Quote
         do {
             quote = try await orders.quote(form.quoteRequest, for: me)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values, errors: Self.formErrors(error.fields),
+            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let methods = try await orders.paymentOptions(for: me).methods
         // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
         values["idempotencyKey"] = Randomness.uuid().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
-        return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: values,
+        return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values,
                           quote: quote, methods: methods).response(ctx)
     }
 
@@ -143,7 +140,7 @@ struct OrderPages {
         do {
             created = try await orders.create(request, by: me, idempotencyKey: form.idempotencyKey)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Self.counters(req, me), values: form.values, errors: Self.formErrors(error.fields),
+            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: form.values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let id = created.record.order.id!

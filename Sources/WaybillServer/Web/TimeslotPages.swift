@@ -145,18 +145,17 @@ struct TimeslotPages {
         var bookings: [SlotBookingView] = []
         var choices: [(kind: SlotKind, slots: [SlotView])] = []
 
-        static func load(_ order: Order, capacities: Set<OrderCapacity>, _ req: Request, for me: Principal) async throws -> Section {
+        /// `legs`: the shipment's, read once for its page.
+        static func load(_ order: Order, legs: Timeslots.LegKinds, capacities: Set<OrderCapacity>, _ req: Request, for me: Principal) async throws -> Section {
             let timeslots = Timeslots(request: req)
             var section = Section()
-            let legs = try await Timeslots.legKinds(of: order.id!, on: req.db)
             for kind in [SlotKind.dropOff, .pickup, .delivery] {
                 guard SlotPolicy.mayBook(kind, as: capacities, status: order.status, legKind: legs.for(kind)) else { continue }
                 let slots: [SlotView]
                 if kind == .dropOff {
                     // The drop-off counter's own slots.
-                    let first = try await Leg.query(on: req.db).filter(\.$orderID == order.id!).sort(\.$position).first()
-                    guard let counter = first?.counterID.flatMap(UUID.init(uuidString:)) else { continue }
-                    slots = try await timeslots.slots(kind: kind, postalCode: nil, counter: CounterID(rawValue: counter), from: nil, days: 7, for: me)
+                    guard let counter = legs.dropOffCounter else { continue }
+                    slots = try await timeslots.slots(kind: kind, postalCode: nil, counter: counter, from: nil, days: 7, for: me)
                 } else {
                     let place = kind == .pickup ? order.pickup : order.dropoff
                     guard (1...16).contains(place.postalCode.count) else { continue }
@@ -239,14 +238,11 @@ struct TimeslotPages {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
         let timeslots = Timeslots(request: req)
         return DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
-                                     counters: try await Self.activeCounters(req, me),
+                                     counters: try await Counters(request: req).active(by: me),
                                      pending: try await timeslots.bookings(status: .pending, date: nil, by: me),
                                      booked: try await timeslots.bookings(status: .booked, date: nil, by: me)).response(ctx)
     }
 
-    static func activeCounters(_ req: Request, _ me: Principal) async throws -> [CounterRecord] {
-        try await Counters(request: req).list(by: me).map(\.record).filter(\.active)
-    }
 
     func addTemplate(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
@@ -270,7 +266,7 @@ struct TimeslotPages {
             return req.redirect(to: WebRoutes.timeslots(), redirectType: .normal)
         } catch let error as WaybillError where error.status == .unprocessableEntity {
             var page = DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
-                                             counters: try await Self.activeCounters(req, me),
+                                             counters: try await Counters(request: req).active(by: me),
                                              pending: try await timeslots.bookings(status: .pending, date: nil, by: me),
                                              booked: try await timeslots.bookings(status: .booked, date: nil, by: me))
             page.values = form
