@@ -236,8 +236,8 @@ struct CounterDeskTests {
             let token = try #require(order.handoverToken)
             #expect(try await server.send(.POST, "/orders/\(order.id!.uuidString)/pickup", json: ["scannedCode": token], token: cast.driver.access).status == .ok)
             let bernPath = "/desk/\(bern.uppercased())"
+            let code = try await server.code(for: "bea@example.com")  // mailed at pickup, alone in its subject
             #expect(try await bob.postFile(bernPath + "/check-in", field: "photo", bytes: [], filename: "", from: bernPath, fields: ["code": token]).status == .seeOther)
-            let code = try await server.code(for: "bea@example.com")
             bob.acceptLanguage = "fr"
             let french = try await bob.get(bernPath)
             #expect(french.html.contains("Enregistrer un colis") && french.html.contains("attend son destinataire"))

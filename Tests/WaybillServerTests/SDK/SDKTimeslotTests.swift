@@ -99,9 +99,10 @@ struct SDKTimeslotTests {
                 let token = try await LabelScanTests.token(server, order)
                 let id = try #require(OrderID(uuidString: order))
                 _ = try await luca.pickUp(id, scannedCode: token)
+                // The code mailed at pickup (its subject carries the code alone).
+                let code = try await server.code(for: "bea@example.com")
                 let arrived = try await bob.checkIn(at: to, code: token)
                 #expect(arrived.stage == .waitingForReceiver)
-                let code = try await server.code(for: "bea@example.com")
                 let out = try await bob.handOut(at: to, code: token, receiverCode: code, collectedBy: "Bea Beispiel")
                 #expect(out.status == .delivered && out.stage == .done)
                 do throws(WaybillClient.WaybillError) {
