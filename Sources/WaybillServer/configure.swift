@@ -142,6 +142,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     // A connection silent this long is closed: half-sent headers cannot hold sockets for ever.
     // (The live channel pings more often than this, so quiet subscribers stay.)
     app.http.server.configuration.idleTimeout = .seconds(Int64(config.httpIdleTimeoutSeconds))
+    // Text (pages, JSON, scripts, styles) leaves gzip-compressed for clients that ask for it;
+    // images and other compressed types do not. Pages mask their CSRF token per response, so
+    // compression reveals nothing secret (BREACH).
+    app.http.server.configuration.responseCompression = .enabled(disallowedTypes: .incompressible, allowRequestOverrides: true)
 
     // middleware: every error, including unknown routes, leaves as the JSON error shape
     app.middleware = .init()

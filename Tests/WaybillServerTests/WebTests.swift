@@ -122,8 +122,21 @@ struct WebTests {
             let forged = try await browser.post("/account", ["firstName": "Mallory", "lastName": "X", "_csrf": strangersToken], from: "/account", withToken: false)
             #expect(forged.status == .forbidden)
             #expect(try await User.query(on: server.db).filter(\.$email == "csrf@example.com").first()?.firstName == "Ada")
-            let saved = try await browser.post("/account", ["firstName": "Adele", "lastName": "Muster", "address": "Quai 1", "postalCode": "1204", "city": "Genève"], from: "/account")
+            // Each page masks the token afresh (pages are compressed: a constant secret beside chosen
+            // text could be read from the size); an earlier page's token still works.
+            let earlier = try #require(try await browser.get("/account").csrf)
+            let later = try #require(try await browser.get("/account").csrf)
+            #expect(earlier != later)
+            let saved = try await browser.post("/account", ["firstName": "Adele", "lastName": "Muster", "address": "Quai 1", "postalCode": "1204", "city": "Genève", "_csrf": earlier], from: "/account", withToken: false)
             #expect(saved.status == .seeOther)
+            #expect(try await User.query(on: server.db).filter(\.$email == "csrf@example.com").first()?.firstName == "Adele")
+            // A token that is not a masked one, or is tampered with, is refused.
+            var tampered = Array(later)
+            tampered[tampered.count - 2] = tampered[tampered.count - 2] == "A" ? "B" : "A"
+            for token in [String(tampered), "x", String(later.prefix(later.count / 2))] {
+                let refusedToken = try await browser.post("/account", ["firstName": "Eve", "lastName": "X", "_csrf": token], from: "/account", withToken: false)
+                #expect(refusedToken.status == .forbidden)
+            }
             #expect(try await User.query(on: server.db).filter(\.$email == "csrf@example.com").first()?.firstName == "Adele")
         }
     }

@@ -9,8 +9,13 @@ struct WebContext: Sendable {
     let request: Request
     let principal: Principal?
     let lang: Lang
-    /// The CSRF token for this visitor: bound to the web session, or to the anonymous cookie before sign-in.
-    let csrf: String
+    /// The CSRF secret for this visitor: bound to the web session, or to the anonymous cookie before
+    /// sign-in. Never sent as it is: see `csrf`.
+    let csrfSecret: String
+    /// The CSRF token to put in a page: the secret under a fresh random mask each time. Pages are
+    /// sent compressed, and a secret repeated unchanged beside text an attacker chose could be read
+    /// from the compressed size (BREACH); a masked token differs in every response.
+    var csrf: String { WebSessionMiddleware.masked(csrfSecret) }
     /// The newest live event this process had seen when the request began: the page's live island
     /// subscribes from there, so an event that lands between reading the page's data and opening
     /// the socket is replayed, not lost.
@@ -69,7 +74,7 @@ struct WebSessionMiddleware: AsyncMiddleware {
         }
         let binding = principal.map { "s:" + $0.sessionID.uuidString } ?? "a:" + anon
         let csrf = Self.csrfToken(binding, secret: services.config.jwtSecret)
-        var context = WebContext(request: request, principal: principal, lang: Lang.choose(request), csrf: csrf)
+        var context = WebContext(request: request, principal: principal, lang: Lang.choose(request), csrfSecret: csrf)
         context.liveSince = request.application.waybill.liveFeed.newestID
         request.setWeb(context)
 
@@ -96,7 +101,7 @@ struct WebSessionMiddleware: AsyncMiddleware {
                 return WebErrors.page(for: WaybillError(.badRequest, .invalidCharacter, "A field holds a character that cannot be stored."), context)
             }
             let given = request.headers.first(name: "X-CSRF-Token") ?? Self.formToken(request)
-            guard let given, constantTimeEquals(Data(given.utf8), Data(csrf.utf8)) else {
+            guard let given, let unmasked = Self.unmasked(given), constantTimeEquals(unmasked, Data(base64URLEncoded: csrf) ?? Data()) else {
                 return WebErrors.csrfRefused(context)
             }
         }
@@ -138,6 +143,24 @@ struct WebSessionMiddleware: AsyncMiddleware {
     static func csrfToken(_ binding: String, secret: [UInt8]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data(("csrf|" + binding).utf8), using: SymmetricKey(data: secret))
         return Data(mac).base64URLEncodedString()
+    }
+
+    /// The secret's bytes under a random mask of the same length, sent as the mask then the
+    /// masked bytes.
+    static func masked(_ secret: String) -> String {
+        let raw = [UInt8](Data(base64URLEncoded: secret) ?? Data(secret.utf8))
+        var mask = [UInt8](repeating: 0, count: raw.count)
+        var generator = SystemRandomNumberGenerator()
+        for index in mask.indices { mask[index] = generator.next() }
+        return Data(mask + zip(raw, mask).map { $0 ^ $1 }).base64URLEncodedString()
+    }
+
+    /// The secret's bytes from a masked token, or nil when it is not one.
+    static func unmasked(_ token: String) -> Data? {
+        guard token.count <= 200, let data = Data(base64URLEncoded: token), data.count >= 2, data.count % 2 == 0 else { return nil }
+        let bytes = [UInt8](data)
+        let half = bytes.count / 2
+        return Data(zip(bytes[..<half], bytes[half...]).map { $0 ^ $1 })
     }
 
     /// `_csrf` from an urlencoded or multipart form.
