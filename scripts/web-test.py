@@ -51,11 +51,14 @@ from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import a11y  # noqa: E402  (axe-core, for the accessibility checks)
 parser = argparse.ArgumentParser()
 parser.add_argument("binary")
 parser.add_argument("--database", default="sqlite")
@@ -294,6 +297,33 @@ def draw_signature(browser_):
     actions.perform()
 
 
+def network(browser_, online):
+    """Switches the page's network off or on (DevTools), as a phone losing signal: navigator.onLine follows."""
+    browser_.execute_cdp_cmd("Network.enable", {})
+    browser_.execute_cdp_cmd("Network.emulateNetworkConditions",
+                             {"offline": not online, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+
+def tab_to(browser_, selector, limit=60):
+    """Presses Tab until the focused element matches `selector`, as someone without a mouse."""
+    for _ in range(limit):
+        if browser_.execute_script("return document.activeElement && document.activeElement.matches(arguments[0])", selector):
+            return True
+        ActionChains(browser_).send_keys(Keys.TAB).perform()
+    return False
+
+
+def keyboard_sign_in(browser_, email, password):
+    """Signs in with the keyboard alone: Tab to each field, type, Enter."""
+    go(browser_, "/login")
+    reached = tab_to(browser_, "input[name=email]")
+    ActionChains(browser_).send_keys(email).perform()
+    reached = reached and tab_to(browser_, "input[name=password]")
+    ActionChains(browser_).send_keys(password, Keys.ENTER).perform()
+    wait(browser_, lambda d: "/login" not in d.current_url)
+    return reached
+
+
 def sign_in(driver, email, password):
     go(driver, "/login")
     fill(driver, "email", email)
@@ -310,7 +340,10 @@ def console_errors(driver):
                 and not re.search(r"/(verify|account) - Failed to load resource: the server responded with a status of 40[03]", entry["message"])
                 and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/deliver - Failed to load resource: the server responded with a status of 422", entry["message"])
                 # accepting before the payouts are set up is refused on purpose
-                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/accept - Failed to load resource: the server responded with a status of 409", entry["message"])]
+                and not re.search(r"/travel/requests/[0-9A-Fa-f-]+/accept - Failed to load resource: the server responded with a status of 409", entry["message"])
+                # the network switched off on purpose, and the step it kept that the server then refused
+                and "ERR_INTERNET_DISCONNECTED" not in entry["message"]
+                and not re.search(r"/app/orders/[0-9A-Fa-f-]+/steps/accept - Failed to load resource: the server responded with a status of 409", entry["message"])]
     except Exception:
         return []
 
@@ -483,7 +516,7 @@ try:
     check("scanning the label opens the delivery with the scan carried along", "Label scanned" in driver.page_source)
 
     # Position: Chrome's geolocation override, then the sharing switch.
-    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
+    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation", "backgroundSync"]})
     driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 47.3700, "longitude": 8.5390, "accuracy": 10})
     css(driver, "form[action$='/pickup'] button").click()
     wait(driver, lambda d: "On its way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
@@ -552,9 +585,21 @@ try:
     draw_signature(driver)
     check("the drawn signature becomes a PNG", css(driver, "[data-signature-output]").get_attribute("value").startswith("data:image/png;base64,"))
     shot_both(driver, "proof-of-delivery")
+    accessibility = a11y.serious_violations(driver, "driver proof of delivery")
+    # In a stairwell without signal: the delivery is kept on the phone, then sent once back online.
+    network(driver, online=False)
     submit_primary(driver)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#outbox [data-outbox-item=waiting]"))
+    check("offline, the delivery is kept on the phone and shown as waiting to send",
+          "Waiting to send" in css(driver, "#outbox").text and reference in css(driver, "#outbox").text
+          and css(driver, "[data-queued-note]").is_displayed())
+    shot(driver, "delivery-waiting-offline")
+    accessibility.extend(a11y.serious_violations(driver, "driver proof of delivery, waiting to send"))
+    time.sleep(1)
+    check("nothing reached the server while the phone was offline", "Delivered" not in css(customer, ".big-status").text)
+    network(driver, online=True)
     wait(driver, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
-    check("the driver delivers", True)
+    check("back online, the kept delivery is sent and the driver lands on the delivered order", not driver.find_elements(By.CSS_SELECTOR, "#outbox li"))
     try:
         wait(customer, lambda d: "Delivered" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
         seen = True
@@ -589,6 +634,8 @@ try:
     timeline = css(manager, "#timeline").text
     stages = ["Order received", "Driver assigned", "Driver on the way", "On its way", "Delivered"]
     check("the manager's record shows every stage", all(stage in timeline for stage in stages), timeline)
+    check("the delivery sent from the phone's queue is recorded once",
+          [e.text for e in manager.find_elements(By.CSS_SELECTOR, "#timeline li strong")].count("Delivered") == 1, timeline)
     check("each stage has a date and time", len(manager.find_elements(By.CSS_SELECTOR, "#timeline time")) >= len(stages))
     signature = css(manager, "img.file.signature")
     check("the signature image is shown", manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", signature))
@@ -673,6 +720,7 @@ try:
     check("the counter scans the label in: the parcel waits for its driver",
           len(desk.find_elements(By.CSS_SELECTOR, f"[data-parcel='{counter_reference}'][data-stage=waiting_for_driver]")) == 1)
     shot_both(desk, "counter-desk")
+    accessibility.extend(a11y.serious_violations(desk, "counter desk"))
 
     counter_card = f"#card-{counter_reference}"
     go(manager, "/dispatch")
@@ -690,9 +738,37 @@ try:
     fill(driver, "code", counter_link or "")
     css(driver, "#scan-form button[type=submit]").click()
     wait(driver, EC.url_contains("scan="))
+    # Taken on with no signal, then the driver leaves the app: the service worker sends the kept step
+    # (Background Sync) while the page is still offline.
+    network(driver, online=False)
     css(driver, "form[action$='/pickup'] button").click()
-    wait(driver, lambda d: "On its way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
-    check("the driver takes the parcel on from the counter by scanning its label", True)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#outbox [data-outbox-item=waiting]"))
+    journey_tab = driver.current_window_handle
+    driver.execute_script("window.seen = []; document.addEventListener('visibilitychange', () => window.seen.push(document.visibilityState))")
+    driver.switch_to.new_window("tab")
+
+    def on_its_way(d):
+        d.get(base + counter_path)
+        return "On its way" in [e.text for e in d.find_elements(By.CSS_SELECTOR, "#timeline li strong")]
+    try:
+        wait(manager, on_its_way)
+        synced = True
+    except TimeoutException:
+        synced = False
+    driver.close()
+    driver.switch_to.window(journey_tab)
+    diagnosis = None if synced else driver.execute_async_script("""
+        const done = arguments[0];
+        navigator.serviceWorker.ready.then(async (r) => {
+          const tags = r.sync ? await r.sync.getTags() : null;
+          const db = await new Promise((ok, ko) => { const q = indexedDB.open("waybill", 1); q.onsuccess = () => ok(q.result); q.onerror = ko; });
+          const items = await new Promise((ok) => { const q = db.transaction("outbox").objectStore("outbox").getAll(); q.onsuccess = () => ok(q.result); });
+          done({ tags, items: items.map((i) => [i.state, i.url, i.message]), online: navigator.onLine, seen: window.seen });
+        }).catch((e) => done(String(e)));""")
+    check("with the app left, the service worker sends the kept pickup (Background Sync)", synced, diagnosis)
+    network(driver, online=True)
+    go(driver, counter_path)
+    check("the driver takes the parcel on from the counter by scanning its label", "On its way" in css(driver, ".big-status").text)
     go(driver, counter_path.replace("/orders/", "/driver/orders/") + "/deliver")
     draw_signature(driver)
     submit_primary(driver)
@@ -711,8 +787,35 @@ try:
     browsers.remove(desk)
     other.delete_all_cookies()
 
+    # ---------------------------------------------------------- offline: a step the order no longer allows, and Background Sync
+    # The demo's delivery waiting for the driver: accepted offline while dispatch cancels it. Back
+    # online the refusal is shown with its reason, kept until the driver dismisses it.
+    go(driver, "/driver")
+    waiting_accept = driver.find_elements(By.CSS_SELECTOR, "form[data-outbox$='/accept']")
+    check("the driver's day has a delivery to accept", len(waiting_accept) >= 1)
+    demo_order = re.search(r"/app/orders/([0-9A-Fa-f-]{36})/", waiting_accept[0].get_attribute("data-outbox")).group(1)
+    go(driver, f"/orders/{demo_order}")
+    network(driver, online=False)
+    css(driver, "form[data-outbox$='/accept'] button").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#outbox [data-outbox-item=waiting]"))
+    go(manager, f"/orders/{demo_order}")
+    manager.execute_script("window.confirm = () => true")
+    cancel_form = f"form[action='/orders/{demo_order}/cancel']"
+    css(manager, cancel_form).find_element(By.XPATH, "..").find_element(By.TAG_NAME, "summary").click()
+    css(manager, cancel_form + " input[name=reason]").send_keys("The sender called it off")
+    css(manager, cancel_form + " button[type=submit]").click()
+    wait(manager, lambda d: "Cancelled" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    network(driver, online=True)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#outbox [data-outbox-item=refused]"))
+    refused_text = css(driver, "#outbox").text
+    check("back online, the acceptance of a cancelled delivery is shown as not recorded, with the reason", "not recorded" in refused_text, refused_text)
+    shot(driver, "step-refused")
+    css(driver, "#outbox [data-dismiss]").click()
+    wait(driver, lambda d: not d.find_element(By.CSS_SELECTOR, "#outbox").is_displayed())
+    check("the driver dismisses it", True)
+
     # ---------------------------------------------------------- refusals
-    sign_in(other, *accounts["customer"])
+    check("signing in works with the keyboard alone", keyboard_sign_in(other, *accounts["customer"]))
     go(other, order_path)
     check("another customer opening the delivery's page is refused", "Not found" in other.title and reference not in other.page_source)
     go(manager, "/users?q=customer%40demo")
@@ -844,7 +947,7 @@ try:
     go(manager, request_path)
     check("paid first: the request waits for pickup", "Paid, waiting for pickup" in manager.page_source)
     go(customer, request_path)
-    customer.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation"]})
+    customer.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["geolocation", "backgroundSync"]})
     customer.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 46.5200, "longitude": 6.6300, "accuracy": 10})
     css(customer, f"form[action='{request_path}/pick_up'] button").click()
     wait(customer, lambda d: "On its way with the traveller" in d.page_source)
@@ -1093,6 +1196,7 @@ try:
         browser_.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": name}]})
 
     # Every combination once (SQLite's run, build/screenshots); PostgreSQL's run takes English in light.
+    # axe-core looks at each of them (scripts/a11y.py).
     full_set = args.database == "sqlite"
     other.delete_all_cookies()
     for lang in (("en", "fr") if full_set else ("en",)):
@@ -1106,12 +1210,14 @@ try:
                     for path in paths:
                         go(b, path)
                         shot(b, f"{role_of[b]}-{names[path]}-{lang}-{mode}")
+                        accessibility.extend(a11y.serious_violations(b, f"{role_of[b]} {path} {lang} {mode} {size[0]}px"))
             scheme(other, mode)
             for size in (PHONE, DESK):
                 other.set_window_size(*size)
                 for path, name in [("/login", "login"), ("/register", "register"), ("/forgot", "forgot")]:
                     go(other, path)
                     shot(other, f"{name}-{lang}-{mode}")
+                    accessibility.extend(a11y.serious_violations(other, f"guest {path} {lang} {mode} {size[0]}px"))
     for b in [customer, driver, manager, other]:
         scheme(b, "light")
         go(b, "/lang/en?back=/")
@@ -1122,11 +1228,54 @@ try:
     light_bg, dark_bg = background(customer, "light"), background(customer, "dark")
     scheme(customer, "light")
     check("dark mode follows the system", light_bg == "rgb(255, 255, 255)" and dark_bg != light_bg, (light_bg, dark_bg))
+    check(f"axe-core {a11y.axe_version(customer)} finds no serious or critical violation on any main page, phone and wide, "
+          f"{'English and French, light and dark' if full_set else 'English, light'}", not accessibility, "\n".join(accessibility[:12]))
     check("screenshots written for every main page", len(os.listdir(args.screenshots)) >= (200 if full_set else 50), args.screenshots)
 
     for b, who in [(customer, "customer"), (manager, "manager"), (driver, "driver")]:
         errors = console_errors(b)
         check(f"no script errors in the {who}'s browser", not errors, errors[:3])
+
+    # ---------------------------------------------------------- installable: shortcuts, badge, a new version
+    go(driver, "/lang/fr?back=/driver")
+    manifest_url = css(driver, "link[rel=manifest]").get_attribute("href")
+    shortcuts = json.loads(urllib.request.urlopen(manifest_url).read())["shortcuts"]
+    check("the installed app's shortcuts are the driver's tabs, in their language",
+          [(s["name"], s["url"]) for s in shortcuts] == [("Aujourd’hui", "/driver"), ("Carte", "/driver/map"), ("Messages", "/messages"), ("Compte", "/account")]
+          or [s["url"] for s in shortcuts] == ["/driver", "/driver/map", "/messages", "/account"], shortcuts)
+    go(driver, "/lang/en?back=/driver")
+    customer.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source":
+        "navigator.setAppBadge = (n) => { window.badge = n; return Promise.resolve(); };"
+        "navigator.clearAppBadge = () => { window.badge = 0; return Promise.resolve(); };"})
+    go(customer, "/orders")
+    unread = sum(int(e.get_attribute("textContent").strip() or 0) for e in customer.find_elements(By.CSS_SELECTOR, "[data-unread-count]:not([hidden]), [data-messages-unread]:not([hidden])")[:2])
+    wait(customer, lambda d: d.execute_script("return window.badge") is not None)
+    check("the app's badge shows the unread notifications (Badging API)", customer.execute_script("return window.badge") == unread and unread > 0,
+          (customer.execute_script("return window.badge"), unread))
+
+    # A new version is deployed (the same database, another release): the open app offers to update,
+    # and updating reloads it under the new version.
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=20)
+    env["WEB_RELEASE"] = "next"
+    server = subprocess.Popen([args.binary, "serve", "--demo", "--hostname", "127.0.0.1", "--port", str(port)],
+                              cwd=workdir, env=env, stdout=open(log_path, "a"), stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(base + "/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    old_css = css(driver, "link[rel=stylesheet]").get_attribute("href")
+    go(driver, "/driver")
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "[data-update]").is_displayed())
+    check("a new version deployed: the open app offers to update", css(driver, "link[rel=stylesheet]").get_attribute("href") != old_css)
+    shot(driver, "update-offered")
+    driver.execute_script("window.beforeUpdate = true")
+    css(driver, "[data-update-reload]").click()
+    wait(driver, lambda d: d.execute_script("return window.beforeUpdate") is None and d.execute_script("return document.readyState") == "complete")
+    updated = driver.execute_async_script("const done = arguments[0]; navigator.serviceWorker.ready.then(r => done(!r.waiting && !!navigator.serviceWorker.controller))")
+    check("updating reloads the app under the new version", updated and not css(driver, "[data-update]").is_displayed())
 except Exception as error:  # a broken step ends the run with what it saw
     import traceback
     traceback.print_exc()

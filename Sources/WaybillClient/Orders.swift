@@ -256,17 +256,24 @@ extension WaybillSession {
     }
 
     /// The assigned driver takes the delivery on.
+    ///
+    /// Every step (accept, pick up, deliver, fail) takes an `idempotencyKey`: an app that keeps a
+    /// step while offline, or retries after a lost answer, sends it again with the same key and the
+    /// server does it once (the answer is then the order as it is). Without one, a fresh key is drawn.
     @discardableResult
-    public func accept(_ id: OrderID) async throws(WaybillError) -> Order {
-        try await call { try await $0.acceptOrder(path: .init(orderId: id.uuidString.lowercased())).ok.body.json }
+    public func accept(_ id: OrderID, idempotencyKey: String = UUID().uuidString) async throws(WaybillError) -> Order {
+        try await call {
+            try await $0.acceptOrder(path: .init(orderId: id.uuidString.lowercased()), headers: .init(idempotencyKey: idempotencyKey)).ok.body.json
+        }
     }
 
     /// The driver has the parcel. For cash orders, `cashCollected` is the amount taken.
     @discardableResult
     /// `scannedCode`: what the scanner read from the parcel's label, kept as the pickup's proof.
-    public func pickUp(_ id: OrderID, cashCollected: Money? = nil, scannedCode: String? = nil) async throws(WaybillError) -> Order {
+    public func pickUp(_ id: OrderID, cashCollected: Money? = nil, scannedCode: String? = nil,
+                       idempotencyKey: String = UUID().uuidString) async throws(WaybillError) -> Order {
         try await call {
-            try await $0.pickupOrder(path: .init(orderId: id.uuidString.lowercased()),
+            try await $0.pickupOrder(path: .init(orderId: id.uuidString.lowercased()), headers: .init(idempotencyKey: idempotencyKey),
                                      body: .json(.init(cashCollected: cashCollected?.schema, scannedCode: scannedCode))).ok.body.json
         }
     }
@@ -275,7 +282,7 @@ extension WaybillSession {
     /// photo (JPEG or PNG) and the recipient's code when the order asked for one.
     @discardableResult
     public func deliver(_ id: OrderID, signaturePNG: Data, recipientName: String, photo: Data? = nil, code: String? = nil,
-                        scannedCode: String? = nil) async throws(WaybillError) -> Order {
+                        scannedCode: String? = nil, idempotencyKey: String = UUID().uuidString) async throws(WaybillError) -> Order {
         var parts: [Operations.DeliverOrder.Input.Body.MultipartFormPayload] = [
             .signature(.init(payload: .init(body: HTTPBody(signaturePNG)), filename: "signature.png")),
             .recipientName(.init(payload: .init(body: HTTPBody(recipientName)))),
@@ -285,15 +292,17 @@ extension WaybillSession {
         if let scannedCode { parts.append(.scannedCode(.init(payload: .init(body: HTTPBody(scannedCode))))) }
         let form = parts
         return try await call {
-            try await $0.deliverOrder(path: .init(orderId: id.uuidString.lowercased()), body: .multipartForm(MultipartBody(form))).ok.body.json
+            try await $0.deliverOrder(path: .init(orderId: id.uuidString.lowercased()), headers: .init(idempotencyKey: idempotencyKey),
+                                      body: .multipartForm(MultipartBody(form))).ok.body.json
         }
     }
 
     /// The driver could not deliver; the order goes back to managers.
     @discardableResult
-    public func fail(_ id: OrderID, reason: FailureReason, note: String? = nil) async throws(WaybillError) -> Order {
+    public func fail(_ id: OrderID, reason: FailureReason, note: String? = nil,
+                     idempotencyKey: String = UUID().uuidString) async throws(WaybillError) -> Order {
         try await call {
-            try await $0.failOrder(path: .init(orderId: id.uuidString.lowercased()),
+            try await $0.failOrder(path: .init(orderId: id.uuidString.lowercased()), headers: .init(idempotencyKey: idempotencyKey),
                                    body: .json(.init(reason: .init(rawValue: reason.rawValue)!, note: note))).ok.body.json
         }
     }

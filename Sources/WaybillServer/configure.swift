@@ -67,6 +67,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(AddHandoverTokens())          // labels' hand-over tokens, scans
     app.migrations.add(CreateCounters())             // reception counters, their staff, drop-off templates
     app.migrations.add(CreateCounterDesk())          // typed references as counter proof, legs by counter
+    app.migrations.add(CreateStepReceipts())         // drivers' steps sent with an idempotency key, done once
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

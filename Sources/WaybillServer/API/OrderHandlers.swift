@@ -106,7 +106,7 @@ extension APIHandler {
     func acceptOrder(_ input: Operations.AcceptOrder.Input) async throws -> Operations.AcceptOrder.Output {
         let me = try await principal()
         let id: OrderID = try Self.uuid(input.path.orderId)
-        let order = try await orders.accept(id, by: me)
+        let order = try await orders.accept(id, idempotencyKey: input.headers.idempotencyKey, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
@@ -118,7 +118,7 @@ extension APIHandler {
             cash = body.cashCollected.map { Money($0.amount, $0.currency) }
             scanned = body.scannedCode
         }
-        let order = try await orders.pickup(id, cashCollected: cash, scannedCode: scanned, by: me)
+        let order = try await orders.pickup(id, cashCollected: cash, scannedCode: scanned, idempotencyKey: input.headers.idempotencyKey, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
@@ -126,7 +126,8 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id: OrderID = try Self.uuid(input.path.orderId)
-        let order = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note, by: me)
+        let order = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note,
+                                          idempotencyKey: input.headers.idempotencyKey, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 
@@ -163,7 +164,7 @@ extension APIHandler {
         }
         let order = try await orders.deliver(id, signature: .init(bytes: signature, field: "signature"),
                                              photo: photo.map { .init(bytes: $0, field: "photo") }, recipientName: name, code: code,
-                                             scannedCode: scanned, by: me)
+                                             scannedCode: scanned, idempotencyKey: input.headers.idempotencyKey, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
 

@@ -559,7 +559,8 @@ struct Conversations: WaybillService {
             let name = view.senderName ?? "Waybill"
             let body = allowing.contains(user) && !preview.isEmpty ? String(preview.prefix(140)) : "Open Waybill to read it."
             try await PushDelivery.enqueue(userID: user, title: "New message from \(name)", body: body,
-                                           data: ["kind": "message", "conversationId": id.uuidString, "seq": String(view.record.seq)],
+                                           data: ["kind": "message", "conversationId": id.uuidString, "seq": String(view.record.seq),
+                                                  "path": WebRoutes.conversation(id)],
                                            collapseKey: "conversation:\(id.uuidString)", on: db)
         }
     }

@@ -73,7 +73,9 @@ enum Notifier {
                 id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
             if push { try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
-                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notification.id!.uuidString],
+                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notification.id!.uuidString,
+                                                  // The web app's page it is about: the service worker opens it when the notification is tapped.
+                                                  "path": order?.id.map { WebRoutes.order($0) } ?? WebRoutes.notifications()],
                                            collapseKey: (order?.id?.uuidString ?? notification.id!.uuidString), on: db) }
             guard mail else { continue }
             try await Outbox.enqueue(MailMessage(

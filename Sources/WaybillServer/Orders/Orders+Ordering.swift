@@ -71,9 +71,8 @@ extension Orders {
         try principal.require(.placeOrders)
         let customer = principal.user
         let key = try idempotencyKey.map { raw -> String in
-            let trimmed = raw.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.count <= 200 else { throw WaybillError.validation("Idempotency-Key", "invalid") }
-            return "\(principal.userID.uuidString):\(trimmed)"
+            guard let key = IdempotencyKey.normalized(raw) else { throw WaybillError.validation("Idempotency-Key", "invalid") }
+            return "\(principal.userID.uuidString):\(key)"
         }
         if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
             return try await created(existing)

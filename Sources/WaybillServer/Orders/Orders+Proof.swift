@@ -15,7 +15,15 @@ extension Orders {
     }
 
     func deliver(_ id: OrderID, signature: Upload, photo: Upload?, recipientName: String, code: String?, scannedCode: String? = nil,
-                 by principal: Principal) async throws -> Order {
+                 idempotencyKey: String? = nil, by principal: Principal) async throws -> Order {
+        try await once(idempotencyKey, id, .deliver, by: principal) { receipt in
+            try await deliver(id, signature: signature, photo: photo, recipientName: recipientName, code: code, scannedCode: scannedCode,
+                              receipt: receipt, by: principal)
+        }
+    }
+
+    private func deliver(_ id: OrderID, signature: Upload, photo: Upload?, recipientName: String, code: String?, scannedCode: String?,
+                         receipt: StepReceipt?, by principal: Principal) async throws -> Order {
         // Who may deliver, and whether the order is under way, before looking at what was sent.
         let current = try await visibleOrder(id, to: principal)
         let decision = OrderStateMachine.decide(.deliver, from: current.status, as: capacities(of: principal, for: current))
@@ -47,7 +55,7 @@ extension Orders {
         let proof = HandOverProof(signatureFileID: signatureFile.id, photoFileID: photoFile?.id, signedBy: name,
                                   codeChecked: current.requireRecipientCode, qrCode: qr)
         do {
-            let delivered = try await transition(id, .deliver, by: principal, proof: proof) { order, db in
+            let delivered = try await transition(id, .deliver, by: principal, proof: proof, receipt: receipt) { order, db in
                 let now = UnixTime.nowMillis
                 order.signedBy = name
                 order.deliveredAt = now

@@ -18,9 +18,11 @@ extension Orders {
     ///
     /// The action moves the shipment's current leg through its own state machine, records the
     /// hand-over it amounts to (a pickup, a delivery) with `proof`, and the shipment's status (the
-    /// order's `status` column) becomes `ShipmentStatus.derive` of its legs.
+    /// order's `status` column) becomes `ShipmentStatus.derive` of its legs. `receipt`, the step's
+    /// idempotency key (`once`), lands in the same transaction.
     @discardableResult
     func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?, proof: HandOverProof = HandOverProof(),
+                    receipt: StepReceipt? = nil,
                     change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
         let orders = self
         let events = services.events
@@ -44,6 +46,7 @@ extension Orders {
                 // The receiver's copy of their code lives only while the parcel is on its way.
                 if order.status != .inTransit { order.recipientCodeSealed = nil }
                 try await order.save(on: db)
+                try await receipt?.create(on: db)
                 try await events.record(event, on: db)
             }
             return order

@@ -282,7 +282,7 @@ struct RegisterPage: PageView {
             <form method="post" action="\(WebRoutes.register())" class="stack">
             \(form.hidden())
             <div class="row">\(form.field("firstName", ctx.t(.firstName), autocomplete: "given-name"))\(form.field("lastName", ctx.t(.lastName), autocomplete: "family-name"))</div>
-            \(form.field("address", ctx.t(.street), autocomplete: "street-address"))
+            \(form.field("address", ctx.t(.street), autocomplete: "address-line1"))
             <div class="row">\(form.field("postalCode", ctx.t(.postalCode), autocomplete: "postal-code", attributes: "inputmode=\"numeric\""))\(form.field("city", ctx.t(.city), autocomplete: "address-level2"))</div>
             \(form.field("email", ctx.t(.email), type: "email", autocomplete: "email"))
             \(form.field("password", ctx.t(.password), type: "password", autocomplete: "new-password", hint: ctx.t(.passwordHint)))
@@ -390,7 +390,7 @@ struct AccountPage: PageView {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let company = isCompany ? form.field("companyName", ctx.t(.companyName), autocomplete: "organization") : ""
         let addressFields = showsAddress ? """
-            \(form.field("address", ctx.t(.street), autocomplete: "street-address", required: addressRequired))
+            \(form.field("address", ctx.t(.street), autocomplete: "address-line1", required: addressRequired))
             <div class="row">\(form.field("postalCode", ctx.t(.postalCode), autocomplete: "postal-code", required: addressRequired))\(form.field("city", ctx.t(.city), autocomplete: "address-level2", required: addressRequired))</div>
             """ : ""
         return WebPage(title: ctx.t(.myAccount), body: """

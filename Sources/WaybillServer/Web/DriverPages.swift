@@ -15,6 +15,7 @@ struct DriverPages {
         routes.get(WebRoutes.deliver, use: proofPage)
         routes.post(WebRoutes.deliver, use: deliver)
         routes.post(WebRoutes.fail, use: fail)
+        routes.post(WebRoutes.queuedStep, use: queuedStep)
     }
 
     func today(_ req: Request) async throws -> Response {
@@ -62,38 +63,59 @@ struct DriverPages {
         return req.redirect(to: WebRoutes.driverDay(), redirectType: .normal)
     }
 
-    func accept(_ req: Request) async throws -> Response {
+    func accept(_ req: Request) async throws -> Response { try await stepped(.accept, req) }
+    func pickup(_ req: Request) async throws -> Response { try await stepped(.pickup, req) }
+    func fail(_ req: Request) async throws -> Response { try await stepped(.fail, req) }
+
+    /// A step's form: done, then the order's page says so.
+    private func stepped(_ action: OrderAction, _ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
-        _ = try await Orders(request: req).accept(id, by: me)
-        return req.redirect(to: WebRoutes.order(id, query: "done=accepted"), redirectType: .normal)
+        _ = try await step(action, id, req, by: me)
+        return req.redirect(to: WebRoutes.order(id, query: "done=" + StepForm.doneFlag(action)), redirectType: .normal)
     }
 
-    func pickup(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req)
-        let id: OrderID = try WebRoutes.id(req)
-        let orders = Orders(request: req)
-        let order = try await orders.visibleOrder(id, to: me)
-        var cash: Money?
-        let form = try AccountPages.form(req)
-        if order.paymentMethod == .cash {
-            guard let cents = Money.minorUnits(fromText: form["cash"] ?? "", maximum: 999_999) else {
-                throw WaybillError.validation("cashCollected", "invalid")
-            }
-            cash = Money(cents, order.currency)
+    /// A step kept by the offline queue (`outbox.js`) while the phone had no network, sent now with
+    /// the same fields as its form and its idempotency key: JSON answers, errors in the driver's
+    /// language, so the queue can show what was refused and why.
+    func queuedStep(_ req: Request) async throws -> Response {
+        await IslandEndpoints.run(req, localized: true) {
+            let me = try IslandEndpoints.principal(req)
+            let id: OrderID = try WebRoutes.id(req)
+            guard let action = req.parameters.get("action").flatMap(OrderAction.init(rawValue:)),
+                  [.accept, .pickup, .deliver, .fail].contains(action) else { throw WaybillError.notFound }
+            let order = try await step(action, id, req, by: me)
+            return IslandEndpoints.json(["id": order.id!.uuidString, "reference": order.reference, "status": order.status.rawValue,
+                                         "url": WebRoutes.order(id, query: "done=" + StepForm.doneFlag(action))])
         }
-        _ = try await orders.pickup(id, cashCollected: cash, scannedCode: form["scannedCode"].flatMap { $0.isEmpty ? nil : $0 }, by: me)
-        return req.redirect(to: WebRoutes.order(id, query: "done=in_transit"), redirectType: .normal)
     }
 
-    func fail(_ req: Request) async throws -> Response {
-        let (_, me) = try WebAuth.require(req)
-        let id: OrderID = try WebRoutes.id(req)
+    /// One step from its form's fields, for the page's form and the offline queue alike. The form's
+    /// `idempotencyKey` (`StepForm`) makes sending it again harmless.
+    private func step(_ action: OrderAction, _ id: OrderID, _ req: Request, by me: Principal) async throws -> Order {
+        let orders = Orders(request: req)
+        if action == .deliver { return try await deliverStep(id, req, by: me) }
         let form = try AccountPages.form(req)
-        guard let reason = FailureReason(rawValue: form["reason"] ?? "") else { throw WaybillError.validation("reason", "invalid") }
-        let note = (form["note"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        _ = try await Orders(request: req).fail(id, reason: reason, note: note.isEmpty ? nil : note, by: me)
-        return req.redirect(to: WebRoutes.order(id, query: "done=failed"), redirectType: .normal)
+        let key = form["idempotencyKey"].flatMap { $0.isEmpty ? nil : $0 }
+        switch action {
+        case .accept:
+            return try await orders.accept(id, idempotencyKey: key, by: me)
+        case .pickup:
+            let order = try await orders.visibleOrder(id, to: me)
+            var cash: Money?
+            if order.paymentMethod == .cash {
+                guard let cents = Money.minorUnits(fromText: form["cash"] ?? "", maximum: 999_999) else {
+                    throw WaybillError.validation("cashCollected", "invalid")
+                }
+                cash = Money(cents, order.currency)
+            }
+            return try await orders.pickup(id, cashCollected: cash, scannedCode: form["scannedCode"].flatMap { $0.isEmpty ? nil : $0 },
+                                           idempotencyKey: key, by: me)
+        default:
+            guard let reason = FailureReason(rawValue: form["reason"] ?? "") else { throw WaybillError.validation("reason", "invalid") }
+            let note = (form["note"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            return try await orders.fail(id, reason: reason, note: note.isEmpty ? nil : note, idempotencyKey: key, by: me)
+        }
     }
 
     // MARK: Proof of delivery
@@ -112,31 +134,37 @@ struct DriverPages {
         var code: String?
         var photo: File?
         var scannedCode: String?
+        var idempotencyKey: String?
+    }
+
+    /// The proof's fields: the pad's PNG as a data URL, the name, the code, a photo.
+    private func deliverStep(_ id: OrderID, _ req: Request, by me: Principal) async throws -> Order {
+        let form = try req.content.decode(ProofForm.self)
+        try requireStorableText([form.recipientName, form.code, form.idempotencyKey])
+        let prefix = "data:image/png;base64,"
+        guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
+            throw WaybillError.validation("signature", "required")
+        }
+        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
+        return try await Orders(request: req).deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
+                                                      recipientName: form.recipientName ?? "", code: form.code,
+                                                      scannedCode: form.scannedCode.flatMap { $0.isEmpty ? nil : $0 },
+                                                      idempotencyKey: form.idempotencyKey.flatMap { $0.isEmpty ? nil : $0 }, by: me)
     }
 
     func deliver(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
-        let orders = Orders(request: req)
-        let order = try await orders.visibleOrder(id, to: me)
-        let form = try req.content.decode(ProofForm.self)
-        try requireStorableText([form.recipientName, form.code])
-        let scanned = form.scannedCode.flatMap { $0.isEmpty ? nil : $0 }
-        let values = ["recipientName": form.recipientName ?? "", "code": form.code ?? "", "scannedCode": scanned ?? ""]
-        // The pad sends a PNG as a data URL.
-        let prefix = "data:image/png;base64,"
-        guard let raw = form.signature, raw.hasPrefix(prefix), let png = Data(base64Encoded: String(raw.dropFirst(prefix.count))), !png.isEmpty else {
-            return ProofPage(order: order, values: values, errors: ["signature": "required"], message: ctx.t(.signatureMissing),
-                             status: .unprocessableEntity).response(ctx)
-        }
-        let photo = form.photo.flatMap { $0.data.readableBytes > 0 ? Orders.Upload(bytes: Array($0.data.readableBytesView), field: "photo") : nil }
         do {
-            _ = try await orders.deliver(id, signature: .init(bytes: Array(png), field: "signature"), photo: photo,
-                                         recipientName: form.recipientName ?? "", code: form.code, scannedCode: scanned, by: me)
+            _ = try await step(.deliver, id, req, by: me)
         } catch let error as WaybillError where error.status == .unprocessableEntity
             || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
             // Shown on the form, in the driver's language, so they can try again or call dispatch.
-            return ProofPage(order: order, values: values, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+            let order = try await Orders(request: req).visibleOrder(id, to: me)
+            let form = try? req.content.decode(ProofForm.self)
+            let values = ["recipientName": form?.recipientName ?? "", "code": form?.code ?? "", "scannedCode": form?.scannedCode ?? ""]
+            let message = error.fields?["signature"] != nil ? ctx.t(.signatureMissing) : ctx.message(error)
+            return ProofPage(order: order, values: values, errors: error.fields ?? [:], message: message, status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.order(id, query: "done=delivered"), redirectType: .normal)
     }
@@ -161,8 +189,8 @@ struct ProofPage: PageView {
             <h1>\(h(ctx.t(.proofOfDelivery)))</h1>
             <p>\(h(order.reference)) · \(ctx.address(order.dropoff))</p>
             \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
-            <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))">
-            \(form.hidden())
+            <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))"\(StepForm.attributes(ctx, .deliver, order))>
+            \(form.hidden())\(StepForm.key())
             \(values["scannedCode"].flatMap { $0.isEmpty ? nil : "<input type=\"hidden\" name=\"scannedCode\" value=\"\(h($0))\"><p class=\"alert ok\" role=\"status\">\(h(ctx.t(.labelScanned)))</p>" } ?? "")
             <div class="field\(errors["signature"] == nil ? "" : " invalid")"><p class="label" id="sig-label">\(h(ctx.t(.signHere)))</p>
             <canvas data-signature-pad width="600" height="240" aria-labelledby="sig-label" tabindex="0" class="signature"></canvas>
@@ -214,7 +242,7 @@ struct DriverDayPage: PageView {
             let cash = order.paymentStatus == .dueOnPickup
                 ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
             let buttons = switch entry.next {
-            case .accept: "<form method=\"post\" action=\"\(WebRoutes.accept(order.id!))\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
+            case .accept: "<form method=\"post\" action=\"\(WebRoutes.accept(order.id!))\" class=\"inline\"\(StepForm.attributes(ctx, .accept, order))>\(form.hidden())\(StepForm.key())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
             case .pickUp: "<a class=\"button primary\" href=\"\(WebRoutes.order(order.id!))\">\(h(ctx.t(.pickedUp)))…</a>"
             case .deliver: "<a class=\"button primary\" href=\"\(WebRoutes.deliver(order.id!))\">\(h(ctx.t(.deliverProof)))</a>"
             case nil: ""

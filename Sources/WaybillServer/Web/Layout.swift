@@ -37,6 +37,9 @@ struct WebPage {
         var modules = ["ui"]
         if !topics.isEmpty, ctx.principal != nil { modules.append("live") }
         modules += scripts
+        // A driver's steps wait on the phone when there is no network (`outbox.js`, `StepForm`).
+        let outbox = ctx.principal?.may(.drive) == true
+        if outbox { modules.append("outbox") }
         let lang = ctx.lang
         let path = ctx.request.url.path
         let other: Lang = lang == .en ? .fr : .en
@@ -57,7 +60,7 @@ struct WebPage {
             \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\"><meta name=\"live-since\" content=\"\(ctx.liveSince)\">")
             \(vapid.map { "<meta name=\"vapid-key\" content=\"\(h($0))\">" } ?? "")
             <meta name="theme-color" content="#0b5cad" media="(prefers-color-scheme: light)"><meta name="theme-color" content="#10243d" media="(prefers-color-scheme: dark)">
-            <link rel="manifest" href="/manifest.webmanifest">
+            <link rel="manifest" href="/manifest.webmanifest\(manifestQuery(ctx))">
             <link rel="icon" href="/assets/icons/icon.svg" type="image/svg+xml">
             <link rel="apple-touch-icon" href="/assets/icons/icon-192.png">
             <link rel="stylesheet" href="/assets/app.css?v=\(WebAssets.version)">
@@ -72,8 +75,9 @@ struct WebPage {
             </header>
             \(sandboxBanner)\(suspension)
             <main id="main" class="\(wide ? "wide" : "narrow")" tabindex="-1">
-            \(body)
+            \(outbox ? StepForm.region(ctx) : "")\(body)
             </main>
+            <div class="update" data-update hidden role="status"><p>\(h(ctx.t(.updateReady)))</p><button type="button" class="primary" data-update-reload>\(h(ctx.t(.updateReload)))</button></div>
             \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")\(tabBar(ctx, path: path))
             </body></html>
             """
@@ -83,6 +87,12 @@ struct WebPage {
         headers.replaceOrAdd(name: "Content-Security-Policy", value: WebPage.csp(config))
         headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
         return Response(status: status, headers: headers, body: .init(string: html))
+    }
+
+    /// The manifest for this person: their tabs as the installed app's shortcuts, in their language.
+    private func manifestQuery(_ ctx: WebContext) -> String {
+        guard let caller = ctx.principal?.caller else { return "" }
+        return "?lang=\(ctx.lang.rawValue)&amp;tabs=" + TabPolicy.tabs(for: caller).map(\.rawValue).joined(separator: ",")
     }
 
     static func csp(_ config: WaybillConfig) -> String {
@@ -110,17 +120,35 @@ struct WebPage {
 
     /// A tab's page, name and icon (24×24, drawn with the text's colour).
     static func tab(_ tab: AppTab, _ ctx: WebContext) -> (href: String, label: String, icon: String) {
+        let (href, label) = tabTarget(tab, ctx.lang)
+        let icon = switch tab {
+        case .send: "M3 11l18-8-8 18-2-8z"
+        case .parcels: "M3 7l9-4 9 4v10l-9 4-9-4zM3 7l9 4 9-4M12 11v10"
+        case .messages: "M4 4h16v12H9l-5 4z"
+        case .account: "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21c0-4 4-6 8-6s8 2 8 6"
+        case .today: "M4 5h16v15H4zM4 9h16M8 3v4M16 3v4"
+        case .map: "M12 21s7-6 7-11a7 7 0 0 0-14 0c0 5 7 11 7 11zM12 10h.01"
+        case .dispatch: "M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z"
+        case .routes: "M6 19a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM18 9a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM6 15V9a3 3 0 0 1 3-3h7M8 19h7a3 3 0 0 0 3-3v-5"
+        case .counter: "M3 10h18M5 10v10h14V10M4 4h16l1 6H3z"
+        case .scan: "M4 8V4h4M16 4h4v4M20 16v4h-4M8 20H4v-4M7 12h10"
+        }
+        return (href, label, icon)
+    }
+
+    /// A tab's page and name: the tab bar's, and the installed app's shortcuts (the manifest's).
+    static func tabTarget(_ tab: AppTab, _ lang: Lang) -> (href: String, label: String) {
         switch tab {
-        case .send: (WebRoutes.newOrder(), ctx.t(.tabSend), "M3 11l18-8-8 18-2-8z")
-        case .parcels: (WebRoutes.parcels(), ctx.t(.parcels), "M3 7l9-4 9 4v10l-9 4-9-4zM3 7l9 4 9-4M12 11v10")
-        case .messages: (WebRoutes.conversations(), ctx.t(.messages), "M4 4h16v12H9l-5 4z")
-        case .account: (WebRoutes.account(), ctx.t(.tabAccount), "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21c0-4 4-6 8-6s8 2 8 6")
-        case .today: (WebRoutes.driverDay(), ctx.t(.today), "M4 5h16v15H4zM4 9h16M8 3v4M16 3v4")
-        case .map: (WebRoutes.driverMap(), ctx.t(.tabMap), "M12 21s7-6 7-11a7 7 0 0 0-14 0c0 5 7 11 7 11zM12 10h.01")
-        case .dispatch: (WebRoutes.dispatch(), ctx.t(.dispatch), "M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z")
-        case .routes: (WebRoutes.routePlans(), ctx.t(.routes), "M6 19a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM18 9a2 2 0 1 0 0-4 2 2 0 0 0 0 4zM6 15V9a3 3 0 0 1 3-3h7M8 19h7a3 3 0 0 0 3-3v-5")
-        case .counter: (WebRoutes.desk(), ctx.t(.desk), "M3 10h18M5 10v10h14V10M4 4h16l1 6H3z")
-        case .scan: (WebRoutes.scan(), ctx.t(.tabScan), "M4 8V4h4M16 4h4v4M20 16v4h-4M8 20H4v-4M7 12h10")
+        case .send: (WebRoutes.newOrder(), Text.tabSend.in(lang))
+        case .parcels: (WebRoutes.parcels(), Text.parcels.in(lang))
+        case .messages: (WebRoutes.conversations(), Text.messages.in(lang))
+        case .account: (WebRoutes.account(), Text.tabAccount.in(lang))
+        case .today: (WebRoutes.driverDay(), Text.today.in(lang))
+        case .map: (WebRoutes.driverMap(), Text.tabMap.in(lang))
+        case .dispatch: (WebRoutes.dispatch(), Text.dispatch.in(lang))
+        case .routes: (WebRoutes.routePlans(), Text.routes.in(lang))
+        case .counter: (WebRoutes.desk(), Text.desk.in(lang))
+        case .scan: (WebRoutes.scan(), Text.tabScan.in(lang))
         }
     }
 

@@ -351,7 +351,7 @@ struct FleetPage: PageView {
         return WebPage(title: ctx.t(.fleet), body: """
             <h1>\(h(ctx.t(.fleet)))</h1>
             \(map.render(ctx))
-            <div id="fleet-table" data-live-refresh="duty status">
+            <div id="fleet-table" class="table-wrap" data-live-refresh="duty status">
             <table><thead><tr><th>\(h(ctx.t(.driver)))</th><th>\(h(ctx.t(.duty)))</th><th class="num">\(h(ctx.t(.load)))</th><th>\(h(ctx.t(.lastPosition)))</th><th></th></tr></thead>
             <tbody>\(rows)</tbody></table></div>
             """, scripts: ["map"], liveTopics: ["fleet"], wide: true)

@@ -414,12 +414,12 @@ struct OrderPage: PageView {
             actionBlocks.append("<a class=\"button primary\" href=\"\(h(url))\">\(h(ctx.t(.payNow, order.price.description)))</a>")
         }
         if actions.contains(.accept) {
-            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.accept(id))\">\(form.hidden())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>")
+            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.accept(id))\"\(StepForm.attributes(ctx, .accept, order))>\(form.hidden())\(StepForm.key())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>")
         }
         if actions.contains(.pickup) {
             let cash = order.paymentMethod == .cash
                 ? "<div class=\"field\"><label for=\"f-cash\">\(h(ctx.t(.cashCollected, order.currency)))</label><input id=\"f-cash\" name=\"cash\" inputmode=\"decimal\" required value=\"\(h(OrderPages.decimal(order.price)))\"></div>" : ""
-            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.pickup(id))\" class=\"stack\">\(form.hidden())\(scanField)\(cash)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.pickedUp)))</button></form>")
+            actionBlocks.append("<form method=\"post\" action=\"\(WebRoutes.pickup(id))\" class=\"stack\"\(StepForm.attributes(ctx, .pickup, order))>\(form.hidden())\(StepForm.key())\(scanField)\(cash)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.pickedUp)))</button></form>")
         }
         if actions.contains(.deliver) {
             actionBlocks.append("<a class=\"button primary\" href=\"\(WebRoutes.deliver(id))\(scanned.map { "?scan=" + $0 } ?? "")\">\(h(ctx.t(.deliverProof)))</a>")
@@ -429,7 +429,7 @@ struct OrderPage: PageView {
             let failForm = Form(ctx: ctx)
             actionBlocks.append("""
                 <details><summary>\(h(ctx.t(.markFailed)))</summary>
-                <form method="post" action="\(WebRoutes.fail(id))" class="stack">\(form.hidden())
+                <form method="post" action="\(WebRoutes.fail(id))" class="stack"\(StepForm.attributes(ctx, .fail, order))>\(form.hidden())\(StepForm.key())
                 \(failForm.select("reason", ctx.t(.reason), options: reasons))
                 \(failForm.field("note", ctx.t(.note), required: false))
                 <button type="submit" class="danger">\(h(ctx.t(.markFailed)))</button></form></details>

@@ -266,7 +266,8 @@ struct ParcelListPage: PageView {
 
     /// Connected shops, and the form to connect one (seed M-Track: "link e-shops").
     func shopSection(_ ctx: WebContext) -> String {
-        let f = shopForm ?? Form(ctx: ctx, values: ["platform": "shopify"])
+        var f = shopForm ?? Form(ctx: ctx, values: ["platform": "shopify"])
+        f.idPrefix = "shop-"  // the page's three forms each have a "name" field
         let list = shops.map { s in
             "<li data-shop=\"\(s.id!.uuidString)\">\(h(s.name)) · \(s.platform == .shopify ? "Shopify" : "WooCommerce") · \(h(ctx.t(.shopNumbers))) \(s.numbersReceived) <form method=\"post\" action=\"\(WebRoutes.shopRemove(s.id!))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.shopDisconnect)))</button></form></li>"
         }.joined()
@@ -296,7 +297,8 @@ struct ParcelListPage: PageView {
 
     /// Paste a shop's shipping confirmation: every number in it is followed.
     func paste(_ ctx: WebContext) -> String {
-        let f = pasteForm ?? Form(ctx: ctx)
+        var f = pasteForm ?? Form(ctx: ctx)
+        f.idPrefix = "paste-"
         let error = f.errors["text"].map { "<p class=\"error\" id=\"f-text-error\">\(h(ctx.fieldError("text", $0)))</p>" } ?? ""
         return """
             <details\(pasteForm == nil ? "" : " open")><summary>\(h(ctx.t(.pasteConfirmation)))</summary>

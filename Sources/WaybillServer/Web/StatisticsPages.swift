@@ -109,7 +109,7 @@ struct StatisticsPage: PageView {
         }
         let head = "<tr><th scope=\"col\">\(h(ctx.t(.statGroup)))</th><th scope=\"col\">\(h(ctx.t(.statPlaced)))</th><th scope=\"col\">\(h(ctx.t(.statDelivered)))</th><th scope=\"col\">\(h(ctx.t(.statFailed)))</th><th scope=\"col\">\(h(ctx.t(.statOnTime)))</th><th scope=\"col\">\(h(ctx.t(.statMedian)))</th><th scope=\"col\">\(h(ctx.t(.statP90)))</th><th scope=\"col\">\(h(ctx.t(.statRevenue)))</th></tr>"
         func table(_ id: String, _ caption: String, _ rows: [String]) -> String {
-            "<div class=\"table-wrap\"><table class=\"stats\" id=\"\(id)\"><caption>\(h(caption))</caption><thead>\(head)</thead><tbody>\(rows.joined())</tbody></table></div>"
+            "<div class=\"table-wrap\" role=\"region\" tabindex=\"0\" aria-labelledby=\"\(id)-caption\"><table class=\"stats\" id=\"\(id)\"><caption id=\"\(id)-caption\">\(h(caption))</caption><thead>\(head)</thead><tbody>\(rows.joined())</tbody></table></div>"
         }
         let labels = r.buckets.map(\.label)
         let volume = SVGChart.bars(id: "chart-volume", title: ctx.t(.statVolumeChart), labels: labels, series: [

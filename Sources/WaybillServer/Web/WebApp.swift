@@ -76,12 +76,14 @@ struct IslandEndpoints {
         return Response(status: status, headers: headers, body: .init(data: data))
     }
 
-    /// Errors here are JSON like the API's, never pages.
-    static func run(_ req: Request, _ body: () async throws -> Response) async -> Response {
+    /// Errors here are JSON like the API's, never pages; `localized`: their message in the page's
+    /// language, for an island that shows it as it is.
+    static func run(_ req: Request, localized: Bool = false, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let error as WaybillError {
-            var payload: [String: Any] = ["code": error.code, "message": error.message]
+            let message = localized ? ((try? req.web).map { $0.message(error) } ?? error.message) : error.message
+            var payload: [String: Any] = ["code": error.code.rawValue, "message": message]
             if let fields = error.fields { payload["fields"] = fields }
             let response = json(["error": payload], status: error.status)
             if let retry = error.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
@@ -190,6 +192,9 @@ enum WebAssets {
             hasher.update(data: Data(relative.utf8))
             hasher.update(data: data)
         }
+        // An operator's release name (`WEB_RELEASE`) counts too: a deployment can ask installed apps
+        // to update (their offline page, the shell) even when no file of the bundle changed.
+        if let release = ProcessInfo.processInfo.environment["WEB_RELEASE"], !release.isEmpty { hasher.update(data: Data(release.utf8)) }
         return (loaded, String(Data(hasher.finalize()).base64URLEncodedString().prefix(10)))
     }()
 
@@ -204,11 +209,16 @@ enum WebAssets {
         app.get("assets", "js", ":name") { req in serve(req, "js/" + (req.parameters.get("name") ?? ""), maxAge: 31_536_000) }
         app.get("assets", "icons", ":name") { req in serve(req, "icons/" + (req.parameters.get("name") ?? ""), maxAge: 86_400) }
         app.get("sw.js") { req in
-            let response = serve(req, "sw.js", maxAge: 0)
-            response.headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
-            return response
+            // The worker carries the bundle's version: a deployment that changes the app changes the
+            // worker's bytes, which is what makes browsers install the new one (and ui.js offer it).
+            guard let (data, type) = file("sw.js") else { return Response(status: .notFound) }
+            let script = String(decoding: data, as: UTF8.self).replacingOccurrences(of: #"const VERSION = "dev";"#, with: #"const VERSION = "\#(version)";"#)
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .contentType, value: type)
+            headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+            return Response(status: .ok, headers: headers, body: .init(string: script))
         }
-        app.get("manifest.webmanifest") { req in serve(req, "manifest.webmanifest", maxAge: 86_400) }
+        app.get("manifest.webmanifest") { req in manifest(req) }
         app.get("assets", "vendor", "leaflet", "**") { req async throws -> Response in
             let parts = req.parameters.getCatchall()
             guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != ".." && !$0.hasPrefix(".") && !$0.contains("\\") }) else {
@@ -222,6 +232,29 @@ enum WebAssets {
             headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=86400")
             return Response(status: .ok, headers: headers, body: .init(data: data))
         }
+    }
+
+    /// The manifest, with the shortcuts of the person's tabs (`?tabs=today,map,…`, from `TabPolicy`
+    /// on the page that links it) named in the page's language (`?lang=`): an installed app's icon
+    /// then offers a driver Today and Map, a customer Send and Parcels. Unknown tabs are ignored.
+    static func manifest(_ req: Request) -> Response {
+        guard let (data, type) = file("manifest.webmanifest"),
+              var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return Response(status: .notFound) }
+        let lang = req.query[String.self, at: "lang"].flatMap(Lang.init(rawValue:)) ?? .en
+        let tabs = (req.query[String.self, at: "tabs"] ?? "").split(separator: ",").prefix(AppTab.allCases.count).compactMap { AppTab(rawValue: String($0)) }
+        if !tabs.isEmpty {
+            object["lang"] = lang.rawValue
+            object["shortcuts"] = tabs.map { tab -> [String: Any] in
+                let (url, name) = WebPage.tabTarget(tab, lang)
+                return ["name": name, "short_name": name, "url": url,
+                        "icons": [["src": "/assets/icons/icon-192.png", "sizes": "192x192", "type": "image/png"]]]
+            }
+        }
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? data
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: type)
+        headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=86400")
+        return Response(status: .ok, headers: headers, body: .init(data: body))
     }
 
     static func serve(_ req: Request, _ path: String, maxAge: Int) -> Response {

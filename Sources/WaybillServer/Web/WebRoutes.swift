@@ -100,6 +100,8 @@ enum WebRoutes {
     static let pickup = WebPath<OrderID>("/driver/orders/:id/pickup") { [text($0)] }
     static let deliver = WebPath<OrderID>("/driver/orders/:id/deliver") { [text($0)] }
     static let fail = WebPath<OrderID>("/driver/orders/:id/fail") { [text($0)] }
+    /// A driver's step as the offline queue sends it (JSON answers): accept, pickup, deliver, fail.
+    static let queuedStep = WebPath<(OrderID, OrderAction)>("/app/orders/:id/steps/:action") { [text($0.0), $0.1.rawValue] }
 
     // Dispatch and administration
     static let dispatch = WebPath("/dispatch")

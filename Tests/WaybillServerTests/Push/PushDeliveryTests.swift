@@ -48,6 +48,8 @@ struct PushDeliveryTests {
                 let alert = aps?["alert"] as? [String: Any]
                 #expect((alert?["title"] as? String)?.contains("assigned to you") == true)
                 #expect(sent.last?.json["orderId"] as? String == id)
+                // The web app's page it is about, which the service worker opens when it is tapped.
+                #expect((sent.last?.json["path"] as? String)?.lowercased() == "/orders/\(id)".lowercased())
                 #expect(try await OutboxMessage.query(on: server.db).filter(\.$kind == Outbox.pushKind).first()?.status == .sent)
 
                 // The app was deleted from the phone: APNs says so, and the device is forgotten.

@@ -70,7 +70,9 @@ struct SDKJourneyTests {
                 // The driver goes on duty, accepts, drives with positions, picks up and delivers.
                 #expect(try await driver.shipments(box: .carrying).items.map(\.shipmentID) == [orderID])
                 try await driver.setDuty(true)
-                #expect(try await driver.accept(orderID).status == .accepted)
+                // Accepting kept by an app while offline and sent twice with its key: done once.
+                #expect(try await driver.accept(orderID, idempotencyKey: "accept-\(orderID)").status == .accepted)
+                #expect(try await driver.accept(orderID, idempotencyKey: "accept-\(orderID)").status == .accepted)
                 let now = Int64(Date().timeIntervalSince1970) * 1000
                 let receipt = try await driver.reportPositions([
                     PositionReport(latitude: 47.3780, longitude: 8.5404, accuracy: 5, recordedAt: now - 2000),

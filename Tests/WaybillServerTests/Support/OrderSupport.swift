@@ -111,10 +111,10 @@ extension TestServer {
 
     @discardableResult
     func deliver(_ id: String, token: String, signature: [UInt8] = SampleImages.signaturePNG, photo: [UInt8]? = nil,
-                 name: String = "Bea Beispiel", code: String? = nil) async throws -> Reply {
+                 name: String = "Bea Beispiel", code: String? = nil, idempotencyKey: String? = nil) async throws -> Reply {
         var parts: [Part] = [.file("signature", signature, type: "image/png", filename: "signature.png"), .text("recipientName", name)]
         if let photo { parts.append(.file("photo", photo, type: "image/jpeg", filename: "photo.jpg")) }
         if let code { parts.append(.text("code", code)) }
-        return try await upload("/orders/\(id)/deliver", parts: parts, token: token)
+        return try await upload("/orders/\(id)/deliver", parts: parts, token: token, headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
     }
 }

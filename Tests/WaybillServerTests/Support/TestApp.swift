@@ -204,11 +204,11 @@ struct TestServer: Sendable {
 
     /// Sends a multipart/form-data request, as a phone app uploading a signature would.
     @discardableResult
-    func upload(_ path: String, parts: [Part], token: String?) async throws -> Reply {
-        try await upload(.POST, path, parts: parts, token: token)
+    func upload(_ path: String, parts: [Part], token: String?, headers extra: [(String, String)] = []) async throws -> Reply {
+        try await upload(.POST, path, parts: parts, token: token, headers: extra)
     }
 
-    func upload(_ method: HTTPMethod, _ path: String, parts: [Part], token: String?) async throws -> Reply {
+    func upload(_ method: HTTPMethod, _ path: String, parts: [Part], token: String?, headers extra: [(String, String)] = []) async throws -> Reply {
         let boundary = "waybill-test-\(UUID().uuidString)"
         var body = ByteBuffer()
         for part in parts {
@@ -225,6 +225,7 @@ struct TestServer: Sendable {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "multipart/form-data; boundary=\(boundary)")
         if let token { headers.bearerAuthorization = BearerAuthorization(token: token) }
+        for (name, value) in extra { headers.replaceOrAdd(name: name, value: value) }
         let response = try await app.testing().sendRequest(method, "/api/v1" + path, headers: headers, body: body)
         return Reply(status: response.status, headers: response.headers, body: response.body)
     }

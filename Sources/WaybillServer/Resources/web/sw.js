@@ -1,8 +1,12 @@
 // Waybill service worker (scope "/"): an offline page for navigations, stale-while-revalidate for
-// /assets/, and Web Push notifications. Nothing under /app/ or /api/, no POST and no page of a
+// /assets/, a driver's steps kept offline sent by Background Sync, and Web Push notifications. Nothing under /app/ or /api/, no POST and no page of a
 // signed-in person is ever cached. Bump VERSION when the shell changes.
 
-const VERSION = "v3";
+importScripts("/assets/js/outbox-core.js");
+
+// The bundle's hash, written in by the server: every deployment that changes the app is a new
+// worker, which waits until the person accepts the update (ui.js's prompt).
+const VERSION = "dev";
 const SHELL = `waybill-shell-${VERSION}`;
 const ASSETS = `waybill-assets-${VERSION}`;
 const SHELL_URLS = [
@@ -15,6 +19,8 @@ const SHELL_URLS = [
   "/assets/js/position.js",
   "/assets/js/areas.js",
   "/assets/js/picture.js",
+  "/assets/js/outbox.js",
+  "/assets/js/outbox-core.js",
   "/manifest.webmanifest",
   "/assets/icons/icon.svg",
   "/assets/icons/icon-192.png",
@@ -24,8 +30,13 @@ self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(SHELL);
     await cache.addAll(SHELL_URLS.map((url) => new Request(url, { cache: "reload", credentials: "omit" })));
-    await self.skipWaiting();
+    // The first install takes over at once; an update waits for the person's yes.
+    if (!self.registration.active) await self.skipWaiting();
   })());
+});
+
+self.addEventListener("message", (event) => {
+  if (event.data?.type === "skip-waiting") self.skipWaiting();
 });
 
 self.addEventListener("activate", (event) => {
@@ -103,6 +114,15 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
+// ---- A driver's steps kept offline (outbox-core.js): Background Sync sends them ------------------
+
+self.addEventListener("sync", (event) => {
+  // Still waiting (no network yet, or the server is down): failing asks the browser to retry later.
+  if (event.tag === "waybill-outbox") {
+    event.waitUntil(self.WaybillOutbox.flush().then((done) => { if (!done) throw new Error("steps still waiting"); }));
+  }
+});
+
 // ---- Web Push -----------------------------------------------------------------------------------
 
 self.addEventListener("push", (event) => {
@@ -115,17 +135,22 @@ self.addEventListener("push", (event) => {
     if (payload && typeof payload === "object") {
       title = payload.title || title;
       body = payload.body ?? "";
-      url = payload.url;
+      // The page it is about (the delivery, the conversation), as the server named it.
+      url = payload.data?.path;
     } else {
       body = event.data.text();
     }
   }
-  event.waitUntil(self.registration.showNotification(title, {
-    body,
-    icon: "/assets/icons/icon-192.png",
-    badge: "/assets/icons/icon-192.png",
-    data: { url },
-  }));
+  event.waitUntil(Promise.all([
+    self.registration.showNotification(title, {
+      body,
+      icon: "/assets/icons/icon-192.png",
+      badge: "/assets/icons/icon-192.png",
+      data: { url },
+    }),
+    // Something unread: the app's icon says so (the pages set the exact number when opened).
+    self.navigator.setAppBadge?.().catch(() => {}),
+  ]));
 });
 
 self.addEventListener("notificationclick", (event) => {

@@ -37,6 +37,27 @@ document.addEventListener("click", (e) => {
   if (button) { e.preventDefault(); copy(button); }
 });
 
+// ---- The phone's menu: nav#menu, shown over the page by #menu:target ---------------------------
+// While it covers the page, Tab and Shift+Tab stay in it (focus would go to links hidden under it)
+// and Escape closes it, back on the Menu link.
+
+const menu = document.getElementById("menu");
+const menuOpen = () => menu && location.hash === "#menu" && getComputedStyle(menu).position === "fixed";
+
+menu?.addEventListener("focusout", (e) => {
+  if (!menuOpen() || !e.relatedTarget || menu.contains(e.relatedTarget)) return;
+  const stops = [...menu.querySelectorAll("a[href], button:not([disabled])")];
+  // Leaving forwards past the last control starts again at the first; backwards, at the last.
+  const after = e.target.compareDocumentPosition(e.relatedTarget) & Node.DOCUMENT_POSITION_FOLLOWING;
+  (after ? stops[0] : stops[stops.length - 1])?.focus();
+});
+
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "Escape" || !menuOpen()) return;
+  location.replace("#main");
+  document.querySelector(".menu-toggle")?.focus();
+});
+
 // ---- Confirmations: form[data-confirm] -----------------------------------------------------------
 
 document.addEventListener("submit", (e) => {
@@ -82,6 +103,58 @@ document.addEventListener("change", (e) => {
 const registration = "serviceWorker" in navigator
   ? navigator.serviceWorker.register("/sw.js").catch(() => null)
   : Promise.resolve(null);
+
+// A new version deployed: its worker installs and waits; [data-update] offers to switch, and the
+// page reloads once the new worker has taken over. (The very first install takes over by itself.)
+let switching = false;
+function offerUpdate(worker) {
+  const banner = document.querySelector("[data-update]");
+  if (!banner || !worker) return;
+  banner.hidden = false;
+  banner.querySelector("[data-update-reload]")?.addEventListener("click", () => {
+    switching = true;
+    worker.postMessage({ type: "skip-waiting" });
+  }, { once: true });
+}
+registration.then((reg) => {
+  if (!reg) return;
+  // An app left open for days (a driver's phone) looks for a new version when it comes back to the
+  // screen, at most once an hour; navigations look by themselves.
+  let lastCheck = Date.now();
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && Date.now() - lastCheck > 3600000) {
+      lastCheck = Date.now();
+      reg.update().catch(() => {});
+    }
+  });
+  navigator.serviceWorker.addEventListener("controllerchange", () => { if (switching) location.reload(); });
+  if (reg.waiting && navigator.serviceWorker.controller) offerUpdate(reg.waiting);
+  reg.addEventListener("updatefound", () => {
+    const worker = reg.installing;
+    worker?.addEventListener("statechange", () => {
+      if (worker.state === "installed" && navigator.serviceWorker.controller) offerUpdate(worker);
+    });
+  });
+});
+
+// ---- The app's badge: unread notifications and messages (Badging API, where it exists) ---------
+
+function unreadTotal() {
+  const count = (selector) => {
+    const el = document.querySelector(selector);
+    return el && !el.hidden ? parseInt(el.textContent.trim(), 10) || 0 : 0;
+  };
+  return count("[data-unread-count]") + count("[data-messages-unread]");
+}
+
+function showBadge() {
+  if (!("setAppBadge" in navigator) || !document.body.classList.contains("signed-in")) return;
+  const n = unreadTotal();
+  (n > 0 ? navigator.setAppBadge(n) : navigator.clearAppBadge()).catch(() => {});
+}
+showBadge();
+// live.js changes the counts as events arrive.
+new MutationObserver(showBadge).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["hidden"] });
 
 // ---- Web Push: [data-enable-push] ------------------------------------------------------------
 
