@@ -304,6 +304,15 @@ def network(browser_, online):
                              {"offline": not online, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
 
 
+def png(width, height):
+    """A small RGB PNG, written by hand (standard library only)."""
+    import struct
+    import zlib
+    rows = b"".join(b"\x00" + b"".join(bytes([(x * 4) % 256, (y * 5) % 256, 160]) for x in range(width)) for y in range(height))
+    chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
 def tab_to(browser_, selector, limit=60):
     """Presses Tab until the focused element matches `selector`, as someone without a mouse."""
     for _ in range(limit):
@@ -586,7 +595,12 @@ try:
     check("the drawn signature becomes a PNG", css(driver, "[data-signature-output]").get_attribute("value").startswith("data:image/png;base64,"))
     shot_both(driver, "proof-of-delivery")
     accessibility = a11y.serious_violations(driver, "driver proof of delivery")
-    # In a stairwell without signal: the delivery is kept on the phone, then sent once back online.
+    # In a stairwell without signal: the delivery, with its photo, is kept on the phone, then sent
+    # once back online.
+    doorstep = os.path.join(workdir, "doorstep.png")
+    with open(doorstep, "wb") as f:
+        f.write(png(120, 90))
+    css(driver, "#f-photo").send_keys(doorstep)
     network(driver, online=False)
     submit_primary(driver)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#outbox [data-outbox-item=waiting]"))
@@ -639,6 +653,12 @@ try:
     check("each stage has a date and time", len(manager.find_elements(By.CSS_SELECTOR, "#timeline time")) >= len(stages))
     signature = css(manager, "img.file.signature")
     check("the signature image is shown", manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", signature))
+    photo = manager.find_elements(By.CSS_SELECTOR, "img.file.delivery_photo")
+    if photo:
+        manager.execute_script("arguments[0].scrollIntoView()", photo[0])
+        wait(manager, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", photo[0]))
+    check("the delivery photo kept offline with it is shown", len(photo) == 1
+          and manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth === 120", photo[0]))
     check("the customer and the payment are shown", email in manager.page_source and "paid" in manager.page_source)
     shot(manager, "order-record")
     go(manager, "/statistics?period=day")
@@ -991,11 +1011,6 @@ try:
     shot_both(customer, "traveller-delivered")
 
     # ---------------------------------------------------------- a profile picture, cropped to a square in the browser
-    import struct, zlib
-    def png(width, height):
-        rows = b"".join(b"\x00" + b"".join(bytes([(x * 4) % 256, (y * 5) % 256, 160]) for x in range(width)) for y in range(height))
-        chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
     oblong = os.path.join(workdir, "oblong.png")
     with open(oblong, "wb") as f:
         f.write(png(160, 100))
@@ -1147,6 +1162,11 @@ try:
     expected = len(drawn.get("markers", [])) + sum(1 for line in drawn.get("routes", []) if len(line) >= 2)
     paths = manager.find_elements(By.CSS_SELECTOR, "#route-map .leaflet-overlay-pane path")
     check("the routes' map draws each stop and each route", len(paths) == expected, f"{len(paths)} drawn, {expected} expected")
+    go(manager, "/dispatch")
+    wait(manager, EC.presence_of_element_located((By.CSS_SELECTOR, "#board-map[data-ready='1']")))
+    board_drawn = json.loads(css(manager, "#board-map").get_attribute("data-map"))
+    check("the dispatch board draws each driver's route of the newest plan on its map",
+          board_drawn.get("routes") == drawn.get("routes") and len(manager.find_elements(By.CSS_SELECTOR, "#board-map .leaflet-overlay-pane path")) >= 1)
 
     # ---------------------------------------------------------- language
     go(customer, "/lang/fr?back=/orders")
@@ -1178,7 +1198,8 @@ try:
     go(manager, "/dispatch")
     check("on a wide screen the menu is a side navigation and there are no tabs",
           css(manager, "nav#menu").is_displayed() and not css(manager, "nav.tabs").is_displayed()
-          and css(manager, "header.top").size["height"] > css(manager, "main").size["height"] / 2)
+          and css(manager, "header.top").location["x"] + css(manager, "header.top").size["width"] <= css(manager, "main").location["x"] + 1
+          and css(manager, "header.top").size["height"] >= DESK[1] * 0.8)
 
     # ---------------------------------------------------------- screenshots: both sizes, both languages, light and dark
     pages = {

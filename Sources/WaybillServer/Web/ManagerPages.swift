@@ -254,6 +254,8 @@ struct DispatchBoardPage: PageView {
     /// The cards' booked timeslots, and the newest plan's arrival at each order's pickup and delivery.
     var slots: [OrderID: [SlotBookingView]] = [:]
     var arrivals: [String: Int64] = [:]
+    /// The newest route plan (its number, whether applied), drawn on the board's map.
+    var plan: RoutePlanRecord?
     var now: Int64 = UnixTime.nowMillis
 
     static func load(for me: Principal, orders: Orders, tracking: Tracking) async throws -> DispatchBoardPage {
@@ -271,6 +273,7 @@ struct DispatchBoardPage: PageView {
         if let plan = try await RoutePlans(services: orders.services, db: orders.db, logger: orders.logger).latest(by: me) {
             page.unplanned = Dictionary(plan.plan.unplanned.map { ($0.orderID, $0.reason) }, uniquingKeysWith: { a, _ in a })
             for stop in plan.plan.routes.flatMap(\.stops) { page.arrivals["\(stop.orderID.uuidString)/\(stop.kind.rawValue)"] = stop.arrival }
+            page.plan = plan
         }
         page.slots = try await Timeslots.live(for: board.orders.compactMap(\.id), on: orders.db)
         return page
@@ -327,8 +330,21 @@ struct DispatchBoardPage: PageView {
             <button type="submit" formaction="\(WebRoutes.labels())" formtarget="_blank">\(h(ctx.t(.bulkLabels)))</button>
             <button type="submit" formaction="\(WebRoutes.labelsPDF())" formtarget="_blank" data-labels-pdf>\(h(ctx.t(.labelsPDF)))</button>
             </fieldset></form>
-            <div class="board" id="board" data-live-refresh="status notification duty">\(html)</div>
-            """, liveTopics: ["fleet"], wide: true)
+            \(routeMap(ctx))<div class="board" id="board" data-live-refresh="status notification duty">\(html)</div>
+            """, scripts: plan == nil ? [] : ["map"], liveTopics: ["fleet"], wide: true)
+    }
+
+    /// Each driver's route of the newest plan on a map, the drivers moving live, above the columns.
+    private func routeMap(_ ctx: WebContext) -> String {
+        guard let plan, !plan.plan.routes.isEmpty else { return "" }
+        let (markers, lines) = RoutePlanPage.drawn(plan.plan)
+        let state = plan.status == .applied ? ctx.t(.planApplied) : plan.status == .proposed ? ctx.t(.planProposed) : ctx.t(.planSuperseded)
+        let title = ctx.t(.planTitle, String(plan.version)) + " · " + state
+        return """
+            <details class="board-routes" id="board-routes" open><summary>\(h(title))</summary>
+            \(WebMap(id: "board-map", label: title, markers: markers, routes: lines, fleet: true).render(ctx))
+            <p><a href="\(WebRoutes.routePlans())">\(h(ctx.t(.routes)))</a></p></details>
+            """
     }
 }
 

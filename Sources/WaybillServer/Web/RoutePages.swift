@@ -89,6 +89,29 @@ struct RoutePlanPage: PageView {
     var noticeIsError = false
     var status: HTTPResponseStatus = .ok
 
+    /// A plan on a map: each route a line from its driver's start through its stops, the stops
+    /// numbered in their route's order, the drivers where they start (`driver:<id>`, so the live
+    /// fleet channel moves them). The Routes page and the dispatch board draw it alike.
+    static func drawn(_ plan: RoutePlan) -> (markers: [WebMap.Marker], lines: [[[Double]]]) {
+        var markers: [WebMap.Marker] = []
+        var lines: [[[Double]]] = []
+        for route in plan.routes {
+            var line: [[Double]] = []
+            if let start = route.start {
+                markers.append(.init(id: "driver:\(route.driverID.uuidString)", latitude: start.latitude, longitude: start.longitude,
+                                     label: route.driverName, kind: "driver"))
+                line.append([start.latitude, start.longitude])
+            }
+            for (index, stop) in route.stops.enumerated() {
+                markers.append(.init(id: "\(stop.orderID.uuidString)-\(stop.kind.rawValue)", latitude: stop.latitude, longitude: stop.longitude,
+                                     label: "\(index + 1). \(stop.reference)", kind: stop.kind == .pickup ? "pickup" : "dropoff"))
+                line.append([stop.latitude, stop.longitude])
+            }
+            lines.append(line)
+        }
+        return (markers, lines)
+    }
+
     static func km(_ metres: Double) -> String { String(format: "%.1f", metres / 1000) }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -128,25 +151,14 @@ struct RoutePlanPage: PageView {
         let applyForm = record.status == .proposed ? """
             <form method="post" action="\(WebRoutes.routePlanApply(record.id))">\(csrf)<button type="submit" class="primary" id="apply-plan">\(h(ctx.t(.planApply)))</button></form>
             """ : ""
-        var markers: [WebMap.Marker] = []
-        var lines: [[[Double]]] = []
+        let (markers, lines) = Self.drawn(plan)
         var sections = ""
         for route in plan.routes {
-            var line: [[Double]] = []
-            if let start = route.start {
-                markers.append(.init(id: "driver-\(route.driverID.uuidString)", latitude: start.latitude, longitude: start.longitude,
-                                     label: route.driverName, kind: "driver"))
-                line.append([start.latitude, start.longitude])
-            }
-            let stops = route.stops.enumerated().map { index, stop -> String in
-                markers.append(.init(id: "\(stop.orderID.uuidString)-\(stop.kind.rawValue)", latitude: stop.latitude, longitude: stop.longitude,
-                                     label: "\(index + 1)", kind: stop.kind == .pickup ? "pickup" : "dropoff"))
-                line.append([stop.latitude, stop.longitude])
-                return """
+            let stops = route.stops.map { stop -> String in
+                """
                     <li data-stop="\(stop.orderID.uuidString.lowercased())/\(stop.kind.rawValue)"><time datetime="\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(stop.arrival) / 1000)))">\(h(ctx.clock(stop.arrival)))</time> \(h(ctx.t(stop.kind == .pickup ? .planPickUp : .planDeliver))) <a href="\(WebRoutes.order(OrderID(rawValue: stop.orderID)))">\(h(stop.reference))</a></li>
                     """
             }.joined()
-            lines.append(line)
             sections += """
                 <section class="route" data-driver="\(route.driverID.uuidString.lowercased())">
                 <h3>\(h(route.driverName)) · <small>\(h(ctx.t(.planRouteSummary, String(route.stops.count), Self.km(route.distanceMeters))))</small></h3>
