@@ -35,10 +35,10 @@ extension Orders {
 
     func accept(_ id: OrderID, idempotencyKey: String? = nil, by principal: Principal) async throws -> Order {
         try await once(idempotencyKey, id, .accept, by: principal) { receipt in
-        try await transition(id, .accept, by: principal, receipt: receipt) { order, db in
-            try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
-            return .orderAccepted(order, driver: principal.user)
-        }
+            try await transition(id, .accept, by: principal, receipt: receipt) { order, db in
+                try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
+                return .orderAccepted(order, driver: principal.user)
+            }
         }
     }
 
@@ -92,13 +92,13 @@ extension Orders {
     func fail(_ id: OrderID, reason: FailureReason, note: String?, idempotencyKey: String? = nil, by principal: Principal) async throws -> Order {
         let note = note?.trimmingCharacters(in: .whitespacesAndNewlines)
         return try await once(idempotencyKey, id, .fail, by: principal) { receipt in
-        try await transition(id, .fail, by: principal, receipt: receipt) { order, db in
-            order.failureReason = reason
-            order.failureNote = (note?.isEmpty ?? true) ? nil : note
-            try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
-                                 note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).create(on: db)
-            return .orderFailed(order, driver: principal.user, reason: reason)
-        }
+            try await transition(id, .fail, by: principal, receipt: receipt) { order, db in
+                order.failureReason = reason
+                order.failureNote = (note?.isEmpty ?? true) ? nil : note
+                try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
+                                     note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).create(on: db)
+                return .orderFailed(order, driver: principal.user, reason: reason)
+            }
         }
     }
 }

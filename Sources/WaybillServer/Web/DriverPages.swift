@@ -71,8 +71,8 @@ struct DriverPages {
     private func stepped(_ action: OrderAction, _ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
-        _ = try await step(action, id, req, by: me)
-        return req.redirect(to: WebRoutes.order(id, query: "done=" + StepForm.doneFlag(action)), redirectType: .normal)
+        let order = try await step(action, id, req, by: me)
+        return req.redirect(to: WebRoutes.order(id, query: "done=" + order.status.rawValue), redirectType: .normal)
     }
 
     /// A step kept by the offline queue (`outbox.js`) while the phone had no network, sent now with
@@ -86,7 +86,7 @@ struct DriverPages {
                   [.accept, .pickup, .deliver, .fail].contains(action) else { throw WaybillError.notFound }
             let order = try await step(action, id, req, by: me)
             return IslandEndpoints.json(["id": order.id!.uuidString, "reference": order.reference, "status": order.status.rawValue,
-                                         "url": WebRoutes.order(id, query: "done=" + StepForm.doneFlag(action))])
+                                         "url": WebRoutes.order(id, query: "done=" + order.status.rawValue)])
         }
     }
 
@@ -155,8 +155,9 @@ struct DriverPages {
     func deliver(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
+        let delivered: Order
         do {
-            _ = try await step(.deliver, id, req, by: me)
+            delivered = try await step(.deliver, id, req, by: me)
         } catch let error as WaybillError where error.status == .unprocessableEntity
             || [.invalidRecipientCode, .recipientCodeLocked, .noRecipientCode].contains(error.code) {
             // Shown on the form, in the driver's language, so they can try again or call dispatch.
@@ -166,7 +167,7 @@ struct DriverPages {
             let message = error.fields?["signature"] != nil ? ctx.t(.signatureMissing) : ctx.message(error)
             return ProofPage(order: order, values: values, errors: error.fields ?? [:], message: message, status: error.status).response(ctx)
         }
-        return req.redirect(to: WebRoutes.order(id, query: "done=delivered"), redirectType: .normal)
+        return req.redirect(to: WebRoutes.order(id, query: "done=" + delivered.status.rawValue), redirectType: .normal)
     }
 }
 

@@ -51,6 +51,8 @@ struct WebPage {
         let vapid = (try? ctx.request.application.waybill.push.vapidPublicKey).flatMap { $0 }
         // The menu's links, worked out once for the top bar and the menu.
         let menu = ctx.principal.flatMap { p in ctx.user.map { Self.menuLinks(ctx, caller: p.caller, user: $0) } } ?? []
+        // The person's tabs, once for the top bar, the tab bar and the manifest's shortcuts.
+        let tabs = ctx.principal.map { TabPolicy.tabs(for: $0.caller) } ?? []
         let html = """
             <!doctype html>
             <html lang="\(lang.rawValue)"><head><meta charset="utf-8">
@@ -60,7 +62,7 @@ struct WebPage {
             \(topics.isEmpty || ctx.principal == nil ? "" : "<meta name=\"live-topics\" content=\"\(h(topics.joined(separator: " ")))\"><meta name=\"live-since\" content=\"\(ctx.liveSince)\">")
             \(vapid.map { "<meta name=\"vapid-key\" content=\"\(h($0))\">" } ?? "")
             <meta name="theme-color" content="#0b5cad" media="(prefers-color-scheme: light)"><meta name="theme-color" content="#10243d" media="(prefers-color-scheme: dark)">
-            <link rel="manifest" href="/manifest.webmanifest\(manifestQuery(ctx))">
+            <link rel="manifest" href="/manifest.webmanifest\(manifestQuery(ctx, tabs: tabs))">
             <link rel="icon" href="/assets/icons/icon.svg" type="image/svg+xml">
             <link rel="apple-touch-icon" href="/assets/icons/icon-192.png">
             <link rel="stylesheet" href="/assets/app.css?v=\(WebAssets.version)">
@@ -69,7 +71,7 @@ struct WebPage {
             <body class="role-\(ctx.role?.rawValue ?? "guest")\(ctx.principal == nil ? "" : " signed-in")">
             <a class="skip" href="#main">\(h(ctx.t(.skipToContent)))</a>
             <header class="top">
-            \(topBar(ctx, path: path, menu: menu))
+            \(topBar(ctx, path: path, menu: menu, tabs: tabs))
             \(navigation(ctx, path: path, menu: menu))
             <a class="lang" href="\(WebRoutes.language(other, query: "back=" + back))" hreflang="\(other.rawValue)" lang="\(other.rawValue)">\(other == .fr ? "Français" : "English")</a>
             </header>
@@ -78,7 +80,7 @@ struct WebPage {
             \(outbox ? StepForm.region(ctx) : "")\(body)
             </main>
             <div class="update" data-update hidden role="status"><p>\(h(ctx.t(.updateReady)))</p><button type="button" class="primary" data-update-reload>\(h(ctx.t(.updateReload)))</button></div>
-            \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")\(tabBar(ctx, path: path))
+            \(ctx.principal == nil ? "" : "<p class=\"live-state\" data-live-state aria-live=\"polite\" data-text-live=\"\(h(ctx.t(.liveOn)))\" data-text-reconnecting=\"\(h(ctx.t(.liveReconnecting)))\" data-text-offline=\"\(h(ctx.t(.liveOff)))\"></p>")\(tabBar(ctx, path: path, tabs: tabs))
             </body></html>
             """
         var headers = HTTPHeaders()
@@ -90,9 +92,8 @@ struct WebPage {
     }
 
     /// The manifest for this person: their tabs as the installed app's shortcuts, in their language.
-    private func manifestQuery(_ ctx: WebContext) -> String {
-        guard let caller = ctx.principal?.caller else { return "" }
-        return "?lang=\(ctx.lang.rawValue)&amp;tabs=" + TabPolicy.tabs(for: caller).map(\.rawValue).joined(separator: ",")
+    private func manifestQuery(_ ctx: WebContext, tabs: [AppTab]) -> String {
+        tabs.isEmpty ? "" : "?lang=\(ctx.lang.rawValue)&amp;tabs=" + tabs.map(\.rawValue).joined(separator: ",")
     }
 
     static func csp(_ config: WaybillConfig) -> String {
@@ -105,12 +106,12 @@ struct WebPage {
 
     /// The top bar on phones: back (or the brand on a tab's own page), the page's title, and the menu
     /// (its links open over the page; on wide screens they are the side navigation).
-    private func topBar(_ ctx: WebContext, path: String, menu links: [(String, String)]) -> String {
-        guard let caller = ctx.principal?.caller else { return "<a class=\"brand\" href=\"\(WebRoutes.home())\">Waybill</a>" }
+    private func topBar(_ ctx: WebContext, path: String, menu links: [(String, String)], tabs: [AppTab]) -> String {
+        guard ctx.principal != nil else { return "<a class=\"brand\" href=\"\(WebRoutes.home())\">Waybill</a>" }
         // The menu's and the tabs' own pages are where one starts from; anything below them has back.
-        let tabs = TabPolicy.tabs(for: caller).map { Self.tab($0, ctx).href }
+        let tabPages = tabs.map { Self.tabTarget($0, ctx.lang).href }
         let menu = links.map(\.0)
-        let start = path == "/" || tabs.contains(path) || menu.contains(path) || path == WebRoutes.notifications()
+        let start = path == "/" || tabPages.contains(path) || menu.contains(path) || path == WebRoutes.notifications()
         return """
             <a class="brand\(start ? "" : " has-back")" href="\(WebRoutes.home())">Waybill</a>\(start ? "" : "<a class=\"back\" href=\"\(WebRoutes.home())\" data-back>‹ \(h(ctx.t(.back)))</a>")
             <span class="bar-title" aria-hidden="true">\(h(title))</span>
@@ -153,10 +154,10 @@ struct WebPage {
     }
 
     /// The bottom tab bar on phones (`TabPolicy`): the person's four places, with the unread messages.
-    private func tabBar(_ ctx: WebContext, path: String) -> String {
-        guard let caller = ctx.principal?.caller else { return "" }
+    private func tabBar(_ ctx: WebContext, path: String, tabs: [AppTab]) -> String {
+        guard !tabs.isEmpty else { return "" }
         let unreadMessages = ctx.request.storage[UnreadMessagesKey.self] ?? 0
-        let items = TabPolicy.tabs(for: caller).map { tab -> String in
+        let items = tabs.map { tab -> String in
             let (href, label, icon) = Self.tab(tab, ctx)
             let badge = tab == .messages
                 ? " <span class=\"badge\" data-messages-unread \(unreadMessages == 0 ? "hidden" : "") aria-label=\"\(h(ctx.t(.unread)))\">\(unreadMessages)</span>" : ""

@@ -35,21 +35,10 @@ enum StepForm {
         default: ctx.t(.markFailed)
         }
         return " data-outbox=\"\(WebRoutes.queuedStep((order.id!, action)))\" data-outbox-label=\"\(h(order.reference + " · " + label))\""
-            + " data-outbox-done=\"\(WebRoutes.order(order.id!, query: "done=" + doneFlag(action)))\""
     }
 
     /// The hidden field with a fresh key.
     static func key() -> String { "<input type=\"hidden\" name=\"idempotencyKey\" value=\"\(UUID().uuidString.lowercased())\">" }
-
-    /// The order page's message after the step (`?done=`).
-    static func doneFlag(_ action: OrderAction) -> String {
-        switch action {
-        case .accept: "accepted"
-        case .pickup: "in_transit"
-        case .deliver: "delivered"
-        default: "failed"
-        }
-    }
 
     /// The queue's texts, for the page's `#outbox` region.
     static func region(_ ctx: WebContext) -> String {

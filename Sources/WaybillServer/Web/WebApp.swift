@@ -204,17 +204,21 @@ enum WebAssets {
 
     static func file(_ path: String) -> (Data, String)? { files[path] }
 
+    /// The service worker, written once per process with the bundle's version: a deployment that
+    /// changes the app changes the worker's bytes, which is what makes browsers install the new one
+    /// (and ui.js offer it).
+    private static let worker: String? = file("sw.js").map {
+        String(decoding: $0.0, as: UTF8.self).replacingOccurrences(of: #"const VERSION = "dev";"#, with: #"const VERSION = "\#(version)";"#)
+    }
+
     static func register(_ app: Application) {
         app.get("assets", "app.css") { req in serve(req, "app.css", maxAge: 31_536_000) }
         app.get("assets", "js", ":name") { req in serve(req, "js/" + (req.parameters.get("name") ?? ""), maxAge: 31_536_000) }
         app.get("assets", "icons", ":name") { req in serve(req, "icons/" + (req.parameters.get("name") ?? ""), maxAge: 86_400) }
         app.get("sw.js") { req in
-            // The worker carries the bundle's version: a deployment that changes the app changes the
-            // worker's bytes, which is what makes browsers install the new one (and ui.js offer it).
-            guard let (data, type) = file("sw.js") else { return Response(status: .notFound) }
-            let script = String(decoding: data, as: UTF8.self).replacingOccurrences(of: #"const VERSION = "dev";"#, with: #"const VERSION = "\#(version)";"#)
+            guard let script = worker else { return Response(status: .notFound) }
             var headers = HTTPHeaders()
-            headers.replaceOrAdd(name: .contentType, value: type)
+            headers.replaceOrAdd(name: .contentType, value: types["js"]!)
             headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
             return Response(status: .ok, headers: headers, body: .init(string: script))
         }

@@ -42,7 +42,7 @@
     if (typeof CustomEvent === "function") self.dispatchEvent(new CustomEvent("waybill-outbox", { detail }));
   }
 
-  /** Keeps a step: { key, url, multipart, entries: [[name, string | Blob]], label, done, page }. */
+  /** Keeps a step: { key, url, multipart, entries: [[name, string | Blob]], label, page }. */
   async function add(item) {
     await request((await store("readwrite")).put({ ...item, at: item.at ?? Date.now(), state: "waiting" }));
     changed();
@@ -89,7 +89,7 @@
       if (response.ok) {
         const answer = await response.json().catch(() => ({}));
         await request((await store("readwrite")).delete(item.key));
-        changed({ type: "sent", key: item.key, label: item.label, page: item.page, url: answer.url || item.done });
+        changed({ type: "sent", key: item.key, label: item.label, page: item.page, url: answer.url });
         continue;
       }
       if (response.status >= 500 || response.status === 408 || response.status === 429) {

@@ -90,7 +90,7 @@ document.addEventListener("submit", async (event) => {
   try {
     await outbox.add({
       key, url: form.dataset.outbox, multipart: form.enctype === "multipart/form-data", entries,
-      label: form.dataset.outboxLabel, done: form.dataset.outboxDone, page: location.pathname,
+      label: form.dataset.outboxLabel, page: location.pathname,
     });
   } catch {
     return; // nowhere to keep it: leave the form as it is

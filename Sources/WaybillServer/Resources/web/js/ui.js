@@ -147,14 +147,21 @@ function unreadTotal() {
   return count("[data-unread-count]") + count("[data-messages-unread]");
 }
 
+let shownBadge = null;
 function showBadge() {
-  if (!("setAppBadge" in navigator) || !document.body.classList.contains("signed-in")) return;
   const n = unreadTotal();
+  if (n === shownBadge) return;
+  shownBadge = n;
   (n > 0 ? navigator.setAppBadge(n) : navigator.clearAppBadge()).catch(() => {});
 }
-showBadge();
-// live.js changes the counts as events arrive.
-new MutationObserver(showBadge).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["hidden"] });
+if ("setAppBadge" in navigator && document.body.classList.contains("signed-in")) {
+  showBadge();
+  // live.js changes the counts as events arrive: watch those two elements, not the whole page.
+  const watch = new MutationObserver(showBadge);
+  for (const el of document.querySelectorAll("[data-unread-count], [data-messages-unread]")) {
+    watch.observe(el, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["hidden"] });
+  }
+}
 
 // ---- Web Push: [data-enable-push] ------------------------------------------------------------
 
