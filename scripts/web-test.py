@@ -24,6 +24,11 @@ test reads the codes), then drives Debian's Chromium through Selenium:
   the customer follows a DHL and a Swiss Post number (carrier suggested), the news from a local server
   speaking DHL's API arrives as a notification, and a later change arrives live on the open page.
 
+(administration) the traveller asks a sender to pay outside the app, the sender reports the message,
+an admin finds it in the queue, bans the traveller (their session ends, the sender's paid request is
+cancelled and refunded), hides the message, closes the report, and the audit log shows each step;
+the ban is lifted.
+
 Also: another customer opening the delivery's page is refused, a session ended elsewhere sends the
 browser to the sign-in page, and a form posted without its CSRF token is refused. The phone's tab bar,
 menu and back, and the wide screen's side navigation are checked. Screenshots of the main pages at
@@ -838,23 +843,31 @@ try:
     check("signing in works with the keyboard alone", keyboard_sign_in(other, *accounts["customer"]))
     go(other, order_path)
     check("another customer opening the delivery's page is refused", "Not found" in other.title and reference not in other.page_source)
+    # Banning is the administration's (an admin), not a manager's.
     go(manager, "/users?q=customer%40demo")
-    manager.execute_script("window.confirm = () => true")
-    disable_button = css(manager, "form[action$='/disable'] button")
+    check("a manager's list of people offers no ban", not manager.find_elements(By.CSS_SELECTOR, "form[action$='/disable']"))
+    admin = browser(DESK)
+    sign_in(admin, *accounts["admin"])
+    check("an admin's menu leads to the administration", len(admin.find_elements(By.CSS_SELECTOR, "#menu a[href='/admin']")) == 1)
+    go(admin, "/users?q=customer%40demo")
+    admin.execute_script("window.confirm = () => true")
+    disable_button = css(admin, "form[action$='/disable'] button")
     disable_button.click()
-    wait(manager, EC.staleness_of(disable_button))
-    wait(manager, lambda d: len(d.find_elements(By.CSS_SELECTOR, "form[action$='/enable']")) > 0)
+    wait(admin, EC.staleness_of(disable_button))
+    wait(admin, lambda d: len(d.find_elements(By.CSS_SELECTOR, "form[action$='/enable']")) > 0)
     go(other, "/orders")
     check("a session ended elsewhere (account disabled) goes back to sign-in", "/login" in other.current_url, other.current_url)
-    # A person's page: what they may do, as checkboxes (only those the manager may change), and the
-    # form to suspend or ban them.
+    # A person's page: what they may do, as checkboxes (only those the manager may change); the form
+    # to suspend or ban them is the admin's.
     go(manager, "/users?q=driver%40demo")
     css(manager, "table.users td a").click()
     wait(manager, lambda d: "/users/" in d.current_url and "q=" not in d.current_url)
     check("a driver's page has their driver capability ticked",
           len(manager.find_elements(By.CSS_SELECTOR, "input[type=checkbox][name=driver]:checked")) == 1)
     check("a manager cannot tick admin", manager.find_element(By.CSS_SELECTOR, "input[name=admin]").get_attribute("disabled") is not None)
-    check("the suspend or ban form asks for a reason", len(manager.find_elements(By.CSS_SELECTOR, "form[action$='/restrictions'] input[name=reason]")) == 1)
+    check("a manager has no form to suspend or ban", not manager.find_elements(By.CSS_SELECTOR, "form[action$='/restrictions']"))
+    go(admin, manager.current_url[len(base):])
+    check("an admin's form to suspend or ban asks for a reason", len(admin.find_elements(By.CSS_SELECTOR, "form[action$='/restrictions'] input[name=reason]")) == 1)
 
     go(customer, "/account")
     customer.execute_script("document.querySelector(\"form[action='/account'] input[name=_csrf]\").remove()")
@@ -1026,6 +1039,106 @@ try:
     shown = manager.find_elements(By.CSS_SELECTOR, "img.avatar")
     check("the sender sees the traveller's picture on the trip", bool(shown)
           and manager.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", shown[0]))
+
+    # ---------------------------------------------------------- the administration: a reported traveller is banned
+    # The manager sends a second parcel on the traveller's trip; it is accepted and paid.
+    go(manager, trip_path)
+    Select(css(manager, "[name=category]")).select_by_value("small_parcel")
+    fill(manager, "kg", "0.5")
+    fill(manager, "description", "Signed contract")
+    fill(manager, "receiverName", "Bea Beispiel")
+    fill(manager, "receiverEmail", "bea@example.com")
+    css(manager, "[name=attest]").click()
+    submit_primary(manager)
+    wait(manager, EC.url_matches(r"/travel/requests/[0-9A-Fa-f-]{36}$"))
+    second_request = manager.current_url[len(base):]
+    go(customer, second_request)
+    css(customer, f"form[action='{second_request}/accept'] button").click()
+    wait(customer, lambda d: "awaiting payment" in d.page_source)
+    go(manager, second_request)
+    css(manager, "a.button.primary[href*='/sandbox/checkout/']").click()
+    wait(manager, EC.url_contains("/sandbox/checkout/"))
+    css(manager, "form[action$='/pay'] button").click()
+    wait(manager, lambda d: "/sandbox/checkout/" not in d.current_url)
+    go(manager, second_request)
+    check("the second request is paid, waiting for pickup", "Paid, waiting for pickup" in manager.page_source)
+    # The traveller asks to be paid outside the app; the sender reports the message.
+    go(customer, second_request)
+    click(customer, "#open-conversation")
+    wait(customer, EC.url_matches(r"/messages/[0-9A-Fa-f-]{36}"))
+    request_chat = customer.current_url[len(base):].split("#")[0]
+    fill(customer, "text", "Cancel it and pay me in cash instead, it is cheaper")
+    css(customer, "#chat-send").click()
+    wait(customer, lambda d: "pay me in cash" in d.find_element(By.ID, "chat-messages").text)
+    go(manager, request_chat)
+    wait(manager, lambda d: "pay me in cash" in d.find_element(By.ID, "chat-messages").text)
+    report_box = manager.find_elements(By.CSS_SELECTOR, "#chat-messages li.message:not(.mine) details")[-1]
+    report_box.find_element(By.CSS_SELECTOR, "summary").click()
+    Select(report_box.find_element(By.CSS_SELECTOR, "select[name=reason]")).select_by_value("unsafe_behaviour")
+    report_box.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("Asks to be paid outside the platform")
+    report_box.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(manager, EC.url_contains("reported=1"))
+    check("the sender reports the traveller's message", True)
+    # The admin finds it in the queue, opens the traveller's account and bans them.
+    go(admin, "/admin")
+    check("the report waits in the administration's queue", "pay me in cash" in admin.page_source and "Asks to be paid outside the platform" in admin.page_source)
+    shot(admin, "admin-reports")
+    accessibility.extend(a11y.serious_violations(admin, "administration: reports"))
+    card = admin.find_elements(By.CSS_SELECTOR, "li.report")[-1]
+    traveller_page = card.find_element(By.CSS_SELECTOR, "a[href^='/users/']").get_attribute("href")[len(base):]
+    report_id = card.get_attribute("data-report")
+    go(admin, traveller_page)
+    Select(css(admin, "select[name=kind]")).select_by_value("banned")
+    css(admin, "form[action$='/restrictions'] input[name=reason]").send_keys("Asked a sender to pay outside the platform")
+    css(admin, "form[action$='/restrictions'] button[type=submit]").click()
+    wait(admin, EC.url_contains("saved=1"))
+    check("the admin bans the traveller, with a reason", "Asked a sender to pay outside the platform" in admin.page_source)
+    go(customer, "/orders")
+    check("the banned traveller's session has ended", "/login" in customer.current_url, customer.current_url)
+    # The sender's paid request is withdrawn and refunded (a job right after the ban).
+    refunded = False
+    for _ in range(30):
+        go(manager, second_request)
+        if ">Cancelled<" in manager.page_source:
+            shipment = next((a.get_attribute("href") for a in manager.find_elements(By.CSS_SELECTOR, "a[href^='/orders/']")
+                             if re.search(r"/orders/[0-9A-Fa-f-]{36}$", a.get_attribute("href") or "")), None)
+            if shipment:
+                manager.get(shipment)
+                refunded = "refunded" in manager.page_source
+            break
+        time.sleep(0.5)
+    check("the sender's paid request is cancelled and refunded", refunded, manager.current_url)
+    # The admin hides the reported message: the conversation keeps its place, without its text.
+    go(admin, "/admin")
+    hide = f"li.report[data-report='{report_id}'] form[action^='/admin/content/message/']"
+    css(admin, hide + " input[name=reason]").send_keys("Asks for payment outside the platform")
+    css(admin, hide + " button[type=submit]").click()
+    wait(admin, lambda d: "/admin" in d.current_url and d.find_elements(By.CSS_SELECTOR, hide + " button.secondary"))
+    go(manager, request_chat)
+    check("the hidden message shows as hidden by the moderators", "Hidden by the moderators" in css(manager, "#chat-messages").text
+          and "pay me in cash" not in css(manager, "#chat-messages").text)
+    # The admin closes the report; the audit log holds every step.
+    go(admin, "/admin")
+    decide = f"form[action='/admin/reports/{report_id}']"
+    Select(css(admin, decide + " select[name=status]")).select_by_value("action_taken")
+    css(admin, decide + " input[name=note]").send_keys("Traveller banned")
+    css(admin, decide + " button[type=submit]").click()
+    wait(admin, lambda d: f"data-report=\"{report_id}\"" not in d.page_source)
+    go(admin, "/admin/audit")
+    audit_text = css(admin, "table.audit").text
+    check("the audit log shows the ban, the hidden message and the report's decision, newest first",
+          audit_text.index("Report decided") < audit_text.index("Content hidden") < audit_text.index("Banned"), audit_text[:400])
+    shot_both(admin, "admin-audit")
+    accessibility.extend(a11y.serious_violations(admin, "administration: audit log"))
+    # Lifted again (the rest of the journey is theirs): the traveller signs back in.
+    go(admin, traveller_page)
+    css(admin, "form[action*='/lift'] button").click()
+    wait(admin, EC.url_contains("saved=1"))
+    sign_in(customer, email, "un-mot-de-passe-solide")
+    check("the ban lifted, the traveller signs in again", "/login" not in customer.current_url, customer.current_url)
+    go(admin, "/admin/audit")
+    check("the lift is in the audit log too", "Restriction lifted" in css(admin, "table.audit").text)
+    admin.quit()
 
     # ---------------------------------------------------------- installable and offline
     go(customer, "/orders")

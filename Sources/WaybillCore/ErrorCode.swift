@@ -29,6 +29,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case accountDisabled = "account_disabled"
     case accountSuspended = "account_suspended"
     case accessChanged = "access_changed"
+    case reauthenticationRequired = "reauthentication_required"
     case forbidden
     case notFound = "not_found"
     // Accounts and codes
@@ -64,6 +65,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case planSuperseded = "plan_superseded"
     /// Accepting paid requests needs a payout account whose transfers are active.
     case payoutsNotReady = "payouts_not_ready"
+    case payoutsFrozen = "payouts_frozen"
     /// A conversation whose subject ended some days ago: read-only.
     case conversationClosed = "conversation_closed"
     /// A message changed or deleted more than five minutes after it was sent.
@@ -126,6 +128,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .invalidRefreshToken: ("Your sign-in is no longer valid; sign in again.", "Votre connexion n’est plus valable ; reconnectez-vous.")
         case .emailNotVerified: ("Confirm your email address with the code we sent before signing in.", "Confirmez votre adresse e-mail avec le code reçu avant de vous connecter.")
         case .accountDisabled: ("This account has been disabled.", "Ce compte a été désactivé.")
+        case .reauthenticationRequired: ("Enter your password again to continue: this needs a recent sign-in.", "Saisissez à nouveau votre mot de passe pour continuer : cette action demande une connexion récente.")
         case .accountSuspended: ("This account is suspended for now: you can follow your shipments, not start anything new.", "Ce compte est suspendu pour le moment : vous pouvez suivre vos envois, pas en commencer de nouveaux.")
         case .accessChanged: ("What this account may see has changed; reconnect.", "Ce que ce compte peut voir a changé ; reconnectez-vous.")
         case .forbidden: ("Your role does not allow this.", "Votre rôle ne le permet pas.")
@@ -154,6 +157,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tripNotOpen: ("This trip takes no requests now.", "Ce trajet ne prend plus de demandes.")
         case .tripFull: ("This trip has no room left for this parcel.", "Ce trajet n’a plus de place pour ce colis.")
         case .planSuperseded: ("This plan is no longer the newest, or was applied already; plan again.", "Ce plan n’est plus le plus récent, ou a déjà été appliqué ; planifiez à nouveau.")
+        case .payoutsFrozen: ("Payouts to this account are frozen while it is banned.", "Les versements à ce compte sont gelés tant qu’il est exclu.")
         case .payoutsNotReady: ("Set up your payouts before accepting paid parcels.", "Configurez vos versements avant d’accepter des colis payants.")
         case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")
         case .tripBooked: ("Parcels are booked on this trip: its route and date stay, and its room cannot go below what is booked.",

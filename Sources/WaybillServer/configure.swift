@@ -68,6 +68,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateCounters())             // reception counters, their staff, drop-off templates
     app.migrations.add(CreateCounterDesk())          // typed references as counter proof, legs by counter
     app.migrations.add(CreateStepReceipts())         // drivers' steps sent with an idempotency key, done once
+    app.migrations.add(CreateAdministration())       // the audit log, re-authentication, report decisions
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -135,6 +136,12 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         guard let id = OrderID(uuidString: payload) else { return }
         try await app.waybill.run { try await Travel(services: app.waybill, db: app.db, logger: app.logger).payTraveller(shipment: id) }
     }
+    outbox.handle(Outbox.banWithdrawalKind) { payload in
+        guard let id = UserID(uuidString: payload) else { return }
+        try await app.waybill.run {
+            try await Accounts(services: app.waybill, db: app.db, logger: app.logger, clientAddress: "server").withdrawAccepted(bannedUser: id)
+        }
+    }
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = OrderID(uuidString: payload) else { return }
         try await app.waybill.run { try await Orders(services: app.waybill, db: app.db, logger: app.logger).refundNow(id) }
@@ -186,7 +193,6 @@ func routes(_ app: Application, spec: String) throws {
     // the spec-first API
     let api = app
         .grouped(SpecValidationMiddleware(validator: try SpecValidator(yaml: spec), pathPrefix: ["api", "v1"], maxBodySize: 64 * 1024))
-        .grouped(RequestContextMiddleware())
     let transport = VaporTransport(routesBuilder: api)
     // Compact JSON: the runtime's default (sorted, pretty-printed) cost a third of a list page's time.
     try APIHandler().registerHandlers(on: transport, serverURL: URL(string: APIHandler.basePath)!,

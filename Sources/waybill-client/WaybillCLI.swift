@@ -16,6 +16,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Timeslots: slots list|hold|release|book|bookings|counters, slots templates|template-add|decide (dispatch)
             Counters:  order create --drop-at COUNTER|--collect-at COUNTER; desk mine|day|check-in|hand-out (counter staff)
             Managers:  assign, users, fleet, and every order command
+            Admins:    users suspend|ban|lift|restrictions, admin reauth|reports|decide|hide|restore|audit [--csv FILE]
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
             Integrators: webhook add|list|show|ping|redeliver|on|off|rotate|remove, apikey create|list|revoke
@@ -28,7 +29,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
             WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
-            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self,
+            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self, AdminCommand.self,
         ]
     )
 }
@@ -893,6 +894,158 @@ struct Fleet: AsyncParsableCommand {
                 let distance = entry.distanceToPickupMeters.map { ", \($0) m from pickup" } ?? ""
                 Output.line("\(entry.driver.firstName) \(entry.driver.lastName)  \(entry.onDuty ? "on duty" : "off duty")\(position), \(entry.load) orders\(distance)  \(entry.driver.id)")
             }
+        }
+    }
+}
+
+// MARK: - The administration
+
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "The administration (admins): enter your password again, the reports queue, the audit log.",
+        discussion: "Admin calls need a password proven in the last 15 minutes: `admin reauth` (or sign in again). Suspend, ban and lift are under `users`.",
+        subcommands: [Reauth.self, Reports.self, Decide.self, Hide.self, Restore.self, Audit.self])
+
+    struct Reauth: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Enter your password again, for the next 15 minutes of admin work.",
+            discussion: "The password comes from --password, WAYBILL_PASSWORD, or a line on standard input.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "Password.") var password: String?
+
+        func run() async throws {
+            let password = try readPassword(password)
+            try await options.run { session in
+                try await session.reauthenticate(password: password)
+                if options.json { Output.json(["status": "ok"]) } else { Output.line("Confirmed for 15 minutes.") }
+            }
+        }
+    }
+
+    struct Reports: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The reports queue, oldest first.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "pending (default), reviewed, dismissed, action_taken or all.") var status = "pending"
+
+        func run() async throws {
+            let wanted: ReportStatus?
+            if status == "all" { wanted = nil } else {
+                guard let s = ReportStatus(rawValue: status) else { throw ValidationError("--status must be pending, reviewed, dismissed, action_taken or all.") }
+                wanted = s
+            }
+            try await options.run { session in
+                let reports = try await session.moderationQueue(status: wanted)
+                if options.json { Output.json(reports); return }
+                if reports.isEmpty { Output.line("None.") }
+                for r in reports {
+                    let what = r.ratingId.map { "review \($0)" } ?? r.messageId.map { "message \($0)" } ?? "person"
+                    Output.line("\(r.id)  \(r.status.rawValue)  \(r.reason.rawValue)  about \(r.reportedUserId) (\(what))\(r.note.map { ": \($0)" } ?? "")")
+                }
+            }
+        }
+    }
+
+    struct Decide: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Decide a report: reviewed, dismissed or action_taken.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The report's id.") var id: String
+        @Option(name: .customLong("as"), help: "reviewed, dismissed or action_taken.") var status: String
+        @Option(help: "What was decided and why, for the other moderators.") var note: String?
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("The report's id is a UUID.") }
+            guard let wanted = ReportStatus(rawValue: status) else { throw ValidationError("--as must be reviewed, dismissed or action_taken.") }
+            try await options.run { session in
+                let report = try await session.decide(report: uuid, as: wanted, note: note)
+                if options.json { Output.json(report) } else { Output.line("Report \(report.id): \(report.status.rawValue).") }
+            }
+        }
+    }
+
+    /// The content a hide or restore names.
+    static func content(_ kind: String, _ id: String) throws -> (ModeratedKind, UUID) {
+        guard let kind = ModeratedKind(rawValue: kind) else { throw ValidationError("The kind is trip, message, review or picture.") }
+        guard let uuid = UUID(uuidString: id) else { throw ValidationError("The id is a UUID.") }
+        return (kind, uuid)
+    }
+
+    struct Hide: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Hide a trip, a message, a review or a profile picture (by its owner's id), with a reason the author is shown.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "trip, message, review or picture.") var kind: String
+        @Argument(help: "Its id (an account's id for a picture).") var id: String
+        @Option(help: "Why; the author is shown this.") var reason: String
+
+        func run() async throws {
+            let (kind, uuid) = try AdminCommand.content(kind, id)
+            try await options.run { session in
+                try await session.hide(kind, uuid, reason: reason)
+                if options.json { Output.json(["kind": kind.rawValue, "id": uuid.uuidString.lowercased(), "hidden": "true"]) } else { Output.line("Hidden.") }
+            }
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show hidden content again.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "trip, message, review or picture.") var kind: String
+        @Argument(help: "Its id (an account's id for a picture).") var id: String
+        @Option(help: "Why, for the audit log.") var reason: String?
+
+        func run() async throws {
+            let (kind, uuid) = try AdminCommand.content(kind, id)
+            try await options.run { session in
+                try await session.restore(kind, uuid, reason: reason)
+                if options.json { Output.json(["kind": kind.rawValue, "id": uuid.uuidString.lowercased(), "hidden": "false"]) } else { Output.line("Shown again.") }
+            }
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The audit log of staff actions, newest first, or all of it as CSV.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "Who acted (an account's id).") var actor: String?
+        @Option(help: "An action, such as account.banned or report.decided.") var action: String?
+        @Option(help: "The target's id.") var target: String?
+        @Option(help: "From this day (YYYY-MM-DD, UTC).") var from: String?
+        @Option(help: "Until this day, included (YYYY-MM-DD, UTC).") var to: String?
+        @Option(help: "How many lines (1 to 200).") var limit = 50
+        @Option(help: "Write every matching line as CSV to this file instead.") var csv: String?
+
+        func run() async throws {
+            let actorID = try actor.map { try Users.userID($0) }
+            let wanted = try action.map { name -> AuditAction in
+                guard let a = AuditAction(rawValue: name) else {
+                    throw ValidationError("--action must be one of \(AuditAction.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                return a
+            }
+            let start = try from.map { try Self.day($0, "--from") }
+            let end = try to.map { try Self.day($0, "--to").addingTimeInterval(86_399.999) }
+            try await options.run { session in
+                if let csv {
+                    let data = try await session.exportAuditLog(actor: actorID, action: wanted, target: target, from: start, to: end)
+                    try data.write(to: URL(fileURLWithPath: csv))
+                    Output.line("Wrote \(data.count) bytes to \(csv).")
+                    return
+                }
+                let page = try await session.auditLog(actor: actorID, action: wanted, target: target, from: start, to: end, limit: limit)
+                if options.json { Output.json(page.items); return }
+                if page.items.isEmpty { Output.line("None.") }
+                for e in page.items {
+                    Output.line("\(e.id)  \(e.at)  \(e.actorId ?? "operator")  \(e.action.rawValue)  \(e.targetKind.rawValue) \(e.targetId)\(e.reason.map { "  \($0)" } ?? "")")
+                }
+            }
+        }
+
+        static func day(_ text: String, _ option: String) throws -> Date {
+            let f = DateFormatter()
+            f.locale = Locale(identifier: "en_US_POSIX")
+            f.timeZone = TimeZone(identifier: "UTC")
+            f.dateFormat = "yyyy-MM-dd"
+            guard let date = f.date(from: text) else { throw ValidationError("\(option) is a day, YYYY-MM-DD.") }
+            return date
         }
     }
 }

@@ -13,7 +13,7 @@ import WaybillLabels
 @Suite("Authorization matrix: every operation × every caller")
 struct AuthorizationMatrixTests {
     enum Caller: String, CaseIterable, Sendable {
-        case anonymous, customerA, customerB, driverA, driverB, manager, disabled
+        case anonymous, customerA, customerB, driverA, driverB, manager, admin, disabled
     }
 
     /// What a row acts on: made fresh where the call changes it.
@@ -125,6 +125,19 @@ struct AuthorizationMatrixTests {
         return Target(order: order, code: try #require(back.json["id"].string, "\(back)"))
     }
 
+    /// A pending report by customer B about customer A (its id in `parcel`).
+    static func pendingReport(_ w: World) async throws -> Target {
+        let report = ReportRecord()
+        report.id = UUID()
+        report.reporterID = UserID(uuidString: w.cast.otherCustomer.userID)!
+        report.reportedUserID = UserID(uuidString: w.cast.customer.userID)!
+        report.reason = .spam
+        report.status = .pending
+        report.createdAt = UnixTime.nowMillis
+        try await report.create(on: w.server.db)
+        return Target(order: "", parcel: report.id!.uuidString)
+    }
+
     /// A parcel customer A follows, delivered (its id in `parcel`).
     static func deliveredParcel(_ w: World) async throws -> Target {
         let target = try await customerAParcel(w)
@@ -218,12 +231,12 @@ struct AuthorizationMatrixTests {
         Target(order: "", user: try await w.server.createAccount("spare-\(UUID().uuidString.prefix(8).lowercased())@example.com", role: .customer).userID)
     }
 
-    /// A spare account with a suspension in force, set by the manager.
+    /// A spare account with a suspension in force, set by the admin.
     static func restrictedUser(_ w: World) async throws -> Target {
         var target = try await spareUser(w)
         let until = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(UnixTime.nowMillis) / 1000 + 86_400))
         let reply = try await w.server.send(.POST, "/users/\(target.user)/restrictions",
-                                            json: ["kind": "suspended", "until": until, "reason": "matrix"], token: w.cast.manager.access)
+                                            json: ["kind": "suspended", "until": until, "reason": "matrix"], token: w.tokens[.admin])
         target.restriction = String(try #require(reply.json["id"].int))
         return target
     }
@@ -354,15 +367,15 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.GET, "/areas?q=gen", token: t) },
         Row(operation: "getArea", expected: expect("others=200"), setup: areasReady) { w, _, t in
             try await w.server.send(.GET, "/areas/CH-VD", token: t) },
-        Row(operation: "createArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+        Row(operation: "createArea", expected: expect("admin=201 others=403"), setup: areasReady) { w, _, t in
             try await w.server.send(.POST, "/areas", json: nyon, token: t) },
-        Row(operation: "updateArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+        Row(operation: "updateArea", expected: expect("admin=200 others=403"), setup: areasReady) { w, _, t in
             try await w.server.send(.PUT, "/areas/CH-M5586", json: ["id": "CH-M5586", "parentId": "CH-VD", "level": "municipality", "name": "Lausanne"], token: t) },
-        Row(operation: "deleteArea", expected: expect("others=403"), setup: areasReady) { w, _, t in
+        Row(operation: "deleteArea", expected: expect("admin=204 others=403"), setup: areasReady) { w, _, t in
             try await w.server.send(.DELETE, "/areas/CH-M5586", token: t) },
         Row(operation: "getTravelTariff", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/travel/tariff", token: t) },
-        Row(operation: "setTravelTariff", expected: expect("others=403"), setup: nothing) { w, _, t in
+        Row(operation: "setTravelTariff", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
             let tariff = try JSONSerialization.jsonObject(with: JSONEncoder().encode(TravelTariff.standard))
             return try await w.server.send(.PUT, "/travel/tariff", json: sendable(tariff) as? [String: any Sendable], token: t) },
         Row(operation: "getPayoutAccount", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, _, t in
@@ -443,27 +456,40 @@ struct AuthorizationMatrixTests {
                                                                                   .text("clientMessageId", UUID().uuidString)], token: t) },
         Row(operation: "getMessageImage", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: conversationWithPhoto) { w, x, t in
             try await w.server.send(.GET, "/conversations/\(x.parcel)/messages/\(x.code)/image", token: t) },
-        Row(operation: "listReports", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+        Row(operation: "listReports", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/reports", token: t) },
+        // the administration
+        Row(operation: "reauthenticate", expected: expect("others=204"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/auth/reauthenticate", json: ["password": TestServer.password], token: t) },
+        Row(operation: "decideReport", expected: expect("admin=200 others=403"), setup: pendingReport) { w, x, t in
+            try await w.server.send(.PATCH, "/reports/\(x.parcel)", json: ["status": "reviewed"], token: t) },
+        Row(operation: "moderateContent", expected: expect("admin=200 others=403"), setup: customerATrip) { w, x, t in
+            try await w.server.send(.PUT, "/admin/content/trip/\(x.trip)", json: ["hidden": true, "reason": "matrix"], token: t) },
+        Row(operation: "listAuditLog", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/admin/audit", token: t) },
+        Row(operation: "exportAuditLog", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/admin/audit.csv", token: t) },
+        Row(operation: "reportRating", expected: expect("driverA=422 others=201"), setup: ratedBothWays) { w, x, t in
+            try await w.server.send(.POST, "/ratings/\(x.code)/reports", json: ["reason": "other"], token: t) },
         Row(operation: "getOrderLabel", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: orderIn(.accepted)) { w, x, t in
             try await w.server.send(.GET, "/orders/\(x.order)/label", token: t) },
         Row(operation: "scanLabel", expected: expect("customerA=200 driverA=200 manager=200 others=404"), setup: labelledOrder) { w, x, t in
             try await w.server.send(.POST, "/scans", json: ["code": x.code], token: t) },
         Row(operation: "listCounters", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/counters", token: t) },
-        Row(operation: "createCounter", expected: expect("others=403"), setup: nothing) { w, _, t in
+        Row(operation: "createCounter", expected: expect("admin=201 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/counters", json: ["name": "Guichet", "address": ["street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne"], "hours": ["weekly": ["08:00-12:00", "", "", "", "", "", ""]]], token: t) },
         Row(operation: "getCounter", expected: expect("others=200"), setup: aCounter) { w, x, t in
             try await w.server.send(.GET, "/counters/\(x.trip)", token: t) },
-        Row(operation: "updateCounter", expected: expect("others=403"), setup: aCounter) { w, x, t in
+        Row(operation: "updateCounter", expected: expect("admin=200 others=403"), setup: aCounter) { w, x, t in
             try await w.server.send(.PUT, "/counters/\(x.trip)", json: ["name": "Guichet", "address": ["street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne"], "hours": ["weekly": ["08:00-12:00", "", "", "", "", "", ""]]], token: t) },
-        Row(operation: "addCounterStaff", expected: expect("others=403"), setup: aCounter) { w, x, t in
+        Row(operation: "addCounterStaff", expected: expect("admin=200 others=403"), setup: aCounter) { w, x, t in
             try await w.server.send(.PUT, "/counters/\(x.trip)/staff/\(x.user)", token: t) },
-        Row(operation: "removeCounterStaff", expected: expect("others=403"), setup: aCounter) { w, x, t in
+        Row(operation: "removeCounterStaff", expected: expect("admin=200 others=403"), setup: aCounter) { w, x, t in
             try await w.server.send(.DELETE, "/counters/\(x.trip)/staff/\(x.user)", token: t) },
         // The desk is its staff's (dispatch may look at the day); a 409 for staff handing out a parcel
         // the counter does not hold shows they got past the authorization.
-        Row(operation: "getCounterDay", expected: expect("driverA=200 manager=200 others=403"), setup: counterParcel) { w, x, t in
+        Row(operation: "getCounterDay", expected: expect("admin=200 driverA=200 manager=200 others=403"), setup: counterParcel) { w, x, t in
             try await w.server.send(.GET, "/counters/\(x.trip)/day", token: t) },
         Row(operation: "checkInAtCounter", expected: expect("driverA=200 others=403"), setup: counterParcel) { w, x, t in
             try await w.server.upload("/counters/\(x.trip)/check-ins", parts: [.text("code", x.code)], token: t) },
@@ -558,9 +584,9 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/trips", json: TravelTests.trip(inDays: 4), token: t) },
         Row(operation: "getTrip", expected: expect("others=200"), setup: customerATrip) { w, x, t in
             try await w.server.send(.GET, "/trips/\(x.trip)", token: t) },
-        Row(operation: "updateTrip", expected: expect("customerA=200 others=404"), setup: customerATrip) { w, x, t in
+        Row(operation: "updateTrip", expected: expect("admin=403 customerA=200 others=404"), setup: customerATrip) { w, x, t in
             try await w.server.send(.PATCH, "/trips/\(x.trip)", json: ["capacityParcels": 3], token: t) },
-        Row(operation: "cancelTrip", expected: expect("customerA=200 others=403"), setup: customerATrip) { w, x, t in
+        Row(operation: "cancelTrip", expected: expect("admin=200 customerA=200 others=403"), setup: customerATrip) { w, x, t in
             try await w.server.send(.POST, "/trips/\(x.trip)/cancel", token: t) },
         Row(operation: "searchTrips", expected: expect("others=200"), setup: customerATrip) { w, _, t in
             try await w.server.send(.GET, "/travel/search?from=CH&to=CH-ZH&category=documents&grams=100", token: t) },
@@ -568,22 +594,22 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/trips/\(x.trip)/requests", json: TripRequestTests.request(), token: t) },
         Row(operation: "listTripRequests", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/trip-requests?box=received", token: t) },
-        Row(operation: "getTripRequest", expected: expect("customerA=200 customerB=200 manager=200 others=404"), setup: requestByB) { w, x, t in
+        Row(operation: "getTripRequest", expected: expect("admin=200 customerA=200 customerB=200 manager=200 others=404"), setup: requestByB) { w, x, t in
             try await w.server.send(.GET, "/trip-requests/\(x.request)", token: t) },
-        Row(operation: "getTripRequestPhoto", expected: expect("customerA=200 customerB=200 manager=200 others=404"), setup: requestWithPhoto) { w, x, t in
+        Row(operation: "getTripRequestPhoto", expected: expect("admin=200 customerA=200 customerB=200 manager=200 others=404"), setup: requestWithPhoto) { w, x, t in
             try await w.server.send(.GET, "/trip-requests/\(x.request)/photo", token: t) },
-        Row(operation: "setTripRequestPhoto", expected: expect("customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
+        Row(operation: "setTripRequestPhoto", expected: expect("admin=403 customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
             try await w.server.upload(.PUT, "/trip-requests/\(x.request)/photo",
                                       parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg", filename: "p.jpg")], token: t) },
         Row(operation: "acceptTripRequest", expected: expect("customerA=200 customerB=403 others=404"), setup: requestByB) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/accept", token: t) },
         Row(operation: "rejectTripRequest", expected: expect("customerA=200 customerB=403 others=404"), setup: requestByB) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/reject", json: ["reason": "full"], token: t) },
-        Row(operation: "cancelTripRequest", expected: expect("customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
+        Row(operation: "cancelTripRequest", expected: expect("admin=403 customerB=200 customerA=403 manager=403 others=404"), setup: requestByB) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/cancel", json: ["reason": "plans"], token: t) },
-        Row(operation: "pickUpTripRequest", expected: expect("customerA=200 customerB=403 manager=403 others=404"), setup: paidRequest) { w, x, t in
+        Row(operation: "pickUpTripRequest", expected: expect("admin=403 customerA=200 customerB=403 manager=403 others=404"), setup: paidRequest) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/pickup", token: t) },
-        Row(operation: "deliverTripRequest", expected: expect("customerA=200 customerB=403 manager=403 others=404"), setup: pickedUpRequest) { w, x, t in
+        Row(operation: "deliverTripRequest", expected: expect("admin=403 customerA=200 customerB=403 manager=403 others=404"), setup: pickedUpRequest) { w, x, t in
             try await w.server.send(.POST, "/trip-requests/\(x.request)/deliver", json: ["code": x.code], token: t) },
         Row(operation: "setProfilePicture", expected: expect("others=204"), setup: nothing) { w, _, t in
             try await w.server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")], token: t) },
@@ -610,27 +636,27 @@ struct AuthorizationMatrixTests {
         Row(operation: "getPaymentOptions", expected: expect("others=200"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/me/payment-options", token: t) },
         // users
-        Row(operation: "listUsers", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
+        Row(operation: "listUsers", expected: expect("manager=200 admin=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/users", token: t) },
-        Row(operation: "createUser", expected: expect("manager=201 others=403"), setup: nothing) { w, _, t in
+        Row(operation: "createUser", expected: expect("manager=201 admin=201 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.POST, "/users", json: ["role": "driver", "firstName": "New", "lastName": "Driver",
                                                             "email": "new-\(UUID().uuidString.prefix(8))@courier.example"], token: t) },
-        Row(operation: "getUser", expected: expect("manager=200 others=403"), setup: customerAUser) { w, x, t in
+        Row(operation: "getUser", expected: expect("manager=200 admin=200 others=403"), setup: customerAUser) { w, x, t in
             try await w.server.send(.GET, "/users/\(x.user)", token: t) },
-        Row(operation: "updateUser", expected: expect("manager=200 others=403"), setup: customerAUser) { w, x, t in
+        Row(operation: "updateUser", expected: expect("admin=200 others=403"), setup: customerAUser) { w, x, t in
             try await w.server.send(.PATCH, "/users/\(x.user)", json: ["disabled": false], token: t) },
         // A reset ends the account's sessions: done to a spare account.
-        Row(operation: "resetUser", expected: expect("manager=202 others=403"), setup: spareUser) { w, x, t in
+        Row(operation: "resetUser", expected: expect("manager=202 admin=202 others=403"), setup: spareUser) { w, x, t in
             try await w.server.send(.POST, "/users/\(x.user)/reset", token: t) },
-        Row(operation: "grantCapability", expected: expect("manager=200 others=403"), setup: spareUser) { w, x, t in
+        Row(operation: "grantCapability", expected: expect("manager=200 admin=200 others=403"), setup: spareUser) { w, x, t in
             try await w.server.send(.PUT, "/users/\(x.user)/capabilities/counter", token: t) },
-        Row(operation: "revokeCapability", expected: expect("manager=200 others=403"), setup: spareUser) { w, x, t in
+        Row(operation: "revokeCapability", expected: expect("manager=200 admin=200 others=403"), setup: spareUser) { w, x, t in
             try await w.server.send(.DELETE, "/users/\(x.user)/capabilities/counter", token: t) },
-        Row(operation: "listRestrictions", expected: expect("manager=200 others=403"), setup: customerAUser) { w, x, t in
+        Row(operation: "listRestrictions", expected: expect("manager=200 admin=200 others=403"), setup: customerAUser) { w, x, t in
             try await w.server.send(.GET, "/users/\(x.user)/restrictions", token: t) },
-        Row(operation: "restrictUser", expected: expect("manager=201 others=403"), setup: spareUser) { w, x, t in
+        Row(operation: "restrictUser", expected: expect("admin=201 others=403"), setup: spareUser) { w, x, t in
             try await w.server.send(.POST, "/users/\(x.user)/restrictions", json: ["kind": "banned", "reason": "matrix"], token: t) },
-        Row(operation: "liftRestriction", expected: expect("manager=200 others=403"), setup: restrictedUser) { w, x, t in
+        Row(operation: "liftRestriction", expected: expect("admin=200 others=403"), setup: restrictedUser) { w, x, t in
             try await w.server.send(.DELETE, "/users/\(x.user)/restrictions/\(x.restriction)", token: t) },
         // tariff, quotes, orders
         Row(operation: "getTariff", expected: expect("manager=200 others=403"), setup: nothing) { w, _, t in
@@ -688,7 +714,7 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) },
         // Customers A and B are travellers by now (becomeTraveller above): they share their position
         // with the shipments they carry (PositionSharing.ownShipments), without duty.
-        Row(operation: "reportLocations", expected: expect("driverA=200 driverB=200 manager=200 customerA=200 customerB=200 others=403"), setup: nothing) { w, _, t in
+        Row(operation: "reportLocations", expected: expect("admin=200 driverA=200 driverB=200 manager=200 customerA=200 customerB=200 others=403"), setup: nothing) { w, _, t in
             if let t { _ = try? await w.server.send(.PUT, "/drivers/me/duty", json: ["onDuty": true], token: t) }
             return try await w.server.report(t ?? "", [(47.0, 8.0)], at: Date().addingTimeInterval(Double.random(in: -300 ... -1))) },
         Row(operation: "getDriverDay", expected: expect("driverA=200 driverB=200 manager=200 others=403"), setup: nothing) { w, _, t in
@@ -811,6 +837,11 @@ struct AuthorizationMatrixTests {
             "reportInConversation": { w, x, p in
                 _ = try await chats(w).report(message: id(x.code), person: nil, in: id(x.parcel), reason: .spam, note: nil, by: p) },
             "listReports": { w, _, p in _ = try await chats(w).reports(status: nil, by: p) },
+            "decideReport": { w, x, p in _ = try await accounts(w).decide(report: UUID(uuidString: x.parcel)!, status: .reviewed, note: nil, by: p) },
+            "listAuditLog": { w, _, p in _ = try await accounts(w).auditLog(AuditSearch(), for: p) },
+            "moderateContent": { w, x, p in _ = try await accounts(w).setHidden(.trip, UUID(uuidString: x.trip)!, hide: true, reason: "matrix", by: p) },
+            "exportAuditLog": { w, _, p in _ = try await accounts(w).auditExport(AuditSearch(), for: p) },
+            "reportRating": { w, x, p in _ = try await rates(w).report(id(x.code), reason: .other, note: nil, by: p) },
             "sendImageMessage": { w, x, p in
                 _ = try await chats(w).send(id(x.parcel), MessageDraft(text: "", clientMessageId: UUID().uuidString),
                                             image: .init(bytes: SampleImages.photoJPEG, field: "photo"), by: p) },
@@ -933,15 +964,18 @@ struct AuthorizationMatrixTests {
     static let noRule: Set<String> = ["getMe", "updateMe", "registerDevice", "createLiveTicket", "changePassword",
                                       "setProfilePicture", "deleteProfilePicture", "getParcelAlerts", "setParcelAlerts",
                                       "getMyCarrierStatistics", "getForwardingAddress", "renewForwardingAddress",
-                                      "getChatSettings", "setChatSettings"]
+                                      "getChatSettings", "setChatSettings", "reauthenticate"]
 
     @Test("Each service, called directly with every role, answers as the HTTP matrix does", arguments: TestDatabase.available)
     func serviceMatrix(db: TestDatabase) async throws {
         #expect(Set(Self.rows.map(\.operation)) == Set(Self.serviceCalls.keys).union(Self.noRule), "every operation has a service call or is rule-free")
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
+            // An admin's token sets up what only an admin may (a restriction to lift).
+            try await server.registerCustomer("root@example.com")
+            let admin = try await server.makeAdmin(try await server.login("root@example.com"))
             let tokens: [Caller: String] = [.customerA: cast.customer.access, .customerB: cast.otherCustomer.access, .driverA: cast.driver.access,
-                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access]
+                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access, .admin: admin]
             let ids: [Caller: String] = [.customerA: cast.customer.userID, .customerB: cast.otherCustomer.userID, .driverA: cast.driver.userID,
                                          .driverB: cast.otherDriver.userID, .manager: cast.manager.userID]
             var principals: [Caller: Principal] = [:]
@@ -1008,14 +1042,17 @@ struct AuthorizationMatrixTests {
             let cast = try await server.cast()
             try await server.registerCustomer("dora@example.com")
             let dora = try await server.login("dora@example.com")
-            try #require(try await server.send(.PATCH, "/users/\(dora.userID)", json: ["disabled": true], token: cast.manager.access).status == .ok)
+            // An admin: a person (who sends, like any account) with the `admin` capability.
+            try await server.registerCustomer("root@example.com")
+            let admin = try await server.makeAdmin(try await server.login("root@example.com"))
+            try #require(try await server.send(.PATCH, "/users/\(dora.userID)", json: ["disabled": true], token: admin).status == .ok)
             let tokens: [Caller: String] = [.customerA: cast.customer.access, .customerB: cast.otherCustomer.access, .driverA: cast.driver.access,
-                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access, .disabled: dora.access]
+                                            .driverB: cast.otherDriver.access, .manager: cast.manager.access, .admin: admin, .disabled: dora.access]
             let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
             var mismatches: [String] = []
             var table: [String] = []
             // Callers who may not act go first, on one shared target; each who may gets a fresh one.
-            let order: [Caller] = [.anonymous, .disabled, .customerB, .driverB, .customerA, .driverA, .manager]
+            let order: [Caller] = [.anonymous, .disabled, .customerB, .driverB, .customerA, .driverA, .manager, .admin]
             for row in Self.rows {
                 let shared = try await row.setup(world)
                 var line: [String] = []

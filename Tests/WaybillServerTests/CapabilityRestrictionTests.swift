@@ -95,6 +95,7 @@ struct CapabilityRestrictionTests {
     func suspension(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
+            _ = try await server.makeAdmin(cast.manager)  // suspending is the administration's
             let ada = cast.customer.userID
             let before = try await server.placeOrder(cast.customer.access)
             let until = Date(timeIntervalSince1970: Double(UnixTime.nowMillis) / 1000 + 2 * 86_400)
@@ -124,7 +125,7 @@ struct CapabilityRestrictionTests {
             #expect(refused.status == .forbidden && refused.errorCode == "account_suspended", "\(refused)")
             #expect(try await server.send(.GET, "/shipments/\(before)", token: cast.customer.access).status == .ok, "what is on its way stays in view")
             #expect(try await server.login("ada@example.com").access.isEmpty == false)
-            // The list of restrictions, for managers.
+            // The list of restrictions, for account managers and admins.
             let list = try await server.send(.GET, "/users/\(ada)/restrictions", token: cast.manager.access)
             #expect(list.json["items"].array.map { $0["reason"].string } == ["Three parcels refused at the door"])
 
@@ -152,6 +153,7 @@ struct CapabilityRestrictionTests {
     func ban(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
+            _ = try await server.makeAdmin(cast.manager)  // banning is the administration's
             let bob = cast.otherCustomer
             let banned = try await server.send(.POST, "/users/\(bob.userID)/restrictions", json: ["kind": "banned", "reason": "Fraudulent payments"],
                                                token: cast.manager.access)
@@ -179,7 +181,7 @@ struct CapabilityRestrictionTests {
         }
     }
 
-    @Test("On the web a manager opens a person, grants a capability with a checkbox, suspends them with a reason, and lifts it",
+    @Test("On the web a manager opens a person and grants a capability with a checkbox; an admin suspends them with a reason, and lifts it",
           arguments: TestDatabase.available)
     func managerInTheWebApp(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
@@ -194,6 +196,10 @@ struct CapabilityRestrictionTests {
             let saved = try await boss.post("/users/\(ada)/capabilities", ["driver": "on"], from: "/users/\(ada)")
             #expect(saved.status == .seeOther, "\(saved.status)")
             #expect(try await User.find(UserID(uuidString: ada), on: server.db)?.role == .driver)
+            // A manager sees no form to suspend or ban, and cannot post one.
+            #expect(!person.html.contains("action=\"/users/\(ada)/restrictions\""))
+            #expect(try await boss.post("/users/\(ada)/restrictions", ["kind": "banned", "reason": "x"], from: "/users/\(ada)").status == .forbidden)
+            _ = try await server.makeAdmin(cast.manager)
 
             let day = ISO8601DateFormatter.string(from: Date(timeIntervalSince1970: Double(UnixTime.nowMillis) / 1000 + 3 * 86_400),
                                                   timeZone: .gmt, formatOptions: [.withFullDate])

@@ -375,7 +375,8 @@ struct LiveTests {
                 #expect(note["data"]["kind"].string == "order_assigned")
                 #expect(note["data"]["orderId"].string == id)
 
-                // The driver's account is disabled by a manager: the socket closes.
+                // The driver's account is disabled by an admin: the socket closes.
+                _ = try await server.makeAdmin(cast.manager)
                 try #require(try await server.send(.PATCH, "/users/\(cast.driver.userID)", json: ["disabled": true], token: cast.manager.access).status == .ok)
                 try await driver.next { $0["code"].string == "session_ended" }
                 try await driver.socket.onClose.get()

@@ -105,12 +105,15 @@ struct UserManagementTests {
         }
     }
 
-    @Test("Disabling a user refuses their access token at once and ends every session", arguments: TestDatabase.available)
+    @Test("Disabling a user (an admin) refuses their access token at once and ends every session", arguments: TestDatabase.available)
     func disableUser(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let manager = try await server.createAccount("boss@example.com", role: .manager)
             let driver = try await server.createAccount("drv@example.com", role: .driver)
             #expect(try await server.send(.GET, "/me", token: driver.access).status == .ok)
+            // Disabling is a ban: the administration's, not a manager's.
+            #expect(try await server.send(.PATCH, "/users/\(driver.userID)", json: ["disabled": true], token: manager.access).status == .forbidden)
+            _ = try await server.makeAdmin(manager)
 
             let disabled = try await server.send(.PATCH, "/users/\(driver.userID)", json: ["disabled": true], token: manager.access)
             #expect(disabled.status == .ok)

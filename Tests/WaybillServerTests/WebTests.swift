@@ -163,11 +163,12 @@ struct WebTests {
             #expect(changed.status == .ok || changed.status == .noContent)
             #expect(try await second.get("/orders").location?.hasPrefix("/login") == true)
 
-            // A manager disabling the account ends a fresh session too.
+            // An admin disabling the account ends a fresh session too.
             let third = TestBrowser(server)
             #expect(try await third.signIn("ends@example.com", password: "another-long-passphrase").status == .seeOther)
             #expect(try await third.get("/orders").status == .ok)
             let manager = try await server.createAccount("boss@courier.example", role: .manager)
+            _ = try await server.makeAdmin(manager)
             let userID = try #require(try await User.query(on: server.db).filter(\.$email == "ends@example.com").first()?.id)
             let disabled = try await server.send(.PATCH, "/users/\(userID.uuidString)", json: ["disabled": true], token: manager.access)
             #expect(disabled.status == .ok)

@@ -101,6 +101,14 @@ public struct RatingDraft: Sendable, Equatable {
 }
 
 public enum RatingPolicy {
+    /// Whether `caller` sees a rating: its author always; anyone else once it is published, unless
+    /// the moderators hid it (then only the administration).
+    public static func maySee(reviewer: UserID, published: Bool, hidden: Bool, by caller: Caller) -> Bool {
+        if caller.id == reviewer { return true }
+        guard published else { return false }
+        return !hidden || caller.capabilities.contains(.admin)
+    }
+
     /// Days after completion during which the parties may rate (Airbnb's 14).
     public static let windowDays = 14
     public static let windowMillis: Int64 = Int64(windowDays) * 86_400_000

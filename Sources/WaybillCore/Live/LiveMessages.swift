@@ -150,10 +150,12 @@ public struct LiveChatMessage: Sendable, Hashable, Codable {
     public var createdAt: Int64
     public var editedAt: Int64?
     public var deletedAt: Int64?
+    /// Hidden by the moderators: its text and photo are gone for everyone, as a deleted one's.
+    public var hiddenAt: Int64?
 
     public init(conversationId: ConversationID, id: MessageID, seq: Int64, senderId: UserID?, senderName: String?, kind: MessageKind,
                 text: String, sharedShipmentId: OrderID?, sharedReference: String?, imageWidth: Int? = nil, imageHeight: Int? = nil,
-                clientMessageId: String?, createdAt: Int64, editedAt: Int64?, deletedAt: Int64?) {
+                clientMessageId: String?, createdAt: Int64, editedAt: Int64?, deletedAt: Int64?, hiddenAt: Int64? = nil) {
         self.conversationId = conversationId
         self.id = id
         self.seq = seq
@@ -169,6 +171,7 @@ public struct LiveChatMessage: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.editedAt = editedAt
         self.deletedAt = deletedAt
+        self.hiddenAt = hiddenAt
     }
 }
 

@@ -67,8 +67,9 @@ public enum OrderStateMachine {
         Rule(action: .cancel, by: .owner, from: [.awaitingPayment, .pending, .assigned, .accepted], to: .cancelled),
         // A manager may cancel at any time before delivery.
         Rule(action: .cancel, by: .manager, from: [.awaitingPayment, .pending, .assigned, .accepted, .inTransit, .failed], to: .cancelled),
-        // An abandoned checkout.
-        Rule(action: .cancel, by: .system, from: [.awaitingPayment], to: .cancelled),
+        // An abandoned checkout; or, until pickup as its owner could, the shipment of a request
+        // a ban withdrew (`BanWithdrawal`).
+        Rule(action: .cancel, by: .system, from: [.awaitingPayment, .pending, .assigned, .accepted], to: .cancelled),
     ]
 
     public static func decide(_ action: OrderAction, from status: OrderStatus, as capacities: Set<OrderCapacity>) -> OrderDecision {

@@ -47,6 +47,9 @@ public enum Permission: String, Sendable, CaseIterable {
     case manageCounters = "manage_counters"
     /// Receive and hand out parcels at the counters one was named for.
     case receiveAtCounter = "receive_at_counter"
+    /// Suspend and ban people, decide reports, read and export the audit log (the administration;
+    /// with a recently proven password, `Reauthentication`).
+    case moderate
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -58,7 +61,7 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
-        case .manageTravel, .manageCounters: [.admin]
+        case .manageTravel, .manageCounters, .moderate: [.admin]
         case .receiveAtCounter: [.counter]
         }
     }

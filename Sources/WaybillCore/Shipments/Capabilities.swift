@@ -173,13 +173,11 @@ public enum CapabilityPolicy {
         }
     }
 
-    /// Whether `actor` may suspend or ban `target`: managers and admins, never themselves, and a
-    /// manager never an admin.
+    /// Whether `actor` may suspend or ban `target`: the administration (admins, `Permission.moderate`),
+    /// never themselves. Managers run the operation; they do not ban people.
     public static func mayRestrict(_ target: UserID, targetHas: Set<Capability>, by actor: UserID, having: Set<Capability>) -> Decision {
         if target == actor { return .notOnSelf }
-        if having.contains(.admin) { return .allowed }
-        if having.contains(.manager), !targetHas.contains(.admin) { return .allowed }
-        return .forbidden
+        return having.contains(.admin) ? .allowed : .forbidden
     }
 }
 

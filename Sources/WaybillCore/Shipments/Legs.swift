@@ -192,11 +192,13 @@ public enum ShipmentStatus {
 
     /// Whether `action` may be done to a leg of a shipment that may still be awaiting payment:
     /// until it is paid, the legs wait (only cancelling is possible).
-    /// An abandoned checkout (the server, `system`) cancels a shipment nobody has paid.
+    /// An abandoned checkout (the server, `system`) cancels a shipment nobody has paid; a ban
+    /// (`BanWithdrawal`) has the server cancel one before pickup, as its owner could.
     public static func decide(_ action: LegAction, leg: LegState, awaitingPayment: Bool, as capacities: Set<LegCapacity>) -> LegDecision {
         // (A traveller's leg waits for the payment accepted: the traveller said yes first.)
         if action == .cancel, capacities.contains(.system), awaitingPayment,
            leg.status == .open || leg.kind == .traveller && leg.status == .accepted { return .allowed(.cancelled) }
+        if action == .cancel, capacities.contains(.system), [.open, .assigned, .accepted].contains(leg.status) { return .allowed(.cancelled) }
         let decision = LegStateMachine.decide(action, kind: leg.kind, from: leg.status, as: capacities)
         if awaitingPayment, action != .cancel, case .allowed = decision { return .wrongStatus(leg.status) }
         if decision == .forbidden, action == .cancel, capacities.contains(.system) { return .wrongStatus(leg.status) }

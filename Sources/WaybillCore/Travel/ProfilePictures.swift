@@ -21,7 +21,9 @@ public enum ProfilePicturePolicy {
     /// people who share something with them: a shipment (its sender, carrier or receiver), a
     /// request for a trip (its sender and traveller), or a trip open to requests (everyone who may
     /// send sees who would carry their parcel).
-    public static func maySee(owner: UserID, viewer: Caller, sharesSomething: Bool) -> Bool {
-        viewer.id == owner || viewer.may(.manageUsers) || viewer.may(.dispatch) || sharesSomething
+    /// A picture the moderators hid (`ModeratedContent.picture`) is its owner's and the admins' only.
+    public static func maySee(owner: UserID, viewer: Caller, sharesSomething: Bool, hidden: Bool = false) -> Bool {
+        if hidden { return viewer.id == owner || viewer.capabilities.contains(.admin) }
+        return viewer.id == owner || viewer.may(.manageUsers) || viewer.may(.dispatch) || sharesSomething
     }
 }

@@ -274,8 +274,10 @@ public enum TripPolicy {
 
     /// Whether `caller` sees the trip: everyone signed in sees open trips (to request a place);
     /// its traveller and staff see it in any status.
-    public static func maySee(traveller: UserID, status: TripStatus, by caller: Caller) -> Bool {
-        caller.id == traveller || caller.may(.dispatch) || caller.capabilities.contains(.admin) || status == .open || status == .full
+    /// A trip the administration hid (`ModeratedContent.trip`) is its traveller's and the admins' only.
+    public static func maySee(traveller: UserID, status: TripStatus, hidden: Bool = false, by caller: Caller) -> Bool {
+        if hidden { return caller.id == traveller || caller.capabilities.contains(.admin) }
+        return caller.id == traveller || caller.may(.dispatch) || caller.capabilities.contains(.admin) || status == .open || status == .full
     }
 
     /// Editing: the traveller, while it is open or full; the route and date only while nothing is

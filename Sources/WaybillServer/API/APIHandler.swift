@@ -9,7 +9,7 @@ struct APIHandler: APIProtocol {
     typealias S = Components.Schemas
 
     var request: Request { get throws { try RequestContext.request } }
-    private var accounts: Accounts { get throws { Accounts(request: try request) } }
+    var accounts: Accounts { get throws { Accounts(request: try request) } }
 
     func principal() async throws -> Principal {
         let req = try request

@@ -166,17 +166,18 @@ extension APIHandler {
             kind: S.Message.KindPayload(rawValue: r.kind.rawValue)!, text: v.text, senderId: r.senderID?.uuidString,
             senderName: v.senderName, mine: r.senderID == userID,
             sharedShipment: r.sharedOrderID.flatMap { id in v.sharedReference.map { .init(id: id.uuidString, reference: $0) } },
-            image: r.imageName == nil || r.deletedAt != nil ? nil
+            image: r.imageName == nil || r.deletedAt != nil || r.hiddenAt != nil ? nil
                 : .init(url: "/conversations/\(r.conversationID.uuidString)/messages/\(r.id!.uuidString)/image", width: r.imageWidth ?? 0, height: r.imageHeight ?? 0),
             clientMessageId: r.senderID == userID ? r.clientMessageID : nil,
-            createdAt: date(r.createdAt), editedAt: r.editedAt.map(date), deletedAt: r.deletedAt.map(date))
+            createdAt: date(r.createdAt), editedAt: r.editedAt.map(date), deletedAt: r.deletedAt.map(date), hiddenAt: r.hiddenAt.map(date))
     }
 
     static func report(_ r: ReportRecord) -> S.Report {
         S.Report(id: r.id!.uuidString, reporterId: r.reporterID.uuidString, reportedUserId: r.reportedUserID.uuidString,
-                 conversationId: r.conversationID?.uuidString, messageId: r.messageID?.uuidString,
+                 conversationId: r.conversationID?.uuidString, messageId: r.messageID?.uuidString, ratingId: r.ratingID?.uuidString,
                  reason: S.ReportReason(rawValue: r.reason.rawValue)!, note: r.note,
-                 status: S.ReportStatus(rawValue: r.status.rawValue)!, createdAt: date(r.createdAt))
+                 status: S.ReportStatus(rawValue: r.status.rawValue)!, createdAt: date(r.createdAt),
+                 decidedBy: r.reviewedBy?.uuidString, decidedAt: r.reviewedAt.map(date), decisionNote: r.decisionNote)
     }
 }
 

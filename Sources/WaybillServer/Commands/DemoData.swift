@@ -13,10 +13,14 @@ enum DemoData {
         (.customer, "customer@demo.waybill.example", "Carla", "Customer"),
         // Staff of the demo counter (a customer account with the `counter` capability).
         (.customer, "counter@demo.waybill.example", "Cora", "Counter"),
+        // The administration (an account with the `admin` capability): bans, reports, the audit log.
+        (.customer, "admin@demo.waybill.example", "Alma", "Admin"),
     ]
 
-    /// What demo-accounts.txt calls each account: its role, or "counter" for the counter's staff.
-    static func label(_ email: String, _ role: Role) -> String { email.hasPrefix("counter@") ? "counter" : role.rawValue }
+    /// What demo-accounts.txt calls each account: its role, or "counter" and "admin" for those capabilities.
+    static func label(_ email: String, _ role: Role) -> String {
+        email.hasPrefix("counter@") ? "counter" : email.hasPrefix("admin@") ? "admin" : role.rawValue
+    }
 
     static func seed(_ app: Application) async throws {
         let storage = app.waybill.config.storagePath
@@ -57,6 +61,9 @@ enum DemoData {
         }
         try await seedOrders(app)
         try await seedCounter(app)
+        if let admin = try await User.query(on: app.db).filter(\.$email == "admin@demo.waybill.example").first(), !admin.capabilities.contains(.admin) {
+            try await app.db.transaction { try await Accounts.setStaffCapabilities(admin, to: [.admin], by: nil, on: $0) }
+        }
         // Somewhere to travel between (an admin edits areas; `waybill user grant --capability admin` makes one).
         if try await AreaRecord.query(on: app.db).count() == 0 {
             _ = try await Travel.importAreas(try AreaCommands.switzerland(), services: app.waybill, on: app.db)

@@ -53,10 +53,13 @@ final class MessageRecord: Model, @unchecked Sendable {
     @Field(key: "created_at") var createdAt: Int64
     @OptionalField(key: "edited_at") var editedAt: Int64?
     @OptionalField(key: "deleted_at") var deletedAt: Int64?
+    /// Hidden by the administration (033), with the reason its author is shown; nil when shown.
+    @OptionalField(key: "hidden_at") var hiddenAt: Int64?
+    @OptionalField(key: "hidden_reason") var hiddenReason: String?
 
     var properties: [any AnyProperty] {
         [$id, $conversationID, $seq, $senderID, $kind, $body, $sharedOrderID, $imageName, $imageType, $imageWidth, $imageHeight, $clientMessageID,
-         $createdAt, $editedAt, $deletedAt]
+         $createdAt, $editedAt, $deletedAt, $hiddenAt, $hiddenReason]
     }
 
     init() {}
@@ -77,12 +80,35 @@ final class ReportRecord: Model, @unchecked Sendable {
     @Field(key: "created_at") var createdAt: Int64
     @OptionalField(key: "reviewed_by") var reviewedBy: UserID?
     @OptionalField(key: "reviewed_at") var reviewedAt: Int64?
+    /// A reported review (033); nil for a message or a person.
+    @OptionalField(key: "rating_id") var ratingID: RatingID?
+    /// What the moderator noted with their decision (033).
+    @OptionalField(key: "decision_note") var decisionNote: String?
 
     var properties: [any AnyProperty] {
-        [$id, $reporterID, $reportedUserID, $messageID, $conversationID, $reason, $note, $status, $createdAt, $reviewedBy, $reviewedAt]
+        [$id, $reporterID, $reportedUserID, $messageID, $conversationID, $reason, $note, $status, $createdAt, $reviewedBy, $reviewedAt,
+         $ratingID, $decisionNote]
     }
 
     init() {}
+}
+
+extension ReportRecord {
+    /// Files this report (its subject already set) for `reporter`: the note trimmed and at most
+    /// 2,000 characters, the reporter's daily budget of reports taken, then stored as pending.
+    func file(by reporter: UserID, reason: ReportReason, note: String?, services: WaybillServices, on db: any Database) async throws -> ReportRecord {
+        let cleanNote = note?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let cleanNote, cleanNote.count > 2000 { throw WaybillError.validation("note", "too_long") }
+        if let wait = services.reportLimiter.take(reporter.uuidString) { throw WaybillError.tooManyRequests(retryAfter: wait) }
+        id = Randomness.uuid()
+        reporterID = reporter
+        self.reason = reason
+        self.note = cleanNote?.isEmpty == false ? cleanNote : nil
+        status = .pending
+        createdAt = UnixTime.nowMillis
+        try await db.writeTransaction(services) { db in try await self.create(on: db) }
+        return self
+    }
 }
 
 /// What one person may do with one conversation's subject, worked out from the subject each time
@@ -132,7 +158,7 @@ struct MessageView: Sendable {
                         senderName: senderName, kind: record.kind, text: text, sharedShipmentId: record.sharedOrderID,
                         sharedReference: sharedReference, imageWidth: record.imageWidth, imageHeight: record.imageHeight,
                         clientMessageId: record.clientMessageID, createdAt: record.createdAt,
-                        editedAt: record.editedAt, deletedAt: record.deletedAt)
+                        editedAt: record.editedAt, deletedAt: record.deletedAt, hiddenAt: record.hiddenAt)
     }
 }
 
@@ -440,10 +466,12 @@ struct Conversations: WaybillService {
     }
 
     static func view(_ record: MessageRecord, access: ConversationAccess, sender: User?, references: [OrderID: String]) -> MessageView {
-        var text = record.deletedAt == nil ? record.body : ""
+        // Deleted by its author or hidden by the moderators: its place stays, its content goes.
+        let gone = record.deletedAt != nil || record.hiddenAt != nil
+        var text = gone ? "" : record.body
         if access.masks && record.kind == .text { text = ContactMasking.masked(text) }
         return MessageView(record: record, text: text, senderName: sender?.firstName,
-                           sharedReference: record.deletedAt == nil ? record.sharedOrderID.flatMap { references[$0] } : nil)
+                           sharedReference: gone ? nil : record.sharedOrderID.flatMap { references[$0] })
     }
 
     // MARK: writing
@@ -597,7 +625,7 @@ struct Conversations: WaybillService {
     func image(_ id: ConversationID, message messageID: MessageID, for me: Principal) async throws -> (bytes: [UInt8], contentType: String) {
         _ = try await load(id, for: me.caller)
         guard let message = try await MessageRecord.find(messageID, on: db), message.conversationID == id, message.deletedAt == nil,
-              let name = message.imageName, let type = message.imageType,
+              message.hiddenAt == nil, let name = message.imageName, let type = message.imageType,
               let data = try? await services.files.read(name) else { throw WaybillError.notFound }
         return (Array(data), type)
     }
@@ -772,29 +800,16 @@ struct Conversations: WaybillService {
             throw WaybillError.validation("messageId", "required")
         }
         if reported == me.userID { throw WaybillError.validation(messageID == nil ? "userId" : "messageId", "self") }
-        let cleanNote = note?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let cleanNote, cleanNote.count > 2000 { throw WaybillError.validation("note", "too_long") }
-        if let wait = services.reportLimiter.take(me.userID.uuidString) { throw WaybillError.tooManyRequests(retryAfter: wait) }
         let report = ReportRecord()
-        report.id = Randomness.uuid()
-        report.reporterID = me.userID
         report.reportedUserID = reported
         report.messageID = messageID
         report.conversationID = id
-        report.reason = reason
-        report.note = cleanNote?.isEmpty == false ? cleanNote : nil
-        report.status = .pending
-        report.createdAt = UnixTime.nowMillis
-        try await db.writeTransaction(services) { db in try await report.create(on: db) }
-        return report
+        return try await report.file(by: me.userID, reason: reason, note: note, services: services, on: db)
     }
 
-    /// The moderation queue (dispatchers until the administration has its own capability), oldest first.
+    /// The moderation queue: `Accounts.reports(status:for:)` (the administration).
     func reports(status: ReportStatus?, by me: Principal) async throws -> [ReportRecord] {
-        try me.require(.manageUsers)
-        var query = ReportRecord.query(on: db)
-        if let status { query = query.filter(\.$status == status) }
-        return try await query.sort(\.$createdAt).limit(200).all()
+        try await Accounts(services: services, db: db, logger: logger, clientAddress: "").reports(status: status, for: me)
     }
 
     func setPreviews(_ on: Bool, by me: Principal) async throws {

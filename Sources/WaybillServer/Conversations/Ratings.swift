@@ -31,10 +31,13 @@ final class RatingRecord: Model, @unchecked Sendable {
     @OptionalField(key: "published_at") var publishedAt: Int64?
     @OptionalField(key: "response") var response: String?
     @OptionalField(key: "responded_at") var respondedAt: Int64?
+    /// Hidden by the administration (033), with the reason its author is shown; nil when shown.
+    @OptionalField(key: "hidden_at") var hiddenAt: Int64?
+    @OptionalField(key: "hidden_reason") var hiddenReason: String?
 
     var properties: [any AnyProperty] {
         [$id, $subjectKind, $subjectID, $direction, $reviewerID, $rateeKey, $rateeID, $carrier, $stars, $tagList, $comment, $privateNote,
-         $status, $createdAt, $windowClosesAt, $publishedAt, $response, $respondedAt]
+         $status, $createdAt, $windowClosesAt, $publishedAt, $response, $respondedAt, $hiddenAt, $hiddenReason]
     }
 
     init() {}
@@ -98,7 +101,9 @@ struct Ratings: WaybillService {
             }
         }
         let staff = me.may(.dispatch)
-        let visible = records.filter { $0.reviewerID == me.userID || $0.status == .published }
+        let visible = records.filter {
+            RatingPolicy.maySee(reviewer: $0.reviewerID, published: $0.status == .published, hidden: $0.hiddenAt != nil, by: me.caller)
+        }
         return ShipmentRatings(open: open, window: window, ratings: try await views(visible, for: me.userID, staff: staff))
     }
 
@@ -229,8 +234,9 @@ struct Ratings: WaybillService {
         let summary = RatingSummary(count: count, starsTotal: total, minimumCount: minimumCount)
         // The ratings themselves show from the same count: a single one would reveal who said what.
         guard summary.average != nil else { return (summary, []) }
+        // A profile shows what everyone may read: reviews the moderators hid are left out (and out of the average).
         let records = try await RatingRecord.query(on: db).filter(\.$rateeKey == ratee.key).filter(\.$status == .published)
-            .sort(\.$publishedAt, .descending).limit(50).all()
+            .filter(\.$hiddenAt == nil).sort(\.$publishedAt, .descending).limit(50).all()
         return (summary, try await views(records, for: me.userID, staff: me.may(.dispatch)))
     }
 
@@ -238,7 +244,9 @@ struct Ratings: WaybillService {
     func respond(_ id: RatingID, text: String, by me: Principal) async throws -> RatingView {
         guard let record = try await RatingRecord.find(id, on: db),
               record.rateeID == me.userID || record.reviewerID == me.userID || me.may(.dispatch),
-              record.status == .published || record.reviewerID == me.userID else { throw WaybillError.notFound }
+              record.status == .published || record.reviewerID == me.userID,
+              RatingPolicy.maySee(reviewer: record.reviewerID, published: record.status == .published, hidden: record.hiddenAt != nil,
+                                  by: me.caller) else { throw WaybillError.notFound }
         guard record.rateeID == me.userID else { throw WaybillError.forbidden }
         guard record.status == .published else { throw WaybillError(.conflict, .conflict, "A rating is answered once it is published.") }
         guard record.response == nil else { throw WaybillError(.conflict, .conflict, "You have answered this rating already.") }
@@ -249,6 +257,20 @@ struct Ratings: WaybillService {
         record.respondedAt = UnixTime.nowMillis
         try await db.writeTransaction(services) { db in try await record.save(on: db) }
         return try await views([record], for: me.userID, staff: me.may(.dispatch))[0]
+    }
+
+    /// Reports a published review (its author is the person reported) to the moderators. Its
+    /// author cannot; anyone who may read it can. Counted with reports from conversations.
+    func report(_ id: RatingID, reason: ReportReason, note: String?, by me: Principal) async throws -> ReportRecord {
+        guard let record = try await RatingRecord.find(id, on: db),
+              RatingPolicy.maySee(reviewer: record.reviewerID, published: record.status == .published, hidden: record.hiddenAt != nil,
+                                  by: me.caller) else { throw WaybillError.notFound }
+        if record.reviewerID == me.userID { throw WaybillError.validation("ratingId", "self") }
+        guard record.status == .published else { throw WaybillError(.conflict, .conflict, "A review is reported once it is published.") }
+        let report = ReportRecord()
+        report.reportedUserID = record.reviewerID
+        report.ratingID = id
+        return try await report.file(by: me.userID, reason: reason, note: note, services: services, on: db)
     }
 
     func views(_ records: [RatingRecord], for userID: UserID, staff: Bool) async throws -> [RatingView] {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import WaybillCore
 
 /// One JSON object per line on standard error (`LOG_FORMAT=json`), for log collectors: the time
 /// (UTC, ISO 8601), level, logger label, message, the source location, and the metadata (the
@@ -39,21 +40,7 @@ public struct JSONLogHandler: LogHandler {
     }
 
     /// A JSON string literal.
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ text: String) -> String { JSONText.quote(text) }
 
     /// `LOG_FORMAT=json`: every logger writes JSON lines at `LOG_LEVEL` (default `info`). Returns
     /// false (and changes nothing) for any other format.

@@ -1,9 +1,10 @@
 import Vapor
 import WaybillCore
 
-/// The Vapor request a generated API handler is serving. Handlers implement the generated
-/// `APIProtocol` and never see Vapor's `Request`; this task-local, set by `RequestContextMiddleware`
-/// around each API call, gives them the database, logger and client address.
+/// The Vapor request being served. Handlers implement the generated `APIProtocol` and never see
+/// Vapor's `Request`; this task-local, set by `ClockMiddleware` around every request, gives them
+/// the database, logger and client address, and gives the audit log the request id and address of
+/// a staff action made through the API or the web app.
 enum RequestContext {
     @TaskLocal static var current: Request?
 
@@ -15,22 +16,16 @@ enum RequestContext {
     }
 }
 
-struct RequestContextMiddleware: AsyncMiddleware {
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        try await RequestContext.$current.withValue(request) {
-            try await next.respond(to: request)
-        }
-    }
-}
-
-/// Binds the application's clock (`UnixTime.clock`) and randomness (`Randomness.current`) around
-/// each request.
+/// Binds the application's clock (`UnixTime.clock`), randomness (`Randomness.current`) and the
+/// request itself (`RequestContext.current`) around each request.
 struct ClockMiddleware: AsyncMiddleware {
     let clock: WaybillClock
     let random: WaybillRandom
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        try await withApplicationContext(clock: clock, random: random) { try await next.respond(to: request) }
+        try await RequestContext.$current.withValue(request) {
+            try await withApplicationContext(clock: clock, random: random) { try await next.respond(to: request) }
+        }
     }
 }
 

@@ -40,6 +40,7 @@ public struct WaybillError: Error, Sendable {
     public static let accountDisabled = WaybillError(.forbidden, .accountDisabled, "This account has been disabled.")
     public static let forbidden = WaybillError(.forbidden, .forbidden, "Your role does not allow this.")
     public static let accountSuspended = WaybillError(.forbidden, .accountSuspended, ErrorCode.accountSuspended.english)
+    public static let reauthenticationRequired = WaybillError(.forbidden, .reauthenticationRequired, ErrorCode.reauthenticationRequired.english)
     public static let notFound = WaybillError(.notFound, .notFound, "Not found.")
     public static let emailInUse = WaybillError(.conflict, .emailInUse, "An account already uses this email address.", fields: ["email": "in_use"])
     public static let invalidCode = WaybillError(.badRequest, .invalidCode, "The code is wrong or has expired. Ask for a new one.")

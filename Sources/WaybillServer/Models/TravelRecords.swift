@@ -99,11 +99,14 @@ final class TripRecord: Model, @unchecked Sendable {
     @OptionalField(key: "cancelled_at") var cancelledAt: Int64?
     @Field(key: "created_at") var createdAt: Int64
     @Field(key: "updated_at") var updatedAt: Int64
+    /// Hidden by the administration (033), with the reason its author is shown; nil when shown.
+    @OptionalField(key: "hidden_at") var hiddenAt: Int64?
+    @OptionalField(key: "hidden_reason") var hiddenReason: String?
 
     var properties: [any AnyProperty] {
         [$id, $travellerID, $fromAreaID, $toAreaID, $fromLatitude, $fromLongitude, $toLatitude, $toLongitude, $departureDate,
          $earliest, $latest, $timeZone, $departsFrom, $departsUntil, $capacityGrams, $capacityParcels, $bookedGrams, $bookedParcels,
-         $categories, $minimumReward, $currency, $notes, $cancelledAt, $createdAt, $updatedAt]
+         $categories, $minimumReward, $currency, $notes, $cancelledAt, $createdAt, $updatedAt, $hiddenAt, $hiddenReason]
     }
 
     init() {}
@@ -224,8 +227,11 @@ final class ProfilePicture: Model, @unchecked Sendable {
     @Field(key: "side") var side: Int
     @Field(key: "byte_count") var byteCount: Int
     @Field(key: "updated_at") var updatedAt: Int64
+    /// Hidden by the administration (033): shown to nobody but its owner and admins.
+    @OptionalField(key: "hidden_at") var hiddenAt: Int64?
+    @OptionalField(key: "hidden_reason") var hiddenReason: String?
 
-    var properties: [any AnyProperty] { [$id, $storageName, $contentType, $side, $byteCount, $updatedAt] }
+    var properties: [any AnyProperty] { [$id, $storageName, $contentType, $side, $byteCount, $updatedAt, $hiddenAt, $hiddenReason] }
 
     init() {}
 }

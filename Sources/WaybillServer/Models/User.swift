@@ -108,9 +108,17 @@ final class Session: Model, @unchecked Sendable {
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
     /// Web sessions: when last used, Unix ms (006); refreshed at most every few minutes.
     @OptionalField(key: "last_used_at") var lastUsedAt: Int64?
+    /// When the password was last entered again in this session, Unix ms (033); admin actions need
+    /// a recent one, or a recent sign-in (`Reauthentication`).
+    @OptionalField(key: "reauthenticated_at") var reauthenticatedAt: Int64?
 
     /// Listed so Fluent does not find them by reflection on every save and read.
-    var properties: [any AnyProperty] { [$id, $user, $revokedAt, $revokeReason, $webTokenHash, $createdAt, $lastUsedAt] }
+    var properties: [any AnyProperty] { [$id, $user, $revokedAt, $revokeReason, $webTokenHash, $createdAt, $lastUsedAt, $reauthenticatedAt] }
+
+    /// When this session last proved its password: its sign-in, or a later re-authentication.
+    var passwordProvenAt: Int64 {
+        max(createdAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0, reauthenticatedAt ?? 0)
+    }
 
     init() {}
     init(id: SignInID? = nil, userID: UserID) {

@@ -33,6 +33,8 @@ extension Orders {
                 let current = try await TariffRecord.query(on: db).sort(\.$id, .descending).first()
                 let record = TariffRecord(version: (current?.id ?? 0) + 1, tariff: clean, createdBy: principal.userID)
                 try await record.create(on: db)
+                try await AuditLog.record(.tariffChanged, by: principal.userID, target: .tariff, "courier",
+                                          before: ["version": current?.id.map(String.init)], after: ["version": String(record.id ?? 0)], on: db)
                 return record
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {

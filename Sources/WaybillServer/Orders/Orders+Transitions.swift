@@ -121,17 +121,27 @@ extension Orders {
     func cancel(_ id: OrderID, reason: String, by principal: Principal) async throws -> Order {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw WaybillError.validation("reason", "required") }
+        return try await cancel(id, reason: reason, actor: principal)
+    }
+
+    /// The platform withdraws a shipment before pickup, as its owner could cancel it (a ban,
+    /// `BanWithdrawal`): refunded if paid.
+    func withdraw(_ id: OrderID, reason: String) async throws -> Order {
+        try await cancel(id, reason: reason, actor: nil)
+    }
+
+    private func cancel(_ id: OrderID, reason: String, actor principal: Principal?) async throws -> Order {
         let order = try await transition(id, .cancel, by: principal) { order, db in
             order.cancellationReason = reason
             if order.paymentStatus == .paid { order.paymentStatus = .refundPending }
             else if order.paymentStatus == .awaiting || order.paymentStatus == .dueOnPickup || order.paymentStatus == .invoiced {
                 order.paymentStatus = .void
             }
-            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal.userID, note: reason).create(on: db)
+            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).create(on: db)
             if order.paymentStatus == .refundPending {
                 try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: order.id!.uuidString, on: db)
             }
-            return .orderCancelled(order, actor: principal.userID, reason: reason)
+            return .orderCancelled(order, actor: principal?.userID, reason: reason)
         }
         if order.paymentStatus == .refundPending {
             // Try at once so the answer usually shows the refund; the outbox retries if this fails.

@@ -19,11 +19,14 @@ extension Accounts {
         }
     }
 
-    /// Suspends or bans an account, with a reason the person is told. A ban ends every session
-    /// at once; a suspension leaves the account signed in, able to follow what is on its way.
+    /// Suspends or bans an account, with a reason the person is told (admins, recently
+    /// authenticated). A ban ends every session and live connection at once, unpublishes the
+    /// person's trips, withdraws their open requests (refunding what was paid) and freezes their
+    /// payouts (`withdraw(bannedUser:)`); a suspension leaves the account signed in, able to follow
+    /// what is on its way. Recorded in the audit log in the same transaction.
     func restrict(_ id: UserID, _ request: RestrictionRequest, by actor: Principal) async throws -> (User, RestrictionRecord) {
         // Who may ask at all comes first: nobody else learns which accounts exist or what the form wants.
-        try actor.require(.manageUsers)
+        try await requireModerator(actor)
         let clean: RestrictionRequest
         switch request.validated(now: UnixTime.nowMillis) {
         case .success(let value): clean = value
@@ -33,19 +36,23 @@ extension Accounts {
         try decide(CapabilityPolicy.mayRestrict(id, targetHas: target.capabilities, by: actor.userID, having: actor.caller.capabilities))
         return try await transaction { db in
             guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+            let before = AuditLog.snapshot(of: user)
             let record = RestrictionRecord(userID: id, request: clean, setBy: actor.userID, at: UnixTime.nowMillis)
             try await record.create(on: db)
             try await Self.refreshRestriction(user, on: db)
             if clean.kind == .banned {
                 try await Self.revokeSessions(userID: id, reason: "banned", on: db)
+                try await withdraw(bannedUser: id, on: db)
             }
+            try await AuditLog.record(clean.kind == .banned ? .accountBanned : .accountSuspended, by: actor.userID, target: .user,
+                                      id.uuidString, before: before, after: AuditLog.snapshot(of: user), reason: clean.reason, on: db)
             return (user, record)
         }
     }
 
     /// Lifts a restriction before its time. Lifting one already lifted or over changes nothing.
     func lift(restriction restrictionID: Int, of id: UserID, by actor: Principal) async throws -> User {
-        try actor.require(.manageUsers)
+        try await requireModerator(actor)
         guard let target = try await User.find(id, on: db) else { throw WaybillError.notFound }
         try decide(CapabilityPolicy.mayRestrict(id, targetHas: target.capabilities, by: actor.userID, having: actor.caller.capabilities))
         return try await transaction { db in
@@ -53,16 +60,22 @@ extension Accounts {
                   let record = try await RestrictionRecord.find(restrictionID, on: db), record.userID == id
             else { throw WaybillError.notFound }
             if record.liftedAt == nil {
+                let before = AuditLog.snapshot(of: user)
                 record.liftedAt = UnixTime.nowMillis
                 record.liftedBy = actor.userID
                 try await record.save(on: db)
+                let wasBanned = user.isBanned
                 try await Self.refreshRestriction(user, on: db)
+                if wasBanned, !user.isBanned { try await Self.resumePayouts(of: id, on: db) }
+                try await AuditLog.record(.restrictionLifted, by: actor.userID, target: .user, id.uuidString, before: before,
+                                          after: AuditLog.snapshot(of: user), reason: "restriction \(restrictionID)", on: db)
             }
             return user
         }
     }
 
-    /// An account's restrictions, newest first (for managers; the person sees the one in force).
+    /// An account's restrictions, newest first (account managers read them; admins set and lift
+    /// them; the person sees the one in force).
     func restrictions(of id: UserID, for actor: Principal) async throws -> [RestrictionRecord] {
         try actor.require(.manageUsers)
         guard try await User.find(id, on: db) != nil else { throw WaybillError.notFound }
@@ -108,6 +121,19 @@ extension Accounts {
         if !removed.isEmpty {
             try await CapabilityGrant.query(on: db).filter(\.$userID == id).filter(\.$capability ~~ Array(removed))
                 .filter(\.$revokedAt == nil).set(\.$revokedBy, to: actor).set(\.$revokedAt, to: now).update()
+        }
+        // Staff (or the operator's command line) changing someone's capabilities is audited; a
+        // person taking on traveller themself is not a staff action.
+        if actor != id {
+            let staffBefore = Capability.storedList(current), staffAfter = Capability.storedList(wanted)
+            for added in wanted.subtracting(current).sorted(by: { $0.rawValue < $1.rawValue }) {
+                try await AuditLog.record(.capabilityGranted, by: actor, target: .user, id.uuidString, before: ["capabilities": staffBefore],
+                                          after: ["capabilities": staffAfter, "capability": added.rawValue], on: db)
+            }
+            for taken in removed.sorted(by: { $0.rawValue < $1.rawValue }) {
+                try await AuditLog.record(.capabilityRevoked, by: actor, target: .user, id.uuidString, before: ["capabilities": staffBefore],
+                                          after: ["capabilities": staffAfter, "capability": taken.rawValue], on: db)
+            }
         }
         user.staffCapabilities = Capability.storedList(wanted)
         user.role = Capability.primaryRole(of: wanted)

@@ -44,11 +44,20 @@ extension Accounts {
         if let name { await services.files.delete(name) }
     }
 
+    /// Whether a page may show `owner`'s picture to the caller: there is one, and the moderators have
+    /// not hidden it from them.
+    func showsPicture(of owner: UserID, to me: Principal) async throws -> Bool {
+        guard let picture = try await ProfilePicture.find(owner, on: db) else { return false }
+        return picture.hiddenAt == nil || owner == me.userID || me.caller.capabilities.contains(.admin)
+    }
+
     /// `owner`'s picture, if the caller may see it (else 404, as if there were none).
     func picture(of owner: UserID, for me: Principal) async throws -> (ProfilePicture, Data) {
         guard let picture = try await ProfilePicture.find(owner, on: db) else { throw WaybillError.notFound }
         let shares = me.userID == owner ? true : try await sharesSomething(owner, with: me)
-        guard ProfilePicturePolicy.maySee(owner: owner, viewer: me.caller, sharesSomething: shares) else { throw WaybillError.notFound }
+        guard ProfilePicturePolicy.maySee(owner: owner, viewer: me.caller, sharesSomething: shares, hidden: picture.hiddenAt != nil) else {
+            throw WaybillError.notFound
+        }
         guard let data = try? await services.files.read(picture.storageName) else { throw WaybillError.notFound }
         return (picture, data)
     }

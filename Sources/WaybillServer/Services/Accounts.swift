@@ -161,6 +161,7 @@ struct Accounts {
         let refresh = TokenService.newRefreshToken()
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
+            session.reauthenticatedAt = UnixTime.nowMillis  // the password was just proven
             try await session.create(on: db)
             try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
                                    expiresAt: UnixTime.now.addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
@@ -212,6 +213,7 @@ struct Accounts {
         let userID = user.id!
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
+            session.reauthenticatedAt = UnixTime.nowMillis  // the password was just proven
             session.webTokenHash = TokenService.hash(secret)
             session.lastUsedAt = UnixTime.nowMillis
             try await session.create(on: db)
@@ -480,6 +482,8 @@ struct Accounts {
                 let user = User(role: role, email: email, passwordHash: nil, firstName: first, lastName: last)
                 try await user.create(on: db)
                 try await Self.recordGrants(of: user, by: principal.userID, on: db)
+                try await AuditLog.record(.accountCreated, by: principal.userID, target: .user, user.id!.uuidString,
+                                          after: AuditLog.snapshot(of: user), on: db)
                 let code = try await codes.issue(userID: user.id!, purpose: .passwordReset, on: db)
                 try await Outbox.enqueue(MailTemplates.invitation(to: user, code: code, publicURL: publicURL), on: db)
                 return user
@@ -505,9 +509,12 @@ struct Accounts {
         case .notOnSelf: throw WaybillError(.conflict, .cannotModifySelf, "You cannot change your own role or disable your own account.")
         case .allowed: break
         }
+        // Disabling is a ban: the administration's (`moderate`), as `restrict` is.
+        if disabled != nil { try await requireModerator(actor) }
         let actorID = actor.userID
         return try await transaction { db in
             guard let user = try await User.find(id, on: db) else { throw WaybillError.notFound }
+            let before = AuditLog.snapshot(of: user)
             if let role, role != user.role {
                 let wanted = Capability.staff(for: role, keeping: Capability.parseList(user.staffCapabilities))
                 try await Self.setStaffCapabilities(user, to: wanted, by: actorID, on: db)
@@ -518,10 +525,16 @@ struct Accounts {
                                                 setBy: actorID, at: UnixTime.nowMillis).create(on: db)
                     try await Self.refreshRestriction(user, on: db)
                     try await Self.revokeSessions(userID: id, reason: "disabled", on: db)
-                } else if !disabled {
+                    try await withdraw(bannedUser: id, on: db)
+                    try await AuditLog.record(.accountBanned, by: actorID, target: .user, id.uuidString, before: before,
+                                              after: AuditLog.snapshot(of: user), reason: "Disabled by a manager", on: db)
+                } else if !disabled, user.isBanned {
                     try await RestrictionRecord.query(on: db).filter(\.$userID == id).filter(\.$kind == .banned).filter(\.$liftedAt == nil)
                         .set(\.$liftedAt, to: UnixTime.nowMillis).set(\.$liftedBy, to: actorID).update()
                     try await Self.refreshRestriction(user, on: db)
+                    try await Self.resumePayouts(of: id, on: db)
+                    try await AuditLog.record(.restrictionLifted, by: actorID, target: .user, id.uuidString, before: before,
+                                              after: AuditLog.snapshot(of: user), on: db)
                 }
             }
             return user
@@ -535,8 +548,10 @@ struct Accounts {
             throw WaybillError.tooManyRequests(retryAfter: Int(wait), "A code was mailed to this account moments ago.")
         }
         let codes = services.codes
+        let actorID = principal.userID
         try await transaction { db in
             try await Self.revokeSessions(userID: id, reason: "reset_by_manager", on: db)
+            try await AuditLog.record(.passwordResetSent, by: actorID, target: .user, id.uuidString, on: db)
             let code = try await codes.issue(userID: id, purpose: .passwordReset, on: db)
             try await Outbox.enqueue(MailTemplates.passwordReset(user, code: code), on: db)
         }

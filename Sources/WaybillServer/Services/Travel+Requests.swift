@@ -39,7 +39,7 @@ extension Travel {
         return try await transaction { db in
             try await Self.lockTrip(draft.trip, on: db)
             guard let trip = try await TripRecord.find(draft.trip, on: db),
-                  TripPolicy.maySee(traveller: trip.travellerID, status: trip.status(at: UnixTime.nowMillis), by: me.caller) else {
+                  TripPolicy.maySee(traveller: trip.travellerID, status: trip.status(at: UnixTime.nowMillis), hidden: trip.hiddenAt != nil, by: me.caller) else {
                 throw WaybillError.notFound
             }
             let now = UnixTime.nowMillis
@@ -439,6 +439,8 @@ extension Travel {
         guard let r = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == id).first(),
               let traveller = try await User.find(r.travellerID, on: db),
               let order = try await Order.find(id, on: db), order.status == .delivered else { return }
+        // Frozen while the traveller is banned; lifting the ban queues the payout again (`Accounts.resumePayouts`).
+        if traveller.isBanned { throw WaybillError(.conflict, .payoutsFrozen, ErrorCode.payoutsFrozen.english) }
         guard let destination = traveller.payoutAccount, traveller.payoutStatus == .active else {
             // Paid once their transfers are active again (the job retries with backoff).
             throw WaybillError(.conflict, .payoutsNotReady, "The traveller's payout account is \(traveller.payoutStatus.rawValue).")

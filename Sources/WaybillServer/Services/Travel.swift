@@ -155,7 +155,10 @@ struct Travel: WaybillService {
         }
         let document = String(decoding: try JSONEncoder.sorted.encode(clean), as: UTF8.self)
         try await transaction { db in
-            let record = try await TravelTariffRecord.find(1, on: db) ?? { let r = TravelTariffRecord(); r.id = 1; return r }()
+            let existing = try await TravelTariffRecord.find(1, on: db)
+            let record = existing ?? { let r = TravelTariffRecord(); r.id = 1; return r }()
+            try await AuditLog.record(.travelTariffChanged, by: me.userID, target: .tariff, "travel",
+                                      before: ["document": existing?.document], after: ["document": document], on: db)
             record.document = document
             record.updatedBy = me.userID
             record.updatedAt = UnixTime.nowMillis
@@ -202,7 +205,7 @@ struct Travel: WaybillService {
 
     func trip(_ id: TripID, for me: Principal) async throws -> TripRecord {
         guard let record = try await TripRecord.find(id, on: db),
-              TripPolicy.maySee(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), by: me.caller) else {
+              TripPolicy.maySee(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), hidden: record.hiddenAt != nil, by: me.caller) else {
             throw WaybillError.notFound
         }
         return record
@@ -250,7 +253,7 @@ struct Travel: WaybillService {
         try await transaction { db in
             try await Self.lockTrip(id, on: db)
             guard let record = try await TripRecord.find(id, on: db),
-                  TripPolicy.maySee(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), by: me.caller) else {
+                  TripPolicy.maySee(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis), hidden: record.hiddenAt != nil, by: me.caller) else {
                 throw WaybillError.notFound
             }
             switch TripPolicy.mayCancel(traveller: record.travellerID, status: record.status(at: UnixTime.nowMillis),
@@ -260,9 +263,15 @@ struct Travel: WaybillService {
             case .booked: throw WaybillError(.conflict, .tripBooked, "Parcels are booked on this trip; their shipments must be cancelled first.")
             case .wrongStatus(let status): throw Self.wrongStatus(status)
             }
+            // Someone else's trip: the administration removing it, with a recently proven password.
+            if record.travellerID != me.userID { try await Accounts.requireModerator(me, on: db) }
             record.cancelledAt = UnixTime.nowMillis
             record.updatedAt = UnixTime.nowMillis
             try await record.save(on: db)
+            if record.travellerID != me.userID {
+                try await AuditLog.record(.tripRemoved, by: me.userID, target: .trip, id.uuidString, before: ["status": "open"],
+                                          after: ["status": "cancelled", "traveller": record.travellerID.uuidString], on: db)
+            }
             // Requests still waiting for an answer end with the trip; their senders are told.
             let waiting = try await TripRequestRecord.query(on: db).filter(\.$tripID == id).filter(\.$status == .requested).all()
             for r in waiting {
@@ -283,7 +292,8 @@ struct Travel: WaybillService {
         guard (1...50).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let index = try await areas(), tariff = try await tariff(), now = UnixTime.nowMillis
         let search = try search.validated(now: now, tariff: tariff, areaExists: { index[$0] != nil }).orValidationError()
-        var query = TripRecord.query(on: db).filter(\.$cancelledAt == nil).filter(\.$departsUntil > max(now, search.earliest ?? now))
+        var query = TripRecord.query(on: db).filter(\.$cancelledAt == nil).filter(\.$hiddenAt == nil)
+            .filter(\.$departsUntil > max(now, search.earliest ?? now))
         if let latest = search.latest { query = query.filter(\.$departsFrom <= latest) }
         // Only trips from and to the searched areas or areas inside them: by id when that is a
         // short list, else checked in memory.

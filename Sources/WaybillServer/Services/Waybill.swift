@@ -198,11 +198,14 @@ extension Database {
     /// A transaction that is safe on both SQLite and PostgreSQL (see `WriteLock`).
     func writeTransaction<T: Sendable>(_ services: WaybillServices, _ given: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         // Fluent runs the body in a task of its own, started from the event loop, which does not
-        // inherit task-locals: the body gets the caller's clock, randomness and trace back explicitly.
-        let clock = UnixTime.clock, random = Randomness.current, trace = ServiceContext.current
+        // inherit task-locals: the body gets the caller's clock, randomness, trace and request (for
+        // the audit log's request id and address) back explicitly.
+        let clock = UnixTime.clock, random = Randomness.current, trace = ServiceContext.current, request = RequestContext.current
         let body: @Sendable (any Database) async throws -> T = { db in
-            try await ServiceContext.$current.withValue(trace) {
-                try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+            try await RequestContext.$current.withValue(request) {
+                try await ServiceContext.$current.withValue(trace) {
+                    try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+                }
             }
         }
         let metrics = services.metrics, asked = ContinuousClock.now

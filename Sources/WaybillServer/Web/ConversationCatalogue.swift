@@ -16,6 +16,7 @@ extension Text {
     static let send = Text("Send", "Envoyer")
     static let edited = Text("edited", "modifié")
     static let messageDeleted = Text("Message deleted", "Message supprimé")
+    static let messageHidden = Text("Hidden by the moderators", "Masqué par les modérateurs")
     static let photoFrom = Text("Photo from %@", "Photo de %@")
     static let addPhoto = Text("Add a photo (optional)", "Ajouter une photo (facultatif)")
     static let photoMessage = Text("Photo", "Photo")

@@ -179,6 +179,7 @@ struct ConversationListPage: PageView {
         let rows = items.map { item -> String in
             let last = item.last.map { message -> String in
                 if message.deletedAt != nil { return ctx.t(.messageDeleted) }
+                if message.hiddenAt != nil { return ctx.t(.messageHidden) }
                 if message.kind == .system { return ctx.t(.statusMessage, OrderStatus(rawValue: message.body).map { ctx.status($0) } ?? message.body) }
                 if message.kind == .image && message.body.isEmpty { return ctx.t(.photoMessage) }
                 let text = item.access.masks && message.kind == .text ? ContactMasking.masked(message.body) : message.body
@@ -236,6 +237,8 @@ struct ConversationPage: PageView {
             var body: String
             if r.deletedAt != nil {
                 body = "<em>\(h(ctx.t(.messageDeleted)))</em>"
+            } else if r.hiddenAt != nil {
+                body = "<em>\(h(ctx.t(.messageHidden)))</em>"
             } else {
                 body = message.text.isEmpty ? "" : "<p>\(h(message.text).replacingOccurrences(of: "\n", with: "<br>"))</p>"
                 if r.imageName != nil {
@@ -246,7 +249,7 @@ struct ConversationPage: PageView {
                 }
             }
             var tools = ""
-            if !view.closed, r.deletedAt == nil {
+            if !view.closed, r.deletedAt == nil, r.hiddenAt == nil {
                 let mayChange = ConversationPolicy.mayChange(messageBy: r.senderID, kind: r.kind, sentAt: r.createdAt, deleted: false,
                                                              by: me, now: now, closed: view.closed) == .allowed
                 if mayChange {

@@ -202,6 +202,7 @@ struct WebPage {
                       (WebRoutes.orders(), ctx.t(.orders)), (WebRoutes.timeslots(), ctx.t(.timeslots)), (WebRoutes.statistics(), ctx.t(.statistics))]
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
+        if caller.may(.moderate) { links.append((WebRoutes.admin(), ctx.t(.administration))) }
         if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
         if caller.may(.receiveAtCounter) { links.append((WebRoutes.desk(), ctx.t(.desk))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }

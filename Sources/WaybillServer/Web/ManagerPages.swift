@@ -137,7 +137,7 @@ struct DispatchPages {
         let until = kind == .suspended ? (form["until"]).flatMap { ctx.endOfDay($0) } : nil
         do {
             _ = try await Accounts(request: req).restrict(id, RestrictionRequest(kind: kind, until: until, reason: form["reason"] ?? ""), by: me)
-        } catch let error as WaybillError {
+        } catch let error as WaybillError where error.code != .reauthenticationRequired {  // that one asks for the password
             var page = try await PersonPage.load(id, req, for: me)
             (page.values, page.errors, page.message, page.status) = (form, error.fields ?? [:], ctx.message(error), error.status)
             if kind == .suspended, until == nil, page.errors["until"] == nil { page.errors["until"] = "required" }
@@ -385,13 +385,16 @@ struct UsersPage: PageView {
     var message: String?
     var notice: String?
     var status: HTTPResponseStatus = .ok
+    /// Disabling (a ban) and enabling are the administration's (`Permission.moderate`).
+    var mayBan = false
 
     static func load(_ req: Request, for me: Principal, values: [String: String]) async throws -> UsersPage {
         let roleFilter = req.query[String.self, at: "filterRole"].flatMap(Role.init(rawValue:))
         let q = req.query[String.self, at: "q"].map { String(String.UnicodeScalarView($0.unicodeScalars.filter { $0 != "\u{0}" }).prefix(100)) }
         let page = try await Accounts(request: req).listUsers(role: roleFilter, query: q?.isEmpty == true ? nil : q,
                                                               cursor: req.query[String.self, at: "cursor"], limit: 50, for: me)
-        return UsersPage(users: page.users, nextCursor: page.nextCursor, query: q, roleFilter: roleFilter, values: values)
+        return UsersPage(users: page.users, nextCursor: page.nextCursor, query: q, roleFilter: roleFilter, values: values,
+                         mayBan: me.may(.moderate))
     }
 
     func page(_ ctx: WebContext) -> WebPage {
@@ -399,9 +402,10 @@ struct UsersPage: PageView {
         let hidden = form.hidden()
         let rows = users.map { user -> String in
             let id = user.id!
-            let toggle = user.isBanned
-                ? "<form method=\"post\" action=\"\(WebRoutes.enableUser(id))\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.enable)))</button></form>"
-                : "<form method=\"post\" action=\"\(WebRoutes.disableUser(id))\" class=\"inline\" data-confirm=\"\(h(ctx.t(.disableConfirm, user.displayName)))\">\(hidden)<button type=\"submit\" class=\"small danger\">\(h(ctx.t(.disable)))</button></form>"
+            let back = "<input type=\"hidden\" name=\"return\" value=\"\(WebRoutes.users())\">"
+            let toggle = !mayBan ? "" : user.isBanned
+                ? "<form method=\"post\" action=\"\(WebRoutes.enableUser(id))\" class=\"inline\">\(hidden)\(back)<button type=\"submit\" class=\"small\">\(h(ctx.t(.enable)))</button></form>"
+                : "<form method=\"post\" action=\"\(WebRoutes.disableUser(id))\" class=\"inline\" data-confirm=\"\(h(ctx.t(.disableConfirm, user.displayName)))\">\(hidden)\(back)<button type=\"submit\" class=\"small danger\">\(h(ctx.t(.disable)))</button></form>"
             return """
                 <tr\(user.isBanned ? " class=\"disabled\"" : "")><td><a href="\(WebRoutes.user(id))">\(h(user.displayName))</a>\(user.companyName.map { "<br><span class=\"hint\">\(h($0))</span>" } ?? "")</td><td>\(h(user.email))</td><td>\(h(ctx.role(user.role)))</td>
                 <td>\(user.isBanned ? h(ctx.t(.disabled)) : user.restriction == .suspended ? h(ctx.t(.suspended)) : user.emailVerifiedAt == nil ? h(ctx.t(.notVerified)) : h(ctx.t(.active)))</td>
@@ -441,6 +445,8 @@ struct PersonPage: PageView {
     var user: User
     var me: Principal
     var restrictions: [RestrictionRecord]
+    /// Their profile picture, for an admin who may hide it or show it again: whether it is hidden.
+    var pictureHidden: Bool? = nil
     var values: [String: String] = [:]
     var errors: [String: String] = [:]
     var message: String?
@@ -450,14 +456,16 @@ struct PersonPage: PageView {
     static func load(_ id: UserID, _ req: Request, for me: Principal) async throws -> PersonPage {
         let accounts = Accounts(request: req)
         let user = try await accounts.user(id, for: me)
+        let picture = me.may(.moderate) ? try await ProfilePicture.find(id, on: req.db) : nil
         return PersonPage(user: user, me: me, restrictions: try await accounts.restrictions(of: id, for: me),
+                          pictureHidden: picture.map { $0.hiddenAt != nil },
                           notice: req.query[String.self, at: "saved"] != nil ? "saved" : nil)
     }
 
     func page(_ ctx: WebContext) -> WebPage {
         let id = user.id!
         let held = user.capabilities
-        let hidden = Form(ctx: ctx, values: [:]).hidden()
+        let hidden = Form(ctx: ctx, values: [:]).hidden() + "<input type=\"hidden\" name=\"return\" value=\"\(WebRoutes.user(id))\">"
         let boxes = Self.shown.map { capability -> String in
             let changeable = CapabilityPolicy.mayChange(capability, on: id, by: me.userID, having: me.caller.capabilities) == .allowed
             return "<div class=\"field\"><label class=\"choice\"><input type=\"checkbox\" name=\"\(capability.rawValue)\" value=\"on\"\(held.contains(capability) ? " checked" : "")\(changeable ? "" : " disabled")> \(h(ctx.capability(capability)))</label></div>"
@@ -484,6 +492,11 @@ struct PersonPage: PageView {
             \(boxes)
             \(always.isEmpty ? "" : "<p class=\"hint\">\(h(ctx.t(.alsoHolds))) \(always)</p>")
             <button type="submit" class="primary">\(h(ctx.t(.save)))</button></form>
+            \(pictureHidden.map { hidden in """
+            <h2>\(h(ctx.t(.profilePicture)))</h2>
+            <p><img class="avatar" src="\(WebRoutes.picture(id))" alt="" width="96" height="96"></p>
+            \(AdminPages.moderationForm(ctx, .picture, id.rawValue, hidden: hidden, back: WebRoutes.user(id)))
+            """ } ?? "")
             <h2>\(h(ctx.t(.restrictions)))</h2>
             \(history.isEmpty ? "<p>\(h(ctx.t(.noRestrictions)))</p>" : """
             <div class="table-wrap"><table><thead><tr><th>\(h(ctx.t(.kind)))</th><th>\(h(ctx.t(.reason)))</th><th>\(h(ctx.t(.date)))</th><th>\(h(ctx.t(.until)))</th><th>\(h(ctx.t(.state)))</th><th></th></tr></thead>

@@ -166,7 +166,8 @@ struct TravelPages {
                          errors: [String: String] = [:], message: String? = nil, status: HTTPResponseStatus = .ok) async throws -> Response {
         let requests = trip.travellerID == me.userID ? try await travel.requests(received: true, trip: trip.id!, for: me) : []
         let names = try await TripView.load([trip], travel: travel, me: me).names
-        let hasPicture = try await ProfilePicture.find(trip.travellerID, on: travel.db) != nil
+        let hasPicture = try await Accounts(services: travel.services, db: travel.db, logger: travel.logger, clientAddress: "")
+            .showsPicture(of: trip.travellerID, to: me)
         return TripPage(trip: trip, mine: trip.travellerID == me.userID, travellerName: names[trip.travellerID] ?? "", hasPicture: hasPicture,
                         index: try await travel.areas(), tariff: try await travel.tariff(), requests: requests,
                         values: values, errors: errors, message: message, status: status).response(ctx)
@@ -529,7 +530,12 @@ struct TripPage: PageView {
             <p>\(h(ctx.t(.roomLeft, ctx.kg(max(0, trip.capacityGrams - trip.bookedGrams)), String(max(0, trip.capacityParcels - trip.bookedParcels)))))
             · \(h(trip.categories.split(separator: ",").map { ctx.category(String($0), tariff) }.joined(separator: ", ")))</p>
             \(trip.notes.map { "<p>\(h($0))</p>" } ?? "")
+            \(trip.hiddenAt != nil ? "<p class=\"alert error\" role=\"note\">\(h(ctx.t(.hiddenByModerators, trip.hiddenReason ?? "—")))</p>" : "")
             """
+        // The administration hides a trip from searches (or shows it again).
+        if !mine, ctx.principal?.may(.moderate) == true {
+            body += AdminPages.moderationForm(ctx, .trip, trip.id!.rawValue, hidden: trip.hiddenAt != nil, back: WebRoutes.trip(trip.id!))
+        }
         if mine {
             let list = requests.map { v -> String in
                 let p = TripRequestProgress.of(v.request.status, shipment: v.shipment?.status)

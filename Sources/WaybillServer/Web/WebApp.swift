@@ -24,6 +24,7 @@ enum WebApp {
         RatingPages().register(web)
         StatisticsPages().register(web)
         DispatchPages().register(web)
+        AdminPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
         web.get(WebRoutes.offline, use: offline)

@@ -108,6 +108,9 @@ struct WebSessionMiddleware: AsyncMiddleware {
         let response: Response
         do {
             response = try await next.respond(to: request)
+        } catch let error as WaybillError where error.code == .reauthenticationRequired && principal != nil {
+            // Admin work with a password proven too long ago: ask for it, then come back.
+            response = request.redirect(to: WebRedirect.confirmPassword(request).location, redirectType: .normal)
         } catch let error as WaybillError {
             response = WebErrors.page(for: error, context)
         } catch let error as FieldErrorsError {

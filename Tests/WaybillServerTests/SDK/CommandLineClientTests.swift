@@ -283,12 +283,13 @@ struct CommandLineClientTests {
             ["plan"], ["plan", "make"], ["plan", "show"], ["plan", "apply"], ["plan", "mine"], ["plan", "auto"],
             ["chat"], ["chat", "list"], ["chat", "open"], ["chat", "show"], ["chat", "send"], ["chat", "follow"], ["rate"], ["rate", "give"], ["rate", "show"],
             ["desk"], ["desk", "mine"], ["desk", "day"], ["desk", "check-in"], ["desk", "hand-out"],
+            ["admin"], ["admin", "reauth"], ["admin", "reports"], ["admin", "decide"], ["admin", "hide"], ["admin", "restore"], ["admin", "audit"],
         ]
         for command in commands {
             let help = try await cli.run(command + ["--help"])
             #expect(help.status == 0, "\(command): \(help)")
             #expect(help.stdout.contains("USAGE: waybill-client"), "\(command): \(help.stdout)")
-            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"] || command == ["rate"] || command == ["desk"],
+            #expect(help.stdout.contains("--json") || command.isEmpty || command == ["order"] || command == ["users"] || command == ["plan"] || command == ["chat"] || command == ["rate"] || command == ["desk"] || command == ["admin"],
                     "\(command) has no --json")
         }
         let deliver = try await cli.run("deliver", "--help")
