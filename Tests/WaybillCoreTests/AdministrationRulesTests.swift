@@ -61,6 +61,7 @@ struct AdministrationRulesTests {
         #expect(throws: FieldErrorsError.self) { try AuditSearch(targetID: String(repeating: "x", count: 101)).validated().get() }
         #expect((try? AuditSearch(limit: 50_000).validated(maxLimit: AuditSearch.maxExport).get()) != nil)
         #expect((try? AuditSearch(targetID: "   ").validated().get())?.targetID == nil)
+        #expect(AuditAction(rawValue: "nothing") == nil && AuditAction(rawValue: "account.banned") == .accountBanned)
     }
 
     @Test("A ban withdraws what is not yet under way: waiting requests, shipments not yet picked up; a parcel on its way stays")

@@ -24,7 +24,7 @@ struct PolicyTests {
             #expect(granted == expected[role], "\(role)")
         }
         // Capabilities one at a time.
-        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers, .manageTravel, .manageCounters])
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers, .manageTravel, .manageCounters, .moderate])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.counter]) }) == [.receiveAtCounter])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.traveller]) }).isEmpty)
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.receiver]) }).isEmpty, "a suspended account acts on nothing")

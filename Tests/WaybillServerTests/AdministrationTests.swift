@@ -314,6 +314,42 @@ struct AdministrationTests {
                                 "content.restored message", "content.hidden message"], "\(actions)")
         }
     }
+
+    @Test("An admin setting up an area and a reception counter with its staff leaves a line for each in the audit log", arguments: TestDatabase.available)
+    func setupAudited(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            try await TravelTests.importAreas(server)
+            #expect(try await server.send(.POST, "/areas", json: AuthorizationMatrixTests.nyon, token: admin).status == .created)
+            #expect(try await server.send(.DELETE, "/areas/CH-M5724", token: admin).status == .noContent)
+            let counter = try await server.send(.POST, "/counters", json: ["name": "Guichet Gare", "address": ["street": "Place de la Gare 1", "postalCode": "1003", "city": "Lausanne"],
+                                                                            "hours": ["weekly": ["08:00-12:00", "", "", "", "", "", ""]]], token: admin)
+            let id = try #require(counter.json["id"].string, "\(counter)")
+            #expect(try await server.send(.PUT, "/counters/\(id)/staff/\(cast.customer.userID)", token: admin).status == .ok)
+            let lines = try await server.send(.GET, "/admin/audit?limit=200", token: admin).json["items"].array
+            let actions = lines.compactMap(\.["action"].string)
+            #expect(Array(actions.prefix(5)) == ["capability.granted", "counter.staff_changed", "counter.changed", "area.deleted", "area.changed"], "\(actions)")
+            #expect(lines.contains { $0["action"].string == "area.changed" && $0["targetId"].string == "CH-M5724" && ($0["after"].string ?? "").contains("Nyon") })
+        }
+    }
+
+    @Test("Staff cancelling someone's order is in the audit log, with the reason; a customer cancelling their own is not a staff action",
+          arguments: TestDatabase.available)
+    func orderCancellationsAudited(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            let own = try await server.placeOrder(cast.customer.access)
+            #expect(try await server.send(.POST, "/orders/\(own)/cancel", json: ["reason": "Changed my mind"], token: cast.customer.access).status == .ok)
+            let theirs = try await server.placeOrder(cast.customer.access)
+            #expect(try await server.send(.POST, "/orders/\(theirs)/cancel", json: ["reason": "Address outside our area"], token: cast.manager.access).status == .ok)
+            let lines = try await server.send(.GET, "/admin/audit?action=order.cancelled", token: admin).json["items"].array
+            #expect(lines.count == 1 && lines[0]["targetId"].string?.lowercased() == theirs.lowercased()
+                    && lines[0]["actorId"].string?.lowercased() == cast.manager.userID.lowercased() && lines[0]["reason"].string == "Address outside our area",
+                    "\(lines)")
+        }
+    }
 }
 
 extension TestServer {

@@ -72,6 +72,7 @@ struct PageSnapshotTests {
             try await server.advance(accepted, to: .accepted, cast: cast)
             _ = try await server.placeOrder(cast.customer.access, extra: ["dropoff": ["street": "Rue du Rhône 42", "postalCode": "1204", "city": "Genève"] as [String: any Sendable]])
             let token = try await server.trackingToken(accepted, customer: cast.customer.access)
+            _ = try await server.makeAdmin(cast.otherDriver)
             let pages: [(name: String, path: String, as: String?)] = [
                 ("login", "/login", nil), ("register", "/register", nil),
                 ("customer-orders", "/orders", "ada@example.com"), ("customer-new-order", "/orders/new", "ada@example.com"),
@@ -83,6 +84,7 @@ struct PageSnapshotTests {
                 ("manager-orders", "/orders", "boss@courier.example"), ("manager-order", "/orders/\(accepted)", "boss@courier.example"),
                 ("public-tracking", "/t/\(token)", nil),
                 ("receiver-incoming", "/incoming", "bea@example.com"), ("receiver-order", "/orders/\(accepted)", "bea@example.com"),
+                ("admin-reports", "/admin", "mia@courier.example"), ("admin-audit", "/admin/audit", "mia@courier.example"),
             ]
             var problems: [String] = []
             var links = Set<String>()

@@ -186,6 +186,9 @@ struct PayoutAccountTests {
             #expect(try await server.send(.POST, "/orders/\(shipment)/refund", json: ["reason": " "], token: cast.manager.access).status == .unprocessableEntity)
             let refunded = try await server.send(.POST, "/orders/\(shipment)/refund", json: ["reason": "Never received"], token: cast.manager.access)
             #expect(refunded.status == .ok && refunded.json["payment"]["status"].string == "refunded", "\(refunded)")
+            let audited = try #require(try await AuditRecord.query(on: server.db).filter(\.$action == .orderRefunded).first())
+            #expect(audited.actorID?.uuidString == UUID(uuidString: cast.manager.userID)?.uuidString && audited.reason == "Never received"
+                    && audited.targetID == shipment.uppercased() && audited.after?.contains("\"amount\":\"2300\"") == true, "\(audited.entry)")
             let paths = stripe.requests.map(\.path)
             let reversalIndex = try #require(paths.firstIndex(of: "/v1/transfers/\(payout.reference!)/reversals"), "\(paths)")
             let refundIndex = try #require(paths.firstIndex(of: "/v1/refunds"))

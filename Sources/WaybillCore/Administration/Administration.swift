@@ -16,18 +16,26 @@ public enum AuditAction: String, Sendable, Hashable, Codable, CaseIterable {
     case accountBanned = "account.banned"
     case restrictionLifted = "account.restriction_lifted"
     case reportDecided = "report.decided"
+    /// Staff cancelled someone's order, or refunded a delivered one (money goes back).
+    case orderCancelled = "order.cancelled"
+    case orderRefunded = "order.refunded"
     /// Staff unpublished someone's trip (its waiting requests end with it).
     case tripRemoved = "trip.removed"
     /// Content hidden from everyone but its author and the administration, or shown again.
     case contentHidden = "content.hidden"
     case contentRestored = "content.restored"
     case tariffChanged = "tariff.changed"
+    /// Where travellers go between, and the reception counters: set up by admins.
+    case areaChanged = "area.changed"
+    case areaDeleted = "area.deleted"
+    case counterChanged = "counter.changed"
+    case counterStaffChanged = "counter.staff_changed"
     case travelTariffChanged = "travel_tariff.changed"
 }
 
 /// What an audit entry is about.
 public enum AuditTargetKind: String, Sendable, Hashable, Codable, CaseIterable {
-    case user, report, tariff, trip, message, review, picture
+    case user, report, tariff, trip, message, review, picture, order, area, counter
 }
 
 /// One line of the audit log, as it is read back.

@@ -164,6 +164,8 @@ extension Orders {
                 .returning("id").all()
             guard !rows.isEmpty else { return false }
             try await OrderEvent(orderID: id, type: "refund_requested", status: nil, actorID: principal.userID, note: reason).create(on: db)
+            try await AuditLog.record(.orderRefunded, by: principal.userID, target: .order, id.uuidString, before: ["payment": "paid"],
+                                      after: ["payment": "refund_pending", "amount": String(order.priceAmount), "currency": order.currency], reason: reason, on: db)
             try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: id.uuidString, on: db)
             return true
         }

@@ -138,6 +138,12 @@ extension Orders {
                 order.paymentStatus = .void
             }
             try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).create(on: db)
+            // Staff cancelling someone else's order is audited (a ban's withdrawals are the ban's line).
+            if let principal, principal.userID != order.customerID {
+                try await AuditLog.record(.orderCancelled, by: principal.userID, target: .order, order.id!.uuidString,
+                                          after: ["status": "cancelled", "payment": order.paymentStatus.rawValue, "customer": order.customerID.uuidString],
+                                          reason: reason, on: db)
+            }
             if order.paymentStatus == .refundPending {
                 try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: order.id!.uuidString, on: db)
             }

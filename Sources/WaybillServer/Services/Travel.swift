@@ -85,9 +85,12 @@ struct Travel: WaybillService {
             let all = try await AreaRecord.query(on: db).all().map(\.area)
             let problems = AreaCSV.checkHierarchy([clean], existing: all)
             if !problems.isEmpty { throw WaybillError(.unprocessableEntity, .validationFailed, problems[0], fields: ["parentId": "invalid"]) }
+            let before = existing.map { ["name": $0.name, "parent": $0.parentID, "level": $0.level] }
             if let existing { existing.set(clean); existing.updatedAt = UnixTime.nowMillis; try await existing.save(on: db) }
             else { try await AreaRecord(clean, at: UnixTime.nowMillis).create(on: db) }
             try await AreaCatalog.bump(on: db)
+            try await AuditLog.record(.areaChanged, by: me.userID, target: .area, clean.id.rawValue, before: before,
+                                      after: ["name": clean.name, "parent": clean.parent?.rawValue, "level": clean.level], on: db)
         }
         return clean
     }
@@ -104,6 +107,7 @@ struct Travel: WaybillService {
             if trips > 0 { throw WaybillError(.conflict, .conflict, "Trips go to or from this area.") }
             try await record.delete(on: db)
             try await AreaCatalog.bump(on: db)
+            try await AuditLog.record(.areaDeleted, by: me.userID, target: .area, id.rawValue, before: ["name": record.name], on: db)
         }
     }
 

@@ -76,13 +76,19 @@ struct Counters: WaybillService {
         record.active = true
         record.createdAt = UnixTime.nowMillis
         record.updatedAt = record.createdAt
-        try await db.writeTransaction(services) { db in try await record.create(on: db) }
+        let actor = me.userID
+        try await db.writeTransaction(services) { db in
+            try await record.create(on: db)
+            try await AuditLog.record(.counterChanged, by: actor, target: .counter, record.id!.uuidString,
+                                      after: ["name": record.name, "active": "true"], on: db)
+        }
         return CounterView(record: record, staff: [])
     }
 
     func update(_ id: CounterID, _ draft: CounterDraft?, active: Bool?, by me: Principal) async throws -> CounterView {
         guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
         guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
+        let before: [String: String?] = ["name": record.name, "active": String(record.active)]
         if let draft {
             let errors = draft.validate()
             guard errors.isEmpty else { throw WaybillError.validation(errors) }
@@ -90,7 +96,12 @@ struct Counters: WaybillService {
         }
         if let active { record.active = active }
         record.updatedAt = UnixTime.nowMillis
-        try await db.writeTransaction(services) { db in try await record.save(on: db) }
+        let actor = me.userID
+        try await db.writeTransaction(services) { db in
+            try await record.save(on: db)
+            try await AuditLog.record(.counterChanged, by: actor, target: .counter, id.uuidString, before: before,
+                                      after: ["name": record.name, "active": String(record.active)], on: db)
+        }
         return try await view(record)
     }
 
@@ -167,6 +178,7 @@ struct Counters: WaybillService {
             try await sql.insert(into: "counter_staff").columns("counter_id", "user_id", "added_by", "added_at")
                 .values(SQLBind(id), SQLBind(userID), SQLBind(actor), SQLBind(UnixTime.nowMillis))
                 .ignoringConflicts(with: ["counter_id", "user_id"]).run()
+            try await AuditLog.record(.counterStaffChanged, by: actor, target: .counter, id.uuidString, after: ["added": userID.uuidString], on: db)
             var staff = Capability.parseList(user.staffCapabilities)
             if !staff.contains(.counter) {
                 staff.insert(.counter)
@@ -191,9 +203,11 @@ struct Counters: WaybillService {
     func removeStaff(_ id: CounterID, user userID: UserID, by me: Principal) async throws -> CounterView {
         guard CounterPolicy.mayManage(me.caller) else { throw WaybillError.forbidden }
         guard let record = try await CounterRecord.find(id, on: db) else { throw WaybillError.notFound }
+        let actor = me.userID
         try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return }
             try await sql.delete(from: "counter_staff").where("counter_id", .equal, SQLBind(id)).where("user_id", .equal, SQLBind(userID)).run()
+            try await AuditLog.record(.counterStaffChanged, by: actor, target: .counter, id.uuidString, after: ["removed": userID.uuidString], on: db)
         }
         return try await view(record)
     }

@@ -53,6 +53,12 @@ extension Text {
     static let actTariffChanged = Text("Tariff changed", "Tarif modifié")
     static let actTravelTariffChanged = Text("Travel tariff changed", "Tarif des trajets modifié")
     static let actTripRemoved = Text("Trip removed", "Trajet retiré")
+    static let actOrderCancelled = Text("Order cancelled", "Commande annulée")
+    static let actOrderRefunded = Text("Order refunded", "Commande remboursée")
+    static let actAreaChanged = Text("Area saved", "Zone enregistrée")
+    static let actAreaDeleted = Text("Area removed", "Zone supprimée")
+    static let actCounterChanged = Text("Counter saved", "Guichet enregistré")
+    static let actCounterStaff = Text("Counter staff changed", "Personnel du guichet modifié")
     static let actContentHidden = Text("Content hidden", "Contenu masqué")
     static let actContentRestored = Text("Content shown again", "Contenu rétabli")
     static let hideContent = Text("Hide it", "Le masquer")
@@ -93,6 +99,12 @@ enum AdminCatalogue {
         case .tariffChanged: .actTariffChanged
         case .travelTariffChanged: .actTravelTariffChanged
         case .tripRemoved: .actTripRemoved
+        case .orderCancelled: .actOrderCancelled
+        case .orderRefunded: .actOrderRefunded
+        case .areaChanged: .actAreaChanged
+        case .areaDeleted: .actAreaDeleted
+        case .counterChanged: .actCounterChanged
+        case .counterStaffChanged: .actCounterStaff
         case .contentHidden: .actContentHidden
         case .contentRestored: .actContentRestored
         }

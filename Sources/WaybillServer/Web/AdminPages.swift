@@ -206,16 +206,19 @@ struct AuditPage: PageView {
     static func utc(_ millis: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(millis) / 1000)
         let iso = ISO8601DateFormatter().string(from: date)
-        return "<time datetime=\"\(iso)\">\(iso.replacingOccurrences(of: "T", with: " "))</time>"
+        return "<time datetime=\"\(iso)\">\(iso)</time>"
     }
 
     func page(_ ctx: WebContext) -> WebPage {
         let form = Form(ctx: ctx, values: values)
         let rows = entries.map { e -> String in
             let who = e.actor.map { people[$0]?.displayName ?? $0.uuidString } ?? ctx.t(.auditOperator)
-            let target = e.targetKind == .user
-                ? UserID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.user($0))\">\(h(people[$0]?.displayName ?? e.targetID))</a>" } ?? h(e.targetID)
-                : h(e.targetID)
+            let target: String = switch e.targetKind {
+            case .user: UserID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.user($0))\">\(h(people[$0]?.displayName ?? e.targetID))</a>" } ?? h(e.targetID)
+            case .order: OrderID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.order($0))\">\(h(e.targetID))</a>" } ?? h(e.targetID)
+            case .trip: TripID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.trip($0))\">\(h(e.targetID))</a>" } ?? h(e.targetID)
+            default: h(e.targetID)
+            }
             let change = [e.before, e.after].contains { $0 != nil }
                 ? "<details><summary>\(h(ctx.t(.auditChange)))</summary><code>\(h(e.before ?? "—"))</code> → <code>\(h(e.after ?? "—"))</code></details>" : ""
             return """
