@@ -60,25 +60,20 @@ extension WaybillSession {
     }
 }
 
-/// What the administration may hide: a trip, a message, a review, a profile picture (by its owner's id).
-public enum ModeratedKind: String, Sendable, CaseIterable {
-    case trip, message, review, picture
-}
-
 extension WaybillSession {
     /// Hides content from everyone but its author and the admins, with a reason the author is shown.
     @discardableResult
-    public func hide(_ kind: ModeratedKind, _ id: UUID, reason: String) async throws(WaybillError) -> Bool {
+    public func hide(_ kind: ModeratedContent, _ id: UUID, reason: String) async throws(WaybillError) -> Bool {
         try await setHidden(kind, id, hidden: true, reason: reason)
     }
 
     /// Shows hidden content again.
     @discardableResult
-    public func restore(_ kind: ModeratedKind, _ id: UUID, reason: String? = nil) async throws(WaybillError) -> Bool {
+    public func restore(_ kind: ModeratedContent, _ id: UUID, reason: String? = nil) async throws(WaybillError) -> Bool {
         try await setHidden(kind, id, hidden: false, reason: reason)
     }
 
-    private func setHidden(_ kind: ModeratedKind, _ id: UUID, hidden: Bool, reason: String?) async throws(WaybillError) -> Bool {
+    private func setHidden(_ kind: ModeratedContent, _ id: UUID, hidden: Bool, reason: String?) async throws(WaybillError) -> Bool {
         try await call {
             try await $0.moderateContent(path: .init(kind: .init(rawValue: kind.rawValue)!, id: id.uuidString.lowercased()),
                                          body: .json(.init(hidden: hidden, reason: reason))).ok.body.json.hidden

@@ -964,8 +964,8 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     /// The content a hide or restore names.
-    static func content(_ kind: String, _ id: String) throws -> (ModeratedKind, UUID) {
-        guard let kind = ModeratedKind(rawValue: kind) else { throw ValidationError("The kind is trip, message, review or picture.") }
+    static func content(_ kind: String, _ id: String) throws -> (ModeratedContent, UUID) {
+        guard let kind = ModeratedContent(rawValue: kind) else { throw ValidationError("The kind is trip, message, review or picture.") }
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("The id is a UUID.") }
         return (kind, uuid)
     }

@@ -334,6 +334,25 @@ struct AdministrationTests {
         }
     }
 
+    @Test("A review hidden before it is published stays out of the average when published, and joins it when shown again",
+          arguments: TestDatabase.available)
+    func hiddenBeforePublication(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            let order = try await server.placeOrder(cast.customer.access)
+            try await server.advance(order, to: .delivered, cast: cast)
+            let pending = try #require(try await server.send(.POST, "/shipments/\(order)/ratings", json: ["stars": 1, "comment": "Rude"],
+                                                             token: cast.customer.access).json["id"].string)
+            #expect(try await server.send(.PUT, "/admin/content/review/\(pending)", json: ["hidden": true, "reason": "Insulting"], token: admin).status == .ok)
+            _ = try await server.send(.POST, "/shipments/\(order)/ratings", json: ["stars": 5], token: cast.driver.access)  // publishes both
+            let count = { try await server.send(.GET, "/users/\(cast.driver.userID)/ratings", token: cast.otherCustomer.access).json["count"].int }
+            #expect(try await count() == 0)
+            _ = try await server.send(.PUT, "/admin/content/review/\(pending)", json: ["hidden": false], token: admin)
+            #expect(try await count() == 1)
+        }
+    }
+
     @Test("Staff cancelling someone's order is in the audit log, with the reason; a customer cancelling their own is not a staff action",
           arguments: TestDatabase.available)
     func orderCancellationsAudited(db: TestDatabase) async throws {

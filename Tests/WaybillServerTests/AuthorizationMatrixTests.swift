@@ -836,7 +836,7 @@ struct AuthorizationMatrixTests {
             "markConversation": { w, x, p in _ = try await chats(w).mark(id(x.parcel), delivered: nil, read: 1, by: p) },
             "reportInConversation": { w, x, p in
                 _ = try await chats(w).report(message: id(x.code), person: nil, in: id(x.parcel), reason: .spam, note: nil, by: p) },
-            "listReports": { w, _, p in _ = try await chats(w).reports(status: nil, by: p) },
+            "listReports": { w, _, p in _ = try await accounts(w).reports(status: nil, for: p) },
             "decideReport": { w, x, p in _ = try await accounts(w).decide(report: UUID(uuidString: x.parcel)!, status: .reviewed, note: nil, by: p) },
             "listAuditLog": { w, _, p in _ = try await accounts(w).auditLog(AuditSearch(), for: p) },
             "moderateContent": { w, x, p in _ = try await accounts(w).setHidden(.trip, UUID(uuidString: x.trip)!, hide: true, reason: "matrix", by: p) },

@@ -82,18 +82,19 @@ public struct AuditEntry: Sendable, Hashable, Codable {
 
     /// This entry as a row of the CSV export (time in ISO 8601 UTC), text made safe for spreadsheets.
     public var csvRow: [String] {
-        let time = Date(timeIntervalSince1970: Double(at) / 1000)
-        return [String(id), Self.utc.string(from: time), actor?.uuidString ?? "operator", action.rawValue, targetKind.rawValue,
+        [String(id), utc, actor?.uuidString ?? "operator", action.rawValue, targetKind.rawValue,
                 CSVText.text(targetID), CSVText.text(before ?? ""), CSVText.text(after ?? ""), CSVText.text(reason ?? ""),
                 CSVText.text(requestID ?? ""), CSVText.text(address ?? "")]
     }
 
-    nonisolated(unsafe) private static let utc: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        f.timeZone = TimeZone(identifier: "UTC")
-        return f
-    }()
+    /// When, as ISO 8601 in UTC with milliseconds ("2026-11-18T11:06:40.123Z").
+    public var utc: String {
+        // Whole seconds by the formatter, milliseconds by arithmetic (a Double would round them).
+        let millis = max(0, at)
+        let seconds = Date(timeIntervalSince1970: Double(millis / 1000)).formatted(Date.ISO8601FormatStyle())
+        let fraction = String(millis % 1000)
+        return seconds.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
+    }
 }
 
 /// A search of the audit log: each filter narrows it; newest first.

@@ -123,7 +123,7 @@ extension APIHandler {
     func listReports(_ input: Operations.ListReports.Input) async throws -> Operations.ListReports.Output {
         let me = try await principal()
         let status = input.query.status.flatMap { ReportStatus(rawValue: $0.rawValue) }
-        return .ok(.init(body: .json(.init(items: try await conversations.reports(status: status, by: me).map(Self.report)))))
+        return .ok(.init(body: .json(.init(items: try await accounts.reports(status: status, for: me).map(Self.report)))))
     }
 
     func getChatSettings(_ input: Operations.GetChatSettings.Input) async throws -> Operations.GetChatSettings.Output {

@@ -807,10 +807,6 @@ struct Conversations: WaybillService {
         return try await report.file(by: me.userID, reason: reason, note: note, services: services, on: db)
     }
 
-    /// The moderation queue: `Accounts.reports(status:for:)` (the administration).
-    func reports(status: ReportStatus?, by me: Principal) async throws -> [ReportRecord] {
-        try await Accounts(services: services, db: db, logger: logger, clientAddress: "").reports(status: status, for: me)
-    }
 
     func setPreviews(_ on: Bool, by me: Principal) async throws {
         let userID = me.userID

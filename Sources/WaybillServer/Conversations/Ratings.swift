@@ -197,14 +197,21 @@ struct Ratings: WaybillService {
             record.status = .published
             record.publishedAt = now
             try await record.save(on: db)
-            try await sql.insert(into: "rating_aggregates").columns("ratee_key", "count", "stars_total", "updated_at")
-                .values(SQLBind(record.rateeKey), SQLBind(1), SQLBind(record.stars), SQLBind(now))
-                .onConflict(with: ["ratee_key"]) { conflict in
-                    conflict.set(SQLIdentifier("count"), to: SQLBinaryExpression(SQLColumn("count", table: "rating_aggregates"), .add, SQLLiteral.numeric("1")))
-                        .set(SQLIdentifier("stars_total"), to: SQLBinaryExpression(SQLColumn("stars_total", table: "rating_aggregates"), .add, SQLBind(record.stars)))
-                        .set("updated_at", to: SQLBind(now))
-                }.run()
+            // Hidden by the moderators before publication: it joins the average when shown again.
+            if record.hiddenAt == nil { try await count(record, sign: 1, on: sql) }
         }
+    }
+
+    /// Adds a rating to its ratee's aggregate (`sign` 1), or takes it out (-1: hidden by the moderators).
+    static func count(_ record: RatingRecord, sign: Int, on sql: any SQLDatabase) async throws {
+        let now = UnixTime.nowMillis
+        try await sql.insert(into: "rating_aggregates").columns("ratee_key", "count", "stars_total", "updated_at")
+            .values(SQLBind(record.rateeKey), SQLBind(sign), SQLBind(sign * record.stars), SQLBind(now))
+            .onConflict(with: ["ratee_key"]) { conflict in
+                conflict.set(SQLIdentifier("count"), to: SQLBinaryExpression(SQLColumn("count", table: "rating_aggregates"), .add, SQLBind(sign)))
+                    .set(SQLIdentifier("stars_total"), to: SQLBinaryExpression(SQLColumn("stars_total", table: "rating_aggregates"), .add, SQLBind(sign * record.stars)))
+                    .set("updated_at", to: SQLBind(now))
+            }.run()
     }
 
     /// Pending ratings whose window has closed are published (their counterpart did not come).
@@ -244,7 +251,6 @@ struct Ratings: WaybillService {
     func respond(_ id: RatingID, text: String, by me: Principal) async throws -> RatingView {
         guard let record = try await RatingRecord.find(id, on: db),
               record.rateeID == me.userID || record.reviewerID == me.userID || me.may(.dispatch),
-              record.status == .published || record.reviewerID == me.userID,
               RatingPolicy.maySee(reviewer: record.reviewerID, published: record.status == .published, hidden: record.hiddenAt != nil,
                                   by: me.caller) else { throw WaybillError.notFound }
         guard record.rateeID == me.userID else { throw WaybillError.forbidden }

@@ -258,11 +258,14 @@ extension Accounts {
                 (message.hiddenAt, message.hiddenReason) = (stamp, note)
                 try await message.save(on: db)
                 author = message.senderID
-                // Open conversations see it go (or come back) at once.
-                let sender = try await message.senderID.asyncMap { try await User.find($0, on: db) } ?? nil
-                let gone = message.hiddenAt != nil || message.deletedAt != nil
-                try await Conversations.announce(MessageView(record: message, text: gone ? "" : message.body, senderName: sender?.firstName, sharedReference: nil),
-                                                 in: message.conversationID, from: nil, preview: nil, on: db)
+                // Open conversations see it go (or come back) at once, as their readers see it
+                // (contact details masked where the conversation masks them).
+                if let subject = try await ConversationRecord.find(message.conversationID, on: db)?.subject,
+                   let access = try await Conversations.access(to: subject, caller: nil, on: db) {
+                    let sender = try await message.senderID.asyncMap { try await User.find($0, on: db) } ?? nil
+                    try await Conversations.announce(Conversations.view(message, access: access, sender: sender, references: [:]),
+                                                     in: message.conversationID, from: nil, preview: nil, on: db)
+                }
             case .review:
                 guard let rating = try await RatingRecord.find(RatingID(rawValue: id), on: db) else { throw WaybillError.notFound }
                 try check(rating.hiddenAt)
@@ -271,11 +274,7 @@ extension Accounts {
                 author = rating.reviewerID
                 // A published review leaves (or rejoins) its ratee's average.
                 if rating.status == .published, let sql = db.tracedSQL {
-                    let sign = hide ? -1 : 1
-                    try await sql.raw("""
-                        UPDATE rating_aggregates SET count = count + \(bind: sign), stars_total = stars_total + \(bind: sign * rating.stars),
-                        updated_at = \(bind: now) WHERE ratee_key = \(bind: rating.rateeKey)
-                        """).run()
+                    try await Ratings.count(rating, sign: hide ? -1 : 1, on: sql)
                 }
             case .picture:
                 guard let picture = try await ProfilePicture.find(UserID(rawValue: id), on: db) else { throw WaybillError.notFound }

@@ -203,11 +203,6 @@ struct AuditPage: PageView {
     var values: [String: String]
     var next: Int64?
 
-    static func utc(_ millis: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(millis) / 1000)
-        let iso = ISO8601DateFormatter().string(from: date)
-        return "<time datetime=\"\(iso)\">\(iso)</time>"
-    }
 
     func page(_ ctx: WebContext) -> WebPage {
         let form = Form(ctx: ctx, values: values)
@@ -222,7 +217,7 @@ struct AuditPage: PageView {
             let change = [e.before, e.after].contains { $0 != nil }
                 ? "<details><summary>\(h(ctx.t(.auditChange)))</summary><code>\(h(e.before ?? "—"))</code> → <code>\(h(e.after ?? "—"))</code></details>" : ""
             return """
-                <tr><td>\(Self.utc(e.at))</td><td>\(h(who))</td><td>\(h(AdminCatalogue.action(e.action).in(ctx.lang)))</td><td>\(target)</td>
+                <tr><td><time datetime="\(e.utc)">\(e.utc)</time></td><td>\(h(who))</td><td>\(h(AdminCatalogue.action(e.action).in(ctx.lang)))</td><td>\(target)</td>
                 <td>\(h(e.reason ?? ""))\(change)</td><td class="hint">\(h(e.requestID ?? ""))<br>\(h(e.address ?? ""))</td></tr>
                 """
         }.joined()
