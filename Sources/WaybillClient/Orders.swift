@@ -27,14 +27,17 @@ public struct Delivery: Sendable, Equatable {
     public var service: ServiceLevel
     /// The receiver collects the parcel at this counter (with their code) instead of at `dropoff`.
     public var collectAt: CounterID?
+    /// Insure the parcel for this value (minor units): the premium is a line of the price (``InsuranceTable``).
+    public var declaredValue: Int?
 
     public init(pickup: Pickup = .accountAddress(), dropoff: Address, weightClass: WeightClass = .small,
-                service: ServiceLevel = .standard, collectAt: CounterID? = nil) {
+                service: ServiceLevel = .standard, collectAt: CounterID? = nil, declaredValue: Int? = nil) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
         self.collectAt = collectAt
+        self.declaredValue = declaredValue
     }
 
     /// Collected at a counter: no drop-off address.
@@ -123,7 +126,8 @@ extension WaybillSession {
                 pickup: delivery.pickupSchema, dropoff: delivery.dropoffSchema,
                 weightClass: .init(rawValue: delivery.weightClass.rawValue)!,
                 service: .init(rawValue: delivery.service.rawValue)!,
-                dropOffCounterId: delivery.dropOffCounterId, collectionCounterId: delivery.collectionCounterId))).ok.body.json
+                dropOffCounterId: delivery.dropOffCounterId, collectionCounterId: delivery.collectionCounterId,
+                declaredValue: delivery.declaredValue))).ok.body.json
         }
     }
 
@@ -140,6 +144,7 @@ extension WaybillSession {
                     dropOffSlotId: order.dropOffSlot?.uuidString.lowercased(),
                     weightClass: .init(rawValue: order.delivery.weightClass.rawValue)!,
                     service: .init(rawValue: order.delivery.service.rawValue)!,
+                    declaredValue: order.delivery.declaredValue,
                     paymentMethod: .init(rawValue: order.paymentMethod.rawValue)!,
                     recipient: .init(name: order.recipient.name, email: order.recipient.email, phone: order.recipient.phone),
                     notes: order.notes, requireRecipientCode: order.requireRecipientCode ? true : nil,

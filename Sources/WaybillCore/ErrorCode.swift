@@ -66,6 +66,16 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// Accepting paid requests needs a payout account whose transfers are active.
     case payoutsNotReady = "payouts_not_ready"
     case payoutsFrozen = "payouts_frozen"
+    /// A claim about a shipment that was not insured.
+    case notInsured = "not_insured"
+    /// Damage is claimed once delivered, a loss once the parcel failed, was cancelled after
+    /// pickup, or is overdue.
+    case claimTooEarly = "claim_too_early"
+    case claimWindowClosed = "claim_window_closed"
+    /// A claim already decided (or a second claim on the same shipment).
+    case claimDecided = "claim_decided"
+    /// An approval above the threshold, confirmed by the one who approved it first.
+    case secondApproverRequired = "second_approver_required"
     /// A conversation whose subject ended some days ago: read-only.
     case conversationClosed = "conversation_closed"
     /// A message changed or deleted more than five minutes after it was sent.
@@ -157,6 +167,12 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tripNotOpen: ("This trip takes no requests now.", "Ce trajet ne prend plus de demandes.")
         case .tripFull: ("This trip has no room left for this parcel.", "Ce trajet n’a plus de place pour ce colis.")
         case .planSuperseded: ("This plan is no longer the newest, or was applied already; plan again.", "Ce plan n’est plus le plus récent, ou a déjà été appliqué ; planifiez à nouveau.")
+        case .notInsured: ("This shipment was not insured.", "Cet envoi n’était pas assuré.")
+        case .claimTooEarly: ("Claim damage once delivered, and a loss once the delivery failed or is overdue.",
+                              "Déclarez un dommage une fois livré, et une perte une fois la livraison échouée ou en retard.")
+        case .claimWindowClosed: ("The time to claim this shipment's insurance has passed.", "Le délai pour déclarer un sinistre sur cet envoi est passé.")
+        case .claimDecided: ("This claim is already decided.", "Ce sinistre est déjà tranché.")
+        case .secondApproverRequired: ("A second staff member must confirm this approval.", "Un deuxième membre de l’équipe doit confirmer cette approbation.")
         case .payoutsFrozen: ("Payouts to this account are frozen while it is banned.", "Les versements à ce compte sont gelés tant qu’il est exclu.")
         case .payoutsNotReady: ("Set up your payouts before accepting paid parcels.", "Configurez vos versements avant d’accepter des colis payants.")
         case .notATraveller: ("Complete your traveller profile to post trips.", "Complétez votre profil de voyageur pour publier des trajets.")

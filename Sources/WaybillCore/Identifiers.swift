@@ -11,6 +11,7 @@ public enum Identifiers {
     public enum OrderFile {}
     public enum Notification {}
     public enum Device {}
+    public enum Claim {}
 }
 
 public typealias UserID = Tagged<Identifiers.User, UUID>
@@ -19,6 +20,7 @@ public typealias SignInID = Tagged<Identifiers.SignIn, UUID>
 public typealias FileID = Tagged<Identifiers.OrderFile, UUID>
 public typealias NotificationID = Tagged<Identifiers.Notification, UUID>
 public typealias DeviceID = Tagged<Identifiers.Device, UUID>
+public typealias ClaimID = Tagged<Identifiers.Claim, UUID>
 
 extension Tagged where RawValue == UUID {
     /// A new random id.

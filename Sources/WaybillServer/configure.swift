@@ -69,6 +69,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateCounterDesk())          // typed references as counter proof, legs by counter
     app.migrations.add(CreateStepReceipts())         // drivers' steps sent with an idempotency key, done once
     app.migrations.add(CreateAdministration())       // the audit log, re-authentication, report decisions
+    app.migrations.add(CreateInsurance())            // the premium table, insured orders, claims
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -141,6 +142,10 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         try await app.waybill.run {
             try await Accounts(services: app.waybill, db: app.db, logger: app.logger, clientAddress: "server").withdrawAccepted(bannedUser: id)
         }
+    }
+    outbox.handle(Claims.paymentKind) { payload in
+        guard let id = ClaimID(uuidString: payload) else { return }
+        try await app.waybill.run { try await Claims(services: app.waybill, db: app.db, logger: app.logger).pay(id) }
     }
     outbox.handle(Outbox.refundKind) { payload in
         guard let id = OrderID(uuidString: payload) else { return }

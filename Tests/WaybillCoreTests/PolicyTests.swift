@@ -17,14 +17,15 @@ struct PolicyTests {
         let expected: [Role: Set<Permission>] = [
             .customer: [.placeOrders],
             .driver: [.placeOrders, .drive],
-            .manager: [.placeOrders, .manageUsers, .manageTariff, .dispatch, .drive, .readAllStatements],
+            .manager: [.placeOrders, .manageUsers, .manageTariff, .dispatch, .drive, .readAllStatements, .decideClaims],
         ]
         for role in Role.allCases {
             let granted = Set(Permission.allCases.filter { $0.isGranted(to: Capability.granted(to: role)) })
             #expect(granted == expected[role], "\(role)")
         }
         // Capabilities one at a time.
-        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers, .manageTravel, .manageCounters, .moderate])
+        #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers, .manageTravel, .manageCounters, .moderate,
+                                                                                            .manageInsurance, .decideClaims])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.counter]) }) == [.receiveAtCounter])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.traveller]) }).isEmpty)
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.receiver]) }).isEmpty, "a suspended account acts on nothing")
@@ -78,6 +79,8 @@ struct PolicyTests {
         for status in ["awaiting_payment", "pending", "assigned", "accepted"] { allowed.insert("\(status) add_photo owner") }
         for status in ["accepted", "in_transit"] { allowed.insert("\(status) share_position assignee") }
         allowed.insert("awaiting_payment pay owner")
+        // The sender claims the insurance; when is `ClaimPolicy.filing`'s to say.
+        for status in OrderStatus.allCases { allowed.insert("\(status.rawValue) file_claim owner") }
         allowed.insert("delivered confirm_receipt receiver")
         allowed.insert("in_transit see_recipient_code receiver")
         for status in ["delivered", "failed"] {

@@ -125,6 +125,22 @@ struct AuthorizationMatrixTests {
         return Target(order: order, code: try #require(back.json["id"].string, "\(back)"))
     }
 
+    /// Customer A's insured shipment, delivered (in `order`).
+    static func insuredDelivered(_ w: World) async throws -> Target {
+        let id = try await w.server.placeOrder(w.cast.customer.access, extra: ["declaredValue": 20_000])
+        try await w.server.advance(id, to: .delivered, cast: w.cast)
+        return Target(order: id)
+    }
+
+    /// Customer A's claim about an insured delivered shipment, with a photo (the claim in `code`, the photo in `file`).
+    static func customerAClaim(_ w: World) async throws -> Target {
+        var target = try await insuredDelivered(w)
+        let filed = try await InsuranceTests.file(w.server, target.order, kind: "damaged", amount: 10_000, token: w.cast.customer.access)
+        target.code = try #require(filed.json["id"].string, "\(filed)")
+        target.file = try #require(filed.json["photos"][0]["id"].string)
+        return target
+    }
+
     /// A pending report by customer B about customer A (its id in `parcel`).
     static func pendingReport(_ w: World) async throws -> Target {
         let report = ReportRecord()
@@ -465,6 +481,23 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.PATCH, "/reports/\(x.parcel)", json: ["status": "reviewed"], token: t) },
         Row(operation: "moderateContent", expected: expect("admin=200 others=403"), setup: customerATrip) { w, x, t in
             try await w.server.send(.PUT, "/admin/content/trip/\(x.trip)", json: ["hidden": true, "reason": "matrix"], token: t) },
+        // insurance
+        Row(operation: "getInsuranceTable", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/insurance", token: t) },
+        Row(operation: "putInsuranceTable", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/insurance", json: ["currency": "CHF", "claimWindowDays": 30, "secondApprovalAbove": 50_000,
+                                                               "bands": [["upTo": 500_000, "rateBasisPoints": 150, "minimumPremium": 200]] as [[String: any Sendable]]],
+                                    token: t) },
+        Row(operation: "fileClaim", expected: expect("customerA=201 driverA=403 manager=403 others=404"), setup: insuredDelivered) { w, x, t in
+            try await InsuranceTests.file(w.server, x.order, kind: "damaged", amount: 10_000, photo: nil, token: t) },
+        Row(operation: "listClaims", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/claims", token: t) },
+        Row(operation: "getClaim", expected: expect("customerA=200 manager=200 admin=200 others=404"), setup: customerAClaim) { w, x, t in
+            try await w.server.send(.GET, "/claims/\(x.code)", token: t) },
+        Row(operation: "getClaimPhoto", expected: expect("customerA=200 manager=200 admin=200 others=404"), setup: customerAClaim) { w, x, t in
+            try await w.server.send(.GET, "/claims/\(x.code)/photos/\(x.file)", token: t) },
+        Row(operation: "decideClaim", expected: expect("manager=200 admin=200 others=403"), setup: customerAClaim) { w, x, t in
+            try await w.server.send(.POST, "/claims/\(x.code)/decision", json: ["decision": "decline", "reason": "matrix"], token: t) },
         Row(operation: "listAuditLog", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/admin/audit", token: t) },
         Row(operation: "exportAuditLog", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
@@ -756,6 +789,7 @@ struct AuthorizationMatrixTests {
         @Sendable func desks(_ w: World) -> CounterDesks { CounterDesks(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func slots(_ w: World) -> Timeslots { Timeslots(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func claims(_ w: World) -> Claims { Claims(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
             Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
@@ -839,6 +873,13 @@ struct AuthorizationMatrixTests {
             "listReports": { w, _, p in _ = try await accounts(w).reports(status: nil, for: p) },
             "decideReport": { w, x, p in _ = try await accounts(w).decide(report: UUID(uuidString: x.parcel)!, status: .reviewed, note: nil, by: p) },
             "listAuditLog": { w, _, p in _ = try await accounts(w).auditLog(AuditSearch(), for: p) },
+            "getInsuranceTable": { w, _, p in _ = try await claims(w).table(for: p) },
+            "putInsuranceTable": { w, _, p in _ = try await claims(w).replaceTable(InsuranceTable.initial, by: p) },
+            "fileClaim": { w, x, p in _ = try await claims(w).file(id(x.order), .init(kind: .damaged, description: "matrix", amount: 10_000, photos: []), by: p) },
+            "listClaims": { w, _, p in _ = try await claims(w).list(status: nil, for: p) },
+            "getClaim": { w, x, p in _ = try await claims(w).claim(id(x.code), for: p) },
+            "getClaimPhoto": { w, x, p in _ = try await claims(w).photo(id(x.code), file: id(x.file), for: p) },
+            "decideClaim": { w, x, p in _ = try await claims(w).decide(id(x.code), .decline(reason: "matrix"), by: p) },
             "moderateContent": { w, x, p in _ = try await accounts(w).setHidden(.trip, UUID(uuidString: x.trip)!, hide: true, reason: "matrix", by: p) },
             "exportAuditLog": { w, _, p in _ = try await accounts(w).auditExport(AuditSearch(), for: p) },
             "reportRating": { w, x, p in _ = try await rates(w).report(id(x.code), reason: .other, note: nil, by: p) },
@@ -981,7 +1022,9 @@ struct AuthorizationMatrixTests {
             var principals: [Caller: Principal] = [:]
             for (caller, raw) in ids {
                 let user = try #require(try await User.find(UserID(uuidString: raw)!, on: server.db))
-                principals[caller] = Principal(user: user, sessionID: .random())
+                // Their session from the sign-in above: a password proven just now (`Reauthentication`).
+                let session = try #require(try await Session.query(on: server.db).filter(\.$user.$id == user.id!).filter(\.$revokedAt == nil).first())
+                principals[caller] = Principal(user: user, sessionID: session.id!)
             }
             let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
             var mismatches: [String] = []

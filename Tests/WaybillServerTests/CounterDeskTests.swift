@@ -298,7 +298,7 @@ struct CounterDeskTests {
           arguments: TestDatabase.available)
     func plansWaitForTheCounter(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            let cast = try await server.cast()
+            let cast = try await server.startWorkingDay(try await server.cast())  // a whole shift ahead, whenever the test runs
             let (lausanne, _, _) = try await Self.counters(server, cast)
             try await server.goOnDuty(cast.driver.access)
             #expect(try await server.report(cast.driver.access, [(46.52, 6.63)]).status == .ok)

@@ -31,11 +31,16 @@ public enum AuditAction: String, Sendable, Hashable, Codable, CaseIterable {
     case counterChanged = "counter.changed"
     case counterStaffChanged = "counter.staff_changed"
     case travelTariffChanged = "travel_tariff.changed"
+    /// The insurance premium table changed.
+    case insuranceChanged = "insurance.changed"
+    /// A claim approved (or approved once, waiting for a second approval), or declined.
+    case claimApproved = "claim.approved"
+    case claimDeclined = "claim.declined"
 }
 
 /// What an audit entry is about.
 public enum AuditTargetKind: String, Sendable, Hashable, Codable, CaseIterable {
-    case user, report, tariff, trip, message, review, picture, order, area, counter
+    case user, report, tariff, trip, message, review, picture, order, area, counter, claim
 }
 
 /// One line of the audit log, as it is read back.

@@ -45,14 +45,28 @@ public struct QuoteRequest: Sendable, Equatable {
     public var service: ServiceLevel
     /// Reception counters chosen instead of the pickup or the drop-off (their addresses stand for them).
     public var counters: CounterChoice
+    /// The value the sender declares to insure it (minor units of the tariff's currency); nil uninsured.
+    public var declaredValue: Int?
 
     public init(pickup: PickupInput, dropoff: AddressInput, weightClass: WeightClass, service: ServiceLevel,
-                counters: CounterChoice = CounterChoice()) {
+                counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
         self.counters = counters
+        self.declaredValue = declaredValue
+    }
+
+    /// The insurance asked for, priced by `table` (nil when none is asked); a value that cannot be
+    /// insured is a field error on `declaredValue`.
+    public func insurance(table: InsuranceTable?, currency: String, into errors: inout FieldErrors) -> InsuranceCover? {
+        guard let declaredValue else { return nil }
+        guard let table else { errors.add("declaredValue", "unavailable"); return nil }
+        switch Insurance.cover(declaredValue, table: table, currency: currency) {
+        case .success(let cover): return cover
+        case .failure(let problem): errors.add("declaredValue", Insurance.fieldError(problem)); return nil
+        }
     }
 
     /// The two addresses, checked; `accountAddress` is the customer's own (nil if they have none).

@@ -83,7 +83,7 @@ public struct Tariff: Sendable, Equatable, Codable {
 /// One line of a price's breakdown.
 public struct PriceLine: Sendable, Equatable, Codable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, rounding
+        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, insurance, rounding
     }
     public var kind: Kind
     public var label: String
@@ -102,6 +102,8 @@ public struct Quote: Sendable, Equatable, Codable {
     /// Great-circle distance in metres, when both ends have coordinates.
     public var distanceMeters: Int?
     public var breakdown: [PriceLine]
+    /// The declared value insured and its premium (part of `price`), when the sender insured it.
+    public var insurance: InsuranceCover? = nil
 
     /// Kilometres with one decimal, for display.
     public var distanceKm: Double? { distanceMeters.map { Double(($0 + 50) / 100) / 10 } }
@@ -115,7 +117,7 @@ public enum Pricing {
     /// multiplies the subtotal by the tariff's percentage. The total is rounded to the tariff's
     /// increment. Integers throughout: the lines add up exactly to the price.
     public static func quote(tariff: Tariff, weightClass: WeightClass, service: ServiceLevel,
-                             pickup: Coordinate?, dropoff: Coordinate?) -> Quote {
+                             pickup: Coordinate?, dropoff: Coordinate?, insurance: InsuranceCover? = nil) -> Quote {
         let rate = tariff.rate(for: weightClass)
         var lines: [PriceLine] = []
         var distanceMeters: Int?
@@ -134,10 +136,15 @@ public enum Pricing {
             lines.append(PriceLine(kind: .express, label: "Express", amount: surcharge))
             subtotal += surcharge
         }
+        if let insurance {
+            lines.append(PriceLine(kind: .insurance, label: "Insurance (declared value \(Money(insurance.declaredValue, tariff.currency)))",
+                                   amount: insurance.premium))
+            subtotal += insurance.premium
+        }
         let total = subtotal.rounded(toMultipleOf: tariff.roundingIncrement)
         if total != subtotal {
             lines.append(PriceLine(kind: .rounding, label: "Rounding", amount: total - subtotal))
         }
-        return Quote(price: Money(total, tariff.currency), distanceMeters: distanceMeters, breakdown: lines)
+        return Quote(price: Money(total, tariff.currency), distanceMeters: distanceMeters, breakdown: lines, insurance: insurance)
     }
 }

@@ -136,6 +136,8 @@ public enum OrderSideAction: String, Sendable, CaseIterable {
     /// Give a delivered (or failed) shipment's payment back, taking back what its carrier was paid
     /// first (a dispute: the parcel never really arrived).
     case refund
+    /// Claim the insurance of an insured shipment (when is `ClaimPolicy.filing`'s to say).
+    case fileClaim = "file_claim"
 }
 
 public enum OrderPolicy {
@@ -189,6 +191,9 @@ public enum OrderPolicy {
             // Staff, once the shipment's journey ended (before that, cancelling refunds).
             guard !capacities.isDisjoint(with: [.manager, .system]) else { return .forbidden }
             return status == .delivered || status == .failed ? .allowed(status) : .wrongStatus(status)
+        case .fileClaim:
+            // The sender who insured it; whether now is `ClaimPolicy.filing`'s to say.
+            return capacities.contains(.owner) ? .allowed(status) : .forbidden
         }
     }
 

@@ -50,6 +50,10 @@ public enum Permission: String, Sendable, CaseIterable {
     /// Suspend and ban people, decide reports, read and export the audit log (the administration;
     /// with a recently proven password, `Reauthentication`).
     case moderate
+    /// Edit the insurance premium table.
+    case manageInsurance = "manage_insurance"
+    /// Decide insurance claims (with a recently proven password; two staff above a threshold).
+    case decideClaims = "decide_claims"
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -61,7 +65,8 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
-        case .manageTravel, .manageCounters, .moderate: [.admin]
+        case .manageTravel, .manageCounters, .moderate, .manageInsurance: [.admin]
+        case .decideClaims: [.manager, .admin]
         case .receiveAtCounter: [.counter]
         }
     }

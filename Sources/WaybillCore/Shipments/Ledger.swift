@@ -24,6 +24,8 @@ public enum LedgerEntryKind: String, Sendable, Hashable, Codable, CaseIterable {
     case insurancePremium = "insurance_premium"
     /// Loyalty points the customer used instead of money.
     case pointsRedeemed = "points_redeemed"
+    /// An insurance claim's compensation paid to the customer beyond a refund (a transfer).
+    case claimPayout = "claim_payout"
 
     /// What the entry does to the money the customer has paid for a shipment: +1 paid, -1 given
     /// back, 0 not a payment by the customer (a payout, or a share of a payment already counted).
@@ -31,7 +33,7 @@ public enum LedgerEntryKind: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .charge, .cashCollected, .invoiceLine, .pointsRedeemed: 1
         case .refund: -1
-        case .payout, .transferReversal, .platformFee, .insurancePremium: 0
+        case .payout, .transferReversal, .platformFee, .insurancePremium, .claimPayout: 0
         }
     }
 
@@ -40,7 +42,7 @@ public enum LedgerEntryKind: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .payout: 1
         case .transferReversal: -1
-        case .charge, .refund, .cashCollected, .invoiceLine, .platformFee, .insurancePremium, .pointsRedeemed: 0
+        case .charge, .refund, .cashCollected, .invoiceLine, .platformFee, .insurancePremium, .pointsRedeemed, .claimPayout: 0
         }
     }
 }
@@ -83,10 +85,12 @@ public struct LedgerBalance: Sendable, Equatable {
     public var paidOut: Int
     public var platformFees: Int
     public var insurancePremiums: Int
+    /// Insurance compensation transferred to the customer (what a claim paid beyond a refund).
+    public var claimsPaid: Int
 
     public init(currency: String) {
         self.currency = currency
-        paidByCustomer = 0; refunded = 0; paidOut = 0; platformFees = 0; insurancePremiums = 0
+        paidByCustomer = 0; refunded = 0; paidOut = 0; platformFees = 0; insurancePremiums = 0; claimsPaid = 0
     }
 
     /// What Waybill keeps: what customers paid less what went out to carriers.
@@ -125,6 +129,7 @@ public enum Ledger {
             case .refund: try add(entry.amount, 1, to: &balance.refunded)
             case .platformFee: try add(entry.amount, 1, to: &balance.platformFees)
             case .insurancePremium: try add(entry.amount, 1, to: &balance.insurancePremiums)
+            case .claimPayout: try add(entry.amount, 1, to: &balance.claimsPaid)
             case .charge, .cashCollected, .invoiceLine, .payout, .transferReversal, .pointsRedeemed: break
             }
         }

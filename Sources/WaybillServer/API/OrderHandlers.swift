@@ -29,9 +29,11 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
-                                                             counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId)), for: me)
+                                                             counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
+                                                             declaredValue: body.declaredValue), for: me)
         return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
-                                             breakdown: quote.breakdown.map(Self.priceLine)))))
+                                             breakdown: quote.breakdown.map(Self.priceLine),
+                                             insurance: quote.insurance.map { Self.cover($0, currency: quote.price.currency) }))))
     }
 
     // MARK: orders
@@ -41,7 +43,8 @@ extension APIHandler {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let request = OrderRequest(
             quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
-                                     counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId)),
+                                     counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
+                                     declaredValue: body.declaredValue),
             paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
             recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
             notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
@@ -337,7 +340,7 @@ extension APIHandler {
 
     /// A missing pickup or drop-off reads as empty (422 for each field) unless a counter stands for it.
     static func quoteRequest(_ pickup: S.PickupAddress?, _ dropoff: S.Address?, _ weight: S.WeightClass, _ service: S.ServiceLevel,
-                             counters: CounterChoice = CounterChoice()) -> QuoteRequest {
+                             counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil) -> QuoteRequest {
         QuoteRequest(
             pickup: PickupInput(useAccountAddress: pickup?.useAccountAddress ?? false, address: AddressInput(
                 street: pickup?.street, postalCode: pickup?.postalCode, city: pickup?.city, country: pickup?.country,
@@ -345,7 +348,11 @@ extension APIHandler {
             dropoff: AddressInput(street: dropoff?.street, postalCode: dropoff?.postalCode, city: dropoff?.city,
                                   country: dropoff?.country, latitude: dropoff?.latitude, longitude: dropoff?.longitude),
             weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!,
-            counters: counters)
+            counters: counters, declaredValue: declaredValue)
+    }
+
+    static func cover(_ cover: InsuranceCover, currency: String) -> S.InsuranceCover {
+        S.InsuranceCover(declaredValue: money(Money(cover.declaredValue, currency)), premium: money(Money(cover.premium, currency)))
     }
 
     static func counterChoice(_ dropOff: String?, _ collection: String?) throws -> CounterChoice {
@@ -407,6 +414,7 @@ extension APIHandler {
             notes: o.notes, requireRecipientCode: o.requireRecipientCode,
             price: money(o.price), distanceKm: o.distanceMeters.map { Double(($0 + 50) / 100) / 10 },
             breakdown: full ? try o.breakdown.map(priceLine) : nil,
+            insurance: o.declaredValue.map { cover(InsuranceCover(declaredValue: $0, premium: o.insurancePremium ?? 0), currency: o.currency) },
             payment: S.Payment(
                 method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,

@@ -59,12 +59,16 @@ enum LedgerRecorder {
         switch event {
         case .orderPlaced:
             // Paid through the checkout, or billed on the month's statement; cash waits for the pickup.
-            if order.paymentStatus == .paid { return [entry(.charge, order.priceAmount, at: order.paidAt ?? UnixTime.nowMillis, reference: order.paymentIntentID)] }
-            if order.paymentMethod == .invoice { return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] }
+            // An insured order's premium is recorded with it: the part of the payment that insures.
+            if order.paymentStatus == .paid {
+                let at = order.paidAt ?? UnixTime.nowMillis
+                return [entry(.charge, order.priceAmount, at: at, reference: order.paymentIntentID)] + premium(of: order, at: at)
+            }
+            if order.paymentMethod == .invoice { return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] + premium(of: order, at: order.createdAt) }
             return []
         case .orderPickedUp(_, _, let cash):
             guard let cash, cash > 0 else { return [] }
-            return [entry(.cashCollected, cash, at: order.updatedAt)]
+            return [entry(.cashCollected, cash, at: order.updatedAt)] + premium(of: order, at: order.updatedAt)
         case .paymentRefunded:
             return [entry(.refund, order.priceAmount, at: order.refundedAt ?? UnixTime.nowMillis, reference: order.refundID)]
         case .orderCancelled:
@@ -76,6 +80,12 @@ enum LedgerRecorder {
              .ordersImported, .atCounter:
             return []
         }
+    }
+
+    /// The insurance premium of an insured order, as the payment that includes it is recorded.
+    private static func premium(of order: Order, at: Int64) -> [LedgerEntry] {
+        guard let premium = order.insurancePremium, premium > 0 else { return [] }
+        return [entry(.insurancePremium, premium, of: order, at: at)]
     }
 
     /// What an order made before the ledger would have recorded. `pickedUpAt`: when it was picked up.

@@ -68,6 +68,10 @@ final class Order: Model, @unchecked Sendable {
     /// The secret the parcel's label carries in its QR code (`/h/{token}`): scanned at each hand-over
     /// as proof the parcel is in hand. Only those who handle the parcel print it.
     @OptionalField(key: "handover_token") var handoverToken: String?
+    /// The value the sender insured (minor units of `currency`); nil uninsured.
+    @OptionalField(key: "declared_value") var declaredValue: Int?
+    /// What the insurance cost, part of `priceAmount`.
+    @OptionalField(key: "insurance_premium") var insurancePremium: Int?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -78,7 +82,7 @@ final class Order: Model, @unchecked Sendable {
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
-         $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken]
+         $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken, $declaredValue, $insurancePremium]
     }
 
     var properties: [any AnyProperty] { databaseFields }
@@ -171,6 +175,8 @@ final class OrderFile: Model, @unchecked Sendable {
         case receiptPhoto = "receipt_photo"
         /// Counter staff's photo of the parcel as it was checked in.
         case counterPhoto = "counter_photo"
+        /// The sender's photo of the damage, with an insurance claim (its claimant and staff see it).
+        case claimPhoto = "claim_photo"
     }
 
     @ID(custom: .id, generatedBy: .random) var id: FileID?

@@ -20,6 +20,7 @@ enum Notifier {
         case ordersImported = "orders_imported"
         case slotApproved = "slot_approved", slotDeclined = "slot_declined", slotPending = "slot_pending"
         case atCounter = "at_counter"
+        case claimFiled = "claim_filed", claimDecided = "claim_decided", claimPaid = "claim_paid"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -49,6 +50,9 @@ enum Notifier {
             case .slotApproved: ("Your timeslot for \(reference) is confirmed", "Votre créneau pour \(reference) est confirmé")
             case .slotDeclined: ("Your timeslot for \(reference) was declined", "Votre créneau pour \(reference) a été refusé")
             case .atCounter: ("\(reference) is at the counter", "\(reference) est au guichet")
+            case .claimFiled: ("Insurance claim for \(reference)", "Sinistre déclaré pour \(reference)")
+            case .claimDecided: ("Your claim for \(reference) was decided", "Votre sinistre pour \(reference) a été tranché")
+            case .claimPaid: ("Compensation for \(reference) paid", "Indemnité pour \(reference) versée")
             case .slotPending: ("A timeslot for \(reference) waits for approval", "Un créneau pour \(reference) attend une approbation")
             }
         }

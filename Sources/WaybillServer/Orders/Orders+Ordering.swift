@@ -54,10 +54,17 @@ extension Orders {
         var request = request
         request.counters = try await Counters(services: services, db: db, logger: logger).choice(request.counters)
         let (pickup, dropoff) = request.validatedAddresses(accountAddress: principal.user.accountAddress, into: &errors)
-        if !errors.isEmpty { throw WaybillError.validation(errors) }
         let tariff = try await currentTariff().tariff
+        let insurance = request.insurance(table: try await insuranceTableIfAsked(request), currency: tariff.currency, into: &errors)
+        if !errors.isEmpty { throw WaybillError.validation(errors) }
         return Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
-                             pickup: pickup.coordinate, dropoff: dropoff.coordinate)
+                             pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance)
+    }
+
+    /// The premium table, read only when the request insures something.
+    private func insuranceTableIfAsked(_ request: QuoteRequest) async throws -> InsuranceTable? {
+        guard request.declaredValue != nil else { return nil }
+        return try await Claims(services: services, db: db, logger: logger).currentTable().table
     }
 
     // MARK: Ordering
@@ -93,8 +100,12 @@ extension Orders {
         request.quote.counters = try await Counters(services: services, db: db, logger: logger).choice(request.quote.counters)
         let valid = try request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany,
                                           currency: tariff.currency).orValidationError()
+        var insuranceErrors = FieldErrors()
+        let insurance = request.quote.insurance(table: try await insuranceTableIfAsked(request.quote), currency: tariff.currency,
+                                                into: &insuranceErrors)
+        if !insuranceErrors.isEmpty { throw WaybillError.validation(insuranceErrors) }
         let quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
-                                  pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate)
+                                  pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate, insurance: insurance)
         let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
                               sandbox: services.payments.isSandbox)
         order.idempotencyKey = key
@@ -179,6 +190,8 @@ extension Order {
         order.priceAmount = quote.price.amount
         order.currency = quote.price.currency
         order.distanceMeters = quote.distanceMeters
+        order.declaredValue = quote.insurance?.declaredValue
+        order.insurancePremium = quote.insurance?.premium
         order.breakdownJSON = Order.json(quote.breakdown)
         order.tariffVersion = tariffVersion
         order.paymentMethod = valid.paymentMethod

@@ -96,7 +96,7 @@ extension Orders {
         // refund the charge), so the platform never refunds what it no longer holds.
         try await reversePayouts(of: id)
         let state = try await services.payments.checkout(id: session)
-        let refundID = try await services.payments.refund(checkout: state, idempotencyKey: "refund-\(id.uuidString)")
+        let refundID = try await services.payments.refund(checkout: state, amount: nil, idempotencyKey: "refund-\(id.uuidString)")
         let events = services.events
         try await transaction { db in
             guard let sql = db.tracedSQL else { return }

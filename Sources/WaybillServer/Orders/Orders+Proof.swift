@@ -229,8 +229,9 @@ extension Orders {
     }
 
     func file(orderID: OrderID, fileID: FileID, for principal: Principal) async throws -> (OrderFile, Data) {
-        _ = try await visibleOrder(orderID, to: principal)
-        guard let file = try await OrderFile.query(on: db).filter(\.$id == fileID).filter(\.$orderID == orderID).first() else {
+        let order = try await visibleOrder(orderID, to: principal)
+        guard let file = try await OrderFile.query(on: db).filter(\.$id == fileID).filter(\.$orderID == orderID).first(),
+              file.kind != .claimPhoto || ClaimPolicy.maySee(claimant: order.customerID, by: principal.caller) else {
             throw WaybillError.notFound
         }
         return (file, try await services.files.read(file.storageName))

@@ -115,7 +115,8 @@ struct Orders: WaybillService {
         guard let customer = users[order.customerID] else { throw WaybillError.notFound }
         var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
         if full {
-            record.files = try await OrderFile.query(on: db).filter(\.$orderID == order.id!).sort(\.$createdAt).all()
+            // A claim's photos are the claim's (its claimant and staff who decide see them there).
+            record.files = try await OrderFile.query(on: db).filter(\.$orderID == order.id!).filter(\.$kind != .claimPhoto).sort(\.$createdAt).all()
             record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
             record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
             if OrderPolicy.allows(.seeRecipientCode, status: order.status, as: capacities), let sealed = order.recipientCodeSealed {

@@ -59,8 +59,9 @@ protocol PaymentProvider: Sendable {
     var isSandbox: Bool { get }
     func createCheckout(_ request: CheckoutRequest) async throws -> Checkout
     func checkout(id: String) async throws -> CheckoutState
-    /// Refunds a paid checkout in full. The idempotency key makes a retried refund harmless.
-    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String
+    /// Refunds a paid checkout: in full, or `amount` of it (an insurance claim). The idempotency
+    /// key makes a retried refund harmless.
+    func refund(checkout: CheckoutState, amount: Int?, idempotencyKey: String) async throws -> String
     /// Pays `request.amount` out to a connected account; returns the provider's id for the transfer.
     func payOut(_ request: PayoutRequest) async throws -> String
     /// Takes back `amount` of a transfer (a refund after the traveller was paid); returns the reversal's id.
@@ -129,9 +130,10 @@ struct StripePayments: PaymentProvider {
             paymentIntent: json["payment_intent"] as? String)
     }
 
-    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String {
+    func refund(checkout: CheckoutState, amount: Int?, idempotencyKey: String) async throws -> String {
         guard let intent = checkout.paymentIntent else { throw WaybillError.paymentProvider("the checkout has no payment to refund") }
         var fields = [("payment_intent", intent)]
+        if let amount { fields.append(("amount", String(amount))) }
         if let order = checkout.orderID { fields.append(("metadata[order_id]", order)) }
         let json = try await post("/v1/refunds", fields, idempotencyKey: idempotencyKey)
         guard let id = json["id"] as? String else { throw WaybillError.paymentProvider("no refund in the answer") }
@@ -327,8 +329,12 @@ struct SandboxPayments: PaymentProvider {
                              paymentIntent: row.status == "paid" ? "sbx_pi_" + String(id.dropFirst(7)) : nil)
     }
 
-    func refund(checkout: CheckoutState, idempotencyKey: String) async throws -> String {
-        "sbx_re_" + String(checkout.id.dropFirst(7))
+    func refund(checkout: CheckoutState, amount: Int?, idempotencyKey: String) async throws -> String {
+        if let amount {
+            logger.notice("Sandbox refund of \(amount) on \(checkout.id): this is a test, no money moved.")
+            return "sbx_re_" + String(Insecure.SHA1.hash(data: Data(idempotencyKey.utf8)).map { String(format: "%02x", $0) }.joined().prefix(24))
+        }
+        return "sbx_re_" + String(checkout.id.dropFirst(7))
     }
 
     /// No money moves: the payout is recorded in `sandbox_payouts` (a retry finds the first one)

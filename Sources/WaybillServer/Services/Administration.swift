@@ -10,7 +10,13 @@ extension Accounts {
     /// 403 unless the caller holds `moderate` (admins), acts as a person (not an API key), and
     /// proved their password recently in this session: else 403 `reauthentication_required`.
     static func requireModerator(_ actor: Principal, on db: any Database) async throws {
-        try actor.require(.moderate)
+        try await requireRecentPassword(actor, for: .moderate, on: db)
+    }
+
+    /// `permission`, exercised by a person (never an API key) whose session proved its password
+    /// recently (`Reauthentication`): the administration, and decisions that move money.
+    static func requireRecentPassword(_ actor: Principal, for permission: Permission, on db: any Database) async throws {
+        try actor.require(permission)
         guard actor.keyScopes == nil else { throw WaybillError.forbidden }
         guard let session = try await Session.find(actor.sessionID, on: db), session.revokedAt == nil else {
             throw WaybillError.unauthenticated

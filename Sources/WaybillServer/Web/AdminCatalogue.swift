@@ -98,6 +98,9 @@ enum AdminCatalogue {
         case .reportDecided: .actReportDecided
         case .tariffChanged: .actTariffChanged
         case .travelTariffChanged: .actTravelTariffChanged
+        case .insuranceChanged: .actInsuranceChanged
+        case .claimApproved: .actClaimApproved
+        case .claimDeclined: .actClaimDeclined
         case .tripRemoved: .actTripRemoved
         case .orderCancelled: .actOrderCancelled
         case .orderRefunded: .actOrderRefunded

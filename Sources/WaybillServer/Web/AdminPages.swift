@@ -212,6 +212,7 @@ struct AuditPage: PageView {
             case .user: UserID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.user($0))\">\(h(people[$0]?.displayName ?? e.targetID))</a>" } ?? h(e.targetID)
             case .order: OrderID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.order($0))\">\(h(e.targetID))</a>" } ?? h(e.targetID)
             case .trip: TripID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.trip($0))\">\(h(e.targetID))</a>" } ?? h(e.targetID)
+            case .claim: ClaimID(uuidString: e.targetID).map { "<a href=\"\(WebRoutes.claim($0))\">\(h(e.targetID))</a>" } ?? h(e.targetID)
             default: h(e.targetID)
             }
             let change = [e.before, e.after].contains { $0 != nil }

@@ -203,6 +203,8 @@ struct WebPage {
         }
         if caller.may(.manageUsers) { links.append((WebRoutes.users(), ctx.t(.users))) }
         if caller.may(.moderate) { links.append((WebRoutes.admin(), ctx.t(.administration))) }
+        if caller.may(.decideClaims) { links.append((WebRoutes.claims(), ctx.t(.claims))) }
+        if caller.may(.manageInsurance) { links.append((WebRoutes.insurance(), ctx.t(.insurance))) }
         if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
         if caller.may(.receiveAtCounter) { links.append((WebRoutes.desk(), ctx.t(.desk))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
@@ -343,6 +345,9 @@ extension WebContext {
         case "https_required": t(.errHTTPSRequired)
         case "invalid_url": t(.errInvalidURL)
         case "unknown_event": t(.errInvalid)
+        case "above_maximum": t(.errAboveMaximum)
+        case "out_of_range": t(.errOutOfRange)
+        case "unavailable": t(.errInsuranceUnavailable)
         default: "\(field): \(reason)"
         }
     }
@@ -487,6 +492,7 @@ extension WebContext {
         case .distance: t(.plDistance, distanceKm.map { String(format: "%.1f", $0) } ?? "?")
         case .flatRate: t(.plFlatRate)
         case .express: t(.plExpress)
+        case .insurance: t(.plInsurance)
         case .rounding: t(.plRounding)
         }
     }

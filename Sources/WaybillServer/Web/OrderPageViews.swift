@@ -9,6 +9,8 @@ import WaybillCore
 /// Ordering, step one: addresses (or a pin on the map), parcel, service, recipient.
 struct OrderFormPage: PageView {
     var accountAddress: Address?
+    /// The premium table, for the "insure it" field (its currency and maximum).
+    var insurance: InsuranceTable?
     /// Reception counters the parcel may be dropped at or collected from.
     var counters: [CounterRecord] = []
     var values: [String: String]
@@ -43,7 +45,7 @@ struct OrderFormPage: PageView {
                 """
         }
         let shown: Set<String> = ["pickupMode", "dropOffCounter", "dropoffMode", "collectionCounter", "pickupStreet", "pickupPostalCode", "pickupCity", "dropoffStreet", "dropoffPostalCode",
-                                  "dropoffCity", "weightClass", "service", "recipientName", "recipientEmail", "recipientPhone", "notes"]
+                                  "dropoffCity", "weightClass", "service", "recipientName", "recipientEmail", "recipientPhone", "notes", "declaredValue"]
         return WebPage(title: ctx.t(.newDelivery), body: """
             <h1>\(h(ctx.t(.newDelivery)))</h1>
             \(form.summary(message: message, shown: shown))
@@ -64,6 +66,8 @@ struct OrderFormPage: PageView {
             </fieldset>
             \(form.radios("weightClass", ctx.t(.weightClass), options: WeightClass.allCases.map { ($0.rawValue, ctx.weight($0)) }))
             \(form.radios("service", ctx.t(.serviceLevel), options: ServiceLevel.allCases.map { ($0.rawValue, ctx.service($0)) }))
+            \(insurance.map { form.field("declaredValue", ctx.t(.insureFor, $0.currency), required: false,
+                                        hint: ctx.t(.insureHint, Money($0.maxInsurableValue, $0.currency).description), attributes: "inputmode=\"decimal\"") } ?? "")
             <fieldset><legend>\(h(ctx.t(.recipient)))</legend>
             \(form.field("recipientName", ctx.t(.name), autocomplete: "off"))
             \(form.field("recipientEmail", ctx.t(.email), type: "email", autocomplete: "off", required: false))
@@ -122,6 +126,7 @@ struct ReviewPage: PageView {
             <dt>\(h(ctx.t(.parcel)))</dt><dd>\(h(ctx.weight(request.weightClass))), \(h(ctx.service(request.service)))</dd>
             <dt>\(h(ctx.t(.recipient)))</dt><dd>\(h(values["recipientName"]))\(values["recipientEmail"].map { $0.isEmpty ? "" : ", " + h($0) } ?? "")</dd>
             \(quote.distanceKm.map { "<dt>\(h(ctx.t(.distance)))</dt><dd>\($0) km</dd>" } ?? "")
+            \(quote.insurance.map { "<dt>\(h(ctx.t(.insuredValue)))</dt><dd>\(ctx.money(Money($0.declaredValue, quote.price.currency)))</dd>" } ?? "")
             </dl>
             <table class="price"><tbody>\(lines)</tbody>
             <tfoot><tr><th>\(h(ctx.t(.total)))</th><th class="num" id="price">\(ctx.money(quote.price))</th></tr></tfoot></table>
@@ -299,6 +304,12 @@ struct OrderPage: PageView {
     var slotNotice: String?
     /// Where the shipment's counters are: the sender drops it at one, the receiver collects it at one.
     var counterHints: [String] = []
+    /// The shipment's insurance claim, for its claimant and staff; what the sender may claim now.
+    var claim: Claims.View?
+    var claimKinds: [ClaimKind] = []
+    var claimValues: [String: String] = [:]
+    var claimErrors: [String: String] = [:]
+    var claimMessage: String?
 
     static func load(_ id: OrderID, _ req: Request, for me: Principal) async throws -> OrderPage {
         let record = try await Orders(request: req).detail(id, for: me)
@@ -337,6 +348,11 @@ struct OrderPage: PageView {
         if let driver = order.driverID, driver != me.userID {
             let summary = try await Ratings(request: req).profile(.person(driver), for: me).summary
             page.carrierRating = summary.average == nil ? nil : summary
+        }
+        if order.declaredValue != nil {
+            let claims = Claims(request: req)
+            page.claim = try await claims.claim(of: id, for: me)
+            if page.claim == nil { page.claimKinds = try await claims.claimableKinds(order, for: me) }
         }
         return page
     }
@@ -405,6 +421,7 @@ struct OrderPage: PageView {
             case .receiptPhoto: ctx.t(.receiverPhoto)
             case .parcelPhoto: ctx.t(.parcelPhoto)
             case .counterPhoto: ctx.t(.counterPhoto)
+            case .claimPhoto: ctx.t(.claim)
             }
             return "<figure><img src=\"\(WebRoutes.orderFile((id, file.id!)))\" alt=\"\(h(label))\" width=\"\(file.width)\" height=\"\(file.height)\" class=\"file \(file.kind.rawValue)\" loading=\"lazy\"><figcaption>\(h(label))</figcaption></figure>"
         }.joined()
@@ -518,6 +535,7 @@ struct OrderPage: PageView {
             \(order.signedBy.map { "<dt>\(h(ctx.t(.signedBy)))</dt><dd>\(h($0)) \(ctx.time(order.deliveredAt))</dd>" } ?? "")
             \(receipt.map { "<dt>\(h(ctx.t(.receiptConfirmed)))</dt><dd>\(ctx.time($0.at))</dd>" } ?? "")
             </dl>
+            \(insuranceBlock(ctx))
             <div class="files" id="files" data-live-refresh="status">\(files)</div>
             \(linkBlock)
             </section>

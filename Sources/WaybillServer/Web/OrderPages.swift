@@ -49,6 +49,8 @@ struct OrderPages {
         var notes: String?
         var paymentMethod: String?
         var idempotencyKey: String?
+        /// "Insure it for": an amount in the currency's units ("500", "499.90"); empty not to insure.
+        var declaredValue: String?
         var photo: File?
 
         var values: [String: String] {
@@ -74,8 +76,11 @@ struct OrderPages {
                                        latitude: Self.coordinate(dropoffLatitude), longitude: Self.coordinate(dropoffLongitude))
             let counters = CounterChoice(dropOffID: pickupMode == "counter" ? UUID(uuidString: dropOffCounter ?? "")?.uuidString ?? "" : nil,
                                          collectionID: dropoffMode == "counter" ? UUID(uuidString: collectionCounter ?? "")?.uuidString ?? "" : nil)
+            // A value that is not an amount reads as 0, which the service refuses on `declaredValue`.
+            let insured = (declaredValue ?? "").trimmingCharacters(in: .whitespaces)
             return QuoteRequest(pickup: pickup, dropoff: dropoff, weightClass: WeightClass(rawValue: weightClass ?? "") ?? .small,
-                                service: ServiceLevel(rawValue: service ?? "") ?? .standard, counters: counters)
+                                service: ServiceLevel(rawValue: service ?? "") ?? .standard, counters: counters,
+                                declaredValue: insured.isEmpty ? nil : Money.minorUnits(fromText: insured, maximum: Decimal(Tariff.maxAmount) / 100) ?? 0)
         }
     }
 
@@ -97,11 +102,18 @@ struct OrderPages {
         return errors
     }
 
+    /// The ordering form, with the counters to choose from and the premium table for "insure it".
+    static func formPage(_ req: Request, _ me: Principal, values: [String: String], errors: [String: String] = [:], message: String? = nil,
+                         status: HTTPResponseStatus = .ok) async throws -> OrderFormPage {
+        OrderFormPage(accountAddress: me.user.accountAddress, insurance: try? await Claims(request: req).currentTable().table,
+                      counters: try await Counters(request: req).active(by: me), values: values, errors: errors, message: message, status: status)
+    }
+
     func newOrder(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .placeOrders)
         var values = ["pickupMode": me.user.accountAddress == nil ? "other" : "own", "weightClass": "small", "service": "standard"]
         for key in ["dropoffStreet", "dropoffPostalCode", "dropoffCity"] { if let v = req.query[String.self, at: key] { values[key] = v } }
-        return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values).response(ctx)
+        return try await Self.formPage(req, me, values: values).response(ctx)
     }
 
     /// Step two: the price, the summary, the payment method and the optional photo.
@@ -110,13 +122,13 @@ struct OrderPages {
         let form = try req.content.decode(OrderForm.self)
         try requireStorableText(Array(form.values.values))
         var values = form.values
-        if req.query[String.self, at: "edit"] != nil { return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values).response(ctx) }
+        if req.query[String.self, at: "edit"] != nil { return try await Self.formPage(req, me, values: values).response(ctx) }
         let orders = Orders(request: req)
         let quote: Quote
         do {
             quote = try await orders.quote(form.quoteRequest, for: me)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values, errors: Self.formErrors(error.fields),
+            return try await Self.formPage(req, me, values: values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let methods = try await orders.paymentOptions(for: me).methods
@@ -140,7 +152,7 @@ struct OrderPages {
         do {
             created = try await orders.create(request, by: me, idempotencyKey: form.idempotencyKey)
         } catch let error as WaybillError {
-            return OrderFormPage(accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: form.values, errors: Self.formErrors(error.fields),
+            return try await Self.formPage(req, me, values: form.values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
         let id = created.record.order.id!

@@ -25,6 +25,7 @@ enum WebApp {
         StatisticsPages().register(web)
         DispatchPages().register(web)
         AdminPages().register(web)
+        ClaimPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
         web.get(WebRoutes.offline, use: offline)

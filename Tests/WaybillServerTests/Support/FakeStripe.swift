@@ -165,7 +165,7 @@ final class FakeStripe: Sendable {
         let (recorded, early) = try record(req)
         if let early { return early }
         return Self.json(["id": "re_\(recorded.idempotencyKey ?? "none")", "object": "refund", "status": "succeeded",
-                          "payment_intent": recorded.form["payment_intent"] ?? ""])
+                          "payment_intent": recorded.form["payment_intent"] ?? "", "amount": Int(recorded.form["amount"] ?? "") ?? 0])
     }
 
     /// A transfer to a connected account; the same key gets the same transfer (Stripe's idempotency).

@@ -26,6 +26,15 @@ extension TestServer {
             manager: try await createAccount("boss@courier.example", role: .manager))
     }
 
+    /// Moves the clock on to 08:00 tomorrow in Zurich (`TestClock.advanceToMorning`), for tests about a
+    /// working day, and signs everyone in again (the tokens of the evening before have expired).
+    func startWorkingDay(_ cast: Cast) async throws -> Cast {
+        clock.advanceToMorning()
+        return Cast(customer: try await login("ada@example.com"), otherCustomer: try await login("bob@example.com"),
+                    driver: try await login("luca@courier.example"), otherDriver: try await login("mia@courier.example"),
+                    manager: try await login("boss@courier.example"))
+    }
+
     static let bern: [String: any Sendable] = ["street": "Bundesplatz 3", "postalCode": "3005", "city": "Bern",
                                                 "latitude": 46.9466, "longitude": 7.4441]
 

@@ -306,6 +306,15 @@ final class TestClock: Sendable {
     static func fixed() -> TestClock { TestClock(Date(timeIntervalSince1970: 1_800_000_000)) }
 
     func advance(by seconds: TimeInterval) { offset.withLockedValue { $0 += seconds } }
+
+    /// Moves the clock on to 08:00 tomorrow in Zurich, for tests about a working day (drivers' shifts
+    /// end at midnight there) that would otherwise depend on the hour they run at.
+    func advanceToMorning() {
+        let zurich = TimeZone(identifier: "Europe/Zurich")!
+        let nowMillis = Int64(now.timeIntervalSince1970 * 1000)
+        let tomorrow = LocalDate.at(nowMillis, in: zurich).adding(days: 1)!
+        advance(by: TimeInterval(LocalClock.instant(tomorrow, minute: 8 * 60, in: zurich) - nowMillis) / 1000)
+    }
     func advance(minutes: Double) { advance(by: minutes * 60) }
 
     var now: Date { (start ?? Date()).addingTimeInterval(offset.withLockedValue { $0 }) }
