@@ -1072,11 +1072,22 @@ try:
     wait(customer, lambda d: "pay me in cash" in d.find_element(By.ID, "chat-messages").text)
     go(manager, request_chat)
     wait(manager, lambda d: "pay me in cash" in d.find_element(By.ID, "chat-messages").text)
-    report_box = manager.find_elements(By.CSS_SELECTOR, "#chat-messages li.message:not(.mine) details")[-1]
-    report_box.find_element(By.CSS_SELECTOR, "summary").click()
-    Select(report_box.find_element(By.CSS_SELECTOR, "select[name=reason]")).select_by_value("unsafe_behaviour")
-    report_box.find_element(By.CSS_SELECTOR, "input[name=note]").send_keys("Asks to be paid outside the platform")
-    report_box.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    # The live list may redraw the message while we fill its report form: start again on a fresh one.
+    for attempt in range(3):
+        try:
+            report_box = manager.find_elements(By.CSS_SELECTOR, "#chat-messages li.message:not(.mine) details")[-1]
+            if report_box.get_attribute("open") is None:
+                report_box.find_element(By.CSS_SELECTOR, "summary").click()
+            Select(report_box.find_element(By.CSS_SELECTOR, "select[name=reason]")).select_by_value("unsafe_behaviour")
+            note = report_box.find_element(By.CSS_SELECTOR, "input[name=note]")
+            note.clear()
+            note.send_keys("Asks to be paid outside the platform")
+            report_box.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            break
+        except StaleElementReferenceException:
+            if attempt == 2:
+                raise
+            time.sleep(0.5)
     wait(manager, EC.url_contains("reported=1"))
     check("the sender reports the traveller's message", True)
     # The admin finds it in the queue, opens the traveller's account and bans them.
@@ -1138,6 +1149,100 @@ try:
     check("the ban lifted, the traveller signs in again", "/login" not in customer.current_url, customer.current_url)
     go(admin, "/admin/audit")
     check("the lift is in the audit log too", "Restriction lifted" in css(admin, "table.audit").text)
+
+    # ---------------------------------------------------------- insurance: an insured delivery is lost, two staff approve the claim, refunded
+    def confirming(browser_, role):
+        """Money decisions need a password proven in the last 15 minutes: enter it again when asked."""
+        if "/confirm-password" in browser_.current_url:
+            fill(browser_, "password", accounts[role][1])
+            submit_primary(browser_)
+            wait(browser_, lambda d: "/confirm-password" not in d.current_url)
+
+    go(customer, "/orders/new")
+    fill(customer, "dropoffStreet", "Bundesplatz 3")
+    fill(customer, "dropoffPostalCode", "3005")
+    fill(customer, "dropoffCity", "Bern")
+    fill(customer, "recipientName", "Bea Beispiel")
+    fill(customer, "declaredValue", "800")
+    submit_primary(customer)
+    wait(customer, EC.presence_of_element_located((By.ID, "price")))
+    check("insuring CHF 800 adds its premium to the price", "Insurance" in css(customer, "table.price").text
+          and "CHF 12.00" in css(customer, "table.price").text, css(customer, "table.price").text)
+    css(customer, "input[name=paymentMethod][value=card]").click()
+    submit_primary(customer, "main form")
+    wait(customer, EC.url_contains("/sandbox/checkout/"))
+    css(customer, "form[action$='/pay'] button").click()
+    wait(customer, EC.url_matches(r"/orders/[0-9A-Fa-f-]{36}"))
+    insured_path = customer.current_url.split("?")[0][len(base):]
+    check("the insured delivery is paid", "Insured for CHF 800.00" in customer.page_source)
+    # Dispatch gives it to the driver, who accepts it, picks it up, and loses it on the way.
+    go(manager, insured_path)
+    assign = Select(css(manager, "form.assign select[name=driverId]"))
+    assign.select_by_visible_text(next(o.text for o in assign.options if " Driver" in o.text))  # the demo driver, whatever their first name now
+    css(manager, "form.assign button[type=submit]").click()
+    wait(manager, lambda d: not d.current_url.endswith(insured_path))
+    for _ in range(20):
+        go(driver, insured_path)
+        if driver.find_elements(By.CSS_SELECTOR, "form[action$='/accept'] button"):
+            break
+        time.sleep(0.5)
+    css(driver, "form[action$='/accept'] button").click()
+    wait(driver, lambda d: "Driver on the way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
+    css(driver, "form[action$='/pickup'] button").click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "form[action$='/fail']"))
+    css(driver, "form[action$='/fail']").find_element(By.XPATH, "./ancestor::details/summary").click()
+    Select(css(driver, "form[action$='/fail'] select[name=reason]")).select_by_value("other")
+    css(driver, "form[action$='/fail'] input[name=note]").send_keys("The parcel is missing from the van")
+    css(driver, "form[action$='/fail'] button[type=submit]").click()
+    wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "form[action$='/fail']"))
+    check("the driver reports the parcel lost", True)
+    # The sender claims the loss from the delivery's page, with a photo of the receipt.
+    receipt_photo = os.path.join(workdir, "receipt.png")
+    with open(receipt_photo, "wb") as f:
+        f.write(png(120, 90))
+    go(customer, insured_path)
+    click(customer, "#insurance details summary")
+    Select(css(customer, "#insurance select[name=kind]")).select_by_value("lost")
+    fill(customer, "amount", "700")
+    fill(customer, "description", "The parcel never arrived: a framed print")
+    css(customer, "#claim-photos").send_keys(receipt_photo)
+    css(customer, "#insurance button[type=submit]").click()
+    wait(customer, EC.url_contains("filed=1"))
+    claim_path = customer.current_url.split("?")[0][len(base):]
+    check("the sender's claim is sent, with its photo", "Waiting for a decision" in customer.page_source
+          and len(customer.find_elements(By.CSS_SELECTOR, "img.claim_photo")) == 1)
+    shot_both(customer, "claim")
+    accessibility.extend(a11y.serious_violations(customer, "insurance: a claim"))
+    # Above CHF 500 two staff approve: the manager first, then the admin.
+    go(manager, "/claims")
+    check("the claim waits in the staff's list", claim_path in manager.page_source)
+    accessibility.extend(a11y.serious_violations(manager, "insurance: claims"))
+    go(manager, claim_path)
+    css(manager, "form[action$='/decision'] input[name=decision][value=approve]").find_element(By.XPATH, "./..").find_element(
+        By.CSS_SELECTOR, "button[type=submit]").click()
+    confirming(manager, "manager")
+    if "/claims/" in manager.current_url and manager.find_elements(By.CSS_SELECTOR, "form[action$='/decision'] input[name=decision][value=approve]"):
+        if "awaiting_second_approval" not in manager.page_source:
+            css(manager, "form[action$='/decision'] input[name=decision][value=approve]").find_element(By.XPATH, "./..").find_element(
+                By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(manager, lambda d: "data-claim-status=\"awaiting_second_approval\"" in d.page_source)
+    check("the manager's approval waits for a second staff member", "CHF 700.00" in manager.page_source)
+    go(admin, claim_path)
+    confirming(admin, "admin")
+    go(admin, claim_path)
+    css(admin, "form[action$='/decision'] input[name=decision][value=approve]").find_element(By.XPATH, "./..").find_element(
+        By.CSS_SELECTOR, "button[type=submit]").click()
+    confirming(admin, "admin")
+    if "data-claim-status=\"awaiting_second_approval\"" in admin.page_source and "/claims/" in admin.current_url:
+        css(admin, "form[action$='/decision'] input[name=decision][value=approve]").find_element(By.XPATH, "./..").find_element(
+            By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(admin, lambda d: "data-claim-status=\"awaiting_second_approval\"" not in d.page_source and "/claims/" in d.current_url)
+    go(customer, claim_path)
+    check("approved by two staff, the card payment is refunded and the rest paid", "Refunded to the payment" in customer.page_source
+          and ("data-claim-status=\"paid\"" in customer.page_source or "data-claim-status=\"approved\"" in customer.page_source),
+          css(customer, "main").text[:300])
+    go(admin, "/admin/audit?action=claim.approved")
+    check("both approvals are in the audit log", css(admin, "table.audit").text.count("Claim approved") == 2, css(admin, "table.audit").text[:300])
     admin.quit()
 
     # ---------------------------------------------------------- installable and offline

@@ -285,6 +285,7 @@ struct Claims: WaybillService {
             }
             let split = ClaimPolicy.split(approved, refundable: refundable)
             claim = try await transaction { db in
+                try await Orders.lockOrderRow(orderID, on: db)  // the job and the approval may pay at once
                 guard let fresh = try await ClaimRecord.find(id, on: db) else { throw WaybillError.notFound }
                 if fresh.refundedAmount == nil {
                     fresh.refundedAmount = split.refund
@@ -298,15 +299,7 @@ struct Claims: WaybillService {
         if let part = claim.refundedAmount, part > 0, claim.refundID == nil, let session = order.checkoutSessionID {
             let state = try await services.payments.checkout(id: session)
             let refundID = try await services.payments.refund(checkout: state, amount: part, idempotencyKey: "claim-refund-\(id.uuidString)")
-            try await transaction { db in
-                guard let fresh = try await ClaimRecord.find(id, on: db), fresh.refundID == nil else { return }
-                fresh.refundID = refundID
-                fresh.updatedAt = UnixTime.nowMillis
-                try await fresh.save(on: db)
-                try await LedgerRecord(LedgerEntry(kind: .refund, amount: part, currency: currency, shipment: orderID,
-                                                   account: claimantID, at: UnixTime.nowMillis, reference: refundID)).create(on: db)
-                try await OrderEvent(orderID: orderID, type: "claim_refunded", status: nil, actorID: nil, note: refundID).create(on: db)
-            }
+            try await recordStep(claim, refund: true, amount: part, reference: refundID)
             claim.refundID = refundID
         }
         // 3. The rest, to the claimant's payout account.
@@ -316,6 +309,7 @@ struct Claims: WaybillService {
                 let note = "Set up payouts to receive \(Money(rest, claim.currency))."
                 if claim.paymentNote != note {
                     try await transaction { db in
+                        try await Orders.lockOrderRow(orderID, on: db)  // the job and the approval may pay at once
                         guard let fresh = try await ClaimRecord.find(id, on: db) else { return }
                         fresh.paymentNote = note
                         try await fresh.save(on: db)
@@ -326,18 +320,11 @@ struct Claims: WaybillService {
             let transfer = try await services.payments.payOut(PayoutRequest(
                 shipmentID: claim.orderID, accountID: claim.claimantID, destination: destination, amount: Money(rest, claim.currency),
                 idempotencyKey: "claim-payout-\(id.uuidString)"))
-            try await transaction { db in
-                guard let fresh = try await ClaimRecord.find(id, on: db), fresh.transferID == nil else { return }
-                fresh.transferID = transfer
-                fresh.updatedAt = UnixTime.nowMillis
-                try await fresh.save(on: db)
-                try await LedgerRecord(LedgerEntry(kind: .claimPayout, amount: rest, currency: currency, shipment: orderID,
-                                                   account: claimantID, at: UnixTime.nowMillis, reference: transfer)).create(on: db)
-                try await OrderEvent(orderID: orderID, type: "claim_transferred", status: nil, actorID: nil, note: transfer).create(on: db)
-            }
+            try await recordStep(claim, refund: false, amount: rest, reference: transfer)
         }
         // 4. Paid.
         try await transaction { db in
+            try await Orders.lockOrderRow(orderID, on: db)  // the job and the approval may pay at once
             guard let fresh = try await ClaimRecord.find(id, on: db), fresh.status == .approved else { return }
             fresh.status = .paid
             fresh.paidAt = UnixTime.nowMillis
@@ -351,6 +338,24 @@ struct Claims: WaybillService {
                                           body: "\(Money(approved, currency)) for your claim on \(order.reference) was paid\(order.sandbox ? " (sandbox: no money moved)" : "").",
                                           on: db)
             }
+        }
+    }
+
+    /// Records a step of a claim's payment once, under the shipment's lock (the job and the approval
+    /// may pay at once): its provider id on the claim, its ledger entry (`refund` or `claim_payout`)
+    /// and a line of the shipment's history.
+    private func recordStep(_ claim: ClaimRecord, refund: Bool, amount: Int, reference: String) async throws {
+        let id = claim.id!, orderID = claim.orderID, claimantID = claim.claimantID, currency = claim.currency
+        try await transaction { db in
+            try await Orders.lockOrderRow(orderID, on: db)
+            guard let fresh = try await ClaimRecord.find(id, on: db), (refund ? fresh.refundID : fresh.transferID) == nil else { return }
+            if refund { fresh.refundID = reference } else { fresh.transferID = reference }
+            fresh.updatedAt = UnixTime.nowMillis
+            try await fresh.save(on: db)
+            try await LedgerRecord(LedgerEntry(kind: refund ? .refund : .claimPayout, amount: amount, currency: currency, shipment: orderID,
+                                               account: claimantID, at: UnixTime.nowMillis, reference: reference)).create(on: db)
+            try await OrderEvent(orderID: orderID, type: refund ? "claim_refunded" : "claim_transferred", status: nil, actorID: nil,
+                                 note: reference).create(on: db)
         }
     }
 }

@@ -155,6 +155,10 @@ extension Orders {
         guard !reason.isEmpty, reason.count <= 500 else { throw WaybillError.validation("reason", reason.isEmpty ? "required" : "too_long") }
         let order = try await visibleOrder(id, to: principal)
         try check(.refund, on: order, by: principal) { "This shipment is \($0.rawValue); cancel it to refund it." }
+        // A full refund would give back what an insurance claim already refunded.
+        if try await ClaimRecord.query(on: db).filter(\.$orderID == id).filter(\.$refundedAmount > 0).count() > 0 {
+            throw WaybillError(.conflict, .conflict, "An insurance claim on this shipment refunds its payment; see the claim.")
+        }
         let changed = try await transaction { db -> Bool in
             guard let sql = db.tracedSQL else { return false }
             let rows = try await sql.update(Order.schema)

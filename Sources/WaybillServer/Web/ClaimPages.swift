@@ -99,7 +99,7 @@ struct ClaimPages {
             page.claimValues = ["kind": form.kind ?? "", "amount": form.amount ?? "", "description": form.description ?? ""]
             page.claimErrors = error.fields ?? [:]
             page.claimMessage = ctx.message(error)
-            var response = page.response(ctx)
+            let response = page.response(ctx)
             response.status = error.status
             return response
         }
@@ -180,7 +180,7 @@ struct ClaimsPage: PageView {
 
     func page(_ ctx: WebContext) -> WebPage {
         let filters = (ClaimStatus.allCases.map { ($0.rawValue, InsuranceCatalogue.status($0).in(ctx.lang)) } + [("all", ctx.t(.claimAll))])
-            .map { value, label in
+            .map { value, label -> String in
                 let current = (status?.rawValue ?? "all") == value
                 return "<a href=\"\(WebRoutes.claims(query: "status=" + value))\"\(current ? " aria-current=\"page\" class=\"current\"" : "")>\(h(label))</a>"
             }.joined(separator: " · ")
