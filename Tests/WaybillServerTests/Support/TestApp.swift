@@ -307,13 +307,16 @@ final class TestClock: Sendable {
 
     func advance(by seconds: TimeInterval) { offset.withLockedValue { $0 += seconds } }
 
-    /// Moves the clock on to 08:00 tomorrow in Zurich, for tests about a working day (drivers' shifts
+    /// Moves the clock on to the next 08:00 in Zurich, for tests about a working day (drivers' shifts
     /// end at midnight there) that would otherwise depend on the hour they run at.
     func advanceToMorning() {
         let zurich = TimeZone(identifier: "Europe/Zurich")!
         let nowMillis = Int64(now.timeIntervalSince1970 * 1000)
-        let tomorrow = LocalDate.at(nowMillis, in: zurich).adding(days: 1)!
-        advance(by: TimeInterval(LocalClock.instant(tomorrow, minute: 8 * 60, in: zurich) - nowMillis) / 1000)
+        // The next 08:00: less than a day ahead, so positions stamped with the system's time still count.
+        let today = LocalDate.at(nowMillis, in: zurich)
+        let morning = LocalClock.instant(today, minute: 8 * 60, in: zurich)
+        let next = morning > nowMillis ? morning : LocalClock.instant(today.adding(days: 1)!, minute: 8 * 60, in: zurich)
+        advance(by: TimeInterval(next - nowMillis) / 1000)
     }
     func advance(minutes: Double) { advance(by: minutes * 60) }
 
