@@ -192,8 +192,8 @@ struct TimeslotTests {
             let geneva = try #require(try await Self.slot(server, cast.customer.access, postalCode: "1204", in: 5).json["items"][0]["id"].string)
             let wrong = try await server.send(.POST, "/orders/\(order)/slots", json: ["slotId": geneva], token: cast.customer.access)
             #expect(wrong.status == .unprocessableEntity && wrong.json["error"]["fields"]["slotId"].string == "wrong_zone")
-            // Three days on, the second slot is past its cutoff.
-            server.clock.advance(by: 3 * 86_400)
+            // Four days on, the second slot (three days ahead, 10:00–12:00) is past its cutoff, whatever the hour now.
+            server.clock.advance(by: 4 * 86_400)
             let past = try await server.send(.POST, "/orders/\(order)/slots", json: ["slotId": second], token: cast.customer.access)
             #expect(past.status == .conflict && past.errorCode == "slot_unavailable", "\(past)")
         }

@@ -131,11 +131,19 @@ struct Claims: WaybillService {
 
     /// Whether a claim of `kind` may be filed about `order` now (`ClaimPolicy.filing`).
     func filing(_ kind: ClaimKind, of order: Order) async throws -> ClaimPolicy.Filing {
-        let table = try await currentTable().table
+        try await filings(of: order)(kind)
+    }
+
+    /// `ClaimPolicy.filing` for any kind, with the table and the pickup read once.
+    private func filings(of order: Order) async throws -> @Sendable (ClaimKind) -> ClaimPolicy.Filing {
+        let window = try await currentTable().table.claimWindowDays
         let pickedUpAt = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).filter(\.$type == "picked_up").first()?.at
-        return ClaimPolicy.filing(kind, insured: order.declaredValue != nil, status: order.status, pickedUpAt: pickedUpAt,
-                                  deliveredAt: order.deliveredAt, changedAt: order.updatedAt, windowDays: table.claimWindowDays,
-                                  now: UnixTime.nowMillis)
+        let insured = order.declaredValue != nil, status = order.status, deliveredAt = order.deliveredAt, changedAt = order.updatedAt
+        let now = UnixTime.nowMillis
+        return { kind in
+            ClaimPolicy.filing(kind, insured: insured, status: status, pickedUpAt: pickedUpAt, deliveredAt: deliveredAt,
+                               changedAt: changedAt, windowDays: window, now: now)
+        }
     }
 
     /// What the caller may claim about `order` now: nothing unless they sent it insured and have
@@ -143,11 +151,8 @@ struct Claims: WaybillService {
     func claimableKinds(_ order: Order, for principal: Principal) async throws -> [ClaimKind] {
         guard order.declaredValue != nil, OrderPolicy.allows(.fileClaim, status: order.status, as: orders.capacities(of: principal, for: order)),
               try await ClaimRecord.query(on: db).filter(\.$orderID == order.id!).count() == 0 else { return [] }
-        var kinds: [ClaimKind] = []
-        for kind in ClaimKind.allCases {
-            if case .allowed = try await filing(kind, of: order) { kinds.append(kind) }
-        }
-        return kinds
+        let filing = try await filings(of: order)
+        return ClaimKind.allCases.filter { if case .allowed = filing($0) { true } else { false } }
     }
 
     // MARK: Reading
@@ -161,7 +166,13 @@ struct Claims: WaybillService {
     }
 
     func claim(_ id: ClaimID, for principal: Principal) async throws -> View {
-        guard let claim = try await ClaimRecord.find(id, on: db), ClaimPolicy.maySee(claimant: claim.claimantID, by: principal.caller),
+        guard let claim = try await ClaimRecord.find(id, on: db) else { throw WaybillError.notFound }
+        return try await view(claim, for: principal)
+    }
+
+    /// A claim found already, with its shipment, photos and claimant; 404 unless the caller may see it.
+    private func view(_ claim: ClaimRecord, for principal: Principal) async throws -> View {
+        guard ClaimPolicy.maySee(claimant: claim.claimantID, by: principal.caller),
               let order = try await Order.find(claim.orderID, on: db) else { throw WaybillError.notFound }
         let photos = try await OrderFile.query(on: db).filter(\.$orderID == claim.orderID).filter(\.$kind == .claimPhoto).sort(\.$createdAt).all()
         return View(claim: claim, order: order, photos: photos, claimant: try await User.find(claim.claimantID, on: db))
@@ -171,7 +182,7 @@ struct Claims: WaybillService {
     func claim(of orderID: OrderID, for principal: Principal) async throws -> View? {
         guard let claim = try await ClaimRecord.query(on: db).filter(\.$orderID == orderID).first(),
               ClaimPolicy.maySee(claimant: claim.claimantID, by: principal.caller) else { return nil }
-        return try await self.claim(claim.id!, for: principal)
+        return try await view(claim, for: principal)
     }
 
     /// Staff see every claim (those waiting first); others their own. Newest first.

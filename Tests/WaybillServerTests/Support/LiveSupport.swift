@@ -47,7 +47,9 @@ extension TestServer {
 
     /// Reports positions as the driver's app does.
     @discardableResult
-    func report(_ token: String, _ points: [(Double, Double)], at start: Date = Date(), spacing: TimeInterval = 1) async throws -> Reply {
+    /// Reports positions recorded from `start` on (by default the server's clock, which a test may have moved).
+    func report(_ token: String, _ points: [(Double, Double)], at start: Date? = nil, spacing: TimeInterval = 1) async throws -> Reply {
+        let start = start ?? clock.now
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let positions: [[String: any Sendable]] = points.enumerated().map { index, point in
