@@ -29,15 +29,18 @@ public struct Delivery: Sendable, Equatable {
     public var collectAt: CounterID?
     /// Insure the parcel for this value (minor units): the premium is a line of the price (``InsuranceTable``).
     public var declaredValue: Int?
+    /// Spend this many loyalty points on the price (``loyalty(limit:)``): their value is the last line.
+    public var redeemPoints: Int?
 
     public init(pickup: Pickup = .accountAddress(), dropoff: Address, weightClass: WeightClass = .small,
-                service: ServiceLevel = .standard, collectAt: CounterID? = nil, declaredValue: Int? = nil) {
+                service: ServiceLevel = .standard, collectAt: CounterID? = nil, declaredValue: Int? = nil, redeemPoints: Int? = nil) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
         self.collectAt = collectAt
         self.declaredValue = declaredValue
+        self.redeemPoints = redeemPoints
     }
 
     /// Collected at a counter: no drop-off address.
@@ -127,7 +130,7 @@ extension WaybillSession {
                 weightClass: .init(rawValue: delivery.weightClass.rawValue)!,
                 service: .init(rawValue: delivery.service.rawValue)!,
                 dropOffCounterId: delivery.dropOffCounterId, collectionCounterId: delivery.collectionCounterId,
-                declaredValue: delivery.declaredValue))).ok.body.json
+                declaredValue: delivery.declaredValue, redeemPoints: delivery.redeemPoints))).ok.body.json
         }
     }
 
@@ -144,7 +147,7 @@ extension WaybillSession {
                     dropOffSlotId: order.dropOffSlot?.uuidString.lowercased(),
                     weightClass: .init(rawValue: order.delivery.weightClass.rawValue)!,
                     service: .init(rawValue: order.delivery.service.rawValue)!,
-                    declaredValue: order.delivery.declaredValue,
+                    declaredValue: order.delivery.declaredValue, redeemPoints: order.delivery.redeemPoints,
                     paymentMethod: .init(rawValue: order.paymentMethod.rawValue)!,
                     recipient: .init(name: order.recipient.name, email: order.recipient.email, phone: order.recipient.phone),
                     notes: order.notes, requireRecipientCode: order.requireRecipientCode ? true : nil,

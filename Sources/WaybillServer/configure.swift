@@ -70,6 +70,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateStepReceipts())         // drivers' steps sent with an idempotency key, done once
     app.migrations.add(CreateAdministration())       // the audit log, re-authentication, report decisions
     app.migrations.add(CreateInsurance())            // the premium table, insured orders, claims
+    app.migrations.add(CreateLoyalty())              // loyalty rules, each account's points, what orders spent
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

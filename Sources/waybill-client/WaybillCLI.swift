@@ -18,6 +18,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Managers:  assign, users, fleet, and every order command
             Admins:    users suspend|ban|lift|restrictions, admin reauth|reports|decide|hide|restore|audit [--csv FILE]
             Insurance: quote|order create --insure AMOUNT; claims file ORDER|list|show; claims approve|decline (staff); claims table (admins)
+            Loyalty points: points (yours and their history); quote|order create --points N; points rules (admins set them)
             Travellers: areas, become-traveller, trip post|list|show|cancel|categories, request list --received|accept|reject|pickup|deliver
             Senders:   find-trips, request send|list|show|cancel
             Integrators: webhook add|list|show|ping|redeliver|on|off|rotate|remove, apikey create|list|revoke
@@ -30,7 +31,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
             WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
-            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self, AdminCommand.self, ClaimCommand.self,
+            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self, AdminCommand.self, ClaimCommand.self, PointsCommand.self,
         ]
     )
 }
@@ -302,6 +303,7 @@ struct DeliveryOptions: ParsableArguments {
     @Option(help: "small, medium or large.") var weight: WeightClass = .small
     @Option(help: "standard or express.") var service: ServiceLevel = .standard
     @Option(help: "Insure the parcel for this value, such as 500 or 499.90 (its premium is part of the price).") var insure: String?
+    @Option(help: "Spend this many loyalty points on the price (`points` shows what you hold).") var points: Int?
 
     var delivery: Delivery {
         func pin(_ latitude: Double?, _ longitude: Double?) -> Coordinate? {
@@ -320,7 +322,8 @@ struct DeliveryOptions: ParsableArguments {
                         dropoff: Address(street: toStreet ?? "", postalCode: toPostalCode ?? "", city: toCity ?? "", coordinate: pin(toLatitude, toLongitude)),
                         weightClass: weight, service: service, collectAt: collectAt.flatMap(UUID.init(uuidString:)).map(CounterID.init(rawValue:)),
                         // An amount that does not read as one goes as 0: the server names the field.
-                        declaredValue: insure.map { Money.minorUnits(fromText: $0, maximum: Decimal(Tariff.maxAmount) / 100) ?? 0 })
+                        declaredValue: insure.map { Money.minorUnits(fromText: $0, maximum: Decimal(Tariff.maxAmount) / 100) ?? 0 },
+                        redeemPoints: points)
     }
 }
 

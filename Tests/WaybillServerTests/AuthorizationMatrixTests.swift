@@ -488,6 +488,14 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.PUT, "/insurance", json: ["currency": "CHF", "claimWindowDays": 30, "secondApprovalAbove": 50_000,
                                                                "bands": [["upTo": 500_000, "rateBasisPoints": 150, "minimumPremium": 200]] as [[String: any Sendable]]],
                                     token: t) },
+        // loyalty points
+        Row(operation: "getLoyalty", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/loyalty", token: t) },
+        Row(operation: "getLoyaltyRules", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/loyalty/rules", token: t) },
+        Row(operation: "putLoyaltyRules", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.PUT, "/loyalty/rules", json: ["pointsPerUnit": 1, "pointValue": 5, "validityDays": 365,
+                                                                   "minimumRedemption": 100, "maxDiscountPercent": 50], token: t) },
         Row(operation: "fileClaim", expected: expect("customerA=201 driverA=403 manager=403 others=404"), setup: insuredDelivered) { w, x, t in
             try await InsuranceTests.file(w.server, x.order, kind: "damaged", amount: 10_000, photo: nil, token: t) },
         Row(operation: "listClaims", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -790,6 +798,7 @@ struct AuthorizationMatrixTests {
         @Sendable func slots(_ w: World) -> Timeslots { Timeslots(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func claims(_ w: World) -> Claims { Claims(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func points(_ w: World) -> Loyalty { Loyalty(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
             Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
@@ -875,6 +884,9 @@ struct AuthorizationMatrixTests {
             "listAuditLog": { w, _, p in _ = try await accounts(w).auditLog(AuditSearch(), for: p) },
             "getInsuranceTable": { w, _, p in _ = try await claims(w).table(for: p) },
             "putInsuranceTable": { w, _, p in _ = try await claims(w).replaceTable(InsuranceTable.initial, by: p) },
+            "getLoyalty": { w, _, p in _ = try await points(w).account(for: p) },
+            "getLoyaltyRules": { w, _, p in _ = try await points(w).rules(for: p) },
+            "putLoyaltyRules": { w, _, p in _ = try await points(w).replaceRules(LoyaltyRules.initial, by: p) },
             "fileClaim": { w, x, p in _ = try await claims(w).file(id(x.order), .init(kind: .damaged, description: "matrix", amount: 10_000, photos: []), by: p) },
             "listClaims": { w, _, p in _ = try await claims(w).list(status: nil, for: p) },
             "getClaim": { w, x, p in _ = try await claims(w).claim(id(x.code), for: p) },

@@ -36,6 +36,8 @@ public enum AuditAction: String, Sendable, Hashable, Codable, CaseIterable {
     /// A claim approved (or approved once, waiting for a second approval), or declined.
     case claimApproved = "claim.approved"
     case claimDeclined = "claim.declined"
+    /// The loyalty points' rules changed.
+    case loyaltyChanged = "loyalty.changed"
 }
 
 /// What an audit entry is about.

@@ -47,15 +47,18 @@ public struct QuoteRequest: Sendable, Equatable {
     public var counters: CounterChoice
     /// The value the sender declares to insure it (minor units of the tariff's currency); nil uninsured.
     public var declaredValue: Int?
+    /// Loyalty points the sender spends on the price; nil spends none.
+    public var redeemPoints: Int?
 
     public init(pickup: PickupInput, dropoff: AddressInput, weightClass: WeightClass, service: ServiceLevel,
-                counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil) {
+                counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil, redeemPoints: Int? = nil) {
         self.pickup = pickup
         self.dropoff = dropoff
         self.weightClass = weightClass
         self.service = service
         self.counters = counters
         self.declaredValue = declaredValue
+        self.redeemPoints = redeemPoints
     }
 
     /// The insurance asked for, priced by `table` (nil when none is asked); a value that cannot be

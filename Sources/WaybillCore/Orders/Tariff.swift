@@ -83,7 +83,7 @@ public struct Tariff: Sendable, Equatable, Codable {
 /// One line of a price's breakdown.
 public struct PriceLine: Sendable, Equatable, Codable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, insurance, rounding
+        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, insurance, rounding, points
     }
     public var kind: Kind
     public var label: String
@@ -104,6 +104,18 @@ public struct Quote: Sendable, Equatable, Codable {
     public var breakdown: [PriceLine]
     /// The declared value insured and its premium (part of `price`), when the sender insured it.
     public var insurance: InsuranceCover? = nil
+    /// Loyalty points spent on it and what they took off `price` (the last line of the breakdown).
+    public var points: LoyaltyRedemption? = nil
+
+    /// The quote with `redemption` taken off its price, as its last line.
+    public func applying(_ redemption: LoyaltyRedemption?) -> Quote {
+        guard let redemption, redemption.discount > 0 else { return self }
+        var quote = self
+        quote.breakdown.append(PriceLine(kind: .points, label: "Loyalty points (\(redemption.points))", amount: -redemption.discount))
+        quote.price.amount -= redemption.discount
+        quote.points = redemption
+        return quote
+    }
 
     /// Kilometres with one decimal, for display.
     public var distanceKm: Double? { distanceMeters.map { Double(($0 + 50) / 100) / 10 } }

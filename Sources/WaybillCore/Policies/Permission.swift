@@ -54,6 +54,8 @@ public enum Permission: String, Sendable, CaseIterable {
     case manageInsurance = "manage_insurance"
     /// Decide insurance claims (with a recently proven password; two staff above a threshold).
     case decideClaims = "decide_claims"
+    /// Set how loyalty points are earned, spent and expire.
+    case manageLoyalty = "manage_loyalty"
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -65,7 +67,7 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
-        case .manageTravel, .manageCounters, .moderate, .manageInsurance: [.admin]
+        case .manageTravel, .manageCounters, .moderate, .manageInsurance, .manageLoyalty: [.admin]
         case .decideClaims: [.manager, .admin]
         case .receiveAtCounter: [.counter]
         }

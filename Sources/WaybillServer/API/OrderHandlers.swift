@@ -30,10 +30,11 @@ extension APIHandler {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
                                                              counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
-                                                             declaredValue: body.declaredValue), for: me)
+                                                             declaredValue: body.declaredValue, redeemPoints: body.redeemPoints), for: me)
         return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
                                              breakdown: quote.breakdown.map(Self.priceLine),
-                                             insurance: quote.insurance.map { Self.cover($0, currency: quote.price.currency) }))))
+                                             insurance: quote.insurance.map { Self.cover($0, currency: quote.price.currency) },
+                                             points: quote.points.map { Self.redemption($0, currency: quote.price.currency) }))))
     }
 
     // MARK: orders
@@ -44,7 +45,7 @@ extension APIHandler {
         let request = OrderRequest(
             quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
                                      counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
-                                     declaredValue: body.declaredValue),
+                                     declaredValue: body.declaredValue, redeemPoints: body.redeemPoints),
             paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
             recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
             notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
@@ -340,7 +341,7 @@ extension APIHandler {
 
     /// A missing pickup or drop-off reads as empty (422 for each field) unless a counter stands for it.
     static func quoteRequest(_ pickup: S.PickupAddress?, _ dropoff: S.Address?, _ weight: S.WeightClass, _ service: S.ServiceLevel,
-                             counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil) -> QuoteRequest {
+                             counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil, redeemPoints: Int? = nil) -> QuoteRequest {
         QuoteRequest(
             pickup: PickupInput(useAccountAddress: pickup?.useAccountAddress ?? false, address: AddressInput(
                 street: pickup?.street, postalCode: pickup?.postalCode, city: pickup?.city, country: pickup?.country,
@@ -348,7 +349,11 @@ extension APIHandler {
             dropoff: AddressInput(street: dropoff?.street, postalCode: dropoff?.postalCode, city: dropoff?.city,
                                   country: dropoff?.country, latitude: dropoff?.latitude, longitude: dropoff?.longitude),
             weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!,
-            counters: counters, declaredValue: declaredValue)
+            counters: counters, declaredValue: declaredValue, redeemPoints: redeemPoints)
+    }
+
+    static func redemption(_ r: LoyaltyRedemption, currency: String) -> S.LoyaltyRedemption {
+        S.LoyaltyRedemption(points: r.points, discount: money(Money(r.discount, currency)))
     }
 
     static func cover(_ cover: InsuranceCover, currency: String) -> S.InsuranceCover {
@@ -415,6 +420,7 @@ extension APIHandler {
             price: money(o.price), distanceKm: o.distanceMeters.map { Double(($0 + 50) / 100) / 10 },
             breakdown: full ? try o.breakdown.map(priceLine) : nil,
             insurance: o.declaredValue.map { cover(InsuranceCover(declaredValue: $0, premium: o.insurancePremium ?? 0), currency: o.currency) },
+            points: o.pointsRedeemed.map { redemption(LoyaltyRedemption(points: $0, discount: o.pointsDiscount ?? 0), currency: o.currency) },
             payment: S.Payment(
                 method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,

@@ -96,6 +96,8 @@ extension DomainEvents {
         subscribe("conversations") { event, db in try await Conversations.handle(event, on: db) }
         // Timeslots: a cancelled shipment frees its seats; a pickup or delivery done completes its booking.
         subscribe("timeslots") { event, db in try await Timeslots.handle(event, on: db) }
+        // Loyalty points: a delivery earns them; a cancellation or refund gives back those spent on it.
+        subscribe("loyalty") { event, db in try await Loyalty.handle(event, on: db) }
     }
 }
 

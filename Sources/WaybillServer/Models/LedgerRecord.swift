@@ -62,18 +62,22 @@ enum LedgerRecorder {
             // An insured order's premium is recorded with it: the part of the payment that insures.
             if order.paymentStatus == .paid {
                 let at = order.paidAt ?? UnixTime.nowMillis
-                return [entry(.charge, order.priceAmount, at: at, reference: order.paymentIntentID)] + premium(of: order, at: at)
+                return [entry(.charge, order.priceAmount, at: at, reference: order.paymentIntentID)] + premium(of: order, at: at) + points(of: order, at: at)
             }
-            if order.paymentMethod == .invoice { return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] + premium(of: order, at: order.createdAt) }
+            if order.paymentMethod == .invoice {
+                return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] + premium(of: order, at: order.createdAt) + points(of: order, at: order.createdAt)
+            }
             return []
         case .orderPickedUp(_, _, let cash):
             guard let cash, cash > 0 else { return [] }
-            return [entry(.cashCollected, cash, at: order.updatedAt)] + premium(of: order, at: order.updatedAt)
+            return [entry(.cashCollected, cash, at: order.updatedAt)] + premium(of: order, at: order.updatedAt) + points(of: order, at: order.updatedAt)
         case .paymentRefunded:
-            return [entry(.refund, order.priceAmount, at: order.refundedAt ?? UnixTime.nowMillis, reference: order.refundID)]
+            let at = order.refundedAt ?? UnixTime.nowMillis
+            return [entry(.refund, order.priceAmount, at: at, reference: order.refundID)] + pointsBack(of: order, at: at)
         case .orderCancelled:
             // A cancelled order is on no statement: its invoice line is credited back.
-            return order.paymentMethod == .invoice ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] : []
+            return order.paymentMethod == .invoice
+                ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] + pointsBack(of: order, at: order.updatedAt) : []
         case .paidOut(_, let entry):
             return [entry]
         case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged, .tripRequestChanged,
@@ -86,6 +90,18 @@ enum LedgerRecorder {
     private static func premium(of order: Order, at: Int64) -> [LedgerEntry] {
         guard let premium = order.insurancePremium, premium > 0 else { return [] }
         return [entry(.insurancePremium, premium, of: order, at: at)]
+    }
+
+    /// The loyalty points spent on an order, as the payment of the rest is recorded.
+    private static func points(of order: Order, at: Int64) -> [LedgerEntry] {
+        guard let discount = order.pointsDiscount, discount > 0 else { return [] }
+        return [entry(.pointsRedeemed, discount, of: order, at: at)]
+    }
+
+    /// The points given back with a refund or a credit (`Loyalty` restores them to the account).
+    private static func pointsBack(of order: Order, at: Int64) -> [LedgerEntry] {
+        guard let discount = order.pointsDiscount, discount > 0 else { return [] }
+        return [entry(.refund, discount, of: order, at: at, reference: "points")]
     }
 
     /// What an order made before the ledger would have recorded. `pickedUpAt`: when it was picked up.

@@ -72,6 +72,10 @@ final class Order: Model, @unchecked Sendable {
     @OptionalField(key: "declared_value") var declaredValue: Int?
     /// What the insurance cost, part of `priceAmount`.
     @OptionalField(key: "insurance_premium") var insurancePremium: Int?
+    /// Loyalty points spent on it, and what they took off the price (`priceAmount` is what is left
+    /// to pay in money).
+    @OptionalField(key: "points_redeemed") var pointsRedeemed: Int?
+    @OptionalField(key: "points_discount") var pointsDiscount: Int?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -82,7 +86,8 @@ final class Order: Model, @unchecked Sendable {
          $tariffVersion, $paymentMethod, $paymentStatus, $sandbox, $checkoutSessionID, $checkoutURL, $paymentIntentID,
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
-         $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken, $declaredValue, $insurancePremium]
+         $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken, $declaredValue, $insurancePremium,
+         $pointsRedeemed, $pointsDiscount]
     }
 
     var properties: [any AnyProperty] { databaseFields }

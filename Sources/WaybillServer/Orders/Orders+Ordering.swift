@@ -57,9 +57,12 @@ extension Orders {
         let tariff = try await currentTariff().tariff
         let insurance = request.insurance(table: try await insuranceTableIfAsked(request), currency: tariff.currency, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
-        return Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
-                             pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance)
+        let quote = Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
+                                  pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance)
+        return quote.applying(try await loyalty.redemption(request.redeemPoints, price: quote.price.amount, for: principal.userID))
     }
+
+    private var loyalty: Loyalty { Loyalty(services: services, db: db, logger: logger) }
 
     /// The premium table, read only when the request insures something.
     private func insuranceTableIfAsked(_ request: QuoteRequest) async throws -> InsuranceTable? {
@@ -104,8 +107,11 @@ extension Orders {
         let insurance = request.quote.insurance(table: try await insuranceTableIfAsked(request.quote), currency: tariff.currency,
                                                 into: &insuranceErrors)
         if !insuranceErrors.isEmpty { throw WaybillError.validation(insuranceErrors) }
-        let quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
+        var quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
                                   pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate, insurance: insurance)
+        // Points are checked now and spent in the order's transaction, under the account's lock.
+        let redemption = try await loyalty.redemption(request.quote.redeemPoints, price: quote.price.amount, for: principal.userID)
+        quote = quote.applying(redemption)
         let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
                               sandbox: services.payments.isSandbox)
         order.idempotencyKey = key
@@ -128,7 +134,10 @@ extension Orders {
         while true {
             do {
                 try await transaction { db in
+                    // The account's points are held first, before the order refers to the account.
+                    if redemption != nil { try await Loyalty.lockAccount(order.customerID, on: db) }
                     try await order.create(on: db)
+                    if let redemption { try await Loyalty.spend(redemption, on: order, on: db) }
                     for leg in Leg.route(for: order, counters: valid.counters) { try await leg.create(on: db) }
                     for (slot, template) in chosen {
                         try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
@@ -192,6 +201,8 @@ extension Order {
         order.distanceMeters = quote.distanceMeters
         order.declaredValue = quote.insurance?.declaredValue
         order.insurancePremium = quote.insurance?.premium
+        order.pointsRedeemed = quote.points?.points
+        order.pointsDiscount = quote.points?.discount
         order.breakdownJSON = Order.json(quote.breakdown)
         order.tariffVersion = tariffVersion
         order.paymentMethod = valid.paymentMethod

@@ -101,6 +101,7 @@ enum AdminCatalogue {
         case .insuranceChanged: .actInsuranceChanged
         case .claimApproved: .actClaimApproved
         case .claimDeclined: .actClaimDeclined
+        case .loyaltyChanged: .actLoyaltyChanged
         case .tripRemoved: .actTripRemoved
         case .orderCancelled: .actOrderCancelled
         case .orderRefunded: .actOrderRefunded

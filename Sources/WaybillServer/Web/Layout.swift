@@ -205,6 +205,7 @@ struct WebPage {
         if caller.may(.moderate) { links.append((WebRoutes.admin(), ctx.t(.administration))) }
         if caller.may(.decideClaims) { links.append((WebRoutes.claims(), ctx.t(.claims))) }
         if caller.may(.manageInsurance) { links.append((WebRoutes.insurance(), ctx.t(.insurance))) }
+        if caller.may(.manageLoyalty) { links.append((WebRoutes.loyaltyRules(), ctx.t(.loyaltyRules))) }
         if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
         if caller.may(.receiveAtCounter) { links.append((WebRoutes.desk(), ctx.t(.desk))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
@@ -345,6 +346,9 @@ extension WebContext {
         case "https_required": t(.errHTTPSRequired)
         case "invalid_url": t(.errInvalidURL)
         case "unknown_event": t(.errInvalid)
+        case "above_maximum" where field == "redeemPoints": t(.errPointsAboveMaximum)
+        case "below_minimum": t(.errPointsBelowMinimum)
+        case "not_enough_points": t(.errNotEnoughPoints)
         case "above_maximum": t(.errAboveMaximum)
         case "out_of_range": t(.errOutOfRange)
         case "unavailable": t(.errInsuranceUnavailable)
@@ -494,6 +498,7 @@ extension WebContext {
         case .express: t(.plExpress)
         case .insurance: t(.plInsurance)
         case .rounding: t(.plRounding)
+        case .points: t(.plPoints)
         }
     }
 

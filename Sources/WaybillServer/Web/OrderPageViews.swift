@@ -11,6 +11,8 @@ struct OrderFormPage: PageView {
     var accountAddress: Address?
     /// The premium table, for the "insure it" field (its currency and maximum).
     var insurance: InsuranceTable?
+    /// The sender's points, for the "use points" field (shown once they hold enough to spend).
+    var points: Loyalty.Holding?
     /// Reception counters the parcel may be dropped at or collected from.
     var counters: [CounterRecord] = []
     var values: [String: String]
@@ -45,7 +47,7 @@ struct OrderFormPage: PageView {
                 """
         }
         let shown: Set<String> = ["pickupMode", "dropOffCounter", "dropoffMode", "collectionCounter", "pickupStreet", "pickupPostalCode", "pickupCity", "dropoffStreet", "dropoffPostalCode",
-                                  "dropoffCity", "weightClass", "service", "recipientName", "recipientEmail", "recipientPhone", "notes", "declaredValue"]
+                                  "dropoffCity", "weightClass", "service", "recipientName", "recipientEmail", "recipientPhone", "notes", "declaredValue", "redeemPoints"]
         return WebPage(title: ctx.t(.newDelivery), body: """
             <h1>\(h(ctx.t(.newDelivery)))</h1>
             \(form.summary(message: message, shown: shown))
@@ -68,6 +70,10 @@ struct OrderFormPage: PageView {
             \(form.radios("service", ctx.t(.serviceLevel), options: ServiceLevel.allCases.map { ($0.rawValue, ctx.service($0)) }))
             \(insurance.map { form.field("declaredValue", ctx.t(.insureFor, $0.currency), required: false,
                                         hint: ctx.t(.insureHint, Money($0.maxInsurableValue, $0.currency).description), attributes: "inputmode=\"decimal\"") } ?? "")
+            \(points.map { p in form.field("redeemPoints", ctx.t(.usePoints), required: false,
+                                           hint: ctx.t(.usePointsHint, String(p.points), Money(p.worth, p.currency).description,
+                                                       String(p.rules.minimumRedemption), String(p.rules.maxDiscountPercent)),
+                                           attributes: "inputmode=\"numeric\"") } ?? "")
             <fieldset><legend>\(h(ctx.t(.recipient)))</legend>
             \(form.field("recipientName", ctx.t(.name), autocomplete: "off"))
             \(form.field("recipientEmail", ctx.t(.email), type: "email", autocomplete: "off", required: false))

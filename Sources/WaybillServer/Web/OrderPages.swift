@@ -51,6 +51,8 @@ struct OrderPages {
         var idempotencyKey: String?
         /// "Insure it for": an amount in the currency's units ("500", "499.90"); empty not to insure.
         var declaredValue: String?
+        /// "Use loyalty points": a number of points; empty to use none.
+        var redeemPoints: String?
         var photo: File?
 
         var values: [String: String] {
@@ -78,9 +80,12 @@ struct OrderPages {
                                          collectionID: dropoffMode == "counter" ? UUID(uuidString: collectionCounter ?? "")?.uuidString ?? "" : nil)
             // A value that is not an amount reads as 0, which the service refuses on `declaredValue`.
             let insured = (declaredValue ?? "").trimmingCharacters(in: .whitespaces)
+            // Points that are not a whole number read as 0, which the service refuses on `redeemPoints`.
+            let points = (redeemPoints ?? "").trimmingCharacters(in: .whitespaces)
             return QuoteRequest(pickup: pickup, dropoff: dropoff, weightClass: WeightClass(rawValue: weightClass ?? "") ?? .small,
                                 service: ServiceLevel(rawValue: service ?? "") ?? .standard, counters: counters,
-                                declaredValue: insured.isEmpty ? nil : Money.minorUnits(fromText: insured, maximum: Decimal(Tariff.maxAmount) / 100) ?? 0)
+                                declaredValue: insured.isEmpty ? nil : Money.minorUnits(fromText: insured, maximum: Decimal(Tariff.maxAmount) / 100) ?? 0,
+                                redeemPoints: points.isEmpty ? nil : Int(points) ?? 0)
         }
     }
 
@@ -106,6 +111,7 @@ struct OrderPages {
     static func formPage(_ req: Request, _ me: Principal, values: [String: String], errors: [String: String] = [:], message: String? = nil,
                          status: HTTPResponseStatus = .ok) async throws -> OrderFormPage {
         OrderFormPage(accountAddress: me.user.accountAddress, insurance: try? await Claims(request: req).currentTable().table,
+                      points: try await Loyalty(request: req).holding(me.userID),
                       counters: try await Counters(request: req).active(by: me), values: values, errors: errors, message: message, status: status)
     }
 

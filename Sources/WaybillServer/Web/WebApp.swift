@@ -26,6 +26,7 @@ enum WebApp {
         DispatchPages().register(web)
         AdminPages().register(web)
         ClaimPages().register(web)
+        LoyaltyPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
         web.get(WebRoutes.offline, use: offline)
