@@ -44,7 +44,8 @@ struct HardeningTests {
                     for index in 0..<40 {
                         group.addTask {
                             let answer = try await server.postOverHTTP(port: port, "/auth/login",
-                                json: #"{"email":"target@example.com","password":"wrong-\#(index)-password"}"#, client: client)
+                                json: #"{"email":"target@example.com","password":"wrong-\#(index)-password"}"#, client: client,
+                                timeout: .seconds(300))
                             return (answer.status, answer.headers.first(name: "Retry-After"))
                         }
                     }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOCore
 import Foundation
 import Testing
 import Vapor
@@ -55,13 +56,13 @@ extension TestServer {
 
     /// Posts JSON over a real connection to a server started with `serving` (status and headers).
     func postOverHTTP(port: Int, _ path: String, json: String, headers: [(String, String)] = [],
-                      client: HTTPClient) async throws -> (status: Int, headers: HTTPHeaders) {
+                      client: HTTPClient, timeout: NIOCore.TimeAmount = .seconds(60)) async throws -> (status: Int, headers: HTTPHeaders) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1\(path)")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: json))
-        let response = try await client.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: timeout)
         _ = try await response.body.collect(upTo: 1 << 16)
         return (Int(response.status.code), response.headers)
     }
