@@ -70,16 +70,19 @@ struct Loyalty: WaybillService {
     func account(for principal: Principal, limit: Int = 100) async throws -> Account {
         let id = principal.userID
         let now = UnixTime.nowMillis
-        var balance = LoyaltyBalance.replay(try await Self.entries(of: id, on: db), now: now)
+        // One read of the history gives both the balance and the newest entries; only when points
+        // are due to expire is it written (under the account's lock) and read again.
+        var entries = try await Self.entries(of: id, on: db)
+        var balance = LoyaltyBalance.replay(entries, now: now)
         if !balance.due.isEmpty {
-            balance = try await orders.transaction { db in
+            (balance, entries) = try await orders.transaction { db in
                 try await Self.lockAccount(id, on: db)
-                return try await Self.settle(id, now: now, on: db)
+                let settled = try await Self.settle(id, now: now, on: db)
+                return (settled, try await Self.entries(of: id, on: db))
             }
         }
-        let rows = try await LoyaltyEntryRecord.query(on: db).filter(\.$accountID == id)
-            .sort(\.$createdAt, .descending).limit(max(1, min(limit, 500))).all()
-        let orderIDs = Set(rows.compactMap(\.orderID))
+        let newest = Array(entries.reversed().prefix(max(1, min(limit, 500))))
+        let orderIDs = Set(newest.compactMap(\.order))
         var references: [OrderID: String] = [:]
         if !orderIDs.isEmpty, let sql = db.tracedSQL {
             let rows = try await sql.select().column("id").column("reference").from("orders")
@@ -89,7 +92,7 @@ struct Loyalty: WaybillService {
             }
         }
         let (rules, currency) = try await self.rules(for: principal)
-        return Account(balance: balance, entries: rows.map { ($0.entry, $0.orderID.flatMap { references[$0] }) }, rules: rules, currency: currency)
+        return Account(balance: balance, entries: newest.map { ($0, $0.order.flatMap { references[$0] }) }, rules: rules, currency: currency)
     }
 
     /// What an account holds, for the ordering form: nil unless it holds enough to spend.
