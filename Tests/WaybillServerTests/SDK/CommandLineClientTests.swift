@@ -78,7 +78,7 @@ struct CLI: Sendable {
     }
 }
 
-@Suite("The command-line client drives a delivery through the SDK", .timeLimit(.minutes(10)))
+@Suite("The command-line client drives a delivery through the SDK")
 struct CommandLineClientTests {
     @Test("waybill-client takes an order from sign-up to a delivery with a signature, while `track` follows it live",
           arguments: TestDatabase.available)

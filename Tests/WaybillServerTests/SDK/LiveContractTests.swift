@@ -7,7 +7,7 @@ import WaybillCore
 
 /// Other teams generate the live channel's message types from openapi.yaml: what the server sends
 /// must fit them.
-@Suite("openapi.yaml describes the live channel's messages", .timeLimit(.minutes(10)))
+@Suite("openapi.yaml describes the live channel's messages")
 struct LiveContractTests {
     @Test("Every message the live channel sends during a delivery decodes as openapi.yaml's LiveMessage, and commands as LiveCommand",
           arguments: TestDatabase.available)

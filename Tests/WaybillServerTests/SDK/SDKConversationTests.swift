@@ -30,7 +30,7 @@ actor ChatRecorder {
     }
 }
 
-@Suite("The Swift SDK speaks conversations: write, read, follow live, resume after the server went away", .timeLimit(.minutes(10)))
+@Suite("The Swift SDK speaks conversations: write, read, follow live, resume after the server went away")
 struct SDKConversationTests {
     @Test("Through the SDK the customer writes to the driver; the driver's stream gets it, and after a restart the messages sent meanwhile, once each",
           arguments: TestDatabase.available)

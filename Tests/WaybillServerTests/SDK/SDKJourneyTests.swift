@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("The Swift SDK drives a whole delivery against a real server", .timeLimit(.minutes(10)))
+@Suite("The Swift SDK drives a whole delivery against a real server")
 struct SDKJourneyTests {
     static let bern = Address(street: "Bundesplatz 3", postalCode: "3005", city: "Bern",
                               coordinate: Coordinate(latitude: 46.9466, longitude: 7.4441))

@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("Live updates and positions through the SDK survive the server going away", .timeLimit(.minutes(10)))
+@Suite("Live updates and positions through the SDK survive the server going away")
 struct SDKLiveTests {
     /// An order accepted by Luca, who is signed in through the SDK and on duty; his uploader retries quickly.
     static func driverWithAnOrder(_ server: TestServer, port: Int, overLiveChannel: Bool) async throws -> (orderID: String, uploader: PositionUploader) {
@@ -178,7 +178,7 @@ struct SDKLiveTests {
     }
 }
 
-@Suite("The live stream notices a connection that died silently", .timeLimit(.minutes(10)))
+@Suite("The live stream notices a connection that died silently")
 struct SDKLiveHeartbeatTests {
     @Test("When the network path to the server goes silent, the live stream's heartbeat notices, reconnects and delivers what it missed",
           arguments: TestDatabase.available)

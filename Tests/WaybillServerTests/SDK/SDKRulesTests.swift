@@ -8,7 +8,7 @@ import WaybillCore
 /// What an app needs so that it keeps no rule of its own, through the SDK against a served server:
 /// the payment methods to offer, the driver's day, the fleet ranked for an order, marking
 /// everything read, and error messages in the person's language.
-@Suite("The SDK asks the server for the rules", .timeLimit(.minutes(10)))
+@Suite("The SDK asks the server for the rules")
 struct SDKRulesTests {
     @Test("Payment options, the driver's day, the ranked fleet, read-all and French error messages", arguments: [TestDatabase.sqlite])
     func rulesFromTheServer(db: TestDatabase) async throws {

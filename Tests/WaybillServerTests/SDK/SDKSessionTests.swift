@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("WaybillSession keeps the tokens fresh and says when the session is over", .timeLimit(.minutes(10)))
+@Suite("WaybillSession keeps the tokens fresh and says when the session is over")
 struct SDKSessionTests {
     /// Signs Ada in through the SDK and returns what her app stored.
     static func signedIn(_ server: TestServer, port: Int) async throws -> SessionTokens {

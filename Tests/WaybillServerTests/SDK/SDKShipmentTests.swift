@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("The Swift SDK speaks shipments: boxes, legs, hand-overs and the receiver's confirmation", .timeLimit(.minutes(10)))
+@Suite("The Swift SDK speaks shipments: boxes, legs, hand-overs and the receiver's confirmation")
 struct SDKShipmentTests {
     @Test("Through the SDK the receiver finds the parcel under Incoming, reads its legs and hand-overs without a price, and confirms receipt with a photo",
           arguments: TestDatabase.available)

@@ -5,7 +5,7 @@ import WaybillClient
 import WaybillCore
 @testable import WaybillServer
 
-@Suite("The Swift SDK speaks travellers: areas, trips, requests, the code and the payout", .timeLimit(.minutes(10)))
+@Suite("The Swift SDK speaks travellers: areas, trips, requests, the code and the payout")
 struct SDKTravelTests {
     @Test("Through the SDK a traveller posts a trip, a sender finds it, requests and pays, and the receiver's code completes it",
           arguments: TestDatabase.available)

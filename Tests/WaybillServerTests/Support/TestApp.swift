@@ -137,7 +137,7 @@ struct TestServer: Sendable {
             let server = TestServer(app: app, mailer: recording, database: database, clock: clock)
             try await beforeMigrating(server)
             try await migrate(app)
-            try await body(server)
+            try await withTimeLimit(Self.timeLimit) { try await body(server) }
         } catch {
             // PostgresNIO hides the server's message in `description`: say it, or a failure under load
             // cannot be told from another.
@@ -146,6 +146,31 @@ struct TestServer: Sendable {
             throw error
         }
         await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
+    }
+
+    /// How long a test may take once its database is ready: a test that hangs fails alone instead of
+    /// holding up the whole run. Not swift-testing's `.timeLimit`: that one also counts the wait for
+    /// a PostgreSQL slot (`TestSlots`), and with the whole suite queued on those slots a test can wait
+    /// most of ten minutes for its turn (the SDK suites failed that way in full runs, never alone).
+    static let timeLimit: Duration = .seconds(600)
+
+    /// Runs `body`; if it has not finished within `limit`, records an issue, cancels it and throws.
+    static func withTimeLimit(_ limit: Duration, _ body: () async throws -> Void) async throws {
+        try await withoutActuallyEscaping(body) { body in
+            // The body runs in a child task so that the deadline can cancel it; it is awaited before
+            // this returns, so it never outlives the closure it came from.
+            let work = UncheckedSendable(body)
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { try await work.value(); return true }
+                group.addTask { try await Task.sleep(for: limit); return false }
+                let finished = try await group.next() ?? true
+                group.cancelAll()
+                if !finished {
+                    Issue.record("The test took longer than \(limit) once its database was ready")
+                    throw CancellationError()
+                }
+            }
+        }
     }
 
     private static func cleanUp(app: Application, database: TestDatabase, schema: String, scratch: URL) async {
@@ -370,6 +395,13 @@ struct JSON: @unchecked Sendable {
     var array: [JSON] { (value as? [Any] ?? []).map { JSON(value: $0) } }
     var keys: Set<String> { Set((value as? [String: Any])?.keys.map { $0 } ?? []) }
     var exists: Bool { value != nil && !(value is NSNull) }
+}
+
+/// Carries a value the compiler cannot prove sendable to a child task that is awaited before its
+/// owner goes on (`TestServer.withTimeLimit`).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// A bound on test servers alive at once (an async semaphore): each PostgreSQL one holds a pool of
