@@ -45,8 +45,17 @@ struct PageSnapshotTests {
         return text
     }
 
+    /// What a page shows when Swift described a value instead of the page writing it: a string
+    /// literal that type inference made an `SQLQueryString` (SQLKit's `joined(separator:)` on an
+    /// array of them), an interpolated optional, a typed id. A snapshot recorded with one of these
+    /// once went unnoticed; no snapshot may hold one.
+    static let debugDescriptions = ["SQLQueryString(", "SQLKit.", "Optional(", "Tagged(", "WaybillCore.", "WaybillServer."]
+
     /// Compares `html` with the stored snapshot `name`; records it when missing or asked to.
     static func check(_ html: String, named name: String) throws -> String? {
+        if let leaked = debugDescriptions.first(where: { html.contains($0) }) {
+            return "\(name) shows a Swift debug description (\(leaked)) instead of its text"
+        }
         let normalized = normalize(html)
         let file = directory.appendingPathComponent(name + ".html")
         let record = ProcessInfo.processInfo.environment["SNAPSHOT_RECORD"] != nil

@@ -157,7 +157,7 @@ struct ReportsPage: PageView {
         let hidden = Form(ctx: ctx).hidden()
         let back = WebRoutes.admin(query: "status=" + (status?.rawValue ?? "all"))
         let filters = ([("pending", ctx.t(.reportPending)), ("reviewed", ctx.t(.reportReviewed)), ("dismissed", ctx.t(.reportDismissed)),
-                        ("action_taken", ctx.t(.reportActionTaken)), ("all", ctx.t(.reportAllStatuses))] as [(String, String)]).map { value, label in
+                        ("action_taken", ctx.t(.reportActionTaken)), ("all", ctx.t(.reportAllStatuses))] as [(String, String)]).map { value, label -> String in
             let current = (status?.rawValue ?? "all") == value
             return "<a href=\"\(WebRoutes.admin(query: "status=" + value))\"\(current ? " aria-current=\"page\" class=\"current\"" : "")>\(h(label))</a>"
         }.joined(separator: " · ")

@@ -193,7 +193,7 @@ struct ImportPage: PageView {
     func page(_ ctx: WebContext) -> WebPage {
         let r = record
         let problems = r.problems
-        let rows = problems.map { p in
+        let rows = problems.map { p -> String in
             let column = p.column.map { ImportColumn(rawValue: $0).map { ctx.lang == .fr ? $0.french : $0.rawValue } ?? $0 } ?? "—"
             return "<tr data-row=\"\(p.row)\" data-column=\"\(h(p.column ?? ""))\" data-code=\"\(h(p.code))\"><td>\(p.row == 0 ? h(ctx.t(.importWholeFile)) : String(p.row))</td><td>\(h(column))</td><td>\(h(ctx.t(ImportText.message(p.code))))</td></tr>"
         }.joined()

@@ -54,7 +54,7 @@ struct PointsPage: PageView {
     func page(_ ctx: WebContext) -> WebPage {
         let rules = (try? account.rules.rules) ?? .initial
         let worth = Money(rules.value(of: account.balance.points) ?? 0, account.currency)
-        let rows = account.entries.map { line in
+        let rows = account.entries.map { line -> String in
             let sign = line.entry.kind.sign > 0 ? "+" : "−"
             let order = line.entry.order.map { id in "<a href=\"\(WebRoutes.order(id))\">\(h(line.reference ?? ""))</a>" } ?? ""
             return """
@@ -74,8 +74,8 @@ struct PointsPage: PageView {
                                       String(rules.minimumRedemption), String(rules.maxDiscountPercent), String(rules.validityDays))))</p>
             <h2>\(h(ctx.t(.pointsHistory)))</h2>
             \(rows.isEmpty ? "<p>\(h(ctx.t(.pointsNone)))</p>" : """
-                <table class="list"><thead><tr><th>\(h(ctx.t(.pointsWhen)))</th><th>\(h(ctx.t(.pointsWhat)))</th><th class="num">\(h(ctx.t(.plPoints)))</th><th>\(h(ctx.t(.pointsOrder)))</th></tr></thead>
-                <tbody>\(rows)</tbody></table>
+                <div class="table-wrap"><table class="list"><thead><tr><th>\(h(ctx.t(.pointsWhen)))</th><th>\(h(ctx.t(.pointsWhat)))</th><th class="num">\(h(ctx.t(.plPoints)))</th><th>\(h(ctx.t(.pointsOrder)))</th></tr></thead>
+                <tbody>\(rows)</tbody></table></div>
                 """)
             """)
     }

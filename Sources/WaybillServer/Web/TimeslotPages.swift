@@ -347,7 +347,7 @@ struct DispatchTimeslotsPage: PageView {
             <h2>\(h(ctx.t(.slotBookedList)))</h2>
             \(visits.isEmpty ? "<p>\(h(ctx.t(.slotNone)))</p>" : "<ul class=\"list\" id=\"slot-booked\">\(visits)</ul>")
             <h2>\(h(ctx.t(.slotTemplates)))</h2>
-            \(rows.isEmpty ? "<p>\(h(ctx.t(.slotNone)))</p>" : "<table class=\"table\" id=\"slot-templates\"><tbody>\(rows)</tbody></table>")
+            \(rows.isEmpty ? "<p>\(h(ctx.t(.slotNone)))</p>" : "<div class=\"table-wrap\"><table class=\"table\" id=\"slot-templates\"><tbody>\(rows)</tbody></table></div>")
             <h3>\(h(ctx.t(.slotAddTemplate)))</h3>
             <form method="post" action="\(WebRoutes.timeslotTemplates())" class="stack" id="slot-template-form">\(csrf)
             \(form.summary(message: message, shown: ["kind", "counterId", "weekday", "start", "end", "capacity", "zone"]))
