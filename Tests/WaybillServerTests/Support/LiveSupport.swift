@@ -106,9 +106,10 @@ final class LiveTestClient: Sendable {
         return try await next { ($0["type"].string == "subscribed" || $0["type"].string == "error") && $0["topic"].string == topic }
     }
 
-    /// Waits (up to `timeout`) for a message matching `predicate`.
+    /// Waits (up to `timeout`) for a message matching `predicate`. A minute: a message that arrives
+    /// ends the wait at once, and a full run on two cores can delay one by many seconds.
     @discardableResult
-    func next(timeout: Duration = .seconds(5), _ predicate: (JSON) -> Bool) async throws -> JSON {
+    func next(timeout: Duration = .seconds(60), _ predicate: (JSON) -> Bool) async throws -> JSON {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let hit = messages.first(where: predicate) { return hit }
@@ -120,7 +121,7 @@ final class LiveTestClient: Sendable {
 
     /// Waits for the `n`-th event (1-based) of a type on a topic.
     @discardableResult
-    func event(_ type: String, topic: String, count: Int = 1, timeout: Duration = .seconds(5)) async throws -> JSON {
+    func event(_ type: String, topic: String, count: Int = 1, timeout: Duration = .seconds(60)) async throws -> JSON {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let hits = events.filter { $0["type"].string == type && $0["topic"].string == topic }

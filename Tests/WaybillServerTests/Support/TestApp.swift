@@ -73,19 +73,19 @@ struct TestServer: Sendable {
         beforeMigrating: (TestServer) async throws -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
-        // Every test starts at once: without a bound, their PostgreSQL pools together ask for more
-        // connections than the server has (`max_connections`), and tests fail with "too many clients".
-        if case .postgres = database {
-            await TestSlots.postgres.acquire()
-        }
+        // Every test starts at once. Without a bound, PostgreSQL's servers together ask for more
+        // connections than it has (`max_connections`: "too many clients"), and hundreds of servers
+        // share two cores: a request then waits minutes for its turn and timeouts meant for a slow
+        // answer (a live message within 5 s, a local OSRM within 30 s) fire in a full run only.
+        await TestSlots.servers.acquire()
         do {
             try await runAcquired(database, mailer: mailer, push: push, adjust: adjust, random: random, sqliteFile: sqliteFile,
                                   beforeMigrating: beforeMigrating, body)
         } catch {
-            if case .postgres = database { await TestSlots.postgres.release() }
+            await TestSlots.servers.release()
             throw error
         }
-        if case .postgres = database { await TestSlots.postgres.release() }
+        await TestSlots.servers.release()
     }
 
     private static func runAcquired(
@@ -149,10 +149,11 @@ struct TestServer: Sendable {
     }
 
     /// How long a test may take once its database is ready: a test that hangs fails alone instead of
-    /// holding up the whole run. Not swift-testing's `.timeLimit`: that one also counts the wait for
+    /// holding up the whole run. Twenty minutes: the order-transition matrix on PostgreSQL took more
+    /// than ten in a loaded full run. Not swift-testing's `.timeLimit`: that one also counts the wait for
     /// a PostgreSQL slot (`TestSlots`), and with the whole suite queued on those slots a test can wait
     /// most of ten minutes for its turn (the SDK suites failed that way in full runs, never alone).
-    static let timeLimit: Duration = .seconds(600)
+    static let timeLimit: Duration = .seconds(1200)
 
     /// Runs `body`; if it has not finished within `limit`, records an issue, cancels it and throws.
     static func withTimeLimit(_ limit: Duration, _ body: () async throws -> Void) async throws {
@@ -407,8 +408,10 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// A bound on test servers alive at once (an async semaphore): each PostgreSQL one holds a pool of
 /// up to `databasePoolSize` connections per core, a live listener and its migrations' connection.
 actor TestSlots {
-    /// 40 servers × (2 × 2 pooled + 1 listener) stays well under the 500 connections scripts/test gives PostgreSQL.
-    static let postgres = TestSlots(40)
+    /// On SQLite and PostgreSQL alike. 24 servers × (2 × 2 pooled + 1 listener + 1 migrating) stays well
+    /// under the 500 connections scripts/test gives PostgreSQL, and keeps two cores busy: tests also
+    /// wait (on local receivers, on clocks) while they hold a slot.
+    static let servers = TestSlots(24)
 
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
