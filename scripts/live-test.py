@@ -207,7 +207,7 @@ async def rolling_restart(ports, tokens, order_id):
             break
         received.append(message["id"])
     check("the customer, reconnected to the restarted process, got every position it missed, once and in order",
-          received and received == sorted(set(received)) and received[0] > last_seen, f"{len(received)} after {last_seen}")
+          received and received == sorted(set(received)) and received[0] > last_seen, f"{len(received)} after {last_seen}: {received}")
     await watcher.close()
 
 

@@ -252,6 +252,9 @@ final class LiveConnection: Sendable {
         var audience: LiveAudience
         /// While stored events are being replayed, live ones wait here.
         var waiting: [LiveRow]?
+        /// Ids the replay sent. The feed may still bring one of them afterwards (its notification
+        /// can arrive after the replay read the committed row): it is not sent twice.
+        var replayed: Set<Int64> = []
     }
 
     struct State {
@@ -284,18 +287,19 @@ final class LiveConnection: Sendable {
         state.withLockedValue { $0.subscriptions[topic] = Subscription(label: label, audience: audience, waiting: replaying ? [] : nil) }
     }
 
-    /// Sends the stored events, then those that arrived meanwhile (each once, in order).
+    /// Sends the stored events, then those that arrived meanwhile, each once: a live event the
+    /// replay already held is dropped here or, arriving later, in `enqueue`.
     func finishReplay(topic: String, rows: [LiveRow], hub: LiveHub) {
         var revoked = false
         state.withLockedValue { state in
             guard var subscription = state.subscriptions[topic] else { return }
-            var lastID = Int64.min
+            var replayed = Set(rows.map(\.id))
             // A driver replaying an order's history sees the periods it was theirs: an earlier
             // driver's assignment hides what followed until the order came back to this one,
             // and only the newest assignment decides whether the subscription stays.
             var foreign = false
-            for row in rows + (subscription.waiting ?? []) where row.id > lastID {
-                lastID = row.id
+            for (index, row) in (rows + (subscription.waiting ?? [])).enumerated() {
+                if index >= rows.count, replayed.remove(row.id) != nil { continue }
                 // The hub's own control rows (ended sessions, changed tracking links) are never sent.
                 if row.isControl { continue }
                 let renderer = LiveRenderer(row: row)
@@ -309,6 +313,7 @@ final class LiveConnection: Sendable {
             }
             revoked = foreign
             subscription.waiting = nil
+            subscription.replayed = replayed
             state.subscriptions[topic] = subscription
         }
         drain()
@@ -326,6 +331,10 @@ final class LiveConnection: Sendable {
             guard var subscription = state.subscriptions[row.topic], !state.closed else { return false }
             if subscription.waiting != nil {
                 subscription.waiting!.append(row)
+                state.subscriptions[row.topic] = subscription
+                return false
+            }
+            if !subscription.replayed.isEmpty, subscription.replayed.remove(row.id) != nil {
                 state.subscriptions[row.topic] = subscription
                 return false
             }
