@@ -151,7 +151,7 @@ struct TestServer: Sendable {
     /// How long a test may take once its database is ready: a test that hangs fails alone instead of
     /// holding up the whole run. Twenty minutes: the order-transition matrix on PostgreSQL took more
     /// than ten in a loaded full run. Not swift-testing's `.timeLimit`: that one also counts the wait for
-    /// a PostgreSQL slot (`TestSlots`), and with the whole suite queued on those slots a test can wait
+    /// a test-server slot (`TestSlots`, shared by SQLite and PostgreSQL), and with the whole suite queued on those slots a test can wait
     /// most of ten minutes for its turn (the SDK suites failed that way in full runs, never alone).
     static let timeLimit: Duration = .seconds(1200)
 
