@@ -88,6 +88,12 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case notForThisCounter = "not_for_this_counter"
     /// A parcel not at the counter yet: the sender has not dropped it, or its driver has not brought it.
     case notAtCounter = "not_at_counter"
+    /// A subscription asked for while one is active or past due.
+    case alreadySubscribed = "already_subscribed"
+    /// A plan withdrawn from offer.
+    case planClosed = "plan_closed"
+    /// An order priced as one of the plan's included deliveries after the last was used.
+    case includedDeliveriesUsed = "included_deliveries_used"
     // Payments and push
     case paymentProviderError = "payment_provider_error"
     case invalidSignature = "invalid_signature"
@@ -167,6 +173,9 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .tripNotOpen: ("This trip takes no requests now.", "Ce trajet ne prend plus de demandes.")
         case .tripFull: ("This trip has no room left for this parcel.", "Ce trajet n’a plus de place pour ce colis.")
         case .planSuperseded: ("This plan is no longer the newest, or was applied already; plan again.", "Ce plan n’est plus le plus récent, ou a déjà été appliqué ; planifiez à nouveau.")
+        case .alreadySubscribed: ("You already have a subscription; cancel it first.", "Vous avez déjà un abonnement ; résiliez-le d’abord.")
+        case .planClosed: ("This plan is no longer offered.", "Cette formule n’est plus proposée.")
+        case .includedDeliveriesUsed: ("Your plan's included deliveries are used up; ask for a new price.", "Les livraisons incluses dans votre formule sont épuisées ; demandez un nouveau prix.")
         case .notInsured: ("This shipment was not insured.", "Cet envoi n’était pas assuré.")
         case .claimTooEarly: ("Claim damage once delivered, and a loss once the delivery failed or is overdue.",
                               "Déclarez un dommage une fois livré, et une perte une fois la livraison échouée ou en retard.")

@@ -71,6 +71,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateAdministration())       // the audit log, re-authentication, report decisions
     app.migrations.add(CreateInsurance())            // the premium table, insured orders, claims
     app.migrations.add(CreateLoyalty())              // loyalty rules, each account's points, what orders spent
+    app.migrations.add(CreateSubscriptions())        // subscription plans, subscriptions, their invoices, what plans took off orders
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

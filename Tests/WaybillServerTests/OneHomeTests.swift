@@ -344,7 +344,7 @@ struct DomainEventTests {
                 }
                 seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }
             }
-            #expect(server.app.waybill.events.names == ["notifications", "live-status", "ledger", "trip-requests", "statistics", "auto-dispatch", "conversations", "timeslots", "loyalty", "webhooks", "test"])
+            #expect(server.app.waybill.events.names == ["notifications", "live-status", "ledger", "trip-requests", "statistics", "auto-dispatch", "conversations", "timeslots", "loyalty", "subscriptions", "webhooks", "test"])
             let cast = try await server.cast()
             let id = try await server.placeOrder(cast.customer.access)
             try await server.advance(id, to: .delivered, cast: cast)

@@ -38,11 +38,13 @@ public enum AuditAction: String, Sendable, Hashable, Codable, CaseIterable {
     case claimDeclined = "claim.declined"
     /// The loyalty points' rules changed.
     case loyaltyChanged = "loyalty.changed"
+    /// A subscription plan offered, changed or withdrawn.
+    case planChanged = "plan.changed"
 }
 
 /// What an audit entry is about.
 public enum AuditTargetKind: String, Sendable, Hashable, Codable, CaseIterable {
-    case user, report, tariff, trip, message, review, picture, order, area, counter, claim
+    case user, report, tariff, trip, message, review, picture, order, area, counter, claim, plan
 }
 
 /// One line of the audit log, as it is read back.

@@ -83,7 +83,7 @@ public struct Tariff: Sendable, Equatable, Codable {
 /// One line of a price's breakdown.
 public struct PriceLine: Sendable, Equatable, Codable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, insurance, rounding, points
+        case baseFee = "base_fee", distance, flatRate = "flat_rate", express, plan, insurance, rounding, points
     }
     public var kind: Kind
     public var label: String
@@ -106,6 +106,8 @@ public struct Quote: Sendable, Equatable, Codable {
     public var insurance: InsuranceCover? = nil
     /// Loyalty points spent on it and what they took off `price` (the last line of the breakdown).
     public var points: LoyaltyRedemption? = nil
+    /// What the customer's subscription plan took off it (its `plan` lines).
+    public var plan: PlanApplied? = nil
 
     /// The quote with `redemption` taken off its price, as its last line.
     public func applying(_ redemption: LoyaltyRedemption?) -> Quote {
@@ -128,8 +130,14 @@ public enum Pricing {
     /// metre, the product rounded to the minor unit). Without: the class's flat fee. Express
     /// multiplies the subtotal by the tariff's percentage. The total is rounded to the tariff's
     /// increment. Integers throughout: the lines add up exactly to the price.
+    ///
+    /// A subscription `plan` then applies to the delivery charge (never to the insurance): an
+    /// included delivery takes off everything but the express surcharge (that too when the plan
+    /// includes express); otherwise express included takes off the surcharge, and the plan's
+    /// discount a share of what is left.
     public static func quote(tariff: Tariff, weightClass: WeightClass, service: ServiceLevel,
-                             pickup: Coordinate?, dropoff: Coordinate?, insurance: InsuranceCover? = nil) -> Quote {
+                             pickup: Coordinate?, dropoff: Coordinate?, insurance: InsuranceCover? = nil,
+                             plan: PlanBenefit? = nil) -> Quote {
         let rate = tariff.rate(for: weightClass)
         var lines: [PriceLine] = []
         var distanceMeters: Int?
@@ -143,10 +151,35 @@ public enum Pricing {
             lines.append(PriceLine(kind: .flatRate, label: "Flat rate (\(weightClass.rawValue))", amount: rate.flatFee))
         }
         var subtotal = lines.reduce(0) { $0 + $1.amount }
+        let standard = subtotal
+        var surcharge = 0
         if service == .express {
-            let surcharge = subtotal.scaled(by: tariff.expressMultiplierPercent, over: 100) - subtotal
+            surcharge = subtotal.scaled(by: tariff.expressMultiplierPercent, over: 100) - subtotal
             lines.append(PriceLine(kind: .express, label: "Express", amount: surcharge))
             subtotal += surcharge
+        }
+        var applied: PlanApplied?
+        if let plan {
+            let terms = plan.terms
+            var off = 0
+            if terms.expressIncluded, surcharge > 0 {
+                lines.append(PriceLine(kind: .plan, label: "Express included (\(terms.name))", amount: -surcharge))
+                off += surcharge
+            }
+            let included = plan.includedLeft > 0
+            if included {
+                lines.append(PriceLine(kind: .plan, label: "Included in \(terms.name) (\(plan.includedLeft) of \(terms.includedDeliveries) left)",
+                                       amount: -standard))
+                off += standard
+            } else if terms.discountPercent > 0 {
+                let discount = (subtotal - off).scaled(by: terms.discountPercent, over: 100)
+                if discount > 0 {
+                    lines.append(PriceLine(kind: .plan, label: "\(terms.name) (−\(terms.discountPercent) %)", amount: -discount))
+                    off += discount
+                }
+            }
+            subtotal -= off
+            if off > 0 || included { applied = PlanApplied(name: terms.name, included: included, discount: off) }
         }
         if let insurance {
             lines.append(PriceLine(kind: .insurance, label: "Insurance (declared value \(Money(insurance.declaredValue, tariff.currency)))",
@@ -157,6 +190,6 @@ public enum Pricing {
         if total != subtotal {
             lines.append(PriceLine(kind: .rounding, label: "Rounding", amount: total - subtotal))
         }
-        return Quote(price: Money(total, tariff.currency), distanceMeters: distanceMeters, breakdown: lines, insurance: insurance)
+        return Quote(price: Money(total, tariff.currency), distanceMeters: distanceMeters, breakdown: lines, insurance: insurance, plan: applied)
     }
 }

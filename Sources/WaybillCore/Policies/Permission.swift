@@ -56,6 +56,8 @@ public enum Permission: String, Sendable, CaseIterable {
     case decideClaims = "decide_claims"
     /// Set how loyalty points are earned, spent and expire.
     case manageLoyalty = "manage_loyalty"
+    /// Offer subscription plans, change and withdraw them.
+    case managePlans = "manage_plans"
 
     /// The capabilities that grant this permission, any one of them (to find, say, everyone who
     /// dispatches).
@@ -67,7 +69,7 @@ public enum Permission: String, Sendable, CaseIterable {
         case .manageTariff, .dispatch, .readAllStatements: [.manager]
         // A manager holds `driver` too (`Capability.granted(to:)`): they may take an order themself.
         case .drive: [.driver]
-        case .manageTravel, .manageCounters, .moderate, .manageInsurance, .manageLoyalty: [.admin]
+        case .manageTravel, .manageCounters, .moderate, .manageInsurance, .manageLoyalty, .managePlans: [.admin]
         case .decideClaims: [.manager, .admin]
         case .receiveAtCounter: [.counter]
         }

@@ -34,7 +34,8 @@ extension APIHandler {
         return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
                                              breakdown: quote.breakdown.map(Self.priceLine),
                                              insurance: quote.insurance.map { Self.cover($0, currency: quote.price.currency) },
-                                             points: quote.points.map { Self.redemption($0, currency: quote.price.currency) }))))
+                                             points: quote.points.map { Self.redemption($0, currency: quote.price.currency) },
+                                             plan: quote.plan.map { Self.planApplied($0, currency: quote.price.currency) }))))
     }
 
     // MARK: orders
@@ -352,6 +353,10 @@ extension APIHandler {
             counters: counters, declaredValue: declaredValue, redeemPoints: redeemPoints)
     }
 
+    static func planApplied(_ p: PlanApplied, currency: String) -> S.PlanApplied {
+        S.PlanApplied(name: p.name, included: p.included, discount: money(Money(p.discount, currency)))
+    }
+
     static func redemption(_ r: LoyaltyRedemption, currency: String) -> S.LoyaltyRedemption {
         S.LoyaltyRedemption(points: r.points, discount: money(Money(r.discount, currency)))
     }
@@ -421,6 +426,7 @@ extension APIHandler {
             breakdown: full ? try o.breakdown.map(priceLine) : nil,
             insurance: o.declaredValue.map { cover(InsuranceCover(declaredValue: $0, premium: o.insurancePremium ?? 0), currency: o.currency) },
             points: o.pointsRedeemed.map { redemption(LoyaltyRedemption(points: $0, discount: o.pointsDiscount ?? 0), currency: o.currency) },
+            plan: o.planName.map { planApplied(PlanApplied(name: $0, included: o.planIncluded ?? false, discount: o.planDiscount ?? 0), currency: o.currency) },
             payment: S.Payment(
                 method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,

@@ -95,6 +95,8 @@ public struct WaybillConfig: Sendable {
     public var httpIdleTimeoutSeconds = 30
     /// Orders one customer may place per hour.
     public var ordersPerCustomerPerHour = 30
+    /// Days a subscription plan keeps applying after a renewal failed (`SUBSCRIPTION_GRACE_DAYS`).
+    public var subscriptionGraceDays = SubscriptionPolicy.defaultGraceDays
     /// An unanswered request for a place on a trip expires after this many hours (or when the trip leaves).
     public var tripRequestAnswerHours = 48
     /// An accepted request not paid within this many minutes lapses and frees its room.
@@ -259,6 +261,7 @@ public struct WaybillConfig: Sendable {
         if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...10_000_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
         if let n = try number("HTTP_IDLE_TIMEOUT_SECONDS", 1...3_600, "a number of seconds") { config.httpIdleTimeoutSeconds = n }
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
+        if let n = try number("SUBSCRIPTION_GRACE_DAYS", SubscriptionPolicy.graceDaysRange, "a number of days") { config.subscriptionGraceDays = n }
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }
         if let n = try number("CHAT_CLOSE_DAYS", 0...3_650, "a number of days") { config.chatCloseDays = n }

@@ -98,6 +98,8 @@ extension DomainEvents {
         subscribe("timeslots") { event, db in try await Timeslots.handle(event, on: db) }
         // Loyalty points: a delivery earns them; a cancellation or refund gives back those spent on it.
         subscribe("loyalty") { event, db in try await Loyalty.handle(event, on: db) }
+        // A plan's included delivery comes back when its order is cancelled.
+        subscribe("subscriptions") { event, db in try await Subscriptions.handle(event, on: db) }
     }
 }
 

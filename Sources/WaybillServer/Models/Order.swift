@@ -76,6 +76,12 @@ final class Order: Model, @unchecked Sendable {
     /// to pay in money).
     @OptionalField(key: "points_redeemed") var pointsRedeemed: Int?
     @OptionalField(key: "points_discount") var pointsDiscount: Int?
+    /// The subscription whose plan priced it, whether it was one of the plan's included
+    /// deliveries, and what the plan took off the price.
+    @OptionalField(key: "plan_subscription_id") var planSubscriptionID: UUID?
+    @OptionalField(key: "plan_included") var planIncluded: Bool?
+    @OptionalField(key: "plan_discount") var planDiscount: Int?
+    @OptionalField(key: "plan_name") var planName: String?
 
     /// The model's properties, listed so Fluent does not discover them by reflection (and cast each
     /// one) for every row: that cost most of a list's time. `ModelPropertiesTests` checks the list is
@@ -87,7 +93,8 @@ final class Order: Model, @unchecked Sendable {
          $paidAt, $refundID, $refundedAt, $cashCollected, $idempotencyKey, $requireRecipientCode, $recipientCodeHash,
          $recipientCodeAttempts, $failureReason, $failureNote, $cancellationReason, $signedBy, $deliveredAt,
          $trackingToken, $recipientCodeSealed, $externalReference, $importID, $handoverToken, $declaredValue, $insurancePremium,
-         $pointsRedeemed, $pointsDiscount]
+         $pointsRedeemed, $pointsDiscount, $planSubscriptionID, $planIncluded, $planDiscount,
+         $planName]
     }
 
     var properties: [any AnyProperty] { databaseFields }

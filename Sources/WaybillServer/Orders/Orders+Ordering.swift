@@ -57,12 +57,14 @@ extension Orders {
         let tariff = try await currentTariff().tariff
         let insurance = request.insurance(table: try await insuranceTableIfAsked(request), currency: tariff.currency, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
+        let plan = try await subscriptions.benefit(for: principal.userID)
         let quote = Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
-                                  pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance)
+                                  pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance, plan: plan?.benefit)
         return quote.applying(try await loyalty.redemption(request.redeemPoints, price: quote.price.amount, for: principal.userID))
     }
 
     private var loyalty: Loyalty { Loyalty(services: services, db: db, logger: logger) }
+    private var subscriptions: Subscriptions { Subscriptions(services: services, db: db, logger: logger) }
 
     /// The premium table, read only when the request insures something.
     private func insuranceTableIfAsked(_ request: QuoteRequest) async throws -> InsuranceTable? {
@@ -107,20 +109,23 @@ extension Orders {
         let insurance = request.quote.insurance(table: try await insuranceTableIfAsked(request.quote), currency: tariff.currency,
                                                 into: &insuranceErrors)
         if !insuranceErrors.isEmpty { throw WaybillError.validation(insuranceErrors) }
+        // The plan's benefit: an included delivery is taken in the order's transaction below.
+        let plan = try await subscriptions.benefit(for: principal.userID)
         var quote = Pricing.quote(tariff: tariff, weightClass: valid.weightClass, service: valid.service,
-                                  pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate, insurance: insurance)
+                                  pickup: valid.pickup.coordinate, dropoff: valid.dropoff.coordinate, insurance: insurance, plan: plan?.benefit)
         // Points are checked now and spent in the order's transaction, under the account's lock.
         let redemption = try await loyalty.redemption(request.quote.redeemPoints, price: quote.price.amount, for: principal.userID)
         quote = quote.applying(redemption)
         let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
-                              sandbox: services.payments.isSandbox)
+                              sandbox: services.payments.isSandbox, subscription: quote.plan == nil ? nil : plan?.subscription)
         order.idempotencyKey = key
         // Timeslots chosen with the order: checked now, booked in its transaction below.
         let chosen = try await Timeslots(services: services, db: db, logger: logger).chosen(slots, for: order, counters: valid.counters)
 
         // The checkout is opened before the order is stored: if the provider fails, nothing is
-        // written; if storing fails, the unused checkout simply expires.
-        if valid.paymentMethod.isOnline {
+        // written; if storing fails, the unused checkout simply expires. Nothing to pay (a plan's
+        // included delivery): no checkout.
+        if order.status == .awaitingPayment {
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
                 orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
                 customerEmail: customer.email,
@@ -130,12 +135,17 @@ extension Orders {
             order.checkoutURL = checkout.url
         }
         let events = services.events
+        let takesIncluded = quote.plan?.included == true
         var attempts = 0
         while true {
             do {
                 try await transaction { db in
                     // The account's points are held first, before the order refers to the account.
                     if redemption != nil { try await Loyalty.lockAccount(order.customerID, on: db) }
+                    if let plan, takesIncluded {
+                        try await Subscriptions.useIncluded(plan.subscription, limit: plan.benefit.terms.includedDeliveries,
+                                                            periodStart: plan.periodStart, on: db)
+                    }
                     try await order.create(on: db)
                     if let redemption { try await Loyalty.spend(redemption, on: order, on: db) }
                     for leg in Leg.route(for: order, counters: valid.counters) { try await leg.create(on: db) }
@@ -181,12 +191,14 @@ extension Order {
     /// A new order as placing it makes it: priced by `quote`, waiting for its payment (online) or
     /// for dispatch, with a fresh reference and tracking link. Not yet stored.
     static func new(_ valid: ValidOrder, quote: Quote, customerID: UserID, tariffVersion: Int, sandbox: Bool,
-                    at now: Int64 = UnixTime.nowMillis) -> Order {
+                    subscription: UUID? = nil, at now: Int64 = UnixTime.nowMillis) -> Order {
+        // A price of nothing (a plan's included delivery) has nothing to pay online.
+        let payOnline = valid.paymentMethod.isOnline && quote.price.amount > 0
         let order = Order()
         order.id = .generated()
         order.reference = Orders.newReference()
         order.customerID = customerID
-        order.status = valid.paymentMethod.isOnline ? .awaitingPayment : .pending
+        order.status = payOnline ? .awaitingPayment : .pending
         order.version = 1
         order.createdAt = now
         order.updatedAt = now
@@ -203,15 +215,20 @@ extension Order {
         order.insurancePremium = quote.insurance?.premium
         order.pointsRedeemed = quote.points?.points
         order.pointsDiscount = quote.points?.discount
+        order.planSubscriptionID = subscription
+        order.planIncluded = quote.plan?.included
+        order.planDiscount = quote.plan?.discount
+        order.planName = quote.plan?.name
         order.breakdownJSON = Order.json(quote.breakdown)
         order.tariffVersion = tariffVersion
         order.paymentMethod = valid.paymentMethod
         order.paymentStatus = switch valid.paymentMethod {
-        case .card, .twint: .awaiting
+        case .card, .twint: payOnline ? .awaiting : .paid
         case .cash: .dueOnPickup
         case .invoice: .invoiced
         }
-        order.sandbox = sandbox && valid.paymentMethod.isOnline
+        order.sandbox = sandbox && payOnline
+        if valid.paymentMethod.isOnline, !payOnline { order.paidAt = now }
         order.requireRecipientCode = valid.requireRecipientCode
         order.recipientCodeAttempts = 0
         order.trackingToken = Tracking.newTrackingToken()

@@ -79,8 +79,17 @@ extension Orders {
             throw WaybillError(.badRequest, .invalidEvent, "The event has no id or type.")
         }
         let handled = ["checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired"]
-        guard handled.contains(type),
-              let object = (json["data"] as? [String: Any])?["object"] as? [String: Any] else { return }
+        guard let object = (json["data"] as? [String: Any])?["object"] as? [String: Any] else { return }
+        // Subscriptions (Stripe Billing): their checkouts, the subscriptions and their invoices.
+        if type.hasPrefix("customer.subscription.") || type == "invoice.paid" || type == "invoice.payment_failed"
+            || (handled.contains(type) && object["mode"] as? String == "subscription") {
+            let subscriptions = Subscriptions(services: services, db: db, logger: logger)
+            try await StripeEvent.handleOnce(eventID, type: type, db: db, services: services, logger: logger) {
+                try await subscriptions.handleStripeEvent(type: type, object: object)
+            }
+            return
+        }
+        guard handled.contains(type) else { return }
         try await StripeEvent.handleOnce(eventID, type: type, db: db, services: services, logger: logger) {
             try await settleCheckout(StripePayments.state(from: object))
         }
@@ -155,6 +164,7 @@ extension Orders {
         guard !reason.isEmpty, reason.count <= 500 else { throw WaybillError.validation("reason", reason.isEmpty ? "required" : "too_long") }
         let order = try await visibleOrder(id, to: principal)
         try check(.refund, on: order, by: principal) { "This shipment is \($0.rawValue); cancel it to refund it." }
+        guard order.priceAmount > 0 else { throw WaybillError(.conflict, .conflict, "Nothing was paid for this shipment (a plan included it).") }
         // A full refund would give back what an insurance claim already refunded.
         if try await ClaimRecord.query(on: db).filter(\.$orderID == id).filter(\.$refundedAmount > 0).count() > 0 {
             throw WaybillError(.conflict, .conflict, "An insurance claim on this shipment refunds its payment; see the claim.")

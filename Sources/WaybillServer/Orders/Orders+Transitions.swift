@@ -133,7 +133,8 @@ extension Orders {
     private func cancel(_ id: OrderID, reason: String, actor principal: Principal?) async throws -> Order {
         let order = try await transition(id, .cancel, by: principal) { order, db in
             order.cancellationReason = reason
-            if order.paymentStatus == .paid { order.paymentStatus = .refundPending }
+            // Nothing paid (a plan's included delivery): nothing to refund.
+            if order.paymentStatus == .paid { order.paymentStatus = order.priceAmount > 0 ? .refundPending : .void }
             else if order.paymentStatus == .awaiting || order.paymentStatus == .dueOnPickup || order.paymentStatus == .invoiced {
                 order.paymentStatus = .void
             }

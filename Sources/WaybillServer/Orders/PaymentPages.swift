@@ -14,6 +14,49 @@ struct PaymentPages: RouteCollection {
         routes.get(WebRoutes.sandboxConnect, use: sandboxConnectPage)
         routes.post(WebRoutes.sandboxConnectComplete, use: sandboxConnectComplete)
         routes.get(WebRoutes.statement, use: statementPage)
+        routes.get(WebRoutes.sandboxSubscription, use: sandboxSubscriptionPage)
+        routes.post(WebRoutes.sandboxSubscriptionAct, use: sandboxSubscriptionAct)
+    }
+
+    /// The sandbox's stand-in for Stripe Billing's checkout and the life of a subscription: the
+    /// first payment, and buttons for what would happen later (a renewal paid, one that fails, the
+    /// provider giving up), so grace and renewals can be tried without waiting a month.
+    func sandboxSubscriptionPage(_ req: Request) async throws -> Response {
+        _ = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"),
+              let row = try await SandboxSubscription.query(on: req.db).filter(\.$checkoutID == id).first(),
+              let subscription = try await SubscriptionRecord.find(row.subscriptionID, on: req.db) else { throw WaybillError.notFound }
+        let price = Money(row.amount, row.currency)
+        let name = (try? subscription.terms.name) ?? ""
+        func button(_ action: SandboxPayments.SubscriptionAction, _ label: String, secondary: Bool = false) -> String {
+            """
+            <form method="post" action="\(Self.escape(WebRoutes.sandboxSubscriptionAct((id, action.rawValue))))"><button type="submit"\(secondary ? " class=\"secondary\"" : "")>\(Self.escape(label))</button></form>
+            """
+        }
+        let actions: String = switch row.status {
+        case "open": button(.pay, "Subscribe for \(price.description) a month (test)")
+            + "<p><a href=\"\(Self.escape(WebRoutes.planPage(query: "cancelled=1")))\">Back without subscribing</a></p>"
+        case "active": button(.renew, "Renew now (test payment)") + button(.failRenewal, "Fail the next renewal (test)", secondary: true)
+            + button(.end, "End it as the provider would after failed retries", secondary: true)
+        case "past_due": button(.renew, "Retry the renewal successfully (test)") + button(.end, "Give up: end the subscription", secondary: true)
+        default: "<p>This test subscription is \(Self.escape(row.status)).</p>"
+        }
+        return Self.page(title: "Test subscription", sandbox: true, body: """
+            <h1>Test subscription — \(Self.escape(name))</h1>
+            <p class="amount">\(Self.escape(price.description)) / month</p>
+            <p>This server has no Stripe keys, so this page stands in for Stripe Billing. Subscribing starts a 30-day period as if it had been paid; <strong>no money moves</strong>.</p>
+            \(actions)
+            <p><a href="\(Self.escape(WebRoutes.planPage()))">Back to Waybill</a></p>
+            """)
+    }
+
+    func sandboxSubscriptionAct(_ req: Request) async throws -> Response {
+        _ = try sandboxProvider(req)
+        guard let id = req.parameters.get("id"), let raw = req.parameters.get("action"),
+              let action = SandboxPayments.SubscriptionAction(rawValue: raw) else { throw WaybillError.notFound }
+        guard try await Subscriptions(request: req).sandbox(action, checkout: id) else { throw WaybillError.notFound }
+        return req.redirect(to: action == .pay ? WebRoutes.planPage(query: "checkout=" + queryValue(id)) : WebRoutes.sandboxSubscription(id),
+                            redirectType: .normal)
     }
 
     /// Stripe's success URL. Asks Stripe itself whether the checkout is paid (the query string

@@ -54,6 +54,42 @@ struct ConnectedAccountState: Sendable, Equatable {
     var requirementsDue: [String] = []
 }
 
+/// A monthly subscription to a plan, to be paid on the provider's checkout page.
+struct SubscriptionCheckoutRequest: Sendable {
+    /// Waybill's subscription (the provider's subscription carries it in its metadata).
+    var subscriptionID: UUID
+    var accountID: UserID
+    var planName: String
+    var monthlyPrice: Money
+    var customerEmail: String
+    var successURL: String
+    var cancelURL: String
+}
+
+/// A subscription checkout as the provider sees it now.
+struct SubscriptionCheckoutState: Sendable, Equatable {
+    var id: String
+    var complete: Bool
+    var expired: Bool
+    /// The provider's subscription, once paid.
+    var subscription: String?
+    /// Waybill's subscription id.
+    var reference: String?
+}
+
+/// A subscription as the provider sees it now.
+struct ProviderSubscription: Sendable, Equatable {
+    var id: String
+    /// The provider's status (Stripe's: active, past_due, canceled, …).
+    var status: String
+    var cancelAtPeriodEnd: Bool
+    /// The current period, Unix milliseconds.
+    var periodStart: Int64?
+    var periodEnd: Int64?
+    /// Waybill's subscription id (metadata).
+    var reference: String?
+}
+
 /// Takes card and TWINT payments: Stripe Checkout, or the sandbox page when no keys are set.
 protocol PaymentProvider: Sendable {
     var isSandbox: Bool { get }
@@ -72,6 +108,13 @@ protocol PaymentProvider: Sendable {
     func onboardingLink(account: String, refreshURL: String, returnURL: String) async throws -> String
     /// The account as the provider sees it now; nil if the platform no longer has access to it.
     func connectedAccount(_ id: String) async throws -> ConnectedAccountState?
+    /// Opens a checkout for a monthly subscription (Stripe Billing: Checkout in subscription mode).
+    func createSubscriptionCheckout(_ request: SubscriptionCheckoutRequest) async throws -> Checkout
+    func subscriptionCheckout(id: String) async throws -> SubscriptionCheckoutState
+    /// The subscription as the provider sees it now; nil if it does not know it.
+    func subscription(id: String) async throws -> ProviderSubscription?
+    /// Stops (or restores) the renewal at the end of the current period.
+    func setCancelAtPeriodEnd(subscription id: String, _ cancel: Bool) async throws -> ProviderSubscription
 }
 
 extension WaybillError {
@@ -203,6 +246,83 @@ struct StripePayments: PaymentProvider {
             id: json["id"] as? String ?? "",
             status: .of(transfersCapability: capabilities?["transfers"] as? String, detailsSubmitted: json["details_submitted"] as? Bool ?? false),
             requirementsDue: ((requirements?["currently_due"] as? [Any]) ?? []).compactMap { $0 as? String }.prefix(20).map { $0 })
+    }
+
+    // MARK: Billing
+
+    /// Checkout in subscription mode with an inline monthly price: no Price object to keep in step
+    /// with the plan; a changed plan applies to new subscriptions, existing ones keep their price.
+    func createSubscriptionCheckout(_ request: SubscriptionCheckoutRequest) async throws -> Checkout {
+        let id = request.subscriptionID.uuidString
+        let json = try await post("/v1/checkout/sessions", [
+            ("mode", "subscription"),
+            ("line_items[0][quantity]", "1"),
+            ("line_items[0][price_data][currency]", request.monthlyPrice.currency.lowercased()),
+            ("line_items[0][price_data][unit_amount]", String(request.monthlyPrice.amount)),
+            ("line_items[0][price_data][recurring][interval]", "month"),
+            ("line_items[0][price_data][product_data][name]", "Plan \(request.planName)"),
+            ("client_reference_id", id),
+            ("metadata[subscription_id]", id),
+            ("subscription_data[metadata][subscription_id]", id),
+            ("subscription_data[metadata][account_id]", request.accountID.uuidString),
+            ("customer_email", request.customerEmail),
+            ("success_url", request.successURL),
+            ("cancel_url", request.cancelURL),
+        ], idempotencyKey: "subscription-checkout-\(id)")
+        guard let sessionID = json["id"] as? String, let url = json["url"] as? String else {
+            throw WaybillError.paymentProvider("no session in the answer")
+        }
+        return Checkout(id: sessionID, url: url)
+    }
+
+    func subscriptionCheckout(id: String) async throws -> SubscriptionCheckoutState {
+        guard Self.isStripeID(id) else { throw WaybillError.notFound }
+        return Self.subscriptionCheckoutState(from: try await send(.GET, "/v1/checkout/sessions/\(id)", body: nil, idempotencyKey: nil))
+    }
+
+    static func subscriptionCheckoutState(from json: [String: Any]) -> SubscriptionCheckoutState {
+        let metadata = json["metadata"] as? [String: Any]
+        // `subscription` is an id, or the object when expanded.
+        let subscription = (json["subscription"] as? String) ?? ((json["subscription"] as? [String: Any])?["id"] as? String)
+        return SubscriptionCheckoutState(
+            id: json["id"] as? String ?? "",
+            complete: (json["status"] as? String) == "complete" && subscription != nil,
+            expired: (json["status"] as? String) == "expired",
+            subscription: subscription,
+            reference: (metadata?["subscription_id"] as? String) ?? (json["client_reference_id"] as? String))
+    }
+
+    func subscription(id: String) async throws -> ProviderSubscription? {
+        guard Self.isStripeID(id) else { throw WaybillError.paymentProvider("not a subscription id") }
+        do {
+            return Self.subscriptionState(from: try await send(.GET, "/v1/subscriptions/\(id)", body: nil, idempotencyKey: nil))
+        } catch let error as WaybillError where error.message.contains("resource_missing") {
+            return nil
+        }
+    }
+
+    func setCancelAtPeriodEnd(subscription id: String, _ cancel: Bool) async throws -> ProviderSubscription {
+        guard Self.isStripeID(id) else { throw WaybillError.paymentProvider("not a subscription id") }
+        // A fresh key per call: cancel, resume and cancel again are three different requests.
+        let json = try await post("/v1/subscriptions/\(id)", [("cancel_at_period_end", cancel ? "true" : "false")],
+                                  idempotencyKey: "subscription-\(id)-\(cancel)-\(randomHex(bytes: 8))")
+        return Self.subscriptionState(from: json)
+    }
+
+    /// A Stripe subscription. The period is on the subscription in older API versions and on its
+    /// items since 2025-03-31.basil: either is read.
+    static func subscriptionState(from json: [String: Any]) -> ProviderSubscription {
+        func millis(_ value: Any?) -> Int64? {
+            (value as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }.flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+        }
+        let item = ((json["items"] as? [String: Any])?["data"] as? [[String: Any]])?.first
+        return ProviderSubscription(
+            id: json["id"] as? String ?? "",
+            status: json["status"] as? String ?? "canceled",
+            cancelAtPeriodEnd: json["cancel_at_period_end"] as? Bool ?? false,
+            periodStart: millis(json["current_period_start"]) ?? millis(item?["current_period_start"]),
+            periodEnd: millis(json["current_period_end"]) ?? millis(item?["current_period_end"]),
+            reference: (json["metadata"] as? [String: Any])?["subscription_id"] as? String)
     }
 
     /// Ids Stripe made (`acct_…`, `tr_…`, `pi_…`): safe to put in a path.
@@ -407,6 +527,101 @@ struct SandboxPayments: PaymentProvider {
             row.transfers = "active"
             try await row.save(on: db())
             return row.userID
+        }
+    }
+
+    // MARK: Billing
+
+    func createSubscriptionCheckout(_ request: SubscriptionCheckoutRequest) async throws -> Checkout {
+        let row = SandboxSubscription()
+        row.id = "sbx_sub_" + randomHex(bytes: 12)
+        row.checkoutID = "sbx_scs_" + randomHex(bytes: 16)
+        row.subscriptionID = request.subscriptionID
+        row.amount = request.monthlyPrice.amount
+        row.currency = request.monthlyPrice.currency
+        row.status = "open"
+        row.cancelAtPeriodEnd = false
+        row.createdAt = UnixTime.nowMillis
+        try await writeLock.withLock { try await row.create(on: db()) }
+        return Checkout(id: row.checkoutID, url: publicURL + WebRoutes.sandboxSubscription(row.checkoutID))
+    }
+
+    func subscriptionCheckout(id: String) async throws -> SubscriptionCheckoutState {
+        guard let row = try await SandboxSubscription.query(on: db()).filter(\.$checkoutID == id).first() else { throw WaybillError.notFound }
+        return SubscriptionCheckoutState(id: id, complete: row.status != "open" && row.status != "expired", expired: row.status == "expired",
+                                         subscription: row.status == "open" ? nil : row.id, reference: row.subscriptionID.uuidString)
+    }
+
+    /// A test subscription renews by itself when its period is over (or ends, when set to).
+    func subscription(id: String) async throws -> ProviderSubscription? {
+        try await writeLock.withLock {
+            guard let row = try await SandboxSubscription.find(id, on: db()) else { return nil }
+            let now = UnixTime.nowMillis
+            if row.status == "active", let end = row.periodEnd, end <= now {
+                if row.cancelAtPeriodEnd {
+                    row.status = "canceled"
+                } else {
+                    var start = end
+                    while start.addingReportingOverflow(Self.period).partialValue <= now { start += Self.period }
+                    row.periodStart = start
+                    row.periodEnd = start + Self.period
+                    logger.notice("Sandbox subscription \(id) renewed: this is a test, no money moved.")
+                }
+                try await row.save(on: db())
+            }
+            return Self.state(row)
+        }
+    }
+
+    func setCancelAtPeriodEnd(subscription id: String, _ cancel: Bool) async throws -> ProviderSubscription {
+        try await writeLock.withLock {
+            guard let row = try await SandboxSubscription.find(id, on: db()) else { throw WaybillError.paymentProvider("resource_missing") }
+            row.cancelAtPeriodEnd = cancel
+            try await row.save(on: db())
+            return Self.state(row)
+        }
+    }
+
+    /// A test month: thirty days.
+    static let period: Int64 = 30 * 86_400_000
+
+    static func state(_ row: SandboxSubscription) -> ProviderSubscription {
+        ProviderSubscription(id: row.id ?? "", status: row.status == "open" ? "incomplete" : row.status == "expired" ? "incomplete_expired" : row.status,
+                             cancelAtPeriodEnd: row.cancelAtPeriodEnd, periodStart: row.periodStart, periodEnd: row.periodEnd,
+                             reference: row.subscriptionID.uuidString)
+    }
+
+    /// The sandbox subscription page's buttons: the first payment, a renewal that succeeds, one
+    /// that fails (the subscription is past due), and the provider giving up (it ends). Each
+    /// returns the test invoice it made, if any.
+    enum SubscriptionAction: String, Sendable { case pay, renew, failRenewal = "fail", end }
+
+    func act(_ action: SubscriptionAction, checkout: String) async throws -> (subscription: String, invoice: (id: String, amount: Int, currency: String)?)? {
+        try await writeLock.withLock {
+            guard let row = try await SandboxSubscription.query(on: db()).filter(\.$checkoutID == checkout).first(), let id = row.id else { return nil }
+            let now = UnixTime.nowMillis
+            let invoice = (id: "sbx_in_" + randomHex(bytes: 12), amount: row.amount, currency: row.currency)
+            switch action {
+            case .pay:
+                guard row.status == "open" else { return nil }
+                row.status = "active"
+                row.periodStart = now
+                row.periodEnd = now + Self.period
+            case .renew:
+                guard row.status == "active" || row.status == "past_due" else { return nil }
+                row.status = "active"
+                row.periodStart = now
+                row.periodEnd = now + Self.period
+            case .failRenewal:
+                guard row.status == "active" else { return nil }
+                row.status = "past_due"
+            case .end:
+                guard row.status != "canceled", row.status != "open" else { return nil }
+                row.status = "canceled"
+            }
+            try await row.save(on: db())
+            logger.notice("Sandbox subscription \(id): \(action.rawValue). This is a test, no money moved.")
+            return (id, action == .end ? nil : invoice)
         }
     }
 

@@ -405,6 +405,7 @@ struct AccountPage: PageView {
             <button type="submit" class="primary">\(h(ctx.t(.save)))</button>
             </form>
             \(showsAddress ? "<h2>\(h(ctx.t(.plPoints)))</h2><p>\(h(ctx.t(.pointsOnAccount))) <a href=\"\(WebRoutes.points())\">\(h(ctx.t(.plPoints)))</a></p>" : "")
+            \(showsAddress ? "<h2>\(h(ctx.t(.subPlanTitle)))</h2><p>\(h(ctx.t(.planOnAccount))) <a href=\"\(WebRoutes.planPage())\">\(h(ctx.t(.subPlanTitle)))</a></p>" : "")
             <h2>\(h(ctx.t(.changePassword)))</h2>
             <form method="post" action="\(WebRoutes.accountPassword())" class="stack">\(form.hidden())
             <input type="hidden" name="username" value="\(h(email))" autocomplete="username">

@@ -97,6 +97,7 @@ enum AdminCatalogue {
         case .restrictionLifted: .actLifted
         case .reportDecided: .actReportDecided
         case .tariffChanged: .actTariffChanged
+        case .planChanged: .actPlanChanged
         case .travelTariffChanged: .actTravelTariffChanged
         case .insuranceChanged: .actInsuranceChanged
         case .claimApproved: .actClaimApproved

@@ -641,5 +641,5 @@ enum CatalogueIndex {
         .weightSmall,
         .youAreOffDuty,
         .youAreOnDuty,
-    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all + CounterCatalogue.all + DeskCatalogue.all + OutboxCatalogue.all + AdminCatalogue.all + InsuranceCatalogue.all + LoyaltyCatalogue.all
+    ] + TravelCatalogue.all + ParcelCatalogue.all + IntegrationCatalogue.all + ImportCatalogue.all + RouteCatalogue.all + TimeslotCatalogue.all + CounterCatalogue.all + DeskCatalogue.all + OutboxCatalogue.all + AdminCatalogue.all + InsuranceCatalogue.all + LoyaltyCatalogue.all + PlanCatalogue.all
 }

@@ -206,6 +206,7 @@ struct WebPage {
         if caller.may(.decideClaims) { links.append((WebRoutes.claims(), ctx.t(.claims))) }
         if caller.may(.manageInsurance) { links.append((WebRoutes.insurance(), ctx.t(.insurance))) }
         if caller.may(.manageLoyalty) { links.append((WebRoutes.loyaltyRules(), ctx.t(.loyaltyRules))) }
+        if caller.may(.managePlans) { links.append((WebRoutes.adminPlans(), ctx.t(.managePlans))) }
         if caller.may(.manageCounters) { links.append((WebRoutes.counters(), ctx.t(.counters))) }
         if caller.may(.receiveAtCounter) { links.append((WebRoutes.desk(), ctx.t(.desk))) }
         if caller.may(.manageTariff) { links.append((WebRoutes.tariff(), ctx.t(.tariff))) }
@@ -352,6 +353,7 @@ extension WebContext {
         case "above_maximum": t(.errAboveMaximum)
         case "out_of_range": t(.errOutOfRange)
         case "unavailable": t(.errInsuranceUnavailable)
+        case "plan_gives_nothing": t(.errPlanGivesNothing)
         default: "\(field): \(reason)"
         }
     }
@@ -499,6 +501,7 @@ extension WebContext {
         case .insurance: t(.plInsurance)
         case .rounding: t(.plRounding)
         case .points: t(.plPoints)
+        case .plan: t(.plPlan)
         }
     }
 

@@ -27,6 +27,7 @@ enum WebApp {
         AdminPages().register(web)
         ClaimPages().register(web)
         LoyaltyPages().register(web)
+        PlanPages().register(web)
         IslandEndpoints().register(web.grouped("app"))
         WebAssets.register(app)
         web.get(WebRoutes.offline, use: offline)

@@ -83,6 +83,9 @@ enum WebRoutes {
     /// The sandbox's test onboarding for a traveller's payout account.
     static let sandboxConnect = WebPath<String>("/sandbox/connect/:id") { [$0] }
     static let sandboxConnectComplete = WebPath<String>("/sandbox/connect/:id/complete") { [$0] }
+    /// The sandbox's stand-in for Stripe Billing (a subscription's checkout and later life).
+    static let sandboxSubscription = WebPath<String>("/sandbox/subscription/:id") { [$0] }
+    static let sandboxSubscriptionAct = WebPath<(String, String)>("/sandbox/subscription/:id/:action") { [$0.0, $0.1] }
     /// The public tracking page of an order's link (`TrackingPage`).
     static let trackingPage = WebPath<String>("/t/:token") { [$0] }
     /// What a parcel's label QR code opens: the hand-over of that parcel (`HandoverPages`).

@@ -21,6 +21,7 @@ final class FakeStripe: Sendable {
         var form: [String: String]
         var paymentStatus = "unpaid"
         var status = "open"
+        var subscription: String?
     }
 
     /// A connected account: what `GET /v1/accounts/{id}` answers; `revoked` answers 403 as Stripe
@@ -33,8 +34,20 @@ final class FakeStripe: Sendable {
         var revoked = false
     }
 
+    /// A Billing subscription: what `GET /v1/subscriptions/{id}` answers, the period on its item
+    /// (as since API version 2025-03-31.basil).
+    struct SubscriptionState: Sendable {
+        var id: String
+        var status = "active"
+        var cancelAtPeriodEnd = false
+        var periodStart: Int64
+        var periodEnd: Int64
+        var metadata: [String: String]
+    }
+
     let app: Application
     let port: Int
+    private let subscriptions = NIOLockedValueBox<[String: SubscriptionState]>([:])
     private let state = NIOLockedValueBox<(requests: [Recorded], sessions: [String: SessionState], idempotent: [String: String], failNext: Bool)>(([], [:], [:], false))
     private let accounts = NIOLockedValueBox<[String: AccountState]>([:])
 
@@ -77,6 +90,12 @@ final class FakeStripe: Sendable {
         app.get("v1", "accounts", ":id") { req async throws -> Response in
             try box.withLockedValue { $0! }.getAccount(req)
         }
+        app.get("v1", "subscriptions", ":id") { req async throws -> Response in
+            try box.withLockedValue { $0! }.getSubscription(req)
+        }
+        app.post("v1", "subscriptions", ":id") { req async throws -> Response in
+            try box.withLockedValue { $0! }.updateSubscription(req)
+        }
         app.post("v1", "account_links") { req async throws -> Response in
             try box.withLockedValue { $0! }.accountLink(req)
         }
@@ -102,17 +121,76 @@ final class FakeStripe: Sendable {
 
     func session(_ id: String) -> SessionState? { state.withLockedValue { $0.sessions[id] } }
 
+    // MARK: Billing
+
+    /// The customer pays a subscription checkout: the session completes with a new subscription
+    /// whose period starts at `start` (Unix seconds) and lasts thirty days. Returns its id.
+    @discardableResult
+    func paySubscription(_ sessionID: String, start: Int64) -> String {
+        let id = "sub_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16))"
+        let form = session(sessionID)?.form ?? [:]
+        var metadata: [String: String] = [:]
+        for (key, value) in form where key.hasPrefix("subscription_data[metadata][") {
+            metadata[String(key.dropFirst("subscription_data[metadata][".count).dropLast())] = value
+        }
+        subscriptions.withLockedValue { $0[id] = SubscriptionState(id: id, periodStart: start, periodEnd: start + 30 * 86_400, metadata: metadata) }
+        state.withLockedValue { $0.sessions[sessionID]?.status = "complete"; $0.sessions[sessionID]?.paymentStatus = "paid"; $0.sessions[sessionID]?.subscription = id }
+        return id
+    }
+
+    func changeSubscription(_ id: String, _ change: (inout SubscriptionState) -> Void) {
+        subscriptions.withLockedValue { if var s = $0[id] { change(&s); $0[id] = s } }
+    }
+
+    func subscription(_ id: String) -> SubscriptionState? { subscriptions.withLockedValue { $0[id] } }
+
+    func subscriptionObject(_ s: SubscriptionState) -> [String: Any] {
+        ["id": s.id, "object": "subscription", "status": s.status, "cancel_at_period_end": s.cancelAtPeriodEnd, "metadata": s.metadata,
+         "items": ["object": "list", "data": [["id": "si_\(s.id.dropFirst(4))", "current_period_start": s.periodStart, "current_period_end": s.periodEnd]]]]
+    }
+
+    /// An invoice of a subscription, as Stripe's basil API version shapes it.
+    func invoiceObject(_ id: String, subscription: String, amount: Int, paid: Bool) -> [String: Any] {
+        ["id": id, "object": "invoice", "status": paid ? "paid" : "open", "currency": "chf", "amount_paid": paid ? amount : 0, "amount_due": amount,
+         "billing_reason": "subscription_cycle",
+         "parent": ["type": "subscription_details", "subscription_details": ["subscription": subscription, "metadata": self.subscription(subscription)?.metadata ?? [:]]]]
+    }
+
+    private func getSubscription(_ req: Request) throws -> Response {
+        let (_, early) = try record(req)
+        if let early { return early }
+        guard let id = req.parameters.get("id"), let s = subscription(id) else {
+            return Self.json(["error": ["code": "resource_missing"]], status: .notFound)
+        }
+        return Self.json(subscriptionObject(s))
+    }
+
+    private func updateSubscription(_ req: Request) throws -> Response {
+        let (recorded, early) = try record(req)
+        if let early { return early }
+        guard let id = req.parameters.get("id"), subscription(id) != nil else {
+            return Self.json(["error": ["code": "resource_missing"]], status: .notFound)
+        }
+        if let cancel = recorded.form["cancel_at_period_end"] { changeSubscription(id) { $0.cancelAtPeriodEnd = cancel == "true" } }
+        return Self.json(subscriptionObject(subscription(id)!))
+    }
+
     /// The JSON Stripe would put in `data.object` for this session.
     func sessionObject(_ id: String) -> [String: Any] {
         guard let session = session(id) else { return [:] }
-        return [
-            "id": id, "object": "checkout.session", "payment_status": session.paymentStatus, "status": session.status,
-            "client_reference_id": session.form["client_reference_id"] ?? "",
-            "metadata": ["order_id": session.form["metadata[order_id]"] ?? ""],
-            "amount_total": Int(session.form["line_items[0][price_data][unit_amount]"] ?? "0") ?? 0,
-            "currency": session.form["line_items[0][price_data][currency]"] ?? "",
-            "payment_intent": session.paymentStatus == "paid" ? "pi_\(id.dropFirst(3))" : NSNull(),
-        ]
+        let billing = session.form["mode"] == "subscription"
+        let intent: Any = session.paymentStatus == "paid" && !billing ? "pi_\(id.dropFirst(3))" : NSNull()
+        let metadata: [String: String] = billing ? ["subscription_id": session.form["metadata[subscription_id]"] ?? ""]
+            : ["order_id": session.form["metadata[order_id]"] ?? ""]
+        var object: [String: Any] = ["id": id, "object": "checkout.session", "payment_status": session.paymentStatus, "status": session.status]
+        object["client_reference_id"] = session.form["client_reference_id"] ?? ""
+        object["metadata"] = metadata
+        object["amount_total"] = Int(session.form["line_items[0][price_data][unit_amount]"] ?? "0") ?? 0
+        object["currency"] = session.form["line_items[0][price_data][currency]"] ?? ""
+        object["payment_intent"] = intent
+        object["mode"] = session.form["mode"] ?? "payment"
+        object["subscription"] = session.subscription ?? NSNull()
+        return object
     }
 
     private func record(_ req: Request) throws -> (Recorded, Response?) {

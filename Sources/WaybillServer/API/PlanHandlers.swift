@@ -1,0 +1,82 @@
+import Foundation
+import OpenAPIRuntime
+import WaybillAPI
+import WaybillCore
+
+/// Subscription plans: translation only (`Subscriptions`, `PlanTerms` and `SubscriptionPolicy` decide).
+extension APIHandler {
+    var subscriptions: Subscriptions { get throws { Subscriptions(request: try request) } }
+
+    func listPlans(_ input: Operations.ListPlans.Input) async throws -> Operations.ListPlans.Output {
+        let me = try await principal()
+        let plans = try await subscriptions.plans(all: input.query.all ?? false, for: me)
+        return .ok(.init(body: .json(S.PlanList(plans: plans.map(Self.plan)))))
+    }
+
+    func createPlan(_ input: Operations.CreatePlan.Input) async throws -> Operations.CreatePlan.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let plan = try await subscriptions.createPlan(Self.terms(body), active: body.active ?? true, by: me)
+        return .created(.init(body: .json(Self.plan(plan))))
+    }
+
+    func updatePlan(_ input: Operations.UpdatePlan.Input) async throws -> Operations.UpdatePlan.Output {
+        let me = try await principal()
+        guard let id = UUID(uuidString: input.path.planId) else { throw WaybillError.invalidParameter("planId") }
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        let plan = try await subscriptions.updatePlan(id, Self.terms(body), active: body.active ?? true, by: me)
+        return .ok(.init(body: .json(Self.plan(plan))))
+    }
+
+    func getSubscription(_ input: Operations.GetSubscription.Input) async throws -> Operations.GetSubscription.Output {
+        let me = try await principal()
+        guard let view = try await subscriptions.current(for: me) else {
+            throw WaybillError(.notFound, .notFound, "You have no subscription.")
+        }
+        return .ok(.init(body: .json(Self.subscription(view))))
+    }
+
+    func subscribe(_ input: Operations.Subscribe.Input) async throws -> Operations.Subscribe.Output {
+        let me = try await principal()
+        guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        guard let planID = UUID(uuidString: body.planId) else { throw WaybillError.validation("planId", "invalid") }
+        return .created(.init(body: .json(Self.subscription(try await subscriptions.subscribe(to: planID, by: me)))))
+    }
+
+    func cancelSubscription(_ input: Operations.CancelSubscription.Input) async throws -> Operations.CancelSubscription.Output {
+        .ok(.init(body: .json(Self.subscription(try await subscriptions.cancel(by: try await principal())))))
+    }
+
+    func resumeSubscription(_ input: Operations.ResumeSubscription.Input) async throws -> Operations.ResumeSubscription.Output {
+        .ok(.init(body: .json(Self.subscription(try await subscriptions.resume(by: try await principal())))))
+    }
+
+    static func terms(_ body: S.PlanInput) -> PlanTerms {
+        PlanTerms(name: body.name, monthlyPrice: body.monthlyPrice, includedDeliveries: body.includedDeliveries,
+                  discountPercent: body.discountPercent, expressIncluded: body.expressIncluded)
+    }
+
+    static func plan(_ p: PlanRecord) -> S.Plan {
+        plan(p.terms, id: p.id!, currency: p.currency, active: p.active, createdAt: p.createdAt)
+    }
+
+    static func plan(_ t: PlanTerms, id: UUID, currency: String, active: Bool, createdAt: Int64) -> S.Plan {
+        S.Plan(id: id.uuidString, name: t.name, monthlyPrice: money(Money(t.monthlyPrice, currency)), includedDeliveries: t.includedDeliveries,
+               discountPercent: t.discountPercent, expressIncluded: t.expressIncluded, active: active, createdAt: date(createdAt))
+    }
+
+    static func subscription(_ view: Subscriptions.View) -> S.Subscription {
+        let r = view.record
+        return S.Subscription(
+            id: r.id!.uuidString,
+            plan: plan(view.terms, id: r.planID, currency: r.currency, active: true, createdAt: r.createdAt),
+            status: S.SubscriptionStatus(rawValue: r.status.rawValue)!,
+            currentPeriodStart: r.periodStart.map(date), currentPeriodEnd: r.periodEnd.map(date),
+            cancelAtPeriodEnd: r.cancelAtPeriodEnd, graceEndsAt: r.status == .pastDue ? r.graceEndsAt.map(date) : nil,
+            includedUsed: r.includedUsed, benefitApplies: view.benefitApplies, sandbox: r.sandbox,
+            checkoutUrl: r.status == .incomplete ? r.checkoutURL : nil,
+            invoices: view.invoices.map { S.SubscriptionInvoice(id: $0.id ?? "", amount: money(Money($0.amount, $0.currency)),
+                                                                 status: $0.status == "paid" ? .paid : .failed, at: date($0.at)) },
+            createdAt: date(r.createdAt))
+    }
+}

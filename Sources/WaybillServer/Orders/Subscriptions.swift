@@ -1,0 +1,400 @@
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+import WaybillCore
+
+/// Subscription plans: the plans admins offer, a customer's subscription through the payment
+/// provider (Stripe Billing, or the sandbox), kept up to date from the provider's events, and the
+/// benefit a quote and an order get from it. The rules are in WaybillCore (`PlanTerms`,
+/// `SubscriptionTerm`, `SubscriptionPolicy`, `Pricing.quote(…, plan:)`).
+struct Subscriptions: WaybillService {
+    let services: WaybillServices
+    let db: any Database
+    let logger: Logger
+
+    init(services: WaybillServices, db: any Database, logger: Logger) {
+        self.services = services
+        self.db = db
+        self.logger = logger
+    }
+
+    private var orders: Orders { Orders(services: services, db: db, logger: logger) }
+
+    // MARK: Plans
+
+    /// The plans on offer, cheapest first; with `all`, admins also see those withdrawn.
+    func plans(all: Bool, for principal: Principal) async throws -> [PlanRecord] {
+        if all { try principal.require(.managePlans) }
+        var query = PlanRecord.query(on: db)
+        if !all { query = query.filter(\.$active == true) }
+        return try await query.sort(\.$monthlyPrice).sort(\.$createdAt).all()
+    }
+
+    func createPlan(_ terms: PlanTerms, active: Bool, by principal: Principal) async throws -> PlanRecord {
+        try principal.require(.managePlans)
+        let clean = try terms.validated().orValidationError()
+        let currency = try await orders.currentTariff().tariff.currency
+        return try await orders.transaction { db in
+            let plan = PlanRecord()
+            plan.id = UUID()
+            plan.terms = clean
+            plan.currency = currency
+            plan.active = active
+            plan.createdBy = principal.userID
+            plan.createdAt = UnixTime.nowMillis
+            plan.updatedAt = plan.createdAt
+            try await plan.create(on: db)
+            try await AuditLog.record(.planChanged, by: principal.userID, target: .plan, plan.id!.uuidString,
+                                      after: Self.audit(plan), on: db)
+            return plan
+        }
+    }
+
+    /// New terms apply to new subscribers; those subscribed keep the terms they paid for.
+    func updatePlan(_ id: UUID, _ terms: PlanTerms, active: Bool, by principal: Principal) async throws -> PlanRecord {
+        try principal.require(.managePlans)
+        let clean = try terms.validated().orValidationError()
+        return try await orders.transaction { db in
+            guard let plan = try await PlanRecord.find(id, on: db) else { throw WaybillError.notFound }
+            let before = Self.audit(plan)
+            plan.terms = clean
+            plan.active = active
+            plan.updatedAt = UnixTime.nowMillis
+            try await plan.save(on: db)
+            try await AuditLog.record(.planChanged, by: principal.userID, target: .plan, id.uuidString, before: before, after: Self.audit(plan), on: db)
+            return plan
+        }
+    }
+
+    private static func audit(_ plan: PlanRecord) -> [String: String?] {
+        ["name": plan.name, "monthlyPrice": String(plan.monthlyPrice), "currency": plan.currency,
+         "includedDeliveries": String(plan.includedDeliveries), "discountPercent": String(plan.discountPercent),
+         "expressIncluded": String(plan.expressIncluded), "active": String(plan.active)]
+    }
+
+    // MARK: A customer's subscription
+
+    struct View: Sendable {
+        var record: SubscriptionRecord
+        var terms: PlanTerms
+        var invoices: [SubscriptionInvoiceRecord]
+        var benefitApplies: Bool
+    }
+
+    /// The caller's newest subscription (nil if they never subscribed). An unpaid one is checked
+    /// with the provider first: the customer may have paid and come back before its event.
+    func current(for principal: Principal) async throws -> View? {
+        try principal.require(.placeOrders)
+        guard var record = try await newest(of: principal.userID) else { return nil }
+        if record.status == .incomplete, let checkout = record.checkoutID {
+            try await settleCheckout(try await services.payments.subscriptionCheckout(id: checkout))
+            record = try await SubscriptionRecord.find(record.id, on: db) ?? record
+        } else if record.status == .active, let end = record.periodEnd, end < UnixTime.nowMillis {
+            // The period is over and no renewal arrived: ask the provider.
+            try? await refresh(record)
+            record = try await SubscriptionRecord.find(record.id, on: db) ?? record
+        }
+        return try await view(record)
+    }
+
+    func view(_ record: SubscriptionRecord) async throws -> View {
+        let invoices = try await SubscriptionInvoiceRecord.query(on: db).filter(\.$subscriptionID == record.id!)
+            .sort(\.$at, .descending).limit(24).all()
+        return View(record: record, terms: try record.terms, invoices: invoices, benefitApplies: record.term.benefitApplies(at: UnixTime.nowMillis))
+    }
+
+    private func newest(of account: UserID) async throws -> SubscriptionRecord? {
+        try await SubscriptionRecord.query(on: db).filter(\.$accountID == account).sort(\.$createdAt, .descending).first()
+    }
+
+    /// Subscribes the caller to a plan: a checkout with the provider first (nothing is stored if it
+    /// fails), then the subscription, `incomplete` until the provider says it is paid. An unpaid
+    /// earlier request is replaced.
+    func subscribe(to planID: UUID, by principal: Principal) async throws -> View {
+        try principal.require(.placeOrders)
+        guard let plan = try await PlanRecord.find(planID, on: db) else { throw WaybillError.notFound }
+        let current = try await SubscriptionRecord.query(on: db).filter(\.$accountID == principal.userID)
+            .filter(\.$status ~~ [.incomplete, .active, .pastDue]).first()
+        try refuse(SubscriptionPolicy.maySubscribe(current: current?.status, planActive: plan.active))
+        // Each request opens a checkout with the provider: a budget per account and hour.
+        if let wait = try await db.writeTransaction(services, { db in
+            try await Throttle(db).take("subscribe:" + principal.userID.uuidString, limit: 10, window: 3600)
+        }) {
+            throw WaybillError(.tooManyRequests, .rateLimited, "Too many subscription requests; try again later.", retryAfter: Int(clamping: wait))
+        }
+        let id = UUID()
+        let terms = plan.terms
+        let checkout = try await services.payments.createSubscriptionCheckout(SubscriptionCheckoutRequest(
+            subscriptionID: id, accountID: principal.userID, planName: terms.name, monthlyPrice: Money(terms.monthlyPrice, plan.currency),
+            customerEmail: principal.user.email,
+            successURL: services.config.publicURL + WebRoutes.planPage(query: "checkout={CHECKOUT_SESSION_ID}"),
+            cancelURL: services.config.publicURL + WebRoutes.planPage(query: "cancelled=1")))
+        let record = SubscriptionRecord()
+        record.id = id
+        record.accountID = principal.userID
+        record.planID = planID
+        record.termsJSON = Order.json(terms)
+        record.currency = plan.currency
+        record.status = .incomplete
+        record.checkoutID = checkout.id
+        record.checkoutURL = checkout.url
+        record.cancelAtPeriodEnd = false
+        record.includedUsed = 0
+        record.sandbox = services.payments.isSandbox
+        record.createdAt = UnixTime.nowMillis
+        record.updatedAt = record.createdAt
+        do {
+            try await orders.transaction { db in
+                if let sql = db.tracedSQL {
+                    // The unpaid request it replaces ends (its checkout simply expires).
+                    try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
+                        .set("updated_at", to: SQLBind(record.createdAt))
+                        .where("account_id", .equal, SQLBind(principal.userID)).where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue))
+                        .run()
+                }
+                try await record.create(on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            // Another request of the same account won (the one-current index).
+            throw WaybillError(.conflict, .alreadySubscribed, "You already have a subscription; cancel it first.")
+        }
+        return try await view(record)
+    }
+
+    func cancel(by principal: Principal) async throws -> View {
+        try await setCancelAtPeriodEnd(true, by: principal)
+    }
+
+    func resume(by principal: Principal) async throws -> View {
+        try await setCancelAtPeriodEnd(false, by: principal)
+    }
+
+    private func setCancelAtPeriodEnd(_ cancel: Bool, by principal: Principal) async throws -> View {
+        try principal.require(.placeOrders)
+        guard let record = try await newest(of: principal.userID) else { throw WaybillError.notFound }
+        try refuse(cancel ? SubscriptionPolicy.mayCancel(record.term) : SubscriptionPolicy.mayResume(record.term))
+        guard let providerID = record.providerID else { throw WaybillError(.conflict, .conflict, "This subscription is not paid yet.") }
+        let state = try await services.payments.setCancelAtPeriodEnd(subscription: providerID, cancel)
+        try await apply(state, to: record.id!)
+        logger.info("Subscription \(record.id!.uuidString) \(cancel ? "set to end at the period's end" : "renews again")")
+        return try await view(try await SubscriptionRecord.find(record.id, on: db) ?? record)
+    }
+
+    private func refuse(_ result: Result<Void, SubscriptionPolicy.Refusal>) throws {
+        guard case .failure(let refusal) = result else { return }
+        switch refusal {
+        case .alreadySubscribed: throw WaybillError(.conflict, .alreadySubscribed, "You already have a subscription; cancel it first.")
+        case .planClosed: throw WaybillError(.conflict, .planClosed, "This plan is no longer offered.")
+        case .notCancellable: throw WaybillError(.conflict, .conflict, "This subscription is not renewing; there is nothing to cancel.")
+        case .notResumable: throw WaybillError(.conflict, .conflict, "This subscription is not set to end.")
+        }
+    }
+
+    // MARK: The provider's side
+
+    /// A subscription checkout finished (its event, the return page, or the customer's reading):
+    /// links the provider's subscription and reads it. An abandoned one ends the request.
+    func settleCheckout(_ state: SubscriptionCheckoutState) async throws {
+        guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == state.id).first(),
+              record.status == .incomplete else { return }
+        if state.expired {
+            try await orders.transaction { db in
+                guard let sql = db.tracedSQL else { return }
+                try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
+                    .set("updated_at", to: SQLBind(UnixTime.nowMillis))
+                    .where("id", .equal, SQLBind(record.id!)).where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue)).run()
+            }
+            return
+        }
+        guard state.complete, let providerID = state.subscription else { return }
+        if record.providerID == nil {
+            try await orders.transaction { db in
+                guard let sql = db.tracedSQL else { return }
+                try await sql.update(SubscriptionRecord.schema).set("provider_id", to: SQLBind(providerID))
+                    .where("id", .equal, SQLBind(record.id!)).where(SQLIdentifier("provider_id"), .is, SQLLiteral.null).run()
+            }
+        }
+        guard let provider = try await services.payments.subscription(id: providerID) else { return }
+        try await apply(provider, to: record.id!)
+    }
+
+    /// Reads the subscription from the provider again and keeps what it says.
+    func refresh(_ record: SubscriptionRecord) async throws {
+        guard let providerID = record.providerID, let state = try await services.payments.subscription(id: providerID) else { return }
+        try await apply(state, to: record.id!)
+    }
+
+    /// Keeps the provider's view of a subscription: its status, period and renewal. A new period
+    /// counts the included deliveries from zero; a failure starts the grace, a payment ends it.
+    private func apply(_ state: ProviderSubscription, to id: UUID, failedAt: Int64? = nil) async throws {
+        let graceDays = services.config.subscriptionGraceDays
+        try await orders.transaction { db in
+            guard let record = try await SubscriptionRecord.find(id, on: db), let sql = db.tracedSQL else { return }
+            let previous = record.term
+            let status = SubscriptionStatus.ofStripe(state.status)
+            let now = UnixTime.nowMillis
+            var grace = record.graceEndsAt
+            if let failedAt { grace = SubscriptionPolicy.graceEnd(failedAt: failedAt, days: graceDays, current: grace) }
+            if status == .pastDue, grace == nil { grace = SubscriptionPolicy.graceEnd(failedAt: now, days: graceDays, current: nil) }
+            if status == .active, failedAt == nil { grace = nil }
+            // Only the provider's fields: an order taking an included delivery meanwhile keeps its count.
+            var update = sql.update(SubscriptionRecord.schema)
+                .set("status", to: SQLBind(status.rawValue))
+                .set("cancel_at_period_end", to: SQLBind(state.cancelAtPeriodEnd))
+                .set("grace_ends_at", to: SQLBind(grace))
+                .set("updated_at", to: SQLBind(now))
+            if let start = state.periodStart, let end = state.periodEnd {
+                update = update.set("period_start", to: SQLBind(start)).set("period_end", to: SQLBind(end))
+                if SubscriptionPolicy.includedUsed(after: previous, newPeriodStart: start) == 0, previous.includedUsed != 0 {
+                    update = update.set("included_used", to: SQLBind(0))
+                }
+            }
+            if record.providerID == nil, !state.id.isEmpty { update = update.set("provider_id", to: SQLBind(state.id)) }
+            try await update.where("id", .equal, SQLBind(id)).run()
+            if status != previous.status {
+                logger.info("Subscription \(id.uuidString): \(previous.status.rawValue) → \(status.rawValue)")
+            }
+        }
+    }
+
+    /// One verified Stripe event about subscriptions (already deduplicated by `StripeEvent.handleOnce`).
+    /// The subscription is read again from Stripe: events may arrive out of order, the answer is current.
+    func handleStripeEvent(type: String, object: [String: Any]) async throws {
+        switch type {
+        case "checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired":
+            try await settleCheckout(StripePayments.subscriptionCheckoutState(from: object))
+        case "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
+             "customer.subscription.paused", "customer.subscription.resumed":
+            let sent = StripePayments.subscriptionState(from: object)
+            guard let record = try await record(provider: sent.id, reference: sent.reference) else { return }
+            let state = try await services.payments.subscription(id: sent.id) ?? sent
+            try await apply(state, to: record.id!)
+        case "invoice.paid", "invoice.payment_failed":
+            guard let providerID = Self.subscriptionID(ofInvoice: object),
+                  let record = try await record(provider: providerID, reference: Self.reference(ofInvoice: object)) else { return }
+            let paid = type == "invoice.paid"
+            try await recordInvoice(object, paid: paid, for: record)
+            guard let state = try await services.payments.subscription(id: providerID) else { return }
+            try await apply(state, to: record.id!, failedAt: paid ? nil : UnixTime.nowMillis)
+        default:
+            return
+        }
+    }
+
+    /// The subscription a provider's id names, linking it on the way if only the reference was known.
+    private func record(provider: String, reference: String?) async throws -> SubscriptionRecord? {
+        if let known = try await SubscriptionRecord.query(on: db).filter(\.$providerID == provider).first() { return known }
+        guard let reference = reference.flatMap(UUID.init(uuidString:)) else {
+            logger.info("Stripe subscription \(provider) is not one of ours")
+            return nil
+        }
+        return try await SubscriptionRecord.find(reference, on: db)
+    }
+
+    /// An invoice's subscription: `subscription` in older API versions, `parent.subscription_details`
+    /// since 2025-03-31.basil.
+    static func subscriptionID(ofInvoice invoice: [String: Any]) -> String? {
+        if let id = invoice["subscription"] as? String { return id }
+        let details = (invoice["parent"] as? [String: Any])?["subscription_details"] as? [String: Any]
+        return details?["subscription"] as? String
+    }
+
+    private static func reference(ofInvoice invoice: [String: Any]) -> String? {
+        let details = (invoice["parent"] as? [String: Any])?["subscription_details"] as? [String: Any]
+        let metadata = (details?["metadata"] as? [String: Any]) ?? (invoice["subscription_details"] as? [String: Any])?["metadata"] as? [String: Any]
+        return metadata?["subscription_id"] as? String
+    }
+
+    private func recordInvoice(_ invoice: [String: Any], paid: Bool, for record: SubscriptionRecord) async throws {
+        guard let id = invoice["id"] as? String, StripePayments.isStripeID(id) else { return }
+        let amount = ((paid ? invoice["amount_paid"] : invoice["amount_due"]) as? NSNumber).flatMap { Int(exactly: $0.doubleValue) } ?? 0
+        let currency = ((invoice["currency"] as? String) ?? record.currency).uppercased()
+        try await store(invoice: id, amount: amount, currency: currency, paid: paid, for: record.id!)
+    }
+
+    /// Keeps an invoice once; a failed one that is later paid becomes paid.
+    func store(invoice id: String, amount: Int, currency: String, paid: Bool, for subscription: UUID) async throws {
+        guard Money.isValidCurrency(currency), amount >= 0 else { return }
+        try await orders.transaction { db in
+            if let known = try await SubscriptionInvoiceRecord.find(id, on: db) {
+                if paid, known.status != "paid" {
+                    known.status = "paid"
+                    known.at = UnixTime.nowMillis
+                    try await known.save(on: db)
+                }
+                return
+            }
+            let row = SubscriptionInvoiceRecord()
+            row.id = id
+            row.subscriptionID = subscription
+            row.amount = amount
+            row.currency = currency
+            row.status = paid ? "paid" : "failed"
+            row.at = UnixTime.nowMillis
+            try await row.create(on: db)
+        }
+    }
+
+    /// The sandbox page's buttons: what Stripe's events would do, applied at once.
+    func sandbox(_ action: SandboxPayments.SubscriptionAction, checkout: String) async throws -> Bool {
+        guard let sandbox = services.payments as? SandboxPayments,
+              let (providerID, invoice) = try await sandbox.act(action, checkout: checkout) else { return false }
+        if action == .pay {
+            try await settleCheckout(try await sandbox.subscriptionCheckout(id: checkout))
+        }
+        guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == checkout).first() else { return true }
+        if let invoice { try await store(invoice: invoice.id, amount: invoice.amount, currency: invoice.currency, paid: action != .failRenewal, for: record.id!) }
+        if let state = try await sandbox.subscription(id: providerID) {
+            try await apply(state, to: record.id!, failedAt: action == .failRenewal ? UnixTime.nowMillis : nil)
+        }
+        return true
+    }
+
+    // MARK: Quotes and orders
+
+    /// The benefit the caller's plan gives an order placed now, and the subscription it comes from.
+    func benefit(for account: UserID) async throws -> (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)? {
+        guard var record = try await SubscriptionRecord.query(on: db).filter(\.$accountID == account)
+            .filter(\.$status ~~ [.active, .pastDue]).first() else { return nil }
+        let now = UnixTime.nowMillis
+        if record.status == .active, let end = record.periodEnd, end < now {
+            // No renewal arrived in time: the provider knows (at most once per reading past the end).
+            do {
+                try await refresh(record)
+                record = try await SubscriptionRecord.find(record.id, on: db) ?? record
+            } catch {
+                logger.warning("Could not read subscription \(record.id!.uuidString) from the provider: \(String(describing: error))")
+            }
+        }
+        guard record.term.benefitApplies(at: now) else { return nil }
+        let terms = try record.terms
+        return (record.id!, record.periodStart, PlanBenefit(terms: terms, includedLeft: terms.includedDeliveries - record.includedUsed))
+    }
+
+    /// Takes one of the plan's included deliveries in the order's transaction: 409
+    /// `included_deliveries_used` when a parallel order took the last one first.
+    static func useIncluded(_ subscription: UUID, limit: Int, periodStart: Int64?, on db: any Database) async throws {
+        guard let sql = db.tracedSQL else { return }
+        var update = sql.update(SubscriptionRecord.schema)
+            .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .add, SQLLiteral.numeric("1")))
+            .where("id", .equal, SQLBind(subscription))
+            .where("included_used", .lessThan, SQLBind(limit))
+        update = periodStart.map { update.where("period_start", .equal, SQLBind($0)) } ?? update.where(SQLIdentifier("period_start"), .is, SQLLiteral.null)
+        let rows = try await update.returning("id").all()
+        if rows.isEmpty {
+            throw WaybillError(.conflict, .includedDeliveriesUsed, "Your plan's included deliveries are used up; ask for a new price.")
+        }
+    }
+
+    /// A cancelled order gives its included delivery back, if it was counted in the current period.
+    static func handle(_ event: DomainEvent, on db: any Database) async throws {
+        guard case .orderCancelled(let order, _, _) = event, order.planIncluded == true, let id = order.planSubscriptionID,
+              let sql = db.tracedSQL else { return }
+        try await sql.update(SubscriptionRecord.schema)
+            .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .subtract, SQLLiteral.numeric("1")))
+            .where("id", .equal, SQLBind(id)).where("included_used", .greaterThan, SQLBind(0))
+            .where("period_start", .lessThanOrEqual, SQLBind(order.createdAt))
+            .run()
+    }
+}
