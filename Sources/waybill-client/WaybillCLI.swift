@@ -31,7 +31,7 @@ struct WaybillCLI: AsyncParsableCommand {
             Assign.self, Users.self, Fleet.self,
             AreasCommand.self, BecomeTraveller.self, PayoutsCommand.self, ParcelCommand.self, TripCommand.self, FindTrips.self, RequestCommand.self,
             WebhookCommand.self, APIKeyCommand.self, ImportCommand.self, BulkCommand.self, ExportCommand.self, PlanCommand.self, ChatCommand.self, RateCommand.self,
-            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self, AdminCommand.self, ClaimCommand.self, PointsCommand.self,
+            SlotCommand.self, LabelCommand.self, ScanCommand.self, DeskCommand.self, AdminCommand.self, ClaimCommand.self, PointsCommand.self, SubscriptionCommand.self,
         ]
     )
 }

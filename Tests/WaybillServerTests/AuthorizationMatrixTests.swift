@@ -106,6 +106,12 @@ struct AuthorizationMatrixTests {
 
     static func nothing(_ w: World) async throws -> Target { Target(order: UUID().uuidString) }
 
+    /// A subscription plan an admin offers (its id in `code`).
+    static func offeredPlan(_ w: World) async throws -> Target {
+        let reply = try await w.server.send(.POST, "/plans", json: SubscriptionTests.pro, token: w.tokens[.admin]!)
+        return Target(order: "", code: try #require(reply.json["id"].string, "\(reply)"))
+    }
+
     /// A conversation (as `conversation()`) where customer A sent a photo (its message in `code`).
     static func conversationWithPhoto(_ w: World) async throws -> Target {
         var target = try await conversation()(w)
@@ -496,6 +502,21 @@ struct AuthorizationMatrixTests {
         Row(operation: "putLoyaltyRules", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
             try await w.server.send(.PUT, "/loyalty/rules", json: ["pointsPerUnit": 1, "pointValue": 5, "validityDays": 365,
                                                                    "minimumRedemption": 100, "maxDiscountPercent": 50], token: t) },
+        // subscription plans
+        Row(operation: "listPlans", expected: expect("others=200"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/plans", token: t) },
+        Row(operation: "createPlan", expected: expect("admin=201 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/plans", json: SubscriptionTests.pro, token: t) },
+        Row(operation: "updatePlan", expected: expect("admin=200 others=403"), setup: offeredPlan) { w, x, t in
+            try await w.server.send(.PUT, "/plans/\(x.code)", json: SubscriptionTests.pro, token: t) },
+        Row(operation: "getSubscription", expected: expect("others=404"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/subscription", token: t) },
+        Row(operation: "subscribe", expected: expect("others=201"), setup: offeredPlan) { w, x, t in
+            try await w.server.send(.POST, "/subscription", json: ["planId": x.code], token: t) },
+        Row(operation: "cancelSubscription", expected: expect("others=404"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/subscription/cancel", token: t) },
+        Row(operation: "resumeSubscription", expected: expect("others=404"), setup: nothing) { w, _, t in
+            try await w.server.send(.POST, "/subscription/resume", token: t) },
         Row(operation: "fileClaim", expected: expect("customerA=201 driverA=403 manager=403 others=404"), setup: insuredDelivered) { w, x, t in
             try await InsuranceTests.file(w.server, x.order, kind: "damaged", amount: 10_000, photo: nil, token: t) },
         Row(operation: "listClaims", expected: expect("others=200"), setup: nothing) { w, _, t in
@@ -799,6 +820,8 @@ struct AuthorizationMatrixTests {
         @Sendable func travel(_ w: World) -> Travel { Travel(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func claims(_ w: World) -> Claims { Claims(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
         @Sendable func points(_ w: World) -> Loyalty { Loyalty(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        @Sendable func plans(_ w: World) -> Subscriptions { Subscriptions(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger) }
+        let pro = PlanTerms(name: "Pro", monthlyPrice: 4_900, includedDeliveries: 2, discountPercent: 20, expressIncluded: true)
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
             Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
@@ -885,6 +908,14 @@ struct AuthorizationMatrixTests {
             "getInsuranceTable": { w, _, p in _ = try await claims(w).table(for: p) },
             "putInsuranceTable": { w, _, p in _ = try await claims(w).replaceTable(InsuranceTable.initial, by: p) },
             "getLoyalty": { w, _, p in _ = try await points(w).account(for: p) },
+            "listPlans": { w, _, p in _ = try await plans(w).plans(all: false, for: p) },
+            "createPlan": { w, _, p in _ = try await plans(w).createPlan(pro, active: true, by: p) },
+            "updatePlan": { w, x, p in _ = try await plans(w).updatePlan(UUID(uuidString: x.code)!, pro, active: true, by: p) },
+            // The handler answers 404 for none; the service says none.
+            "getSubscription": { w, _, p in if try await plans(w).current(for: p) == nil { throw WaybillError.notFound } },
+            "subscribe": { w, x, p in _ = try await plans(w).subscribe(to: UUID(uuidString: x.code)!, by: p) },
+            "cancelSubscription": { w, _, p in _ = try await plans(w).cancel(by: p) },
+            "resumeSubscription": { w, _, p in _ = try await plans(w).resume(by: p) },
             "getLoyaltyRules": { w, _, p in _ = try await points(w).rules(for: p) },
             "putLoyaltyRules": { w, _, p in _ = try await points(w).replaceRules(LoyaltyRules.initial, by: p) },
             "fileClaim": { w, x, p in _ = try await claims(w).file(id(x.order), .init(kind: .damaged, description: "matrix", amount: 10_000, photos: []), by: p) },

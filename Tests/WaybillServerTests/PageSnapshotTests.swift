@@ -81,7 +81,8 @@ struct PageSnapshotTests {
             try await server.advance(accepted, to: .accepted, cast: cast)
             _ = try await server.placeOrder(cast.customer.access, extra: ["dropoff": ["street": "Rue du Rhône 42", "postalCode": "1204", "city": "Genève"] as [String: any Sendable]])
             let token = try await server.trackingToken(accepted, customer: cast.customer.access)
-            _ = try await server.makeAdmin(cast.otherDriver)
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            try #require(try await server.send(.POST, "/plans", json: SubscriptionTests.pro, token: admin).status == .created)
             let pages: [(name: String, path: String, as: String?)] = [
                 ("login", "/login", nil), ("register", "/register", nil),
                 ("customer-orders", "/orders", "ada@example.com"), ("customer-new-order", "/orders/new", "ada@example.com"),
@@ -94,6 +95,7 @@ struct PageSnapshotTests {
                 ("public-tracking", "/t/\(token)", nil),
                 ("receiver-incoming", "/incoming", "bea@example.com"), ("receiver-order", "/orders/\(accepted)", "bea@example.com"),
                 ("admin-reports", "/admin", "mia@courier.example"), ("admin-audit", "/admin/audit", "mia@courier.example"),
+                ("customer-plan", "/plan", "ada@example.com"), ("admin-plans", "/admin/plans", "mia@courier.example"),
             ]
             var problems: [String] = []
             var links = Set<String>()

@@ -172,7 +172,10 @@ struct Subscriptions: WaybillService {
 
     private func setCancelAtPeriodEnd(_ cancel: Bool, by principal: Principal) async throws -> View {
         try principal.require(.placeOrders)
-        guard let record = try await newest(of: principal.userID) else { throw WaybillError.notFound }
+        // Only a paid subscription (active or past due) has a renewal to stop or keep.
+        guard let record = try await newest(of: principal.userID), record.status == .active || record.status == .pastDue else {
+            throw WaybillError(.notFound, .notFound, "You have no subscription to change.")
+        }
         try refuse(cancel ? SubscriptionPolicy.mayCancel(record.term) : SubscriptionPolicy.mayResume(record.term))
         guard let providerID = record.providerID else { throw WaybillError(.conflict, .conflict, "This subscription is not paid yet.") }
         let state = try await services.payments.setCancelAtPeriodEnd(subscription: providerID, cancel)

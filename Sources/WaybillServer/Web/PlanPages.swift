@@ -241,10 +241,10 @@ struct AdminPlansPage: PageView {
 
     func page(_ ctx: WebContext) -> WebPage {
         let shown: Set<String> = ["name", "monthlyPrice", "includedDeliveries", "discountPercent"]
-        let existing = plans.map { plan -> String in
+        let existing = plans.enumerated().map { index, plan -> String in
             let id = plan.id!
             let mine = editing == id
-            let form = Form(ctx: ctx, values: mine ? values : Self.values(plan), errors: mine ? errors : [:], idPrefix: "p\(id.uuidString.prefix(8))-")
+            let form = Form(ctx: ctx, values: mine ? values : Self.values(plan), errors: mine ? errors : [:], idPrefix: "plan\(index)-")
             return """
                 <details class="card" data-plan="\(h(plan.name))"\(mine ? " open" : "")><summary><strong>\(h(plan.name))</strong> · \(h(ctx.t(.planPerMonth, Money(plan.monthlyPrice, plan.currency).description)))\(plan.active ? "" : " · " + h(ctx.t(.planWithdrawn)))</summary>
                 \(mine ? form.summary(message: message, shown: shown) : "")
