@@ -61,11 +61,16 @@ struct SubscriptionCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let id = UUID(uuidString: plan) else { throw ValidationError("Not a plan id: \(plan)") }
-            try await options.run { session in
-                let subscription = try await session.subscribe(to: id)
-                if options.json { return Output.json(subscription) }
-                SubscriptionCommand.print(subscription)
-            }
+            try await SubscriptionCommand.change(options) { try await $0.subscribe(to: id) }
+        }
+    }
+
+    /// Runs `change` and prints the subscription it answers.
+    static func change(_ options: GlobalOptions, _ change: (WaybillSession) async throws -> SubscriptionInfo) async throws {
+        try await options.run { session in
+            let subscription = try await change(session)
+            if options.json { return Output.json(subscription) }
+            SubscriptionCommand.print(subscription)
         }
     }
 
@@ -73,26 +78,14 @@ struct SubscriptionCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Stop the renewal; the plan stays until the period's end.")
         @OptionGroup var options: GlobalOptions
 
-        func run() async throws {
-            try await options.run { session in
-                let subscription = try await session.cancelSubscription()
-                if options.json { return Output.json(subscription) }
-                SubscriptionCommand.print(subscription)
-            }
-        }
+        func run() async throws { try await SubscriptionCommand.change(options) { try await $0.cancelSubscription() } }
     }
 
     struct Resume: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "resume", abstract: "Keep a subscription set to end.")
         @OptionGroup var options: GlobalOptions
 
-        func run() async throws {
-            try await options.run { session in
-                let subscription = try await session.resumeSubscription()
-                if options.json { return Output.json(subscription) }
-                SubscriptionCommand.print(subscription)
-            }
-        }
+        func run() async throws { try await SubscriptionCommand.change(options) { try await $0.resumeSubscription() } }
     }
 
     struct Offer: AsyncParsableCommand {

@@ -25,7 +25,7 @@ struct PolicyTests {
         }
         // Capabilities one at a time.
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.admin]) }) == [.manageUsers, .manageTravel, .manageCounters, .moderate,
-                                                                                            .manageInsurance, .decideClaims, .manageLoyalty])
+                                                                                            .manageInsurance, .decideClaims, .manageLoyalty, .managePlans])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.counter]) }) == [.receiveAtCounter])
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.traveller]) }).isEmpty)
         #expect(Set(Permission.allCases.filter { $0.isGranted(to: [.receiver]) }).isEmpty, "a suspended account acts on nothing")

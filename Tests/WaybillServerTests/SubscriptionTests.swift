@@ -169,6 +169,26 @@ struct SubscriptionTests {
         }
     }
 
+    @Test("A request asked again replaces the unpaid one; if the first checkout is paid after all, it becomes the subscription and the newer request gives way",
+          arguments: TestDatabase.available)
+    func paidAfterAskingAgain(db: TestDatabase) async throws {
+        try await PaymentTests.withStripe(db) { server, stripe in
+            let cast = try await server.cast()
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            let plan = try #require(try await server.send(.POST, "/plans", json: Self.pro, token: admin).json["id"].string)
+            let first = try await server.send(.POST, "/subscription", json: ["planId": plan], token: cast.customer.access)
+            let second = try await server.send(.POST, "/subscription", json: ["planId": plan], token: cast.customer.access)
+            #expect(first.status == .created && second.status == .created && first.json["id"].string != second.json["id"].string)
+            #expect(try await SubscriptionRecord.query(on: server.db).filter(\.$status == .incomplete).count() == 1, "the first request gave way")
+            let firstSession = try #require(first.json["checkoutUrl"].string?.split(separator: "/").last.map(String.init))
+            stripe.paySubscription(firstSession, start: Int64(server.clock.now.timeIntervalSince1970))
+            #expect(try await Self.webhook(server, "evt_late", "checkout.session.completed", stripe.sessionObject(firstSession)).status == .ok)
+            let mine = try await server.send(.GET, "/subscription", token: cast.customer.access)
+            #expect(mine.json["id"].string == first.json["id"].string && mine.json["status"].string == "active", "\(mine)")
+            #expect(try await SubscriptionRecord.find(UUID(uuidString: second.json["id"].string!)!, on: server.db)?.status == .canceled)
+        }
+    }
+
     @Test("In the web app without Stripe keys: an admin offers a plan (a field error shown beside the field), a customer subscribes on the sandbox's page, sees the plan and its included deliveries, a failed test renewal shows the grace, and cancels at the period's end; French too",
           arguments: TestDatabase.available)
     func sandboxInTheWebApp(db: TestDatabase) async throws {

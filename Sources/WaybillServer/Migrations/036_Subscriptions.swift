@@ -52,6 +52,8 @@ struct CreateSubscriptions: AsyncMigration {
                 CREATE UNIQUE INDEX subscriptions_current ON subscriptions (account_id)
                 WHERE status IN ('incomplete', 'active', 'past_due')
                 """).run()
+            // An account's subscriptions, the newest first (its page, its quotes).
+            try await sql.create(index: "subscriptions_account").on("subscriptions").column("account_id").column("created_at").run()
             try await db.schema("subscription_invoices")
                 .field("id", .string, .identifier(auto: false))
                 .field("subscription_id", .uuid, .required, .references("subscriptions", "id"))

@@ -88,8 +88,13 @@ struct Subscriptions: WaybillService {
         try principal.require(.placeOrders)
         guard var record = try await newest(of: principal.userID) else { return nil }
         if record.status == .incomplete, let checkout = record.checkoutID {
-            try await settleCheckout(try await services.payments.subscriptionCheckout(id: checkout))
-            record = try await SubscriptionRecord.find(record.id, on: db) ?? record
+            // The provider unreachable: the subscription as last known (its event will come).
+            do {
+                try await settleCheckout(try await services.payments.subscriptionCheckout(id: checkout))
+                record = try await SubscriptionRecord.find(record.id, on: db) ?? record
+            } catch {
+                logger.warning("Could not read subscription checkout \(checkout) from the provider: \(String(describing: error))")
+            }
         } else if record.status == .active, let end = record.periodEnd, end < UnixTime.nowMillis {
             // The period is over and no renewal arrived: ask the provider.
             try? await refresh(record)
@@ -104,8 +109,11 @@ struct Subscriptions: WaybillService {
         return View(record: record, terms: try record.terms, invoices: invoices, benefitApplies: record.term.benefitApplies(at: UnixTime.nowMillis))
     }
 
+    /// The account's current subscription (at most one), or else its newest.
     private func newest(of account: UserID) async throws -> SubscriptionRecord? {
-        try await SubscriptionRecord.query(on: db).filter(\.$accountID == account).sort(\.$createdAt, .descending).first()
+        if let current = try await SubscriptionRecord.query(on: db).filter(\.$accountID == account)
+            .filter(\.$status ~~ [.incomplete, .active, .pastDue]).first() { return current }
+        return try await SubscriptionRecord.query(on: db).filter(\.$accountID == account).sort(\.$createdAt, .descending).first()
     }
 
     /// Subscribes the caller to a plan: a checkout with the provider first (nothing is stored if it
@@ -199,8 +207,9 @@ struct Subscriptions: WaybillService {
     /// A subscription checkout finished (its event, the return page, or the customer's reading):
     /// links the provider's subscription and reads it. An abandoned one ends the request.
     func settleCheckout(_ state: SubscriptionCheckoutState) async throws {
+        // A request the customer replaced by asking again may still be paid: it then becomes the subscription.
         guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == state.id).first(),
-              record.status == .incomplete else { return }
+              record.status == .incomplete || (record.status == .canceled && record.providerID == nil) else { return }
         if state.expired {
             try await orders.transaction { db in
                 guard let sql = db.tracedSQL else { return }
@@ -254,6 +263,14 @@ struct Subscriptions: WaybillService {
                 }
             }
             if record.providerID == nil, !state.id.isEmpty { update = update.set("provider_id", to: SQLBind(state.id)) }
+            let paid: Set<SubscriptionStatus> = [.active, .pastDue]
+            if paid.contains(status), !paid.contains(previous.status) {
+                // Paid after the customer asked again: the newer unpaid request gives way (one current per account).
+                try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
+                    .set("updated_at", to: SQLBind(now))
+                    .where("account_id", .equal, SQLBind(record.accountID)).where("id", .notEqual, SQLBind(id))
+                    .where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue)).run()
+            }
             try await update.where("id", .equal, SQLBind(id)).run()
             if status != previous.status {
                 logger.info("Subscription \(id.uuidString): \(previous.status.rawValue) → \(status.rawValue)")

@@ -38,6 +38,7 @@ extension Text {
     static let planIncluded = Text("Included deliveries a month", "Livraisons incluses par mois")
     static let planDiscount = Text("Discount on other deliveries (%)", "Réduction sur les autres livraisons (%)")
     static let planActive = Text("Offered to new subscribers", "Proposée aux nouveaux abonnés")
+    static let planOptions = Text("Express and availability", "Express et disponibilité")
     static let planWithdrawn = Text("withdrawn", "retirée")
     static let planNew = Text("A new plan", "Une nouvelle formule")
     static let planCreate = Text("Offer this plan", "Proposer cette formule")
@@ -51,7 +52,7 @@ enum PlanCatalogue {
         .plPlan, .actPlanChanged, .subPlanTitle, .plansOnOffer, .planPerMonth, .planIncludedN, .planDiscountN, .planExpressIncluded, .plansNone,
         .subscribe, .subIncomplete, .subActive, .subPastDue, .subEnded, .subRenews, .subEnds, .subGrace, .subIncludedUsed, .subCancel,
         .subResume, .subPay, .subNotStarted, .subInvoices, .invoicePaid, .invoiceFailed, .subSandbox, .subSandboxPage, .planOnAccount,
-        .managePlans, .planName, .planMonthlyPrice, .planIncluded, .planDiscount, .planActive, .planWithdrawn, .planNew, .planCreate,
+        .managePlans, .planName, .planMonthlyPrice, .planIncluded, .planDiscount, .planActive, .planOptions, .planWithdrawn, .planNew, .planCreate,
         .planAdminHint, .errPlanGivesNothing,
     ]
 }

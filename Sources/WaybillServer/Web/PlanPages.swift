@@ -234,8 +234,10 @@ struct AdminPlansPage: PageView {
         \(form.field("name", ctx.t(.planName)))
         \(form.field("monthlyPrice", ctx.t(.planMonthlyPrice, currency), attributes: "inputmode=\"decimal\""))
         <div class="row">\(form.field("includedDeliveries", ctx.t(.planIncluded), attributes: "inputmode=\"numeric\""))\(form.field("discountPercent", ctx.t(.planDiscount), attributes: "inputmode=\"numeric\""))</div>
+        <fieldset class="field"><legend>\(h(ctx.t(.planOptions)))</legend>
         \(form.checkbox("expressIncluded", ctx.t(.planExpressIncluded)))
         \(form.checkbox("active", ctx.t(.planActive)))
+        </fieldset>
         """
     }
 
