@@ -67,8 +67,13 @@ public enum SubscriptionStatus: String, Sendable, Hashable, Codable, CaseIterabl
         }
     }
 
-    /// Holds the account's one current subscription (a new one cannot be asked for meanwhile).
-    public var isCurrent: Bool { self != .canceled }
+    /// Holds the account's one current subscription: asked for, or paid (the migration's
+    /// `subscriptions_current` index spells the same list).
+    public static let current: [SubscriptionStatus] = [.incomplete, .active, .pastDue]
+    /// Paid for: the plan has a period, a renewal to stop or keep, and may apply.
+    public static let paid: [SubscriptionStatus] = [.active, .pastDue]
+
+    public var isPaid: Bool { Self.paid.contains(self) }
 }
 
 /// A subscription as the server keeps it: enough to decide what it gives now.
@@ -157,17 +162,17 @@ public enum SubscriptionPolicy {
     /// An unpaid request (`incomplete`) is replaced by the new one.
     public static func maySubscribe(current: SubscriptionStatus?, planActive: Bool) -> Result<Void, Refusal> {
         guard planActive else { return .failure(.planClosed) }
-        if let current, current == .active || current == .pastDue { return .failure(.alreadySubscribed) }
+        if let current, current.isPaid { return .failure(.alreadySubscribed) }
         return .success(())
     }
 
     /// Cancelling stops the renewal: the plan stays until the end of the paid period.
     public static func mayCancel(_ term: SubscriptionTerm) -> Result<Void, Refusal> {
-        (term.status == .active || term.status == .pastDue) && !term.cancelAtPeriodEnd ? .success(()) : .failure(.notCancellable)
+        term.status.isPaid && !term.cancelAtPeriodEnd ? .success(()) : .failure(.notCancellable)
     }
 
     public static func mayResume(_ term: SubscriptionTerm) -> Result<Void, Refusal> {
-        (term.status == .active || term.status == .pastDue) && term.cancelAtPeriodEnd ? .success(()) : .failure(.notResumable)
+        term.status.isPaid && term.cancelAtPeriodEnd ? .success(()) : .failure(.notResumable)
     }
 
     /// When the grace after a renewal that failed at `failedAt` ends; a later failure in the same

@@ -112,7 +112,7 @@ struct Subscriptions: WaybillService {
     /// The account's current subscription (at most one), or else its newest.
     private func newest(of account: UserID) async throws -> SubscriptionRecord? {
         if let current = try await SubscriptionRecord.query(on: db).filter(\.$accountID == account)
-            .filter(\.$status ~~ [.incomplete, .active, .pastDue]).first() { return current }
+            .filter(\.$status ~~ SubscriptionStatus.current).first() { return current }
         return try await SubscriptionRecord.query(on: db).filter(\.$accountID == account).sort(\.$createdAt, .descending).first()
     }
 
@@ -123,7 +123,7 @@ struct Subscriptions: WaybillService {
         try principal.require(.placeOrders)
         guard let plan = try await PlanRecord.find(planID, on: db) else { throw WaybillError.notFound }
         let current = try await SubscriptionRecord.query(on: db).filter(\.$accountID == principal.userID)
-            .filter(\.$status ~~ [.incomplete, .active, .pastDue]).first()
+            .filter(\.$status ~~ SubscriptionStatus.current).first()
         try refuse(SubscriptionPolicy.maySubscribe(current: current?.status, planActive: plan.active))
         // Each request opens a checkout with the provider: a budget per account and hour.
         if let wait = try await db.writeTransaction(services, { db in
@@ -154,13 +154,8 @@ struct Subscriptions: WaybillService {
         record.updatedAt = record.createdAt
         do {
             try await orders.transaction { db in
-                if let sql = db.tracedSQL {
-                    // The unpaid request it replaces ends (its checkout simply expires).
-                    try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
-                        .set("updated_at", to: SQLBind(record.createdAt))
-                        .where("account_id", .equal, SQLBind(principal.userID)).where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue))
-                        .run()
-                }
+                // The unpaid request it replaces ends (its checkout simply expires).
+                try await Self.endUnpaid(account: principal.userID, at: record.createdAt, on: db)
                 try await record.create(on: db)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -181,7 +176,7 @@ struct Subscriptions: WaybillService {
     private func setCancelAtPeriodEnd(_ cancel: Bool, by principal: Principal) async throws -> View {
         try principal.require(.placeOrders)
         // Only a paid subscription (active or past due) has a renewal to stop or keep.
-        guard let record = try await newest(of: principal.userID), record.status == .active || record.status == .pastDue else {
+        guard let record = try await newest(of: principal.userID), record.status.isPaid else {
             throw WaybillError(.notFound, .notFound, "You have no subscription to change.")
         }
         try refuse(cancel ? SubscriptionPolicy.mayCancel(record.term) : SubscriptionPolicy.mayResume(record.term))
@@ -211,12 +206,8 @@ struct Subscriptions: WaybillService {
         guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == state.id).first(),
               record.status == .incomplete || (record.status == .canceled && record.providerID == nil) else { return }
         if state.expired {
-            try await orders.transaction { db in
-                guard let sql = db.tracedSQL else { return }
-                try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
-                    .set("updated_at", to: SQLBind(UnixTime.nowMillis))
-                    .where("id", .equal, SQLBind(record.id!)).where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue)).run()
-            }
+            let (account, id) = (record.accountID, record.id!)
+            try await orders.transaction { db in try await Self.endUnpaid(account: account, only: id, at: UnixTime.nowMillis, on: db) }
             return
         }
         guard state.complete, let providerID = state.subscription else { return }
@@ -229,6 +220,17 @@ struct Subscriptions: WaybillService {
         }
         guard let provider = try await services.payments.subscription(id: providerID) else { return }
         try await apply(provider, to: record.id!)
+    }
+
+    /// Ends an account's unpaid requests (`incomplete`): `only` one of them, or all `except` one.
+    private static func endUnpaid(account: UserID, only: UUID? = nil, except: UUID? = nil, at now: Int64, on db: any Database) async throws {
+        guard let sql = db.tracedSQL else { return }
+        var update = sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
+            .set("updated_at", to: SQLBind(now))
+            .where("account_id", .equal, SQLBind(account)).where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue))
+        if let only { update = update.where("id", .equal, SQLBind(only)) }
+        if let except { update = update.where("id", .notEqual, SQLBind(except)) }
+        try await update.run()
     }
 
     /// Reads the subscription from the provider again and keeps what it says.
@@ -263,13 +265,9 @@ struct Subscriptions: WaybillService {
                 }
             }
             if record.providerID == nil, !state.id.isEmpty { update = update.set("provider_id", to: SQLBind(state.id)) }
-            let paid: Set<SubscriptionStatus> = [.active, .pastDue]
-            if paid.contains(status), !paid.contains(previous.status) {
+            if status.isPaid, !previous.status.isPaid {
                 // Paid after the customer asked again: the newer unpaid request gives way (one current per account).
-                try await sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
-                    .set("updated_at", to: SQLBind(now))
-                    .where("account_id", .equal, SQLBind(record.accountID)).where("id", .notEqual, SQLBind(id))
-                    .where("status", .equal, SQLBind(SubscriptionStatus.incomplete.rawValue)).run()
+                try await Self.endUnpaid(account: record.accountID, except: id, at: now, on: db)
             }
             try await update.where("id", .equal, SQLBind(id)).run()
             if status != previous.status {
@@ -376,7 +374,7 @@ struct Subscriptions: WaybillService {
     /// The benefit the caller's plan gives an order placed now, and the subscription it comes from.
     func benefit(for account: UserID) async throws -> (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)? {
         guard var record = try await SubscriptionRecord.query(on: db).filter(\.$accountID == account)
-            .filter(\.$status ~~ [.active, .pastDue]).first() else { return nil }
+            .filter(\.$status ~~ SubscriptionStatus.paid).first() else { return nil }
         let now = UnixTime.nowMillis
         if record.status == .active, let end = record.periodEnd, end < now {
             // No renewal arrived in time: the provider knows (at most once per reading past the end).

@@ -138,7 +138,7 @@ struct PlanPage: PageView {
 
     func page(_ ctx: WebContext) -> WebPage {
         let form = Form(ctx: ctx)
-        let holding = current.map { $0.record.status.isCurrent && $0.record.status != .incomplete } ?? false
+        let holding = current?.record.status.isPaid ?? false
         let cards = plans.map { plan -> String in
             let terms = plan.terms
             let benefits = terms.benefits(ctx).map { "<li>\(h($0))</li>" }.joined()
@@ -172,13 +172,13 @@ struct PlanPage: PageView {
         case .canceled: ctx.t(.subEnded)
         }
         var lines: [String] = []
-        if let end = r.periodEnd, r.status == .active || r.status == .pastDue {
+        if let end = r.periodEnd, r.status.isPaid {
             lines.append(h(ctx.t(r.cancelAtPeriodEnd ? .subEnds : .subRenews, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(end, dateOnly: true)))
         }
         if r.status == .pastDue, let grace = r.graceEndsAt {
             lines.append(h(ctx.t(.subGrace, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true)))
         }
-        if view.terms.includedDeliveries > 0, r.status == .active || r.status == .pastDue {
+        if view.terms.includedDeliveries > 0, r.status.isPaid {
             lines.append(h(ctx.t(.subIncludedUsed, String(r.includedUsed), String(view.terms.includedDeliveries))))
         }
         if r.sandbox { lines.append(h(ctx.t(.subSandbox))) }
