@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Vapor
 import Yams
 
@@ -51,6 +52,19 @@ struct SpecValidator: Sendable {
     static let deprecatedSince = "@1795392000"  // 2026-11-23
 
     let operations: [Operation]
+
+    /// The last spec parsed and what it gave. Parsing openapi.yaml with Yams takes most of a second in a
+    /// debug build; `configure` asks twice (the error middleware and the validation middleware), and
+    /// every test server configures anew: about half of the test suite's time went to parsing the same text.
+    private static let lastParsed = NIOLockedValueBox<(yaml: String, validator: SpecValidator)?>(nil)
+
+    /// The validator for `yaml`, parsed once per process for the same text.
+    static func parsed(yaml: String) throws -> SpecValidator {
+        if let last = lastParsed.withLockedValue({ $0 }), last.yaml == yaml { return last.validator }
+        let validator = try SpecValidator(yaml: yaml)
+        lastParsed.withLockedValue { $0 = (yaml, validator) }
+        return validator
+    }
 
     init(yaml: String) throws {
         guard let root = try Yams.load(yaml: yaml) as? [String: Any] else {

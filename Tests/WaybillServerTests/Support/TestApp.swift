@@ -1,5 +1,7 @@
 import Foundation
 import Fluent
+import FluentPostgresDriver
+import PostgresNIO
 import NIOConcurrencyHelpers
 import SQLKit
 import Testing
@@ -70,7 +72,7 @@ struct TestServer: Sendable {
         adjust: (inout WaybillConfig) -> Void = { _ in },
         random: WaybillRandom = .system,
         sqliteFile: URL? = nil,
-        beforeMigrating: (TestServer) async throws -> Void = { _ in },
+        beforeMigrating: ((TestServer) async throws -> Void)? = nil,
         _ body: (TestServer) async throws -> Void
     ) async throws {
         // Every test starts at once. Without a bound, PostgreSQL's servers together ask for more
@@ -95,7 +97,7 @@ struct TestServer: Sendable {
         adjust: (inout WaybillConfig) -> Void,
         random: WaybillRandom,
         sqliteFile: URL?,
-        beforeMigrating: (TestServer) async throws -> Void,
+        beforeMigrating: ((TestServer) async throws -> Void)?,
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let recording = RecordingMailer()
@@ -103,49 +105,66 @@ struct TestServer: Sendable {
         let app = try await Application.make(.testing)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-test-\(UUID().uuidString)")
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        // Migrating takes longer than most tests: a server that starts from nothing in particular
+        // starts from a copy of a database migrated once per run (`TestTemplates`). One given a file,
+        // or something to do before migrating, migrates as production does.
+        let fromTemplate = sqliteFile == nil && beforeMigrating == nil
+        var ownDatabase: String?  // PostgreSQL: the database copied for this server, dropped after it
         do {
             let target: WaybillConfig.DatabaseTarget
             switch database {
             case .sqlite:
                 target = .sqlite(path: scratch.appendingPathComponent("waybill.sqlite").path)
                 // A database made earlier (a migration's fixture) instead of an empty one.
-                if let sqliteFile {
+                if let file = try await fromTemplate ? TestTemplates.shared.sqlite() : sqliteFile {
                     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-                    try FileManager.default.copyItem(at: sqliteFile, to: scratch.appendingPathComponent("waybill.sqlite"))
+                    try FileManager.default.copyItem(at: file, to: scratch.appendingPathComponent("waybill.sqlite"))
                 }
             case .postgres:
                 guard let url = TestDatabase.postgresURL else { throw TestSkipped() }
-                target = .postgres(url: url, searchPath: String(schema))
+                if fromTemplate {
+                    let copy = try await TestTemplates.shared.postgresCopy()
+                    ownDatabase = copy.name
+                    target = .postgres(url: copy.url, searchPath: nil)
+                } else {
+                    target = .postgres(url: url, searchPath: String(schema))
+                }
             }
-            var config = WaybillConfig(
-                database: target, publicURL: "http://localhost:8080",
-                jwtSecret: Array("test-secret-that-is-long-enough-for-hs256-0123456789".utf8),
-                smtp: nil, mailFrom: MailAddress(name: "Waybill", address: "no-reply@waybill.example"),
-                storagePath: scratch.path,
-                bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
-            )
-            config.databasePoolSize = 2  // many test servers share one PostgreSQL
-            config.ordersPerCustomerPerHour = 1_000_000  // tests place many orders; HardeningTests checks the budget
-            // A loaded machine running the whole suite can take longer than 30 s to answer one of many
-            // parallel requests; the idle timeout itself is checked by scripts/attack.
-            config.httpIdleTimeoutSeconds = 600
+            var config = Self.config(target, storagePath: scratch.path)
             adjust(&config)
             try await configure(app, config: config, mailer: mailer ?? recording, push: push, clock: clock.waybillClock, random: random)
-            if case .postgres = database, let sql = app.db as? any SQLDatabase {
+            if case .postgres = database, ownDatabase == nil, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
             let server = TestServer(app: app, mailer: recording, database: database, clock: clock)
-            try await beforeMigrating(server)
-            try await migrate(app)
+            try await beforeMigrating?(server)
+            try await migrate(app)  // nothing left to do on a copy of the template but check
             try await withTimeLimit(Self.timeLimit) { try await body(server) }
         } catch {
             // PostgresNIO hides the server's message in `description`: say it, or a failure under load
             // cannot be told from another.
             if String(describing: type(of: error)).hasPrefix("PSQL") { print("PostgreSQL error in a test server: \(String(reflecting: error))") }
-            await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
+            await cleanUp(app: app, database: database, schema: String(schema), ownDatabase: ownDatabase, scratch: scratch)
             throw error
         }
-        await cleanUp(app: app, database: database, schema: String(schema), scratch: scratch)
+        await cleanUp(app: app, database: database, schema: String(schema), ownDatabase: ownDatabase, scratch: scratch)
+    }
+
+    /// A test server's configuration on `target`, before the test's own adjustments.
+    static func config(_ target: WaybillConfig.DatabaseTarget, storagePath: String) -> WaybillConfig {
+        var config = WaybillConfig(
+            database: target, publicURL: "http://localhost:8080",
+            jwtSecret: Array("test-secret-that-is-long-enough-for-hs256-0123456789".utf8),
+            smtp: nil, mailFrom: MailAddress(name: "Waybill", address: "no-reply@waybill.example"),
+            storagePath: storagePath,
+            bcryptCost: 4  // the real cost is 12; tests that are not about hashing need not pay it
+        )
+        config.databasePoolSize = 2  // many test servers share one PostgreSQL
+        config.ordersPerCustomerPerHour = 1_000_000  // tests place many orders; HardeningTests checks the budget
+        // A loaded machine running the whole suite can take longer than 30 s to answer one of many
+        // parallel requests; the idle timeout itself is checked by scripts/attack.
+        config.httpIdleTimeoutSeconds = 600
+        return config
     }
 
     /// How long a test may take once its database is ready: a test that hangs fails alone instead of
@@ -174,11 +193,13 @@ struct TestServer: Sendable {
         }
     }
 
-    private static func cleanUp(app: Application, database: TestDatabase, schema: String, scratch: URL) async {
-        if case .postgres = database, let sql = app.db as? any SQLDatabase {
+    private static func cleanUp(app: Application, database: TestDatabase, schema: String, ownDatabase: String?,
+                                scratch: URL) async {
+        if case .postgres = database, ownDatabase == nil, let sql = app.db as? any SQLDatabase {
             try? await sql.raw("DROP SCHEMA IF EXISTS \(ident: schema) CASCADE").run()
         }
         try? await app.asyncShutdown()
+        if let ownDatabase { await TestTemplates.shared.drop(ownDatabase) }
         try? FileManager.default.removeItem(at: scratch)
     }
 
@@ -428,5 +449,117 @@ actor TestSlots {
 
     func release() {
         if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// Databases migrated once per test process: each test server starts from a copy instead of running
+/// every migration again (a file copy on SQLite, `CREATE DATABASE … TEMPLATE` on PostgreSQL). The
+/// migrations themselves are still tested: by the servers given a file or a step before migrating,
+/// and by the template itself, made by `migrate` on an empty database as production does.
+actor TestTemplates {
+    static let shared = TestTemplates()
+
+    private var sqliteTemplate: Task<URL, any Error>?
+    private var postgresTemplate: Task<String, any Error>?
+
+    /// The migrated SQLite file to copy.
+    func sqlite() async throws -> URL {
+        if let sqliteTemplate { return try await sqliteTemplate.value }
+        let task = Task<URL, any Error> {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-template-\(UUID().uuidString)")
+            let file = folder.appendingPathComponent("waybill.sqlite")
+            try await Self.migrateOnce(.sqlite(path: file.path), storagePath: folder.path)
+            // Shutting down checkpointed the write-ahead log into the file: the file is the whole database.
+            if FileManager.default.fileExists(atPath: file.path + "-wal") {
+                try FileManager.default.removeItem(at: file)  // not expected; make the next test say so
+                throw TemplateError(description: "the template's write-ahead log was left beside it")
+            }
+            return file
+        }
+        sqliteTemplate = task
+        return try await task.value
+    }
+
+    /// A new PostgreSQL database copied from the migrated template, and the URL to reach it.
+    func postgresCopy() async throws -> (name: String, url: String) {
+        let template: String
+        if let postgresTemplate { template = try await postgresTemplate.value } else {
+            let task = Task<String, any Error> { try await Self.makePostgresTemplate() }
+            postgresTemplate = task
+            template = try await task.value
+        }
+        let name = "wbt_\(getpid())_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        // FILE_COPY: the files are copied as they are (a tenth of a second) instead of written
+        // through the write-ahead log page by page.
+        try await Self.administer("CREATE DATABASE \(name) TEMPLATE \(template) STRATEGY FILE_COPY")
+        return (name, try Self.url(database: name))
+    }
+
+    func drop(_ name: String) async {
+        try? await Self.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    private static func makePostgresTemplate() async throws -> String {
+        // Templates and copies of test processes that ended without cleaning up (a crash, a ^C).
+        let leftovers = try await administer("SELECT datname FROM pg_database WHERE datname LIKE 'wbt\\_%'")
+        for name in leftovers {
+            let pid = name.split(separator: "_").dropFirst().first.flatMap { Int32($0) }
+            if let pid, pid != getpid(), kill(pid, 0) != 0 {
+                _ = try? await administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            }
+        }
+        let name = "wbt_\(getpid())_template"
+        try await administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        try await administer("CREATE DATABASE \(name)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-template-\(UUID().uuidString)")
+        try await migrateOnce(.postgres(url: try url(database: name), searchPath: nil), storagePath: folder.path)
+        try? FileManager.default.removeItem(at: folder)
+        return name
+    }
+
+    /// Configures a server on `target` as the tests do, migrates it and shuts it down.
+    private static func migrateOnce(_ target: WaybillConfig.DatabaseTarget, storagePath: String) async throws {
+        let app = try await Application.make(.testing)
+        do {
+            try await configure(app, config: TestServer.config(target, storagePath: storagePath), mailer: RecordingMailer())
+            try await migrate(app)
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+
+    /// `WAYBILL_TEST_POSTGRES_URL` with another database.
+    private static func url(database: String) throws -> String {
+        guard let given = TestDatabase.postgresURL, var components = URLComponents(string: given) else { throw TestSkipped() }
+        components.path = "/" + database
+        guard let url = components.string else { throw TemplateError(description: "cannot make a URL for \(database)") }
+        return url
+    }
+
+    /// Runs one statement on the database `WAYBILL_TEST_POSTGRES_URL` names (outside any transaction,
+    /// as CREATE and DROP DATABASE want) and returns the first column of its rows as text.
+    @discardableResult
+    private static func administer(_ statement: String) async throws -> [String] {
+        guard let given = TestDatabase.postgresURL else { throw TestSkipped() }
+        let logger = Logger(label: "waybill.test-templates")
+        let connection = try await PostgresConnection.connect(
+            configuration: try SQLPostgresConfiguration(url: given).coreConfiguration, id: 0, logger: logger)
+        do {
+            var names: [String] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) {
+                names.append(try row.decode(String.self))
+            }
+            try await connection.close()
+            return names
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    struct TemplateError: Error, CustomStringConvertible {
+        var description: String
     }
 }
