@@ -133,6 +133,11 @@ struct TestServer: Sendable {
             var config = Self.config(target, storagePath: scratch.path)
             adjust(&config)
             try await configure(app, config: config, mailer: mailer ?? recording, push: push, clock: clock.waybillClock, random: random)
+            // Vapor's in-memory testing asks for `app.responder.current` on every request, and the default
+            // one builds a new router from every route each time: a seventh of the test suite's time.
+            // The routes are all registered now: one responder serves the test.
+            let responder = app.responder.current
+            app.responder.use { _ in responder }
             if case .postgres = database, ownDatabase == nil, let sql = app.db as? any SQLDatabase {
                 try await sql.raw("CREATE SCHEMA IF NOT EXISTS \(ident: String(schema))").run()
             }
