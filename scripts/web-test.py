@@ -74,16 +74,17 @@ PHONE = (390, 844)
 DESK = (1440, 900)
 WAIT = 25
 passed = failed = 0
+STARTED = time.monotonic()  # each check says when it passed, so a slow run shows where the time went
 
 
 def check(name, condition, detail=""):
     global passed, failed
     if condition:
         passed += 1
-        print(f"  ok   {name}", flush=True)
+        print(f"  ok   {name}  [{time.monotonic() - STARTED:.0f} s]", flush=True)
     else:
         failed += 1
-        print(f"  FAIL {name} {detail}", flush=True)
+        print(f"  FAIL {name} {detail}  [{time.monotonic() - STARTED:.0f} s]", flush=True)
     return condition
 
 
