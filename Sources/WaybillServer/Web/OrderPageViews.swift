@@ -269,7 +269,7 @@ struct StatementsPage: PageView {
             <form method="get" action="\(WebRoutes.statements())" class="filters">\(form.field("month", ctx.t(.month), type: "month"))<button type="submit">\(h(ctx.t(.show)))</button></form>
             <p class="exports">\(h(ctx.t(.exportThisMonth))) <a href="\(WebRoutes.export(.statements))?\(period)" download>\(h(ctx.t(.exportStatementLines)))</a> ·
             <a href="\(WebRoutes.export(.ledger))?\(period)" download>\(h(ctx.t(.exportLedger)))</a></p>
-            \(rows.isEmpty ? "<p>\(h(ctx.t(.noStatement)))</p>" : "<table><thead><tr><th>\(h(ctx.t(.customer)))</th><th class=\"num\">\(h(ctx.t(.orders)))</th><th class=\"num\">\(h(ctx.t(.total)))</th><th></th></tr></thead><tbody>\(rows)</tbody></table>")
+            \(rows.isEmpty ? "<p>\(h(ctx.t(.noStatement)))</p>" : "<div class=\"table-wrap\"><table><thead><tr><th>\(h(ctx.t(.customer)))</th><th class=\"num\">\(h(ctx.t(.orders)))</th><th class=\"num\">\(h(ctx.t(.total)))</th><th></th></tr></thead><tbody>\(rows)</tbody></table></div>")
             """)
     }
 }

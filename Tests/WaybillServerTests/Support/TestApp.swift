@@ -465,7 +465,7 @@ actor TestTemplates {
     static let shared = TestTemplates()
 
     private var sqliteTemplate: Task<URL, any Error>?
-    private var postgresTemplate: Task<String, any Error>?
+    private var postgresTemplate: Task<(name: String, strategy: String), any Error>?
 
     /// The migrated SQLite file to copy.
     func sqlite() async throws -> URL {
@@ -487,16 +487,14 @@ actor TestTemplates {
 
     /// A new PostgreSQL database copied from the migrated template, and the URL to reach it.
     func postgresCopy() async throws -> (name: String, url: String) {
-        let template: String
+        let template: (name: String, strategy: String)
         if let postgresTemplate { template = try await postgresTemplate.value } else {
-            let task = Task<String, any Error> { try await Self.makePostgresTemplate() }
+            let task = Task<(name: String, strategy: String), any Error> { try await Self.makePostgresTemplate() }
             postgresTemplate = task
             template = try await task.value
         }
         let name = "wbt_\(getpid())_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-        // FILE_COPY: the files are copied as they are (a tenth of a second) instead of written
-        // through the write-ahead log page by page.
-        try await Self.administer("CREATE DATABASE \(name) TEMPLATE \(template) STRATEGY FILE_COPY")
+        try await Self.administer("CREATE DATABASE \(name) TEMPLATE \(template.name)\(template.strategy)")
         return (name, try Self.url(database: name))
     }
 
@@ -504,7 +502,10 @@ actor TestTemplates {
         try? await Self.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
-    private static func makePostgresTemplate() async throws -> String {
+    /// The template's name, and how to copy it: from PostgreSQL 15 on, `STRATEGY FILE_COPY` copies the
+    /// files as they are (a tenth of a second) instead of writing them through the write-ahead log
+    /// page by page (what 15 does by default); earlier versions copy files and know no STRATEGY.
+    private static func makePostgresTemplate() async throws -> (name: String, strategy: String) {
         // Templates and copies of test processes that ended without cleaning up (a crash, a ^C).
         let leftovers = try await administer("SELECT datname FROM pg_database WHERE datname LIKE 'wbt\\_%'")
         for name in leftovers {
@@ -519,7 +520,8 @@ actor TestTemplates {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("waybill-template-\(UUID().uuidString)")
         try await migrateOnce(.postgres(url: try url(database: name), searchPath: nil), storagePath: folder.path)
         try? FileManager.default.removeItem(at: folder)
-        return name
+        let version = try await administer("SHOW server_version_num").first.flatMap { Int($0) } ?? 0
+        return (name, version >= 150_000 ? " STRATEGY FILE_COPY" : "")
     }
 
     /// Configures a server on `target` as the tests do, migrates it and shuts it down.
