@@ -170,12 +170,13 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.middleware.use(RouteLoggingMiddleware(logLevel: .debug))  // per-request logs cost throughput at info
     // Outside the error middleware, so error answers carry the same headers (nosniff, HSTS).
     app.middleware.use(SecurityHeadersMiddleware(strictTransport: config.publicURL.hasPrefix("https://")))
-    app.middleware.use(APIErrorMiddleware(validator: try SpecValidator.parsed(yaml: spec)))
+    let validator = try SpecValidator.parsed(yaml: spec)
+    app.middleware.use(APIErrorMiddleware(validator: validator))
 
-    try routes(app, spec: spec)
+    try routes(app, spec: spec, validator: validator)
 }
 
-func routes(_ app: Application, spec: String) throws {
+func routes(_ app: Application, spec: String, validator: SpecValidator) throws {
     // health: no authentication, no database; the baseline for load figures
     app.get("health") { _ in HealthStatus(status: "ok") }
 
@@ -199,7 +200,7 @@ func routes(_ app: Application, spec: String) throws {
 
     // the spec-first API
     let api = app
-        .grouped(SpecValidationMiddleware(validator: try SpecValidator.parsed(yaml: spec), pathPrefix: ["api", "v1"], maxBodySize: 64 * 1024))
+        .grouped(SpecValidationMiddleware(validator: validator, pathPrefix: ["api", "v1"], maxBodySize: 64 * 1024))
     let transport = VaporTransport(routesBuilder: api)
     // Compact JSON: the runtime's default (sorted, pretty-printed) cost a third of a list page's time.
     try APIHandler().registerHandlers(on: transport, serverURL: URL(string: APIHandler.basePath)!,

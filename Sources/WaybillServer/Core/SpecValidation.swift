@@ -54,8 +54,8 @@ struct SpecValidator: Sendable {
     let operations: [Operation]
 
     /// The last spec parsed and what it gave. Parsing openapi.yaml with Yams takes most of a second in a
-    /// debug build; `configure` asks twice (the error middleware and the validation middleware), and
-    /// every test server configures anew: about half of the test suite's time went to parsing the same text.
+    /// debug build, and every test server configures anew: about half of the test suite's time went to
+    /// parsing the same text.
     private static let lastParsed = NIOLockedValueBox<(yaml: String, validator: SpecValidator)?>(nil)
 
     /// The validator for `yaml`, parsed once per process for the same text.
