@@ -249,6 +249,20 @@ try:
         "dropoff": {"street": "Bundesplatz 3", "postalCode": "3005", "city": "Bern", "latitude": 46.9466, "longitude": 7.4441},
         "weightClass": "small", "service": "standard", "paymentMethod": "cash", "recipient": {"name": "Bea"}}, token=tokens["customer"])
     check("the customer orders through B", status == 201, str(body)[:300])
+    # Each process keeps a session's check for at most a second; one ended elsewhere is refused
+    # as soon as the live channel says so (well under the second).
+    status, other = call(a, "POST", "/api/v1/auth/login", {"email": "ada@live.example", "password": "correct-horse-battery"})
+    first, _ = call(b, "GET", "/api/v1/me", token=other["accessToken"])
+    call(a, "POST", "/api/v1/auth/logout", {"refreshToken": other["refreshToken"]})
+    ended_at, refused_after = time.monotonic(), None
+    while time.monotonic() - ended_at < 3:
+        answer, body = call(b, "GET", "/api/v1/me", token=other["accessToken"])
+        if answer == 401:
+            refused_after = time.monotonic() - ended_at
+            break
+        time.sleep(0.01)
+    check("a session signed out on A is refused on B within a second, though B had just checked it",
+          first == 200 and refused_after is not None and refused_after < 1.0, f"{first}, refused after {refused_after}")
     order = body["order"]
     tokens["price"] = order["price"]
     tracking = order.get("tracking", {}).get("trackingUrl", "").rsplit("/", 1)[-1]

@@ -81,7 +81,12 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     let chosenMailer: any Mailer = mailer
         ?? config.smtp.map { SMTPMailer(settings: $0, group: app.eventLoopGroup) }
         ?? LogMailer(logger: app.logger)
-    let hub = LiveHub(logger: app.logger)
+    let caches = ReadCaches()
+    // Writes made through the models forget what the caches kept of them (`ReadCaches`).
+    app.databases.middleware.use(AccountChangeMiddleware<User>(caches: caches, account: { $0.id }))
+    app.databases.middleware.use(AccountChangeMiddleware<Session>(caches: caches, account: { $0.$user.id }))
+    app.databases.middleware.use(TariffChangeMiddleware(caches: caches))
+    let hub = LiveHub(logger: app.logger, caches: caches)
     let feedMode: LiveFeed.Mode
     switch config.database {
     case .sqlite: feedMode = .sqlite
@@ -124,6 +129,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         random: random,
         carrierTrackers: carrierTrackers.trackers,
         client: { app.client },
+        caches: caches,
         database: { app.db }
     )
     app.waybill.events.subscribeStandard(etaAverageSpeedKmh: config.etaAverageSpeedKmh)

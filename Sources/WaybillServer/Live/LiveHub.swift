@@ -26,8 +26,13 @@ final class LiveHub: Sendable {
     /// Open sockets in this process (`/metrics`).
     var connectionCount: Int { connections.withLockedValue { $0.count } }
     let logger: Logger
+    /// Sessions and accounts another process ended or changed are forgotten here too.
+    let caches: ReadCaches
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger, caches: ReadCaches) {
+        self.logger = logger
+        self.caches = caches
+    }
 
     /// Open connections allowed in this process per account and per client address.
     struct Limits: Sendable {
@@ -119,6 +124,7 @@ final class LiveHub: Sendable {
         switch row.type {
         case LiveRow.sessionEnded:
             guard let user = data["user"].flatMap(UserID.init(uuidString:)) else { return }
+            caches.forget(accounts: [user])
             let session = data["session"].flatMap(SignInID.init(uuidString:))
             let except = data["except"].flatMap(SignInID.init(uuidString:))
             let ended = connections.withLockedValue { $0.values.filter { connection in
@@ -129,6 +135,7 @@ final class LiveHub: Sendable {
             for connection in ended { connection.close(code: .policyViolation, reason: "session_ended") }
         case LiveRow.accessChanged:
             guard let user = data["user"].flatMap(UserID.init(uuidString:)) else { return }
+            caches.forget(accounts: [user])
             let changed = connections.withLockedValue { $0.values.filter { $0.identity.userID == user } }
             for connection in changed { connection.close(code: .policyViolation, reason: "access_changed") }
         case LiveRow.trackingChanged:

@@ -16,12 +16,17 @@ extension Orders {
     }
 
     func currentTariff(on db: (any Database)? = nil) async throws -> TariffRecord {
-        // Every quote and order reads it: plain SQL, not Fluent's query builder (docs/performance.md).
+        // Every quote and order reads it: plain SQL, not Fluent's query builder, and kept for a
+        // second (`ReadCaches.tariff`) unless asked for inside a transaction (docs/performance.md).
+        let cache = services.caches.tariff
+        if db == nil, let kept = cache.value(0) { return try TariffRecord(row: kept) }
         guard let sql = (db ?? self.db).tracedSQL else { throw Abort(.internalServerError) }
+        let generation = cache.generation
         guard let row = try await sql.raw(#"SELECT "version", "data", "created_by", "created_at" FROM "tariffs" ORDER BY "version" DESC LIMIT 1"#).first()
         else {
             throw WaybillError(.serviceUnavailable, .noTariff, "No tariff is set.")
         }
+        if db == nil { cache.keep(row, for: 0, readAt: generation) }
         return try TariffRecord(row: row)
     }
 
@@ -29,6 +34,9 @@ extension Orders {
         try principal.require(.manageTariff)
         let clean = try tariff.validated().orValidationError()
         do {
+            // In force from now on in this process (the model's middleware forgets it before the
+            // commit too, but a read between the two would keep the old one).
+            defer { services.caches.tariff.forgetAll() }
             return try await transaction { db in
                 let current = try await TariffRecord.query(on: db).sort(\.$id, .descending).first()
                 let record = TariffRecord(version: (current?.id ?? 0) + 1, tariff: clean, createdBy: principal.userID)
@@ -94,7 +102,7 @@ extension Orders {
         // Each order mails every manager and may open a checkout: a budget per customer and hour.
         let budgetKey = "orders:cust:" + principal.userID.uuidString
         let limit = services.config.ordersPerCustomerPerHour
-        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
+        if let wait = try await db.writeStatement(services, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
             throw WaybillError(.tooManyRequests, .tooManyOrders,
                                "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
                                retryAfter: Int(clamping: wait))

@@ -147,7 +147,7 @@ struct Accounts {
     /// (parallel requests cannot all read 29 and pass).
     private func checkCodeBudgetForClient() async throws {
         let key = Throttle.key("codes:ip", clientAddress)
-        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(key, limit: 30, window: 3600) }) {
+        if let wait = try await db.writeStatement(services, { db in try await Throttle(db).take(key, limit: 30, window: 3600) }) {
             throw WaybillError.tooManyRequests(retryAfter: Int(clamping: wait))
         }
     }
@@ -309,6 +309,7 @@ struct Accounts {
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
                 .set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
             if let userID = try await Session.find(id, on: db)?.$user.id {
+                AccountChanges.note(userID, caches: nil)
                 try await LiveLog.publishControl(LiveRow.sessionEnded, topic: LiveLog.userTopic(userID),
                                                  data: ["user": userID.uuidString, "session": id.uuidString], on: db)
             }
@@ -320,6 +321,7 @@ struct Accounts {
         var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
         if let except { query = query.filter(\.$id != except) }
         try await query.set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
+        AccountChanges.note(userID, caches: nil)  // in a transaction: forgotten when it commits
         // Live connections of those sessions close too.
         var data = ["user": userID.uuidString]
         if let except { data["except"] = except.uuidString }
@@ -345,12 +347,21 @@ struct Accounts {
         guard let userID = UserID(uuidString: claims.sub.value), let sessionID = SignInID(uuidString: claims.sid) else {
             throw WaybillError.invalidToken
         }
-        // The account and its session in one query (every API request pays for it), its text made
-        // once: building it with SQLKit's builder took 9 % of a quote's time (docs/performance.md).
-        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        let row = try await sql.raw("\(unsafeRaw: Self.principalQuery)\(bind: userID) AND \"\(unsafeRaw: Session.schema)\".\"id\" = \(bind: sessionID)")
-            .first()
-        guard let row else { throw WaybillError.invalidToken }
+        // The account and its session in one query, its text made once (building it with SQLKit's
+        // builder took 9 % of a quote's time), and kept for a second (`ReadCaches.principals`): a
+        // client's burst of requests asks once. Ending a session or changing the account forgets it.
+        let row: any SQLRow
+        let cache = services.caches.principals
+        if let kept = cache.value(sessionID), kept.user == userID {
+            row = kept.row
+        } else {
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+            let generation = cache.generation
+            guard let read = try await sql.raw("\(unsafeRaw: Self.principalQuery)\(bind: userID) AND \"\(unsafeRaw: Session.schema)\".\"id\" = \(bind: sessionID)")
+                .first() else { throw WaybillError.invalidToken }
+            cache.keep(ReadCaches.PrincipalRow(user: userID, row: read), for: sessionID, readAt: generation)
+            row = read
+        }
         let user = try User(row: row)
         if user.isBanned { throw WaybillError.accountDisabled }
         guard try row.decodeNil(column: "session_revoked_at") else { throw WaybillError.sessionRevoked }
@@ -430,6 +441,7 @@ struct Accounts {
         let userID = principal.userID, sessionID = principal.sessionID
         try await transaction { db in
             try await User.query(on: db).filter(\.$id == userID).set(\.$passwordHash, to: hash).update()
+            AccountChanges.note(userID, caches: nil)
             try await Self.revokeSessions(userID: userID, except: sessionID, reason: "password_changed", on: db)
         }
     }
