@@ -87,6 +87,24 @@ struct HardeningTests {
         }
     }
 
+    @Test("An hourly budget counts while it has room, refuses with the seconds left, and starts over when its window ends",
+          arguments: TestDatabase.available)
+    func budgetWindows(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let throttle = try Throttle(server.db)
+            let start: Int64 = 1_800_000_000
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start) == nil)
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 10) == nil)
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 600) == 3000)
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 3599) == 1)
+            #expect(try await throttle.take("budget:b", limit: 2, window: 3600, now: start + 600) == nil)  // its own
+            // A refusal is not counted: the next window has its whole budget.
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 3600) == nil)
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 3601) == nil)
+            #expect(try await throttle.take("budget:a", limit: 2, window: 3600, now: start + 3602) == 3598)
+        }
+    }
+
     @Test("Photos of a checkout left unpaid for a day are deleted, rows and files", arguments: TestDatabase.available)
     func abandonedPhotos(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in

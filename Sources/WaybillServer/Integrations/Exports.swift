@@ -74,7 +74,7 @@ struct Exports: WaybillService {
             body = kind == .ledger ? ledger(scope, start: start, end: end) : statementLines(scope, start: start, end: end)
         }
         let budget = "exports:" + me.userID.uuidString
-        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(budget, limit: ExportPolicy.perHour, window: 3600) }) {
+        if let wait = try await db.writeStatement(services, { db in try await Throttle(db).take(budget, limit: ExportPolicy.perHour, window: 3600) }) {
             throw WaybillError(.tooManyRequests, .rateLimited, "You have started \(ExportPolicy.perHour) exports in the last hour; try again later.",
                                retryAfter: Int(clamping: wait))
         }

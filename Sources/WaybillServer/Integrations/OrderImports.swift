@@ -76,7 +76,7 @@ struct OrderImports: WaybillService {
         }
         guard !bytes.isEmpty else { throw WaybillError.validation("file", "required") }
         let budget = "imports:" + me.userID.uuidString
-        if let wait = try await db.writeTransaction(services, { db in try await Throttle(db).take(budget, limit: Self.uploadsPerHour, window: 3600) }) {
+        if let wait = try await db.writeStatement(services, { db in try await Throttle(db).take(budget, limit: Self.uploadsPerHour, window: 3600) }) {
             throw WaybillError(.tooManyRequests, .rateLimited, "You have uploaded \(Self.uploadsPerHour) files in the last hour; try again later.",
                                retryAfter: Int(clamping: wait))
         }

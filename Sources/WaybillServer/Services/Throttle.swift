@@ -56,14 +56,25 @@ struct Throttle {
         return nil
     }
 
-    /// "At most `limit` per window", counted atomically like `reserve`: nil when counted, else the
-    /// seconds to wait. Run it inside a transaction.
+    /// "At most `limit` per window": nil when counted, else the seconds to wait. One statement, an
+    /// upsert that counts only while the window has room, so it is atomic by itself on both
+    /// databases (on SQLite the caller holds the write lock); it needs no transaction around it.
     func take(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        if let entry = try await lockedEntry(key, now: now), entry.window_start > now - window, entry.count >= limit {
-            return Self.secondsLeft(windowStart: entry.window_start, window: window, now: now)
-        }
-        try await record(key, window: window, now: now)
-        return nil
+        let expired = now &- window
+        let counted = try await sql.raw("""
+            INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
+            ON CONFLICT (key) DO UPDATE SET
+              count = CASE WHEN throttles.window_start <= \(bind: expired) THEN 1 ELSE throttles.count + 1 END,
+              window_start = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: now) ELSE throttles.window_start END,
+              last_at = \(bind: now)
+            WHERE throttles.window_start <= \(bind: expired) OR throttles.count < \(bind: limit)
+            RETURNING count
+            """).first()
+        guard counted == nil else { return nil }
+        // Full: how long until its window ends.
+        let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
+            .where("key", .equal, SQLBind(key)).first(decoding: Entry.self)
+        return Self.secondsLeft(windowStart: entry?.window_start ?? now, window: window, now: now)
     }
 
     /// The key's row, locked until the transaction ends on PostgreSQL (SQLite: the write lock).

@@ -1,4 +1,5 @@
 import Fluent
+import FluentSQLiteDriver
 import SQLKit
 import Tracing
 import Vapor
@@ -55,6 +56,8 @@ public final class WaybillServices: Sendable {
     let clock: WaybillClock
     /// Where random numbers come from: the system's, or a test's seeded generator.
     let random: WaybillRandom
+    /// What requests read often and seldom changes, kept for a moment (`ReadCaches`).
+    let caches: ReadCaches
     /// What happened, and who reacts to it (notifications, the live channel).
     let events = DomainEvents()
     /// Serialises write transactions on SQLite (see `WriteLock`); disabled on PostgreSQL.
@@ -83,8 +86,10 @@ public final class WaybillServices: Sendable {
          outbox: OutboxWorker, payments: any PaymentProvider, files: FileStore, live: LiveHub, liveFeed: LiveFeed,
          push: PushService, writeLock: WriteLock, threadPool: NIOThreadPool, webhookWorker: WebhookWorker,
          clock: WaybillClock = .system, random: WaybillRandom = .system, carrierTrackers: [any CarrierTracker] = [],
-         client: (@Sendable () -> any Client)? = nil, database: @escaping @Sendable () -> any Database) {
+         client: (@Sendable () -> any Client)? = nil, caches: ReadCaches = ReadCaches(),
+         database: @escaping @Sendable () -> any Database) {
         appDatabase = database
+        self.caches = caches
         positionCommits = PositionCommits(metrics: outbox.metrics)
         self.carrierTrackers = carrierTrackers
         routing = RoutingMatrices(settings: config.routing, client: client)
@@ -201,11 +206,14 @@ extension Database {
         // inherit task-locals: the body gets the caller's clock, randomness, trace and request (for
         // the audit log's request id and address) back explicitly.
         let clock = UnixTime.clock, random = Randomness.current, trace = ServiceContext.current, request = RequestContext.current
+        let accounts = AccountChanges()
         let body: @Sendable (any Database) async throws -> T = { db in
+            try await AccountChanges.$current.withValue(accounts) {
             try await RequestContext.$current.withValue(request) {
                 try await ServiceContext.$current.withValue(trace) {
                     try await withApplicationContext(clock: clock, random: random) { try await given(db) }
                 }
+            }
             }
         }
         let metrics = services.metrics, asked = ContinuousClock.now
@@ -216,15 +224,48 @@ extension Database {
             metrics.writeLockWait(ContinuousClock.now - asked)
             // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
-            // Set on the connection that runs the transaction (the setting is per connection).
+            // Set once on each connection that runs a transaction (the setting is per connection).
             return try await self.withConnection { connection in
-                if let sql = connection.tracedSQL { try await sql.raw("PRAGMA synchronous=NORMAL").run() }
+                if try await SQLiteConnections.firstTransaction(on: connection), let sql = connection.tracedSQL {
+                    try await sql.raw("PRAGMA synchronous=NORMAL").run()
+                }
                 return try await connection.transaction { db in try await body(db) }
             }
         }
-        // Committed: live events written by the transaction can go out now (SQLite reads them
-        // after each write; PostgreSQL has already notified every process).
+        // Committed: accounts it changed are read again from now on; live events written by the
+        // transaction can go out now (SQLite reads them after each write; PostgreSQL has already
+        // notified every process).
+        services.caches.forget(accounts: accounts.changed)
         services.liveFeed.poke()
         return result
+    }
+}
+
+extension Database {
+    /// One statement that writes and is atomic by itself (an upsert), without a transaction around
+    /// it: on SQLite under the write lock and on a connection with the transactions' settings.
+    func writeStatement<T: Sendable>(_ services: WaybillServices, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try await services.writeLock.withLock {
+            guard services.writeLock.enabled else { return try await body(self) }
+            return try await self.withConnection { connection in
+                if try await SQLiteConnections.firstTransaction(on: connection), let sql = connection.tracedSQL {
+                    try await sql.raw("PRAGMA synchronous=NORMAL").run()
+                }
+                return try await body(connection)
+            }
+        }
+    }
+}
+
+/// The SQLite connections that ran a write transaction already (and so have their settings).
+enum SQLiteConnections {
+    private static let configured = NIOLockedValueBox<Set<ObjectIdentifier>>([])
+
+    /// Whether `db`, a connection of the pool, runs its first write transaction. A statement less
+    /// per transaction: each one is a round trip to SQLite's threads (docs/performance.md).
+    static func firstTransaction(on db: any Database) async throws -> Bool {
+        guard let sqlite = db as? any SQLiteDatabase else { return true }
+        let id = try await sqlite.withConnection { $0.eventLoop.makeSucceededFuture(ObjectIdentifier($0)) }.get()
+        return configured.withLockedValue { $0.insert(id).inserted }
     }
 }
