@@ -121,7 +121,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "waybill",
-            dependencies: ["WaybillServer", .product(name: "Vapor", package: "vapor")],
+            dependencies: ["WaybillServer", .product(name: "Vapor", package: "vapor"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The load generator of scripts/bench-live: WebSocket subscribers and drivers reporting positions.

@@ -1,6 +1,17 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import Vapor
 import WaybillServer
+
+// Swift Concurrency runs its tasks on NIO's event loops instead of a second pool of threads: a
+// request's code then stays on the thread its connection lives on, instead of hopping between the
+// two pools at every `await` (the largest single cost of a cheap request on two cores,
+// docs/performance.md). Nothing here blocks a thread: bcrypt, SQLite and file reads have their own.
+// Before anything else runs asynchronously, as NIO requires.
+if ProcessInfo.processInfo.environment["WAYBILL_NIO_EXECUTOR"] != "0" {
+    _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+}
 
 // `waybill serve [--hostname H] [--port P] [--demo]`, `waybill migrate`, `waybill user create …`
 var arguments = CommandLine.arguments

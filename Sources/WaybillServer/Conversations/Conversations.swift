@@ -752,11 +752,14 @@ struct Conversations: WaybillService {
     /// A shipment's status changes appear in its conversation (if it has one), and a driver who lost
     /// the order leaves it.
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        guard event.changesStatus, let order = event.order, let orderID = order.id else { return }
-        let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first()
+        guard event.changesStatus, let order = event.order, let orderID = order.id, let sql = db.tracedSQL else { return }
+        // Plain SQL: every status change asks, inside its transaction (docs/performance.md).
+        let request = try await sql.raw("SELECT * FROM \"trip_requests\" WHERE \"shipment_id\" = \(bind: orderID) LIMIT 1").first()
+            .map(TripRequestRecord.init(row:))
         let subject: ConversationSubject = request.map { .request($0.id!) } ?? .shipment(orderID)
-        guard let conversation = try await ConversationRecord.query(on: db).filter(\.$subjectKind == subject.kind)
-            .filter(\.$subjectID == subject.id).first(), let id = conversation.id else { return }
+        guard let conversation = try await sql.raw("""
+            SELECT * FROM "conversations" WHERE "subject_kind" = \(bind: subject.kind) AND "subject_id" = \(bind: subject.id) LIMIT 1
+            """).first().map(ConversationRecord.init(row:)), let id = conversation.id else { return }
         if case .orderAssigned(_, _, let previous?, _) = event, previous != order.driverID, let sql = db.tracedSQL {
             try await sql.delete(from: "conversation_members").where("conversation_id", .equal, SQLBind(id))
                 .where("user_id", .equal, SQLBind(previous)).run()

@@ -235,10 +235,11 @@ struct Webhooks: WaybillService {
     /// transaction that recorded the event (`db`): it is sent if and only if the change commits.
     static func enqueue(_ event: DomainEvent, services: WaybillServices, on db: any Database) async throws {
         guard let type = webhookEvent(for: event) else { return }
-        let endpoints = try await WebhookEndpointRecord.query(on: db)
-            .filter(\.$enabled == true)
-            .filter(\.$eventList, .contains(inverse: false, .anywhere), ",\(type.rawValue),")
-            .all()
+        // Plain SQL: every event asks, inside its transaction (docs/performance.md).
+        guard let sql = db.tracedSQL else { return }
+        let endpoints = try await sql.raw("""
+            SELECT * FROM "webhook_endpoints" WHERE "enabled" = \(bind: true) AND "events" LIKE \(bind: "%,\(type.rawValue),%")
+            """).all().map(WebhookEndpointRecord.init(row:))
         guard !endpoints.isEmpty else { return }
         let owners = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(endpoints.map(\.ownerID)))).all()
             .map { ($0.id!, $0) })

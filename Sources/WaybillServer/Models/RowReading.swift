@@ -16,6 +16,7 @@ extension Role: TextColumn {}
 extension LegKind: TextColumn {}
 extension LegStatus: TextColumn {}
 extension HandOverKind: TextColumn {}
+extension OrderFile.Kind: TextColumn {}
 
 /// A plain SQL row seen as Fluent's `DatabaseOutput`, so a model is filled from its own property
 /// declarations (the one mapping of its columns) without going through Fluent's query path.

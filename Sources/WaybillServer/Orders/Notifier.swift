@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Foundation
 import WaybillCore
 
@@ -100,6 +101,9 @@ enum Notifier {
 
     static func managers(on db: any Database) async throws -> [User] {
         // The primary role is manager exactly when the account holds `manager` (`Capability.primaryRole`).
-        try await User.query(on: db).filter(\.$role == .manager).all().filter { $0.caller.may(.dispatch) }
+        // Plain SQL: every new order asks, inside its transaction (docs/performance.md).
+        guard let sql = db.tracedSQL else { return [] }
+        return try await sql.raw("SELECT * FROM \"users\" WHERE \"role\" = \(bind: Role.manager.rawValue)").all()
+            .map(User.init(row:)).filter { $0.caller.may(.dispatch) }
     }
 }

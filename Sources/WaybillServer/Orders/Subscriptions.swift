@@ -372,9 +372,15 @@ struct Subscriptions: WaybillService {
     // MARK: Quotes and orders
 
     /// The benefit the caller's plan gives an order placed now, and the subscription it comes from.
+    /// `SELECT * FROM subscriptions WHERE status IN (paid statuses) AND account_id = `
+    private static let paidQuery = "SELECT * FROM \"\(SubscriptionRecord.schema)\" WHERE \"status\" IN ("
+        + SubscriptionStatus.paid.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ") AND \"account_id\" = "
+
     func benefit(for account: UserID) async throws -> (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)? {
-        guard var record = try await SubscriptionRecord.query(on: db).filter(\.$accountID == account)
-            .filter(\.$status ~~ SubscriptionStatus.paid).first() else { return nil }
+        // Every quote and order asks: plain SQL whose text is made once (docs/performance.md).
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        guard let row = try await sql.raw("\(unsafeRaw: Self.paidQuery)\(bind: account) LIMIT 1").first() else { return nil }
+        var record = try SubscriptionRecord(row: row)
         let now = UnixTime.nowMillis
         if record.status == .active, let end = record.periodEnd, end < now {
             // No renewal arrived in time: the provider knows (at most once per reading past the end).

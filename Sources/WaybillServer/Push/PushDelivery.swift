@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Foundation
 import Vapor
 import WaybillCore
@@ -20,7 +21,8 @@ struct PushDelivery {
     /// Queues a push to each of `userID`'s devices.
     static func enqueue(userID: UserID, title: String, body: String, data: [String: String], collapseKey: String?,
                         on db: any Database) async throws {
-        let devices = try await Device.query(on: db).filter(\.$user.$id == userID).all()
+        guard let sql = db.tracedSQL else { return }
+        let devices = try await sql.raw("SELECT * FROM \"devices\" WHERE \"user_id\" = \(bind: userID)").all().map(Device.init(row:))
         for device in devices {
             let job = PushJob(deviceID: device.id!, title: title, body: body, data: data, collapseKey: collapseKey)
             try await Outbox.enqueueJob(kind: Outbox.pushKind, payload: String(decoding: try JSONEncoder().encode(job), as: UTF8.self), on: db)
