@@ -84,7 +84,7 @@ let package = Package(
             dependencies: [
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v6)],
+            swiftSettings: [.swiftLanguageMode(.v6), noMetadataPrespecialization],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .target(
@@ -117,7 +117,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/web"), .copy("Resources/areas")],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6), noMetadataPrespecialization]
         ),
         .executableTarget(
             name: "waybill",
@@ -199,3 +199,10 @@ let package = Package(
         ),
     ]
 )
+
+/// Release builds of the server's modules ask for generic metadata the plain way: with
+/// prespecialization, every read of a model's field and every value `JSONEncoder` writes went
+/// through the runtime's locked metadata map (a fifth of a list page's time, docs/performance.md).
+var noMetadataPrespecialization: SwiftSetting {
+    .unsafeFlags(["-Xfrontend", "-disable-generic-metadata-prespecialization"], .when(configuration: .release))
+}
