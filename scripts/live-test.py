@@ -256,7 +256,7 @@ try:
     call(a, "POST", "/api/v1/auth/logout", {"refreshToken": other["refreshToken"]})
     ended_at, refused_after = time.monotonic(), None
     while time.monotonic() - ended_at < 3:
-        answer, body = call(b, "GET", "/api/v1/me", token=other["accessToken"])
+        answer, _ = call(b, "GET", "/api/v1/me", token=other["accessToken"])
         if answer == 401:
             refused_after = time.monotonic() - ended_at
             break

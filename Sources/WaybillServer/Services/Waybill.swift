@@ -209,11 +209,11 @@ extension Database {
         let accounts = AccountChanges()
         let body: @Sendable (any Database) async throws -> T = { db in
             try await AccountChanges.$current.withValue(accounts) {
-            try await RequestContext.$current.withValue(request) {
-                try await ServiceContext.$current.withValue(trace) {
-                    try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+                try await RequestContext.$current.withValue(request) {
+                    try await ServiceContext.$current.withValue(trace) {
+                        try await withApplicationContext(clock: clock, random: random) { try await given(db) }
+                    }
                 }
-            }
             }
         }
         let metrics = services.metrics, asked = ContinuousClock.now
@@ -259,13 +259,23 @@ extension Database {
 
 /// The SQLite connections that ran a write transaction already (and so have their settings).
 enum SQLiteConnections {
-    private static let configured = NIOLockedValueBox<Set<ObjectIdentifier>>([])
+    private final class Seen: @unchecked Sendable { weak var connection: SQLiteConnection? }
+    private static let configured = NIOLockedValueBox<[ObjectIdentifier: Seen]>([:])
 
     /// Whether `db`, a connection of the pool, runs its first write transaction. A statement less
-    /// per transaction: each one is a round trip to SQLite's threads (docs/performance.md).
+    /// per transaction: each one is a round trip to SQLite's threads (docs/performance.md). A closed
+    /// connection's address taken by a new one counts as new (the entry holds it weakly).
     static func firstTransaction(on db: any Database) async throws -> Bool {
         guard let sqlite = db as? any SQLiteDatabase else { return true }
-        let id = try await sqlite.withConnection { $0.eventLoop.makeSucceededFuture(ObjectIdentifier($0)) }.get()
-        return configured.withLockedValue { $0.insert(id).inserted }
+        let connection = try await sqlite.withConnection { $0.eventLoop.makeSucceededFuture($0) }.get()
+        return configured.withLockedValue { seen in
+            let id = ObjectIdentifier(connection)
+            if let known = seen[id], known.connection === connection { return false }
+            if seen.count > 1_000 { seen = seen.filter { $0.value.connection != nil } }
+            let entry = Seen()
+            entry.connection = connection
+            seen[id] = entry
+            return true
+        }
     }
 }
