@@ -29,17 +29,25 @@ struct Throttle {
     /// Counts one event and returns the state after it.
     @discardableResult
     func record(_ key: String, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Entry {
-        let expired = now - window
-        let rows = try await sql.raw("""
+        guard let entry = try await count(key, window: window, now: now, below: .max) else {
+            throw Abort(.internalServerError, reason: "throttle upsert returned nothing")
+        }
+        return entry
+    }
+
+    /// The one upsert behind `record` and `take`: counts one event (a new window when the last one
+    /// has ended) unless the current window already holds `limit`. The state after it, or nil when full.
+    private func count(_ key: String, window: Int64, now: Int64, below limit: Int) async throws -> Entry? {
+        let expired = now &- window
+        return try await sql.raw("""
             INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
             ON CONFLICT (key) DO UPDATE SET
               count = CASE WHEN throttles.window_start <= \(bind: expired) THEN 1 ELSE throttles.count + 1 END,
               window_start = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: now) ELSE throttles.window_start END,
               last_at = \(bind: now)
+            WHERE throttles.window_start <= \(bind: expired) OR throttles.count < \(bind: limit)
             RETURNING count, window_start, last_at
-            """).all(decoding: Entry.self)
-        guard let entry = rows.first else { throw Abort(.internalServerError, reason: "throttle upsert returned nothing") }
-        return entry
+            """).first(decoding: Entry.self)
     }
 
     /// Counts an attempt *before* it is tried, if `policy` lets it be heard now: nil when counted
@@ -60,16 +68,7 @@ struct Throttle {
     /// upsert that counts only while the window has room, so it is atomic by itself on both
     /// databases (on SQLite the caller holds the write lock); it needs no transaction around it.
     func take(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        let expired = now &- window
-        let counted = try await sql.raw("""
-            INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
-            ON CONFLICT (key) DO UPDATE SET
-              count = CASE WHEN throttles.window_start <= \(bind: expired) THEN 1 ELSE throttles.count + 1 END,
-              window_start = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: now) ELSE throttles.window_start END,
-              last_at = \(bind: now)
-            WHERE throttles.window_start <= \(bind: expired) OR throttles.count < \(bind: limit)
-            RETURNING count
-            """).first()
+        let counted = try await count(key, window: window, now: now, below: limit)
         guard counted == nil else { return nil }
         // Full: how long until its window ends.
         let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")
