@@ -108,16 +108,13 @@ final class AccountChanges: Sendable {
     }
 }
 
-/// Notes every change to an account or a session made through Fluent's models.
+/// Notes every change to an account or a session made through Fluent's models. A new row is never
+/// kept already (a new session is not yet checked), and neither model is soft-deleted: updates and
+/// deletions are what counts. A sign-in, which makes a session, forgets nothing.
 struct AccountChangeMiddleware<M: Model>: AsyncModelMiddleware {
     typealias Model = M
     let caches: ReadCaches
     let account: @Sendable (M) -> UserID?
-
-    func create(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.create(model, on: db)
-        AccountChanges.note(account(model), caches: caches)
-    }
 
     func update(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
@@ -126,16 +123,6 @@ struct AccountChangeMiddleware<M: Model>: AsyncModelMiddleware {
 
     func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        AccountChanges.note(account(model), caches: caches)
-    }
-
-    func softDelete(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.softDelete(model, on: db)
-        AccountChanges.note(account(model), caches: caches)
-    }
-
-    func restore(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.restore(model, on: db)
         AccountChanges.note(account(model), caches: caches)
     }
 }
