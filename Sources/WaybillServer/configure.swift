@@ -86,6 +86,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.databases.middleware.use(AccountChangeMiddleware<User>(caches: caches, account: { $0.id }))
     app.databases.middleware.use(AccountChangeMiddleware<Session>(caches: caches, account: { $0.$user.id }))
     app.databases.middleware.use(TariffChangeMiddleware(caches: caches))
+    app.databases.middleware.use(SubscriptionChangeMiddleware(caches: caches))
     let hub = LiveHub(logger: app.logger, caches: caches)
     let feedMode: LiveFeed.Mode
     switch config.database {
@@ -195,7 +196,7 @@ func routes(_ app: Application, spec: String, validator: SpecValidator) throws {
     // Prometheus, for the holder of METRICS_TOKEN only (off without it)
     app.get("metrics") { req async throws -> Response in
         guard let token = req.application.waybill.config.metricsToken,
-              let given = req.headers.bearerAuthorization?.token,
+              let given = req.headers.bearerToken,
               Data(SHA256.hash(data: Data(given.utf8))) == Data(SHA256.hash(data: Data(token.utf8))) else { throw WaybillError.notFound }
         let text = try await req.application.waybill.metrics.scrape(db: req.db, liveConnections: req.application.waybill.live.connectionCount)
         var headers = HTTPHeaders()
@@ -237,7 +238,10 @@ struct SecurityHeadersMiddleware: AsyncMiddleware {
         if strictTransport {
             response.headers.replaceOrAdd(name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains")
         }
-        if request.url.path.hasPrefix("/api/"), response.headers[.cacheControl].isEmpty {
+        // The request line's text when it is a path (reading `url.path` parses the whole URI again).
+        let raw = request.url.string
+        let api = raw.hasPrefix("/") ? raw.hasPrefix("/api/") : request.url.path.hasPrefix("/api/")
+        if api, response.headers[.cacheControl].isEmpty {
             response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         }
         return response

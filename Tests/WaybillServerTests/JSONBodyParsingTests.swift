@@ -1,11 +1,35 @@
 import Foundation
 import Testing
+import Vapor
 @testable import WaybillServer
+
+extension HTTPMediaType {
+    /// Whether Vapor reads `value` as application/json.
+    static func fromHeader(_ value: String) -> Bool {
+        var headers = HTTPHeaders()
+        headers.add(name: .contentType, value: value)
+        guard let type = headers.contentType else { return false }
+        return type.type == "application" && type.subType == "json"
+    }
+}
 
 @Suite("Request bodies are read as JSON exactly as RFC 8259 says")
 struct JSONBodyParsingTests {
     static func parse(_ text: String) -> JSONValue? {
         Array(text.utf8).withUnsafeBytes { JSONValue.parse($0) }
+    }
+
+    @Test("A body plainly declared as application/json is recognised at once, as Vapor reads it; other spellings are left to Vapor")
+    func contentTypeNamesJSON() {
+        for value in ["application/json", "application/json; charset=utf-8", " application/json ;charset=UTF-8",
+                      "application/json;", "\tapplication/json"] {
+            #expect(SpecValidationMiddleware.namesJSON(value), "\(value)")
+            #expect(HTTPMediaType.fromHeader(value) == true, "\(value)")
+        }
+        for value in ["Application/JSON", "application/jsonx", "application/xml", "text/json", "application/json-patch+json", "application", "",
+                      "application/jsoN\u{301}", "applicatioN/jso", "multipart/form-data; boundary=x"] {
+            #expect(!SpecValidationMiddleware.namesJSON(value), "\(value)")
+        }
     }
 
     @Test("Valid documents give the same values JSONDecoder gives")

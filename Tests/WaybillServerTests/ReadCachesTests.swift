@@ -1,11 +1,24 @@
 import Foundation
 import NIOCore
 import Testing
+import Vapor
 @testable import WaybillServer
 import WaybillCore
 
 @Suite("What requests read often is kept a moment, and never past a change this process made")
 struct ReadCachesTests {
+    @Test("A bearer token is read from the Authorization header exactly as Vapor reads it")
+    func bearerTokenMatchesVapor() {
+        let values = ["Bearer abc.def-ghi", "bearer abc", "BEARER  abc", "Bearer", "Bearer ", "Bearer a b", "Basic abc",
+                      "Bearerx abc", "Bearér abc", " Bearer abc ", "Bearer é€😀", "Token abc", ""]
+        for value in values {
+            var headers = HTTPHeaders()
+            headers.add(name: .authorization, value: value)
+            #expect(headers.bearerToken == headers.bearerAuthorization?.token, "\(value)")
+        }
+        #expect(HTTPHeaders().bearerToken == nil)
+    }
+
     @Test("A value read before a change was forgotten is not kept; one read after it is")
     func readsBeforeAForgetAreDropped() {
         let cache = FreshCache<Int, String>(freshness: .seconds(60), capacity: 10)

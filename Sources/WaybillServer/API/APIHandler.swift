@@ -13,7 +13,7 @@ struct APIHandler: APIProtocol {
 
     func principal() async throws -> Principal {
         let req = try request
-        let principal = try await Accounts(request: req).authenticate(bearer: req.headers.bearerAuthorization?.token)
+        let principal = try await Accounts(request: req).authenticate(bearer: req.headers.bearerToken)
         // A machine's key: only what its scopes cover (`APIKeyPolicy`).
         if let scopes = principal.keyScopes, !APIKeyPolicy.allows(req.operationID, scopes: scopes) {
             throw WaybillError(.forbidden, .forbidden, "This API key's scopes do not cover this operation.")

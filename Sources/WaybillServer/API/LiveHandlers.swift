@@ -77,7 +77,7 @@ extension APIHandler {
     func createLiveTicket(_ input: Operations.CreateLiveTicket.Input) async throws -> Operations.CreateLiveTicket.Output {
         let req = try request
         // Signed in, or following a tracking link; a bad token is an error, not a fall-back.
-        let me: Principal? = req.headers.bearerAuthorization == nil ? nil : try await principal()
+        let me: Principal? = req.headers.bearerToken == nil ? nil : try await principal()
         var trackingToken: String?
         if case .json(let body)? = input.body { trackingToken = body.trackingToken }
         let issued = try await LiveTickets.issue(for: me, trackingToken: trackingToken, clientAddress: req.clientAddress,

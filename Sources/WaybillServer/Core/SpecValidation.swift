@@ -426,7 +426,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
     private func validated(_ request: Request, _ operation: SpecValidator.Operation, _ next: any AsyncResponder) async throws -> Response {
         let maxBodySize = operation.maxBodySize ?? self.maxBodySize
         // Who you are comes before what you sent: no token, no schema hints.
-        if operation.needsToken, request.headers.bearerAuthorization == nil {
+        if operation.needsToken, request.headers.bearerToken == nil {
             throw WaybillError.unauthenticated
         }
         if let query = request.url.query, !operation.query.isEmpty {
@@ -462,7 +462,11 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             }
             throw WaybillError(.badRequest, .missingBody, "This operation needs a JSON body.")
         }
-        if let type = request.headers.contentType, !(type.type == "application" && type.subType == "json") {
+        // The declared type, read fast when it is plainly JSON (Vapor's parsing of the header was 3 %
+        // of a price quote's time), through Vapor otherwise.
+        let declared = request.headers.first(name: .contentType)
+        let declaredJSON = declared.map(Self.namesJSON) ?? false
+        if declared != nil, !declaredJSON, let type = request.headers.contentType, !(type.type == "application" && type.subType == "json") {
             if operation.acceptsOtherBodies { return try await next.respond(to: request) }
             throw WaybillError(.unsupportedMediaType, .unsupportedMediaType, "Send the body as application/json.")
         }
@@ -473,10 +477,21 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         if !problems.isEmpty {
             throw WaybillError(.unprocessableEntity, .validationFailed, "Some fields are missing or invalid.", fields: problems)
         }
-        if request.headers.contentType == nil {
+        if !declaredJSON, request.headers.contentType == nil {
             request.headers.contentType = .json
         }
         return try await next.respond(to: request)
+    }
+
+    /// Whether a Content-Type value is plainly `application/json` (lower case, with or without
+    /// parameters); any other spelling is left to Vapor's parsing.
+    static func namesJSON(_ value: String) -> Bool {
+        let type = value.utf8.prefix { $0 != UInt8(ascii: ";") }
+        let json = "application/json".utf8
+        var trimmed = type[...]
+        while let first = trimmed.first, first == 32 || first == 9 { trimmed = trimmed.dropFirst() }
+        while let last = trimmed.last, last == 32 || last == 9 { trimmed = trimmed.dropLast() }
+        return trimmed.elementsEqual(json)
     }
 }
 

@@ -65,7 +65,7 @@ extension Orders {
         let tariff = try await currentTariff().tariff
         let insurance = request.insurance(table: try await insuranceTableIfAsked(request), currency: tariff.currency, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
-        let plan = try await subscriptions.benefit(for: principal.userID)
+        let plan = try await subscriptions.benefit(for: principal.userID, kept: true)
         let quote = Pricing.quote(tariff: tariff, weightClass: request.weightClass, service: request.service,
                                   pickup: pickup.coordinate, dropoff: dropoff.coordinate, insurance: insurance, plan: plan?.benefit)
         return quote.applying(try await loyalty.redemption(request.redeemPoints, price: quote.price.amount, for: principal.userID))
@@ -151,7 +151,7 @@ extension Orders {
                     // The account's points are held first, before the order refers to the account.
                     if redemption != nil { try await Loyalty.lockAccount(order.customerID, on: db) }
                     if let plan, takesIncluded {
-                        try await Subscriptions.useIncluded(plan.subscription, limit: plan.benefit.terms.includedDeliveries,
+                        try await Subscriptions.useIncluded(plan.subscription, of: principal.userID, limit: plan.benefit.terms.includedDeliveries,
                                                             periodStart: plan.periodStart, on: db)
                     }
                     try await order.create(on: db)

@@ -270,6 +270,7 @@ struct Subscriptions: WaybillService {
                 try await Self.endUnpaid(account: record.accountID, except: id, at: now, on: db)
             }
             try await update.where("id", .equal, SQLBind(id)).run()
+            AccountChanges.note(record.accountID, caches: nil)  // its kept plan, forgotten when this commits
             if status != previous.status {
                 logger.info("Subscription \(id.uuidString): \(previous.status.rawValue) → \(status.rawValue)")
             }
@@ -376,10 +377,24 @@ struct Subscriptions: WaybillService {
     private static let paidQuery = "SELECT * FROM \"\(SubscriptionRecord.schema)\" WHERE \"status\" IN ("
         + SubscriptionStatus.paid.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ") AND \"account_id\" = "
 
-    func benefit(for account: UserID) async throws -> (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)? {
-        // Every quote and order asks: plain SQL whose text is made once (docs/performance.md).
-        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        guard let row = try await sql.raw("\(unsafeRaw: Self.paidQuery)\(bind: account) LIMIT 1").first() else { return nil }
+    typealias Benefit = (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)
+
+    /// `kept`: a price quote may take the subscription's row kept for a second (`ReadCaches.plans`);
+    /// an order reads it afresh. Either way what is read is kept for the next quote, and what the row
+    /// means now (its period, its grace) is worked out on every call.
+    func benefit(for account: UserID, kept: Bool = false) async throws -> Benefit? {
+        let cache = services.caches.plans
+        let found: (any SQLRow)?
+        if kept, let entry = cache.value(account) {
+            found = entry.row
+        } else {
+            // Every quote and order asks: plain SQL whose text is made once (docs/performance.md).
+            guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+            let generation = cache.generation
+            found = try await sql.raw("\(unsafeRaw: Self.paidQuery)\(bind: account) LIMIT 1").first()
+            cache.keep(ReadCaches.KeptPlan(row: found), for: account, readAt: generation)
+        }
+        guard let row = found else { return nil }
         var record = try SubscriptionRecord(row: row)
         let now = UnixTime.nowMillis
         if record.status == .active, let end = record.periodEnd, end < now {
@@ -398,7 +413,7 @@ struct Subscriptions: WaybillService {
 
     /// Takes one of the plan's included deliveries in the order's transaction: 409
     /// `included_deliveries_used` when a parallel order took the last one first.
-    static func useIncluded(_ subscription: UUID, limit: Int, periodStart: Int64?, on db: any Database) async throws {
+    static func useIncluded(_ subscription: UUID, of account: UserID, limit: Int, periodStart: Int64?, on db: any Database) async throws {
         guard let sql = db.tracedSQL else { return }
         var update = sql.update(SubscriptionRecord.schema)
             .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .add, SQLLiteral.numeric("1")))
@@ -406,6 +421,7 @@ struct Subscriptions: WaybillService {
             .where("included_used", .lessThan, SQLBind(limit))
         update = periodStart.map { update.where("period_start", .equal, SQLBind($0)) } ?? update.where(SQLIdentifier("period_start"), .is, SQLLiteral.null)
         let rows = try await update.returning("id").all()
+        AccountChanges.note(account, caches: nil)  // in the order's transaction: forgotten when it commits
         if rows.isEmpty {
             throw WaybillError(.conflict, .includedDeliveriesUsed, "Your plan's included deliveries are used up; ask for a new price.")
         }
@@ -420,5 +436,6 @@ struct Subscriptions: WaybillService {
             .where("id", .equal, SQLBind(id)).where("included_used", .greaterThan, SQLBind(0))
             .where("period_start", .lessThanOrEqual, SQLBind(order.createdAt))
             .run()
+        AccountChanges.note(order.customerID, caches: nil)  // in the cancel's transaction: forgotten when it commits
     }
 }

@@ -80,6 +80,16 @@ final class ReadCaches: Sendable {
     /// process writes a tariff; another process's new tariff applies here within the second.
     let tariff = FreshCache<Int, any SQLRow>(freshness: .seconds(1), capacity: 1)
 
+    /// Each account's paid subscription row for a price quote (`Subscriptions.benefit(for:kept:)`),
+    /// for a second; most accounts have none, and that is kept too. Forgotten with the account
+    /// (`forget(accounts:)`): a write to a subscription notes its account like a write to the account
+    /// does. Placing an order reads the plan afresh, since it takes an included delivery.
+    let plans = FreshCache<UserID, KeptPlan>(freshness: .seconds(1), capacity: 50_000)
+
+    struct KeptPlan: Sendable {
+        let row: (any SQLRow)?
+    }
+
     struct PrincipalRow: Sendable {
         let user: UserID
         let row: any SQLRow
@@ -89,6 +99,7 @@ final class ReadCaches: Sendable {
         let accounts = Set(accounts)
         guard !accounts.isEmpty else { return }
         principals.forget { _, entry in accounts.contains(entry.user) }
+        plans.forget { account, _ in accounts.contains(account) }
     }
 }
 
@@ -124,6 +135,28 @@ struct AccountChangeMiddleware<M: Model>: AsyncModelMiddleware {
     func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
         AccountChanges.note(account(model), caches: caches)
+    }
+}
+
+/// Notes the account of every subscription written through its model (a new request, a cancel or
+/// resume), so its kept plan (`ReadCaches.plans`) is forgotten when the write commits.
+struct SubscriptionChangeMiddleware: AsyncModelMiddleware {
+    typealias Model = SubscriptionRecord
+    let caches: ReadCaches
+
+    func create(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.create(model, on: db)
+        AccountChanges.note(model.accountID, caches: caches)
+    }
+
+    func update(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.update(model, on: db)
+        AccountChanges.note(model.accountID, caches: caches)
+    }
+
+    func delete(model: SubscriptionRecord, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.delete(model, force: force, on: db)
+        AccountChanges.note(model.accountID, caches: caches)
     }
 }
 
