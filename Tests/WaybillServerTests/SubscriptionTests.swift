@@ -23,10 +23,10 @@ struct SubscriptionTests {
     }
 
     /// An admin offers Pro; Ada subscribes and pays on Stripe's page; Stripe's event activates it.
-    static func subscribed(_ server: TestServer, _ stripe: FakeStripe, _ cast: Cast) async throws -> (plan: String, subscription: String) {
+    static func subscribed(_ server: TestServer, _ stripe: FakeStripe, _ cast: Cast, token: String? = nil) async throws -> (plan: String, subscription: String) {
         let admin = try await server.makeAdmin(cast.otherDriver)
         let plan = try #require(try await server.send(.POST, "/plans", json: pro, token: admin).json["id"].string)
-        let asked = try await server.send(.POST, "/subscription", json: ["planId": plan], token: cast.customer.access)
+        let asked = try await server.send(.POST, "/subscription", json: ["planId": plan], token: token ?? cast.customer.access)
         try #require(asked.status == .created, "\(asked)")
         let session = try #require(stripe.requests.last { $0.path == "/v1/checkout/sessions" && $0.form["mode"] == "subscription" }).form
         let sessionID = try #require(asked.json["checkoutUrl"].string?.split(separator: "/").last.map(String.init))
@@ -108,6 +108,36 @@ struct SubscriptionTests {
         }
     }
 
+    @Test("A company on a plan imports deliveries: its first rows take the included deliveries, the others get the discount, and the check's total says so",
+          arguments: TestDatabase.available)
+    func importsGetThePlan(db: TestDatabase) async throws {
+        try await PaymentTests.withStripe(db) { server, stripe in
+            let cast = try await server.cast()
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+            _ = try await Self.subscribed(server, stripe, cast, token: shop.access)
+            let file = "external_reference,dropoff_street,dropoff_postal_code,dropoff_city,recipient_name\n"
+                + (1...4).map { "P-\($0),Bundesplatz 3,3005,Bern,Hans\n" }.joined()
+            let checked = try await OrderImportTests.upload(server, Array(file.utf8), token: shop.access)
+            #expect(checked.status == .created && checked.json["validCount"].int == 4, "\(checked)")
+            let id = try #require(checked.json["id"].string)
+            let committed = try await server.send(.POST, "/order-imports/\(id)/commit", token: shop.access)
+            #expect(committed.status == .ok && committed.json["createdCount"].int == 4, "\(committed)")
+            let orders = try await OrderImportTests.importedOrders(server).sorted { ($0.externalReference ?? "") < ($1.externalReference ?? "") }
+            #expect(orders.map(\.externalReference) == ["P-1", "P-2", "P-3", "P-4"])
+            #expect(orders.map(\.planIncluded) == [true, true, false, false] && orders.allSatisfy { $0.planName == "Pro" && $0.planSubscriptionID != nil })
+            #expect(orders.prefix(2).allSatisfy { $0.priceAmount == 0 })
+            let discounted = orders[2].priceAmount
+            #expect(discounted > 0 && orders[3].priceAmount == discounted && (orders[3].planDiscount ?? 0) > 0)
+            // What the check showed is what the orders cost.
+            #expect(checked.json["total"]["amount"].int == orders.map(\.priceAmount).reduce(0, +), "\(checked)")
+            #expect(try await SubscriptionRecord.query(on: server.db).first()?.includedUsed == 2)
+            // None is left: the next file gets the discount on every row.
+            let more = try await OrderImportTests.upload(server, Array("external_reference,dropoff_street,dropoff_postal_code,dropoff_city,recipient_name\nP-5,Bundesplatz 3,3005,Bern,Hans\n".utf8), token: shop.access)
+            #expect(more.json["total"]["amount"].int == discounted, "\(more)")
+        }
+    }
+
     @Test("Cancel at the period's end (and keep it again); a failed renewal starts the grace, the plan applies until it ends; events are deduplicated and read again from Stripe; a renewal counts included deliveries from zero; a deleted subscription ends the plan",
           arguments: TestDatabase.available)
     func renewalsAndGrace(db: TestDatabase) async throws {
@@ -133,10 +163,24 @@ struct SubscriptionTests {
             #expect(mine.json["status"].string == "past_due" && mine.json["benefitApplies"].bool == true && mine.json["graceEndsAt"].string != nil
                     && mine.json["invoices"].array.map { $0["status"].string } == ["failed"], "\(mine)")
             let grace = mine.json["graceEndsAt"].string
-            // The same event again changes nothing.
+            // The customer is told at once, in the app and by mail, with the grace's last day.
+            let day = String(grace?.prefix(10) ?? "?")
+            func told() async throws -> [JSON] {
+                try await server.send(.GET, "/notifications", token: token).json["items"].array.filter { $0["kind"].string == "plan_payment_failed" }
+            }
+            let notices = try await told()
+            #expect(notices.map { $0["title"].string } == ["Your plan's payment failed"])
+            #expect(notices.first?["body"].string?.contains(day) == true, "\(notices)")
+            _ = try await server.deliverMail()
+            #expect(server.mailer.messages.filter { $0.to.address == "ada@example.com" && $0.subject == "Your plan's payment failed" }.count == 1)
+            // The same event again changes nothing; a second failure keeps the deadline and says nothing more.
             #expect(try await Self.webhook(server, "evt_fail1", "invoice.payment_failed", failed).status == .ok)
             #expect(try await StripeEvent.query(on: server.db).filter(\.$id == "evt_fail1").count() == 1)
             #expect(try await server.send(.GET, "/subscription", token: token).json["graceEndsAt"].string == grace)
+            let failedAgain = stripe.invoiceObject("in_fail1", subscription: sub, amount: 4_900, paid: false)  // Stripe's retry
+            #expect(try await Self.webhook(server, "evt_fail2", "invoice.payment_failed", failedAgain).status == .ok)
+            #expect(try await server.send(.GET, "/subscription", token: token).json["graceEndsAt"].string == grace)
+            #expect(try await told().count == 1)
             #expect(try await Self.quote(server, token).json["plan"]["name"].string == "Pro", "within the grace")
             server.clock.advance(by: 8 * 86_400)
             #expect(try await Self.quote(server, token).json["plan"].exists == false, "the grace is over")

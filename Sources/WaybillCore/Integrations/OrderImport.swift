@@ -371,3 +371,18 @@ public enum ImportTemplate {
         return text
     }
 }
+
+extension ImportCheck {
+    /// Each row priced as if placed alone, in the file's order: a customer's plan (`plans`) gives
+    /// every row of theirs its discount and included express, and its included deliveries to their
+    /// first rows while they last.
+    public func quotes(tariff: Tariff, plans: [UserID: PlanBenefit]) -> [Quote] {
+        var plans = plans
+        return rows.map { row in
+            let quote = Pricing.quote(tariff: tariff, weightClass: row.order.weightClass, service: row.order.service,
+                                      pickup: row.order.pickup.coordinate, dropoff: row.order.dropoff.coordinate, plan: plans[row.customer])
+            if quote.plan?.included == true { plans[row.customer]?.includedLeft -= 1 }
+            return quote
+        }
+    }
+}

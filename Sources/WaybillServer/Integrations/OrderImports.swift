@@ -57,6 +57,8 @@ struct OrderImports: WaybillService {
     let db: any Database
     let logger: Logger
 
+    private var subscriptions: Subscriptions { Subscriptions(services: services, db: db, logger: logger) }
+
     static let uploadsPerHour = 30
 
     func importer(_ me: Principal) throws -> OrderImportPolicy.Importer {
@@ -170,11 +172,10 @@ struct OrderImports: WaybillService {
         let owners = Set([myself.id] + customers.values.map(\.id))
         let existing = try await existingReferences(Array(sheet.externalReferences), customers: Array(owners), on: db)
         let check = sheet.check(importer: importer, me: myself, customers: customers, existing: existing, currency: tariff.currency)
+        // Priced as the orders will be: each customer's plan (discount, included deliveries) applies.
+        let plans = try await subscriptions.benefits(for: Array(Set(check.rows.map(\.customer))))
         var total: Int64 = 0
-        for row in check.rows {
-            total &+= Int64(Pricing.quote(tariff: tariff, weightClass: row.order.weightClass, service: row.order.service,
-                                          pickup: row.order.pickup.coordinate, dropoff: row.order.dropoff.coordinate).price.amount)
-        }
+        for quote in check.quotes(tariff: tariff, plans: plans.mapValues(\.benefit)) { total &+= Int64(quote.price.amount) }
         checked.outcome = .checked(check, total: total)
         return checked
     }
@@ -233,6 +234,9 @@ struct OrderImports: WaybillService {
             } catch let error as any DatabaseError where error.isConstraintFailure && attempts < 3 {
                 // Another import placed one of these references meanwhile, or a reference repeated: check again.
                 logger.info("Import \(id.uuidString) met a constraint; checking again")
+            } catch let error as WaybillError where error.code == .includedDeliveriesUsed && attempts < 3 {
+                // An order took one of the plan's included deliveries meanwhile: priced again with what is left.
+                logger.info("Import \(id.uuidString): the plan's included deliveries changed; pricing again")
             }
         }
     }
@@ -244,14 +248,20 @@ struct OrderImports: WaybillService {
         }
         let sandbox = services.payments.isSandbox
         let now = UnixTime.nowMillis
-        let orders = check.rows.map { row -> Order in
-            let quote = Pricing.quote(tariff: tariff, weightClass: row.order.weightClass, service: row.order.service,
-                                      pickup: row.order.pickup.coordinate, dropoff: row.order.dropoff.coordinate)
-            let order = Order.new(row.order, quote: quote, customerID: row.customer, tariffVersion: checked.tariffVersion, sandbox: sandbox, at: now)
+        // Each customer's plan, read afresh: its discount on every row, its included deliveries to
+        // the first rows, taken in the transaction below (all of them, or a 409 to check again).
+        let plans = try await subscriptions.benefits(for: Array(Set(check.rows.map(\.customer))))
+        var counted: [UserID: Int] = [:]
+        let orders = zip(check.rows, check.quotes(tariff: tariff, plans: plans.mapValues(\.benefit))).map { row, quote -> Order in
+            let plan = quote.plan == nil ? nil : plans[row.customer]
+            let order = Order.new(row.order, quote: quote, customerID: row.customer, tariffVersion: checked.tariffVersion, sandbox: sandbox,
+                                  subscription: plan?.subscription, at: now)
+            if quote.plan?.included == true { counted[row.customer, default: 0] += 1 }
             order.externalReference = row.externalReference
             order.importID = record.id
             return order
         }
+        let included = counted
         try await drawFreshReferences(orders)
         let events = services.events
         let importID = record.id!, actor = me.userID
@@ -264,6 +274,11 @@ struct OrderImports: WaybillService {
                 .where("id", .equal, SQLBind(importID)).where("status", .equal, SQLBind(OrderImportRecord.Status.ready.rawValue))
                 .returning("id").all()
             guard !claimed.isEmpty else { return false }
+            for (customer, count) in included {
+                guard let plan = plans[customer] else { continue }
+                try await Subscriptions.useIncluded(plan.subscription, of: customer, count: count, limit: plan.benefit.terms.includedDeliveries,
+                                                    periodStart: plan.periodStart, on: db)
+            }
             var perCustomer: [UserID: Int] = [:]
             // The rows go in a hundred at a time (one statement each for orders, legs and timelines):
             // round trips, not rows, are what a transaction of ten thousand orders spends its time on.

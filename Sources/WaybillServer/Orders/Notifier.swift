@@ -22,6 +22,7 @@ enum Notifier {
         case slotApproved = "slot_approved", slotDeclined = "slot_declined", slotPending = "slot_pending"
         case atCounter = "at_counter"
         case claimFiled = "claim_filed", claimDecided = "claim_decided", claimPaid = "claim_paid"
+        case planPaymentFailed = "plan_payment_failed"
 
         /// English and French titles (the first client writes French).
         func title(_ reference: String) -> (en: String, fr: String) {
@@ -55,6 +56,7 @@ enum Notifier {
             case .claimDecided: ("Your claim for \(reference) was decided", "Votre sinistre pour \(reference) a été tranché")
             case .claimPaid: ("Compensation for \(reference) paid", "Indemnité pour \(reference) versée")
             case .slotPending: ("A timeslot for \(reference) waits for approval", "Un créneau pour \(reference) attend une approbation")
+            case .planPaymentFailed: ("Your plan's payment failed", "Le paiement de votre abonnement a échoué")
             }
         }
     }

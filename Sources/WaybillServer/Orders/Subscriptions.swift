@@ -252,6 +252,11 @@ struct Subscriptions: WaybillService {
             if let failedAt { grace = SubscriptionPolicy.graceEnd(failedAt: failedAt, days: graceDays, current: grace) }
             if status == .pastDue, grace == nil { grace = SubscriptionPolicy.graceEnd(failedAt: now, days: graceDays, current: nil) }
             if status == .active, failedAt == nil { grace = nil }
+            if record.graceEndsAt == nil, let grace {
+                // The first failed renewal: the customer hears it at once (app, push and mail), with
+                // how long the plan still applies. A second failure keeps the deadline and says nothing.
+                try await Self.tellRenewalFailed(record, graceEndsAt: grace, on: db)
+            }
             // Only the provider's fields: an order taking an included delivery meanwhile keeps its count.
             var update = sql.update(SubscriptionRecord.schema)
                 .set("status", to: SQLBind(status.rawValue))
@@ -275,6 +280,18 @@ struct Subscriptions: WaybillService {
                 logger.info("Subscription \(id.uuidString): \(previous.status.rawValue) → \(status.rawValue)")
             }
         }
+    }
+
+    private static func tellRenewalFailed(_ record: SubscriptionRecord, graceEndsAt: Int64, on db: any Database) async throws {
+        guard let customer = try await User.find(record.accountID, on: db) else { return }
+        let name = (try? record.terms.name) ?? "your plan"
+        let until = Date(timeIntervalSince1970: Double(graceEndsAt) / 1000).formatted(.iso8601.year().month().day())
+        // SUBSCRIPTION_GRACE_DAYS=0: no grace, the plan stops at once.
+        let then = graceEndsAt > UnixTime.nowMillis
+            ? "The plan still applies until \(until); update your card before then to keep it."
+            : "The plan no longer applies until the payment goes through; update your card to restore it."
+        try await Notifier.notify([customer], .planPaymentFailed, order: nil,
+                                  body: "We could not take this month's payment for \(name). " + then, on: db)
     }
 
     /// One verified Stripe event about subscriptions (already deduplicated by `StripeEvent.handleOnce`).
@@ -406,19 +423,45 @@ struct Subscriptions: WaybillService {
                 logger.warning("Could not read subscription \(record.id!.uuidString) from the provider: \(String(describing: error))")
             }
         }
+        return try Self.benefit(of: record, at: now)
+    }
+
+    /// What `record` gives an order placed at `now`, if anything.
+    static func benefit(of record: SubscriptionRecord, at now: Int64) throws -> Benefit? {
         guard record.term.benefitApplies(at: now) else { return nil }
         let terms = try record.terms
         return (record.id!, record.periodStart, PlanBenefit(terms: terms, includedLeft: terms.includedDeliveries - record.includedUsed))
     }
 
+    /// The plans of an import's customers, as orders placed now would get them, read afresh in one
+    /// statement per 500 accounts. A period that ended without word from the provider gives nothing
+    /// here (the import does not ask the provider once per customer).
+    func benefits(for accounts: [UserID]) async throws -> [UserID: Benefit] {
+        guard !accounts.isEmpty, let sql = db.tracedSQL else { return [:] }
+        let now = UnixTime.nowMillis
+        var found: [UserID: Benefit] = [:]
+        for chunk in accounts.chunked(500) {
+            let rows = try await sql.select().column(SQLLiteral.all).from(SubscriptionRecord.schema)
+                .where("status", .in, SQLBind.group(SubscriptionStatus.paid.map(\.rawValue)))
+                .where("account_id", .in, SQLBind.group(Array(chunk))).all()
+            for row in rows {
+                let record = try SubscriptionRecord(row: row)
+                if let benefit = try Self.benefit(of: record, at: now) { found[record.accountID] = benefit }
+            }
+        }
+        return found
+    }
+
     /// Takes one of the plan's included deliveries in the order's transaction: 409
     /// `included_deliveries_used` when a parallel order took the last one first.
-    static func useIncluded(_ subscription: UUID, of account: UserID, limit: Int, periodStart: Int64?, on db: any Database) async throws {
+    /// An import takes `count` at once, all or none.
+    static func useIncluded(_ subscription: UUID, of account: UserID, count: Int = 1, limit: Int, periodStart: Int64?,
+                            on db: any Database) async throws {
         guard let sql = db.tracedSQL else { return }
         var update = sql.update(SubscriptionRecord.schema)
-            .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .add, SQLLiteral.numeric("1")))
+            .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .add, SQLBind(count)))
             .where("id", .equal, SQLBind(subscription))
-            .where("included_used", .lessThan, SQLBind(limit))
+            .where("included_used", .lessThanOrEqual, SQLBind(limit - count))
         update = periodStart.map { update.where("period_start", .equal, SQLBind($0)) } ?? update.where(SQLIdentifier("period_start"), .is, SQLLiteral.null)
         let rows = try await update.returning("id").all()
         AccountChanges.note(account, caches: nil)  // in the order's transaction: forgotten when it commits

@@ -505,10 +505,14 @@ extension WebContext {
         }
     }
 
-    /// A notification's title: stored in English, rebuilt in French from its kind and the order's reference.
+    /// A notification's title: stored in English, rebuilt in French from its kind and the order's
+    /// reference (or from its kind alone when its title names none).
     func notificationTitle(_ n: Notification) -> String {
-        guard lang == .fr, let kind = Notifier.Kind(rawValue: n.kind),
-              let range = n.title.range(of: #"WB-[A-Z0-9]+"#, options: .regularExpression) else { return n.title }
+        guard lang == .fr, let kind = Notifier.Kind(rawValue: n.kind) else { return n.title }
+        guard let range = n.title.range(of: #"WB-[A-Z0-9]+"#, options: .regularExpression) else {
+            let plain = kind.title("")
+            return plain.en == n.title ? plain.fr : n.title
+        }
         return kind.title(String(n.title[range])).fr
     }
 
