@@ -4,7 +4,8 @@ import Crypto
 import Vapor
 import WaybillCore
 
-/// Claims of an access token. Checked in full on every request: signature, type, audience, expiry.
+/// Claims of an access token: signature, type, audience and expiry are checked the first time a
+/// token's text is seen (`TokenService.verified` keeps it a minute), expiry on every request.
 struct AccessClaims: JWTPayload {
     static let audience = "waybill-api"
     static let type = "access"
