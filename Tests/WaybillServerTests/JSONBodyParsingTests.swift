@@ -5,7 +5,7 @@ import Vapor
 
 extension HTTPMediaType {
     /// Whether Vapor reads `value` as application/json.
-    static func fromHeader(_ value: String) -> Bool {
+    static func vaporReadsAsJSON(_ value: String) -> Bool {
         var headers = HTTPHeaders()
         headers.add(name: .contentType, value: value)
         guard let type = headers.contentType else { return false }
@@ -24,7 +24,7 @@ struct JSONBodyParsingTests {
         for value in ["application/json", "application/json; charset=utf-8", " application/json ;charset=UTF-8",
                       "application/json;", "\tapplication/json"] {
             #expect(SpecValidationMiddleware.namesJSON(value), "\(value)")
-            #expect(HTTPMediaType.fromHeader(value) == true, "\(value)")
+            #expect(HTTPMediaType.vaporReadsAsJSON(value), "\(value)")
         }
         for value in ["Application/JSON", "application/jsonx", "application/xml", "text/json", "application/json-patch+json", "application", "",
                       "application/jsoN\u{301}", "applicatioN/jso", "multipart/form-data; boundary=x"] {

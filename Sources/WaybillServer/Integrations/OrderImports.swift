@@ -98,9 +98,10 @@ struct OrderImports: WaybillService {
             record.status = .rejected
             record.content = nil
             fill(record, problems: problems, valid: 0, invalid: 0, already: 0, total: 0)
-        case .checked(let check, let total):
+        case .checked(let check, let quotes):
             record.status = .ready
             record.content = check.rows.isEmpty ? nil : Data(bytes)
+            let total = quotes.reduce(Int64(0)) { $0 &+ Int64($1.price.amount) }
             fill(record, problems: check.problems, valid: check.rows.count, invalid: check.invalidRows, already: check.alreadyImported.count, total: total)
         }
         try await db.writeTransaction(services) { db in try await record.create(on: db) }
@@ -130,9 +131,11 @@ struct OrderImports: WaybillService {
         var rowCount: Int
         var currency: String
         var tariffVersion: Int
-        var tariff: Tariff?
         var outcome: Outcome
-        enum Outcome { case rejected([ImportProblem]), checked(ImportCheck, total: Int64) }
+        /// The plans of the rows' customers, as `quotes` applied them.
+        var plans: [UserID: Subscriptions.Benefit] = [:]
+        /// Each valid row's price, in the file's order (`ImportCheck.quotes`).
+        enum Outcome { case rejected([ImportProblem]), checked(ImportCheck, quotes: [Quote]) }
     }
 
     /// Reads and checks a file against the accounts, references and tariff as they are now.
@@ -140,7 +143,7 @@ struct OrderImports: WaybillService {
         let db = db ?? self.db
         let tariffRecord = try await Orders(services: services, db: db, logger: logger).currentTariff(on: db)
         let tariff = try tariffRecord.tariff
-        var checked = Checked(rowCount: 0, currency: tariff.currency, tariffVersion: tariffRecord.id ?? 0, tariff: tariff, outcome: .rejected([]))
+        var checked = Checked(rowCount: 0, currency: tariff.currency, tariffVersion: tariffRecord.id ?? 0, outcome: .rejected([]))
         let table: [(line: Int, fields: [String])]
         if XLSX.looksLikeWorkbook(bytes) {
             do { table = try XLSX.rows(bytes) } catch {
@@ -173,10 +176,8 @@ struct OrderImports: WaybillService {
         let existing = try await existingReferences(Array(sheet.externalReferences), customers: Array(owners), on: db)
         let check = sheet.check(importer: importer, me: myself, customers: customers, existing: existing, currency: tariff.currency)
         // Priced as the orders will be: each customer's plan (discount, included deliveries) applies.
-        let plans = try await subscriptions.benefits(for: Array(Set(check.rows.map(\.customer))))
-        var total: Int64 = 0
-        for quote in check.quotes(tariff: tariff, plans: plans.mapValues(\.benefit)) { total &+= Int64(quote.price.amount) }
-        checked.outcome = .checked(check, total: total)
+        checked.plans = try await subscriptions.benefits(for: Array(Set(check.rows.map(\.customer))))
+        checked.outcome = .checked(check, quotes: check.quotes(tariff: tariff, plans: checked.plans.mapValues(\.benefit)))
         return checked
     }
 
@@ -243,16 +244,17 @@ struct OrderImports: WaybillService {
 
     private func place(_ record: OrderImportRecord, bytes: [UInt8], importer: OrderImportPolicy.Importer, by me: Principal) async throws -> OrderImportRecord {
         let checked = try await check(bytes, importer: importer, me: me)
-        guard case .checked(let check, _) = checked.outcome, let tariff = checked.tariff else {
+        guard case .checked(let check, let quotes) = checked.outcome else {
             throw WaybillError(.conflict, .conflict, "The file no longer reads as it did; upload it again.")
         }
         let sandbox = services.payments.isSandbox
         let now = UnixTime.nowMillis
-        // Each customer's plan, read afresh: its discount on every row, its included deliveries to
-        // the first rows, taken in the transaction below (all of them, or a 409 to check again).
-        let plans = try await subscriptions.benefits(for: Array(Set(check.rows.map(\.customer))))
+        // Priced by the check just made, with each customer's plan as read then: its discount on every
+        // row, its included deliveries to the first rows, taken in the transaction below (all of
+        // them, or a 409 and the file checked again).
+        let plans = checked.plans
         var counted: [UserID: Int] = [:]
-        let orders = zip(check.rows, check.quotes(tariff: tariff, plans: plans.mapValues(\.benefit))).map { row, quote -> Order in
+        let orders = zip(check.rows, quotes).map { row, quote -> Order in
             let plan = quote.plan == nil ? nil : plans[row.customer]
             let order = Order.new(row.order, quote: quote, customerID: row.customer, tariffVersion: checked.tariffVersion, sandbox: sandbox,
                                   subscription: plan?.subscription, at: now)
