@@ -6,6 +6,8 @@ import WaybillCore
 public typealias PlanInfo = Components.Schemas.Plan
 /// A customer's subscription: its plan as subscribed, status, period, included deliveries used, invoices.
 public typealias SubscriptionInfo = Components.Schemas.Subscription
+/// A subscription with its account, as admins list them.
+public typealias SubscriberInfo = Components.Schemas.Subscriber
 
 /// Subscription plans: customers subscribe (paying on ``SubscriptionInfo/checkoutUrl``), cancel at
 /// the period's end or keep it; admins offer, change and withdraw plans. Quotes and orders apply
@@ -52,6 +54,17 @@ extension WaybillSession {
     @discardableResult
     public func resumeSubscription() async throws(WaybillError) -> SubscriptionInfo {
         try await call { try await $0.resumeSubscription().ok.body.json }
+    }
+
+    /// Who subscribes, newest first (admins): those paid for (active or past due) unless `status`
+    /// says which; `plan` for one plan's. Pass the answer's `nextCursor` as `cursor` for the next page.
+    public func subscribers(plan: UUID? = nil, status: SubscriptionStatus? = nil, cursor: String? = nil,
+                            limit: Int? = nil) async throws(WaybillError) -> (items: [SubscriberInfo], nextCursor: String?) {
+        let page = try await call {
+            try await $0.listSubscribers(query: .init(planId: plan?.uuidString, status: status.flatMap { .init(rawValue: $0.rawValue) },
+                                                      cursor: cursor, limit: limit)).ok.body.json
+        }
+        return (page.items, page.nextCursor)
     }
 
     private static func planInput(_ t: PlanTerms, active: Bool) -> Components.Schemas.PlanInput {

@@ -5,11 +5,12 @@ import WaybillCore
 
 /// `waybill-client subscription`: the caller's subscription; `subscription plans` lists the plans,
 /// `subscribe PLAN` prints where to pay, `cancel` and `resume` stop or keep the renewal; admins
-/// offer plans (`subscription offer --name Pro --price 49.00 --included 5 --discount 20 --express`).
+/// offer plans (`subscription offer --name Pro --price 49.00 --included 5 --discount 20 --express`)
+/// and list who subscribes (`subscription subscribers [--plan ID] [--status past_due]`).
 struct SubscriptionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscription", abstract: "Your subscription plan; the plans on offer; admins offer plans.",
-        subcommands: [Show.self, Plans.self, Subscribe.self, Cancel.self, Resume.self, Offer.self], defaultSubcommand: Show.self)
+        subcommands: [Show.self, Plans.self, Subscribe.self, Cancel.self, Resume.self, Offer.self, Subscribers.self], defaultSubcommand: Show.self)
 
     static func print(_ s: SubscriptionInfo) {
         Output.line("\(s.plan.name): \(s.status.rawValue)\(s.cancelAtPeriodEnd ? ", ends at the period's end" : "")\(s.sandbox ? " (sandbox: no money moves)" : "")")
@@ -86,6 +87,45 @@ struct SubscriptionCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws { try await SubscriptionCommand.change(options) { try await $0.resumeSubscription() } }
+    }
+
+    struct Subscribers: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "subscribers",
+                                                        abstract: "Who subscribes, newest first (admins): those paid for, or --status's.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "Only this plan's subscribers (its id).") var plan: String?
+        @Option(help: "incomplete, active, past_due or canceled (default: active and past_due).") var status: String?
+        @Option(help: "Stop after this many.") var limit = 200
+
+        func run() async throws {
+            let planID = try plan.map { raw -> UUID in
+                guard let id = UUID(uuidString: raw) else { throw ValidationError("Not a plan id: \(raw)") }
+                return id
+            }
+            let wanted = try status.map { raw -> SubscriptionStatus in
+                guard let value = SubscriptionStatus(rawValue: raw) else { throw ValidationError("Not a status: \(raw) (incomplete, active, past_due, canceled)") }
+                return value
+            }
+            guard limit > 0 else { throw ValidationError("--limit must be at least 1") }
+            try await options.run { session in
+                var all: [SubscriberInfo] = []
+                var cursor: String?
+                repeat {
+                    let page = try await session.subscribers(plan: planID, status: wanted, cursor: cursor, limit: min(100, limit - all.count))
+                    all += page.items
+                    cursor = page.nextCursor
+                } while cursor != nil && all.count < limit
+                if options.json { return Output.json(all) }
+                if all.isEmpty { return Output.line("No subscribers.") }
+                for entry in all {
+                    let s = entry.subscription, a = entry.account
+                    let who = [a.firstName, a.lastName].compactMap { $0 }.joined(separator: " ") + (a.email.map { " <\($0)>" } ?? "")
+                    let used = s.plan.includedDeliveries > 0 ? "  \(s.includedUsed)/\(s.plan.includedDeliveries) included used" : ""
+                    let end = s.currentPeriodEnd.map { "  \(s.cancelAtPeriodEnd ? "ends" : "renews") \($0.formatted(date: .abbreviated, time: .omitted))" } ?? ""
+                    Output.line("\(who)  \(s.plan.name)  \(s.status.rawValue)\(end)\(used)\(s.sandbox ? "  (sandbox)" : "")")
+                }
+            }
+        }
     }
 
     struct Offer: AsyncParsableCommand {

@@ -509,6 +509,8 @@ struct AuthorizationMatrixTests {
             try await w.server.send(.POST, "/plans", json: SubscriptionTests.pro, token: t) },
         Row(operation: "updatePlan", expected: expect("admin=200 others=403"), setup: offeredPlan) { w, x, t in
             try await w.server.send(.PUT, "/plans/\(x.code)", json: SubscriptionTests.pro, token: t) },
+        Row(operation: "listSubscribers", expected: expect("admin=200 others=403"), setup: nothing) { w, _, t in
+            try await w.server.send(.GET, "/subscriptions", token: t) },
         Row(operation: "getSubscription", expected: expect("others=404"), setup: nothing) { w, _, t in
             try await w.server.send(.GET, "/subscription", token: t) },
         Row(operation: "subscribe", expected: expect("others=201"), setup: offeredPlan) { w, x, t in
@@ -912,6 +914,7 @@ struct AuthorizationMatrixTests {
             "createPlan": { w, _, p in _ = try await plans(w).createPlan(pro, active: true, by: p) },
             "updatePlan": { w, x, p in _ = try await plans(w).updatePlan(UUID(uuidString: x.code)!, pro, active: true, by: p) },
             // The handler answers 404 for none; the service says none.
+            "listSubscribers": { w, _, p in _ = try await plans(w).subscribers(plan: nil, status: nil, cursor: nil, limit: 50, for: p) },
             "getSubscription": { w, _, p in if try await plans(w).current(for: p) == nil { throw WaybillError.notFound } },
             "subscribe": { w, x, p in _ = try await plans(w).subscribe(to: UUID(uuidString: x.code)!, by: p) },
             "cancelSubscription": { w, _, p in _ = try await plans(w).cancel(by: p) },

@@ -96,6 +96,7 @@ struct PageSnapshotTests {
                 ("receiver-incoming", "/incoming", "bea@example.com"), ("receiver-order", "/orders/\(accepted)", "bea@example.com"),
                 ("admin-reports", "/admin", "mia@courier.example"), ("admin-audit", "/admin/audit", "mia@courier.example"),
                 ("customer-plan", "/plan", "ada@example.com"), ("admin-plans", "/admin/plans", "mia@courier.example"),
+                ("admin-subscribers", "/admin/plans/subscribers", "mia@courier.example"),
             ]
             var problems: [String] = []
             var links = Set<String>()

@@ -233,6 +233,74 @@ struct SubscriptionTests {
         }
     }
 
+    @Test("Admins see who subscribes: the paying ones by default, one status or one plan on asking, newest first and paged; with the account's email but not the invoices or the checkout; others 403; in the web app too, with each plan's count, in French as well",
+          arguments: TestDatabase.available)
+    func adminsListSubscribers(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let admin = try await server.makeAdmin(cast.otherDriver)
+            let pro = try #require(try await server.send(.POST, "/plans", json: Self.pro, token: admin).json["id"].string)
+            var liteTerms = Self.pro
+            liteTerms["name"] = "Lite"; liteTerms["includedDeliveries"] = 0
+            let lite = try #require(try await server.send(.POST, "/plans", json: liteTerms, token: admin).json["id"].string)
+            // Ada and Bob pay for Pro on the sandbox's page; Cyd asks for Lite and never pays.
+            try await server.registerCustomer("cyd@example.com")
+            for (email, plan, pays) in [("ada@example.com", pro, true), ("bob@example.com", pro, true), ("cyd@example.com", lite, false)] {
+                let browser = TestBrowser(server)
+                _ = try await browser.signIn(email)
+                let asked = try await browser.post("/plan/subscribe", ["planId": plan], from: "/plan")
+                #expect(asked.status == .seeOther, "\(asked.status)")
+                guard pays else { continue }
+                let checkout = try #require(URLComponents(string: asked.location ?? "")?.path.split(separator: "/").last.map(String.init))
+                #expect(try await browser.post("/sandbox/subscription/\(checkout)/pay", [:], from: "/sandbox/subscription/\(checkout)").status == .seeOther)
+            }
+
+            let paying = try await server.send(.GET, "/subscriptions", token: admin)
+            #expect(paying.status == .ok, "\(paying)")
+            let items = paying.json["items"].array
+            #expect(Set(items.map { $0["account"]["email"].string ?? "" }) == ["ada@example.com", "bob@example.com"], "\(paying)")
+            for item in items {
+                #expect(item["subscription"]["status"].string == "active" && item["subscription"]["plan"]["name"].string == "Pro")
+                #expect(item["subscription"]["includedUsed"].int == 0 && item["subscription"]["sandbox"].bool == true)
+                #expect(!item["subscription"]["invoices"].exists && !item["subscription"]["checkoutUrl"].exists)
+            }
+            let unpaid = try await server.send(.GET, "/subscriptions?status=incomplete", token: admin).json["items"].array
+            #expect(unpaid.map { $0["account"]["email"].string ?? "" } == ["cyd@example.com"])
+            #expect(try await server.send(.GET, "/subscriptions?planId=\(lite)", token: admin).json["items"].array.isEmpty)
+            #expect(try await server.send(.GET, "/subscriptions?planId=\(lite)&status=incomplete", token: admin).json["items"].array.count == 1)
+            // A page of one, then the next, then none.
+            let first = try await server.send(.GET, "/subscriptions?limit=1", token: admin)
+            let cursor = try #require(first.json["nextCursor"].string)
+            let second = try await server.send(.GET, "/subscriptions?limit=1&cursor=\(cursor)", token: admin)
+            #expect(!second.json["nextCursor"].exists)
+            let paged = (first.json["items"].array + second.json["items"].array).map { $0["subscription"]["id"].string ?? "" }
+            #expect(paged == items.map { $0["subscription"]["id"].string ?? "" }, "newest first, the same order page by page")
+            #expect(try await server.send(.GET, "/subscriptions?cursor=nonsense", token: admin).status == .badRequest)
+            #expect(try await server.send(.GET, "/subscriptions?planId=nope", token: admin).status == .badRequest)
+            #expect(try await server.send(.GET, "/subscriptions?limit=0", token: admin).status == .badRequest)
+            for token in [cast.customer.access, cast.manager.access, cast.driver.access] {
+                #expect(try await server.send(.GET, "/subscriptions", token: token).status == .forbidden)
+            }
+
+            let mia = TestBrowser(server)
+            _ = try await mia.signIn("mia@courier.example")
+            let plans = try await mia.get("/admin/plans")
+            #expect(plans.html.contains("href=\"/admin/plans/subscribers?plan=\(pro)\" data-subscribers=\"2\"")
+                    && plans.html.contains("href=\"/admin/plans/subscribers?plan=\(lite)\" data-subscribers=\"0\""), "\(plans.html)")
+            let list = try await mia.get("/admin/plans/subscribers")
+            #expect(list.status == .ok && list.html.contains("data-subscriber=\"ada@example.com\"") && list.html.contains("data-subscriber=\"bob@example.com\"")
+                    && !list.html.contains("cyd@example.com"), "\(list.html)")
+            let incomplete = try await mia.get("/admin/plans/subscribers?plan=\(lite)&status=incomplete")
+            #expect(incomplete.html.contains("data-subscriber=\"cyd@example.com\"") && !incomplete.html.contains("data-subscriber=\"ada@example.com\""))
+            #expect(try await mia.get("/admin/plans/subscribers?status=nonsense").status == .badRequest)
+            _ = try await mia.get("/lang/fr?back=/admin/plans/subscribers")
+            #expect(try await mia.get("/admin/plans/subscribers").html.contains("Abonnés"))
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            #expect(try await ada.get("/admin/plans/subscribers").status == .forbidden)
+        }
+    }
+
     @Test("In the web app without Stripe keys: an admin offers a plan (a field error shown beside the field), a customer subscribes on the sandbox's page, sees the plan and its included deliveries, a failed test renewal shows the grace, and cancels at the period's end; French too",
           arguments: TestDatabase.available)
     func sandboxInTheWebApp(db: TestDatabase) async throws {

@@ -51,6 +51,26 @@ extension APIHandler {
         .ok(.init(body: .json(Self.subscription(try await subscriptions.resume(by: try await principal())))))
     }
 
+    func listSubscribers(_ input: Operations.ListSubscribers.Input) async throws -> Operations.ListSubscribers.Output {
+        let me = try await principal()
+        let q = input.query
+        let plan = try q.planId.map { raw -> UUID in
+            guard let id = UUID(uuidString: raw) else { throw WaybillError.invalidParameter("planId") }
+            return id
+        }
+        let status = q.status.flatMap { SubscriptionStatus(rawValue: $0.rawValue) }
+        let page = try await subscriptions.subscribers(plan: plan, status: status, cursor: q.cursor, limit: q.limit ?? 50, for: me)
+        return .ok(.init(body: .json(S.SubscriberPage(items: page.items.map(Self.subscriber), nextCursor: page.nextCursor))))
+    }
+
+    /// Admins see the account with its email, and the subscription without its invoices or its checkout.
+    static func subscriber(_ s: Subscriptions.Subscriber) -> S.Subscriber {
+        var subscription = subscription(s.view)
+        subscription.invoices = nil
+        subscription.checkoutUrl = nil
+        return S.Subscriber(account: person(s.account, withEmail: true), subscription: subscription)
+    }
+
     static func terms(_ body: S.PlanInput) -> PlanTerms {
         PlanTerms(name: body.name, monthlyPrice: body.monthlyPrice, includedDeliveries: body.includedDeliveries,
                   discountPercent: body.discountPercent, expressIncluded: body.expressIncluded)

@@ -73,6 +73,57 @@ struct Subscriptions: WaybillService {
          "expressIncluded": String(plan.expressIncluded), "active": String(plan.active)]
     }
 
+    // MARK: Subscribers (admins)
+
+    /// A subscription with its account, for the admins' list.
+    struct Subscriber: Sendable {
+        var view: View
+        var account: User
+    }
+
+    /// Who subscribes to which plan, newest first, paged on (created, id): by default those paid
+    /// for (active or past due), or those of one `status`; optionally one plan's. Without invoices.
+    func subscribers(plan: UUID?, status: SubscriptionStatus?, cursor: String?, limit: Int,
+                     for principal: Principal) async throws -> (items: [Subscriber], nextCursor: String?) {
+        try principal.require(.managePlans)
+        guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit") }
+        let query = SubscriptionRecord.query(on: db)
+        if let plan { query.filter(\.$planID == plan) }
+        if let status { query.filter(\.$status == status) } else { query.filter(\.$status ~~ SubscriptionStatus.paid) }
+        if let cursor {
+            guard let (at, id): (Int64, Tagged<SubscriptionRecord, UUID>) = Orders.decodeCursor(cursor) else {
+                throw WaybillError.invalidParameter("cursor")
+            }
+            query.group(.or) { older in
+                older.filter(\.$createdAt < at).group(.and) { same in same.filter(\.$createdAt == at).filter(\.$id < id.rawValue) }
+            }
+        }
+        let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
+        let page = Array(rows.prefix(limit))
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        let accounts = try await Orders.people(Array(Set(page.map(\.accountID))), on: sql)
+        let now = UnixTime.nowMillis
+        let items = try page.compactMap { record -> Subscriber? in
+            guard let account = accounts[record.accountID] else { return nil }
+            return Subscriber(view: View(record: record, terms: try record.terms, invoices: [], benefitApplies: record.term.benefitApplies(at: now)),
+                              account: account)
+        }
+        let next = rows.count > limit ? page.last.map { Orders.encodeCursor($0.createdAt, Tagged<SubscriptionRecord, UUID>($0.id!)) } : nil
+        return (items, next)
+    }
+
+    /// How many subscriptions each plan has paid for now (active or past due), for the admins' page.
+    func subscriberCounts(for principal: Principal) async throws -> [UUID: Int] {
+        try principal.require(.managePlans)
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        let rows = try await sql.select().column("plan_id").column(SQLFunction("count", args: SQLLiteral.all), as: "n")
+            .from(SubscriptionRecord.schema).where("status", .in, SQLBind.group(SubscriptionStatus.paid.map(\.rawValue)))
+            .groupBy("plan_id").all()
+        var counts: [UUID: Int] = [:]
+        for row in rows { counts[try row.decode(column: "plan_id", as: UUID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
+        return counts
+    }
+
     // MARK: A customer's subscription
 
     struct View: Sendable {

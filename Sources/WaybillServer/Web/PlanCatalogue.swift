@@ -44,6 +44,17 @@ extension Text {
     static let planCreate = Text("Offer this plan", "Proposer cette formule")
     static let planAdminHint = Text("Changes apply to new subscribers; those already subscribed keep their terms until they subscribe again.",
                                     "Les changements s’appliquent aux nouveaux abonnés ; les abonnés actuels gardent leurs conditions jusqu’à un nouvel abonnement.")
+    static let planSubscribers = Text("Subscribers", "Abonnés")
+    static let planSubscribersN = Text("Paying subscribers: %@", "Abonnés payants : %@")
+    static let subscribersNone = Text("No subscribers match.", "Aucun abonné ne correspond.")
+    static let subscribersAllPlans = Text("All plans", "Toutes les formules")
+    static let subscribersPaid = Text("Paying (active or renewal failed)", "Payants (actifs ou renouvellement échoué)")
+    static let subscribersPeriod = Text("Period", "Période")
+    static let subscribersIncluded = Text("Included deliveries used", "Livraisons incluses utilisées")
+    static let subscribersSince = Text("Subscribed on", "Abonné le")
+    static let subscribersGraceUntil = Text("Plan applies until %@", "La formule s’applique jusqu’au %@")
+    static let subscribersTest = Text("test", "test")
+    static let subscribersMore = Text("More subscribers", "Plus d’abonnés")
     static let errPlanGivesNothing = Text("A plan must include deliveries, a discount or express.", "Une formule doit inclure des livraisons, une réduction ou l’express.")
 }
 
@@ -53,6 +64,7 @@ enum PlanCatalogue {
         .subscribe, .subIncomplete, .subActive, .subPastDue, .subEnded, .subRenews, .subEnds, .subGrace, .subIncludedUsed, .subCancel,
         .subResume, .subPay, .subNotStarted, .subInvoices, .invoicePaid, .invoiceFailed, .subSandbox, .subSandboxPage, .planOnAccount,
         .managePlans, .planName, .planMonthlyPrice, .planIncluded, .planDiscount, .planActive, .planOptions, .planWithdrawn, .planNew, .planCreate,
-        .planAdminHint, .errPlanGivesNothing,
+        .planAdminHint, .errPlanGivesNothing, .planSubscribers, .planSubscribersN, .subscribersNone, .subscribersAllPlans, .subscribersPaid,
+        .subscribersPeriod, .subscribersIncluded, .subscribersSince, .subscribersGraceUntil, .subscribersTest, .subscribersMore,
     ]
 }

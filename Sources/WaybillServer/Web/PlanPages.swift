@@ -11,6 +11,8 @@ extension WebRoutes {
     /// The admins' plans.
     static let adminPlans = WebPath("/admin/plans")
     static let adminPlan = WebPath<UUID>("/admin/plans/:id") { [$0.uuidString] }
+    /// Who subscribes (`?plan=`, `?status=`, `?cursor=`).
+    static let adminSubscribers = WebPath("/admin/plans/subscribers")
 }
 
 /// Subscription plans in the web app: a customer subscribes (on Stripe's page or the sandbox's),
@@ -25,6 +27,7 @@ struct PlanPages {
         routes.get(WebRoutes.adminPlans, use: adminList)
         routes.post(WebRoutes.adminPlans, use: adminCreate)
         routes.post(WebRoutes.adminPlan, use: adminUpdate)
+        routes.get(WebRoutes.adminSubscribers, use: adminSubscribers)
     }
 
     func show(_ req: Request) async throws -> Response {
@@ -81,10 +84,24 @@ struct PlanPages {
     private func adminPage(_ req: Request, _ ctx: WebContext, _ me: Principal, saved: Bool = false, values: [String: String] = [:],
                            errors: [String: String] = [:], editing: UUID? = nil, message: String? = nil,
                            status: HTTPResponseStatus = .ok) async throws -> Response {
-        let plans = try await Subscriptions(request: req).plans(all: true, for: me)
+        let subscriptions = Subscriptions(request: req)
+        let plans = try await subscriptions.plans(all: true, for: me)
+        let counts = try await subscriptions.subscriberCounts(for: me)
         let currency = try await Orders(request: req).currentTariff().tariff.currency
-        return AdminPlansPage(plans: plans, currency: currency, values: values, errors: errors, editing: editing, message: message,
-                              saved: saved, status: status).response(ctx)
+        return AdminPlansPage(plans: plans, subscribers: counts, currency: currency, values: values, errors: errors, editing: editing,
+                              message: message, saved: saved, status: status).response(ctx)
+    }
+
+    func adminSubscribers(_ req: Request) async throws -> Response {
+        let (ctx, me) = try WebAuth.require(req, .managePlans)
+        let planText = req.query[String.self, at: "plan"] ?? "", statusText = req.query[String.self, at: "status"] ?? ""
+        let plan = planText.isEmpty ? nil : try UUID(uuidString: planText) ?? { throw WaybillError.invalidParameter("plan") }()
+        let status = statusText.isEmpty ? nil : try SubscriptionStatus(rawValue: statusText) ?? { throw WaybillError.invalidParameter("status") }()
+        let subscriptions = Subscriptions(request: req)
+        let page = try await subscriptions.subscribers(plan: plan, status: status, cursor: req.query[String.self, at: "cursor"], limit: 50, for: me)
+        let plans = try await subscriptions.plans(all: true, for: me)
+        return AdminSubscribersPage(items: page.items, plans: plans, values: ["plan": planText, "status": statusText],
+                                    next: page.nextCursor).response(ctx)
     }
 
     func adminCreate(_ req: Request) async throws -> Response {
@@ -215,6 +232,8 @@ struct PlanPage: PageView {
 /// The admins' plans: each with a form to change or withdraw it, and one to offer a new plan.
 struct AdminPlansPage: PageView {
     var plans: [PlanRecord]
+    /// Paid subscriptions per plan.
+    var subscribers: [UUID: Int] = [:]
     var currency: String
     var values: [String: String]
     var errors: [String: String]
@@ -249,6 +268,7 @@ struct AdminPlansPage: PageView {
             let form = Form(ctx: ctx, values: mine ? values : Self.values(plan), errors: mine ? errors : [:], idPrefix: "plan\(index)-")
             return """
                 <details class="card" data-plan="\(h(plan.name))"\(mine ? " open" : "")><summary><strong>\(h(plan.name))</strong> · \(h(ctx.t(.planPerMonth, Money(plan.monthlyPrice, plan.currency).description)))\(plan.active ? "" : " · " + h(ctx.t(.planWithdrawn)))</summary>
+                <p><a href="\(WebRoutes.adminSubscribers())?plan=\(id.uuidString)" data-subscribers="\(subscribers[id] ?? 0)">\(h(ctx.t(.planSubscribersN, String(subscribers[id] ?? 0))))</a></p>
                 \(mine ? form.summary(message: message, shown: shown) : "")
                 <form method="post" action="\(WebRoutes.adminPlan(id))" class="stack">\(form.hidden())\(fields(form, ctx))
                 <button type="submit">\(h(ctx.t(.save)))</button></form></details>
@@ -260,11 +280,67 @@ struct AdminPlansPage: PageView {
             <h1>\(h(ctx.t(.managePlans)))</h1>
             \(saved ? "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.saved)))</div>" : "")
             <p class="hint">\(h(ctx.t(.planAdminHint)))</p>
+            <p><a href="\(WebRoutes.adminSubscribers())">\(h(ctx.t(.planSubscribers)))</a></p>
             \(plans.isEmpty ? "<p>\(h(ctx.t(.plansNone)))</p>" : existing)
             <h2>\(h(ctx.t(.planNew)))</h2>
             \(creating ? new.summary(message: message, shown: shown) : "")
             <form method="post" action="\(WebRoutes.adminPlans())" class="stack">\(new.hidden())\(fields(new, ctx))
             <button type="submit" class="primary">\(h(ctx.t(.planCreate)))</button></form>
             """, status: status)
+    }
+}
+
+/// Who subscribes, newest first: by default those paid for (active or past due), filtered by plan
+/// and status, fifty a page.
+struct AdminSubscribersPage: PageView {
+    var items: [Subscriptions.Subscriber]
+    var plans: [PlanRecord]
+    var values: [String: String]
+    var next: String?
+
+    static func statusText(_ status: SubscriptionStatus, _ ctx: WebContext) -> String {
+        switch status {
+        case .incomplete: ctx.t(.subIncomplete)
+        case .active: ctx.t(.subActive)
+        case .pastDue: ctx.t(.subPastDue)
+        case .canceled: ctx.t(.subEnded)
+        }
+    }
+
+    func page(_ ctx: WebContext) -> WebPage {
+        let form = Form(ctx: ctx, values: values)
+        let rows = items.map { item -> String in
+            let r = item.view.record, terms = item.view.terms
+            var period = "—"
+            if let end = r.periodEnd, r.status.isPaid {
+                period = h(ctx.t(r.cancelAtPeriodEnd ? .subEnds : .subRenews, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(end, dateOnly: true))
+            }
+            if r.status == .pastDue, let grace = r.graceEndsAt {
+                period += "<br>" + h(ctx.t(.subscribersGraceUntil, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true))
+            }
+            let used = terms.includedDeliveries > 0 ? "\(r.includedUsed) / \(terms.includedDeliveries)" : "—"
+            return """
+                <tr data-subscriber="\(h(item.account.email))" data-status="\(r.status.rawValue)"><td><a href="\(WebRoutes.user(item.account.id!))">\(h(item.account.displayName))</a><br><span class="hint">\(h(item.account.email))</span></td>
+                <td>\(h(terms.name))\(r.sandbox ? " <span class=\"hint\">(\(h(ctx.t(.subscribersTest))))</span>" : "")</td><td>\(h(Self.statusText(r.status, ctx)))</td>
+                <td>\(period)</td><td class="num">\(used)</td><td>\(ctx.time(r.createdAt, dateOnly: true))</td></tr>
+                """
+        }.joined()
+        let planOptions = [("", ctx.t(.subscribersAllPlans))] + plans.map { ($0.id!.uuidString, $0.name) }
+        let statusOptions = [("", ctx.t(.subscribersPaid))] + [SubscriptionStatus.active, .pastDue, .incomplete, .canceled].map { ($0.rawValue, Self.statusText($0, ctx)) }
+        var query = values.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
+        if let next { query.append("cursor=\(next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")") }
+        return WebPage(title: ctx.t(.planSubscribers), body: """
+            <p><a href="\(WebRoutes.adminPlans())">\(h(ctx.t(.managePlans)))</a></p>
+            <h1>\(h(ctx.t(.planSubscribers)))</h1>
+            <form method="get" action="\(WebRoutes.adminSubscribers())" class="filters" role="search">
+            \(form.select("plan", ctx.t(.plPlan), options: planOptions, required: false))
+            \(form.select("status", ctx.t(.status), options: statusOptions, required: false))
+            <button type="submit">\(h(ctx.t(.filter)))</button></form>
+            \(rows.isEmpty ? "<p>\(h(ctx.t(.subscribersNone)))</p>" : """
+            <div class="table-wrap"><table class="list subscribers"><thead><tr><th>\(h(ctx.t(.customer)))</th><th>\(h(ctx.t(.plPlan)))</th><th>\(h(ctx.t(.status)))</th>
+            <th>\(h(ctx.t(.subscribersPeriod)))</th><th class="num">\(h(ctx.t(.subscribersIncluded)))</th><th>\(h(ctx.t(.subscribersSince)))</th></tr></thead><tbody>\(rows)</tbody></table></div>
+            """)
+            \(next == nil ? "" : "<p><a href=\"\(WebRoutes.adminSubscribers())?\(h(query.joined(separator: "&")))\">\(h(ctx.t(.subscribersMore)))</a></p>")
+            """, wide: true)
     }
 }
