@@ -8,7 +8,7 @@ import WaybillCore
 /// Subscription plans through the Swift SDK and `waybill-client subscription` (issue 19, item 2).
 @Suite("Subscription plans through the SDK and the command line")
 struct SDKSubscriptionTests {
-    @Test("Through the SDK an admin offers a plan; a customer subscribes (the sandbox's checkout), the quote applies the plan, and cancels at the period's end",
+    @Test("Through the SDK an admin offers a plan; a customer subscribes (the sandbox's checkout), the quote applies the plan, the admin finds them among the subscribers, and they cancel at the period's end",
           arguments: TestDatabase.available)
     func plansThroughSDK(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
@@ -34,6 +34,14 @@ struct SDKSubscriptionTests {
                 #expect(try await server.app.waybill.run { try await Subscriptions(services: server.app.waybill, db: server.db, logger: server.app.logger).sandbox(.pay, checkout: checkout) })
                 let active = try #require(try await ada.subscription())
                 #expect(active.status == .active && active.benefitApplies && active.plan.name == "Pro")
+                // The admin sees Ada among the paying subscribers; Ada may not look.
+                let listed = try await mia.subscribers(plan: UUID(uuidString: plan.id)!)
+                #expect(listed.items.map(\.account.email) == ["ada@example.com"] && listed.items.first?.subscription.status == .active && listed.nextCursor == nil)
+                #expect(try await mia.subscribers(status: .incomplete).items.isEmpty)
+                do throws(WaybillClient.WaybillError) {
+                    _ = try await ada.subscribers()
+                    Issue.record("a customer does not list subscribers")
+                } catch { #expect(error.code == "forbidden") }
                 let ended = try await ada.cancelSubscription()
                 #expect(ended.cancelAtPeriodEnd && ended.benefitApplies)
                 #expect(try await ada.resumeSubscription().cancelAtPeriodEnd == false)
@@ -41,7 +49,7 @@ struct SDKSubscriptionTests {
         }
     }
 
-    @Test("waybill-client: subscription offer (admins), plans, subscribe prints where to pay, show and cancel")
+    @Test("waybill-client: subscription offer (admins), plans, subscribe prints where to pay, show, the admins' list of subscribers, and cancel")
     func plansThroughCLI() async throws {
         try await TestServer.run(.sqlite) { server in
             try await server.serving { port in
@@ -64,6 +72,10 @@ struct SDKSubscriptionTests {
                 let checkout = try #require(try await SubscriptionRecord.query(on: server.db).first()?.checkoutID)
                 _ = try await server.app.waybill.run { try await Subscriptions(services: server.app.waybill, db: server.db, logger: server.app.logger).sandbox(.pay, checkout: checkout) }
                 #expect(try await ada.run("subscription").stdout.contains("Pro: active"))
+                let listed = try await mia.run("subscription", "subscribers")
+                #expect(listed.status == 0 && listed.stdout.contains("Ada Muster <ada@example.com>  Pro  active  renews") && listed.stdout.contains("0/2 included used"), "\(listed)")
+                #expect(try await mia.run("subscription", "subscribers", "--status", "canceled").stdout.contains("No subscribers."))
+                #expect(try await mia.run("subscription", "subscribers", "--status", "gone").status != 0)
                 let cancelled = try await ada.run("subscription", "cancel")
                 #expect(cancelled.status == 0 && cancelled.stdout.contains("ends at the period's end"), "\(cancelled)")
             }
