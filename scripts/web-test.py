@@ -1269,7 +1269,8 @@ try:
     check("the admin offers a plan", 'data-plan="Pro"' in admin.page_source)
     accessibility.extend(a11y.serious_violations(admin, "plans: the admins' page"))
     go(customer, "/plan")
-    css(customer, "form[action='/plan/subscribe'] button").click()
+    check("the demo offers a plan of its own", 'data-plan="Demo Plus"' in customer.page_source)
+    css(customer, "article[data-plan='Pro'] form[action='/plan/subscribe'] button").click()
     wait(customer, EC.url_contains("/sandbox/subscription/"))
     check("subscribing opens the payment page, a test without Stripe keys", "no money moves" in customer.page_source)
     css(customer, "form[action$='/pay'] button").click()
@@ -1283,6 +1284,13 @@ try:
           and "CHF 0.00" in css(customer, "#price").text, css(customer, "table.price").text)
     go(admin, "/admin/audit?action=plan.changed")
     check("the plan is in the audit log", "Plan changed" in css(admin, "table.audit").text, css(admin, "table.audit").text[:300])
+    go(admin, "/admin/plans")
+    css(admin, "details[data-plan='Pro'] summary").click()
+    css(admin, "details[data-plan='Pro'] a[data-subscribers]").click()
+    wait(admin, EC.url_contains("/admin/plans/subscribers"))
+    check("the admin finds the customer among Pro's paying subscribers",
+          len(admin.find_elements(By.CSS_SELECTOR, "tr[data-subscriber][data-status='active']")) == 1, css(admin, "main").text[:300])
+    accessibility.extend(a11y.serious_violations(admin, "plans: the subscribers"))
     admin.quit()
 
     # ---------------------------------------------------------- installable and offline

@@ -64,6 +64,7 @@ enum DemoData {
         if let admin = try await User.query(on: app.db).filter(\.$email == "admin@demo.waybill.example").first(), !admin.capabilities.contains(.admin) {
             try await app.db.transaction { try await Accounts.setStaffCapabilities(admin, to: [.admin], by: nil, on: $0) }
         }
+        try await seedPlan(app)
         // Somewhere to travel between (an admin edits areas; `waybill user grant --capability admin` makes one).
         if try await AreaRecord.query(on: app.db).count() == 0 {
             _ = try await Travel.importAreas(try AreaCommands.switzerland(), services: app.waybill, on: app.db)
@@ -101,6 +102,17 @@ enum DemoData {
             paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
             by: asCustomer, idempotencyKey: "demo-2")
         _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
+    }
+
+    /// A subscription plan on offer, on first start (when no plan was ever offered), offered by the
+    /// demo admin and so in the audit log: the customer can subscribe on the sandbox's page.
+    static func seedPlan(_ app: Application) async throws {
+        guard try await PlanRecord.query(on: app.db).count() == 0,
+              let admin = try await User.query(on: app.db).filter(\.$email == accounts[4].email).first(), admin.capabilities.contains(.admin) else { return }
+        let subscriptions = Subscriptions(services: app.waybill, db: app.db, logger: app.logger)
+        _ = try await subscriptions.createPlan(PlanTerms(name: "Demo Plus", monthlyPrice: 2_900, includedDeliveries: 3, discountPercent: 10,
+                                                         expressIncluded: false),
+                                               active: true, by: Principal(user: admin, sessionID: SignInID()))
     }
 
     /// A reception counter at Geneva's station, open every day 07:00–20:00, with the demo counter
