@@ -20,6 +20,11 @@ struct SubscriptionCommand: AsyncParsableCommand {
         if let url = s.checkoutUrl { Output.line("Pay at: \(url)") }
     }
 
+    static func planID(_ raw: String) throws -> UUID {
+        guard let id = UUID(uuidString: raw) else { throw ValidationError("Not a plan id: \(raw)") }
+        return id
+    }
+
     static func print(_ p: PlanInfo) {
         var gives: [String] = []
         if p.includedDeliveries > 0 { gives.append("\(p.includedDeliveries) deliveries included") }
@@ -61,7 +66,7 @@ struct SubscriptionCommand: AsyncParsableCommand {
         @Argument(help: "The plan's id.") var plan: String
 
         func run() async throws {
-            guard let id = UUID(uuidString: plan) else { throw ValidationError("Not a plan id: \(plan)") }
+            let id = try SubscriptionCommand.planID(plan)
             try await SubscriptionCommand.change(options) { try await $0.subscribe(to: id) }
         }
     }
@@ -98,10 +103,7 @@ struct SubscriptionCommand: AsyncParsableCommand {
         @Option(help: "Stop after this many.") var limit = 200
 
         func run() async throws {
-            let planID = try plan.map { raw -> UUID in
-                guard let id = UUID(uuidString: raw) else { throw ValidationError("Not a plan id: \(raw)") }
-                return id
-            }
+            let planID = try plan.map(SubscriptionCommand.planID)
             let wanted = try status.map { raw -> SubscriptionStatus in
                 guard let value = SubscriptionStatus(rawValue: raw) else { throw ValidationError("Not a status: \(raw) (incomplete, active, past_due, canceled)") }
                 return value
@@ -141,10 +143,7 @@ struct SubscriptionCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let cents = Money.minorUnits(fromText: price, maximum: 100_000) else { throw ValidationError("Not an amount: \(price) (such as 49.00)") }
-            let planID = try id.map { raw -> UUID in
-                guard let id = UUID(uuidString: raw) else { throw ValidationError("Not a plan id: \(raw)") }
-                return id
-            }
+            let planID = try id.map(SubscriptionCommand.planID)
             let terms = PlanTerms(name: name, monthlyPrice: cents, includedDeliveries: included, discountPercent: discount, expressIncluded: express)
             try await options.run { session in
                 let plan: PlanInfo
