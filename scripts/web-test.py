@@ -50,7 +50,7 @@ from zoneinfo import ZoneInfo
 
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import ElementNotInteractableException, NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
@@ -1193,10 +1193,23 @@ try:
     wait(driver, lambda d: "Driver on the way" in d.find_element(By.CSS_SELECTOR, ".big-status").text)
     css(driver, "form[action$='/pickup'] button").click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "form[action$='/fail']"))
-    css(driver, "form[action$='/fail']").find_element(By.XPATH, "./ancestor::details/summary").click()
-    Select(css(driver, "form[action$='/fail'] select[name=reason]")).select_by_value("other")
-    css(driver, "form[action$='/fail'] input[name=note]").send_keys("The parcel is missing from the van")
-    css(driver, "form[action$='/fail'] button[type=submit]").click()
+    # The page refreshes itself on live events (the pickup's own among them): fill the form again
+    # if a refresh replaced it meanwhile.
+    for attempt in range(10):
+        try:
+            folded = css(driver, "form[action$='/fail']").find_element(By.XPATH, "./ancestor::details")
+            if folded.get_attribute("open") is None:
+                folded.find_element(By.TAG_NAME, "summary").click()
+            Select(css(driver, "form[action$='/fail'] select[name=reason]")).select_by_value("other")
+            note = css(driver, "form[action$='/fail'] input[name=note]")
+            note.clear()
+            note.send_keys("The parcel is missing from the van")
+            css(driver, "form[action$='/fail'] button[type=submit]").click()
+            break
+        except (StaleElementReferenceException, ElementNotInteractableException):
+            time.sleep(0.3)
+    else:
+        raise RuntimeError("the failure form kept being replaced")
     wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "form[action$='/fail']"))
     check("the driver reports the parcel lost", True)
     # The sender claims the loss from the delivery's page, with a photo of the receipt.
