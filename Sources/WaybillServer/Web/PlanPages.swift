@@ -133,6 +133,26 @@ struct PlanPages {
     }
 }
 
+extension SubscriptionStatus {
+    /// The status in the page's language.
+    func text(_ ctx: WebContext) -> String {
+        switch self {
+        case .incomplete: ctx.t(.subIncomplete)
+        case .active: ctx.t(.subActive)
+        case .pastDue: ctx.t(.subPastDue)
+        case .canceled: ctx.t(.subEnded)
+        }
+    }
+}
+
+extension SubscriptionRecord {
+    /// "Renews on …" or "Ends on …" (escaped HTML) while paid for; nil otherwise.
+    func periodLine(_ ctx: WebContext) -> String? {
+        guard let end = periodEnd, status.isPaid else { return nil }
+        return h(ctx.t(cancelAtPeriodEnd ? .subEnds : .subRenews, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(end, dateOnly: true))
+    }
+}
+
 extension PlanTerms {
     /// What the plan gives, in the page's language.
     func benefits(_ ctx: WebContext) -> [String] {
@@ -182,16 +202,8 @@ struct PlanPage: PageView {
     private func subscription(_ view: Subscriptions.View, _ ctx: WebContext) -> String {
         let r = view.record
         let form = Form(ctx: ctx)
-        let statusText: String = switch r.status {
-        case .incomplete: ctx.t(.subIncomplete)
-        case .active: ctx.t(.subActive)
-        case .pastDue: ctx.t(.subPastDue)
-        case .canceled: ctx.t(.subEnded)
-        }
         var lines: [String] = []
-        if let end = r.periodEnd, r.status.isPaid {
-            lines.append(h(ctx.t(r.cancelAtPeriodEnd ? .subEnds : .subRenews, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(end, dateOnly: true)))
-        }
+        if let period = r.periodLine(ctx) { lines.append(period) }
         if r.status == .pastDue, let grace = r.graceEndsAt {
             lines.append(h(ctx.t(.subGrace, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true)))
         }
@@ -216,7 +228,7 @@ struct PlanPage: PageView {
         }.joined()
         return """
             <section class="card" id="subscription" data-status="\(r.status.rawValue)" data-benefit="\(view.benefitApplies)">
-            <h2>\(h(view.terms.name)) — \(h(statusText))</h2>
+            <h2>\(h(view.terms.name)) — \(h(r.status.text(ctx)))</h2>
             <p>\(h(ctx.t(.planPerMonth, Money(view.terms.monthlyPrice, r.currency).description))) · \(h(view.terms.benefits(ctx).joined(separator: " · ")))</p>
             \(lines.map { "<p>\($0)</p>" }.joined())
             \(actions)
@@ -298,35 +310,23 @@ struct AdminSubscribersPage: PageView {
     var values: [String: String]
     var next: String?
 
-    static func statusText(_ status: SubscriptionStatus, _ ctx: WebContext) -> String {
-        switch status {
-        case .incomplete: ctx.t(.subIncomplete)
-        case .active: ctx.t(.subActive)
-        case .pastDue: ctx.t(.subPastDue)
-        case .canceled: ctx.t(.subEnded)
-        }
-    }
-
     func page(_ ctx: WebContext) -> WebPage {
         let form = Form(ctx: ctx, values: values)
         let rows = items.map { item -> String in
             let r = item.view.record, terms = item.view.terms
-            var period = "—"
-            if let end = r.periodEnd, r.status.isPaid {
-                period = h(ctx.t(r.cancelAtPeriodEnd ? .subEnds : .subRenews, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(end, dateOnly: true))
-            }
+            var period = r.periodLine(ctx) ?? "—"
             if r.status == .pastDue, let grace = r.graceEndsAt {
                 period += "<br>" + h(ctx.t(.subscribersGraceUntil, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true))
             }
             let used = terms.includedDeliveries > 0 ? "\(r.includedUsed) / \(terms.includedDeliveries)" : "—"
             return """
                 <tr data-subscriber="\(h(item.account.email))" data-status="\(r.status.rawValue)"><td><a href="\(WebRoutes.user(item.account.id!))">\(h(item.account.displayName))</a><br><span class="hint">\(h(item.account.email))</span></td>
-                <td>\(h(terms.name))\(r.sandbox ? " <span class=\"hint\">(\(h(ctx.t(.subscribersTest))))</span>" : "")</td><td>\(h(Self.statusText(r.status, ctx)))</td>
+                <td>\(h(terms.name))\(r.sandbox ? " <span class=\"hint\">(\(h(ctx.t(.subscribersTest))))</span>" : "")</td><td>\(h(r.status.text(ctx)))</td>
                 <td>\(period)</td><td class="num">\(used)</td><td>\(ctx.time(r.createdAt, dateOnly: true))</td></tr>
                 """
         }.joined()
         let planOptions = [("", ctx.t(.subscribersAllPlans))] + plans.map { ($0.id!.uuidString, $0.name) }
-        let statusOptions = [("", ctx.t(.subscribersPaid))] + [SubscriptionStatus.active, .pastDue, .incomplete, .canceled].map { ($0.rawValue, Self.statusText($0, ctx)) }
+        let statusOptions = [("", ctx.t(.subscribersPaid))] + [SubscriptionStatus.active, .pastDue, .incomplete, .canceled].map { ($0.rawValue, $0.text(ctx)) }
         var query = values.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
         if let next { query.append("cursor=\(next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")") }
         return WebPage(title: ctx.t(.planSubscribers), body: """
