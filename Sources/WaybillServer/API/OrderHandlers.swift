@@ -413,7 +413,7 @@ extension APIHandler {
         }
         let full = !record.events.isEmpty
         return S.Order(
-            id: o.id!.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
+            id: o.id.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
             customer: person(record.customer, withEmail: details.customerEmail),
             driver: record.driver.map { person($0, withEmail: details.driverEmail, withLastName: details.staffLastNames) },

@@ -98,7 +98,7 @@ extension APIHandler {
             id.flatMap { shipment.people[$0] }.map { person($0, withEmail: seen.carrierEmail, withLastName: seen.carrierLastNames) }
         }
         return S.Shipment(
-            id: o.id!.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
+            id: o.id.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
             roles: shipment.roles.map(\.rawValue).sorted().map { S.ShipmentRole(rawValue: $0)! },
             sender: person(record.customer, withEmail: seen.senderEmail),

@@ -101,7 +101,7 @@ enum DemoData {
                                 weightClass: .medium, service: .express),
             paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
             by: asCustomer, idempotencyKey: "demo-2")
-        _ = try await orders.assign(second.record.order.id!, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
+        _ = try await orders.assign(second.record.order.id, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
     }
 
     /// A subscription plan on offer, on first start (when no plan was ever offered), offered by the

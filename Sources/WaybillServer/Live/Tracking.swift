@@ -83,7 +83,12 @@ struct HeadingOrder: Sendable {
 extension HeadingOrder {
     /// An order with a driver, heading for a stop or not.
     init?(_ order: Order) {
-        guard let id = order.id, let driver = order.driverID else { return nil }
+        guard let id = order.id else { return nil }
+        self.init(id: id, order)
+    }
+
+    init?(id: OrderID, _ order: some OrderColumns) {
+        guard let driver = order.driverID else { return nil }
         self.init(id: id, driverID: driver, status: order.status, pickup: order.pickup.coordinate, dropoff: order.dropoff.coordinate)
     }
 
@@ -328,7 +333,7 @@ struct Tracking: WaybillService {
     }
 
     /// From the driver's position to the pickup (accepted) or the drop-off (in transit).
-    static func estimate(for order: Order, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
+    static func estimate(for order: some OrderColumns, from position: PositionReport, speedKmh: Double) -> ArrivalEstimate? {
         estimate(status: order.status, pickup: order.pickup.coordinate, dropoff: order.dropoff.coordinate, from: position, speedKmh: speedKmh)
     }
 
@@ -364,7 +369,7 @@ struct Tracking: WaybillService {
 
     /// The live part of an order's page: the driver's position and ETA while the order is accepted
     /// or in transit and the driver on duty; the tracking link for its customer and managers.
-    func view(of order: Order, capacities: Set<OrderCapacity>) async throws -> OrderTracking {
+    func view(of order: OrderRow, capacities: Set<OrderCapacity>) async throws -> OrderTracking {
         var tracking = OrderTracking()
         if OrderPolicy.allows(.seeTrackingLink, status: order.status, as: capacities) { tracking.trackingURL = order.trackingToken.map(trackingURL) }
         guard order.status.nextStop != nil, let driverID = order.driverID else { return tracking }
@@ -374,18 +379,18 @@ struct Tracking: WaybillService {
         } else {
             // A traveller has no duty: what they shared for this shipment in the last quarter hour.
             guard let sql = db.tracedSQL else { return tracking }
-            found = try await Self.lastTrailPoint(order.id!, since: UnixTime.nowMillis - 15 * 60_000, on: sql)
+            found = try await Self.lastTrailPoint(order.id, since: UnixTime.nowMillis - 15 * 60_000, on: sql)
         }
         guard let position = found else { return tracking }
         tracking.position = position
         tracking.eta = ArrivalEstimate.respectingPlan(Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh),
-                                                      plannedArrival: try await plannedArrival(of: order))
+                                                      plannedArrival: try await plannedArrival(of: HeadingOrder(id: order.id, order)))
         return tracking
     }
 
     /// When the applied route plan has the order's driver at its next stop (nil without a plan).
-    func plannedArrival(of order: Order) async throws -> Int64? {
-        guard let heading = HeadingOrder(order), let sql = db.tracedSQL else { return nil }
+    func plannedArrival(of heading: HeadingOrder?) async throws -> Int64? {
+        guard let heading, let sql = db.tracedSQL else { return nil }
         return try await HeadingOrder.plannedArrivals(of: [heading], on: sql)[heading.id]
     }
 
@@ -545,7 +550,7 @@ struct Tracking: WaybillService {
                 if shown.position { view.position = position }
                 if shown.eta {
                     view.eta = ArrivalEstimate.respectingPlan(Self.estimate(for: order, from: position, speedKmh: services.config.etaAverageSpeedKmh),
-                                                              plannedArrival: try await plannedArrival(of: order))
+                                                              plannedArrival: try await plannedArrival(of: HeadingOrder(order)))
                 }
             }
         }

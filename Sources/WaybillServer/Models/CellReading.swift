@@ -16,17 +16,22 @@ enum ListRows {
         guard sql.dialect.name == "postgresql", let postgres = (traced?.base ?? sql) as? any PostgresDatabase else {
             return try await select.all().map { RowOutput(row: $0) }
         }
-        let serialized = sql.serialize(select.query)
+        let rows = try await postgresRows(sql.serialize(select.query), postgres: postgres, traced: traced != nil)
+        guard let first = rows.first else { return [] }
+        let index = ColumnIndex(first.map(\.columnName))
+        return rows.map { CellsOutput(cells: Array($0), index: index) }
+    }
+
+    /// A serialized statement run on PostgreSQL with its binds encoded by PostgresNIO directly.
+    static func postgresRows(_ serialized: (sql: String, binds: [any Encodable & Sendable]), postgres: any PostgresDatabase,
+                             traced: Bool) async throws -> [PostgresRow] {
         var bindings = PostgresBindings(capacity: serialized.binds.count)
         for bind in serialized.binds { try append(bind, to: &bindings) }
         let query = PostgresQuery(unsafeSQL: serialized.sql, binds: bindings)
         let logger = postgres.logger
-        let rows = try await TracedSQLDatabase.span(serialized.sql, system: "postgresql", when: traced != nil) {
+        return try await TracedSQLDatabase.span(serialized.sql, system: "postgresql", when: traced) {
             try await postgres.withConnection { connection in connection.query(query, logger: logger) }.get().rows
         }
-        guard let first = rows.first else { return [] }
-        let index = ColumnIndex(first.map(\.columnName))
-        return rows.map { CellsOutput(cells: Array($0), index: index) }
     }
 
     private static func append(_ value: any Encodable, to bindings: inout PostgresBindings) throws {

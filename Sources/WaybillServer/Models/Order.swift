@@ -6,7 +6,7 @@ import WaybillCore
 
 /// A delivery order. Money is stored in minor units; times as Unix milliseconds, so the lists
 /// sort and page on plain integers on both SQLite and PostgreSQL.
-final class Order: Model, @unchecked Sendable {
+final class Order: Model, OrderColumns, @unchecked Sendable {
     static let schema = "orders"
 
     @ID(custom: .id, generatedBy: .random) var id: OrderID?
@@ -118,6 +118,8 @@ final class Order: Model, @unchecked Sendable {
         case dueOnPickup = "due_on_pickup", collected, invoiced, void
     }
 
+    var orderID: OrderID { id! }
+
     var pickup: Address {
         get { pickupPlace.address }
         set { pickupPlace.address = newValue }
@@ -130,11 +132,6 @@ final class Order: Model, @unchecked Sendable {
         get { recipientColumns.recipient }
         set { recipientColumns.recipient = newValue }
     }
-    var breakdown: [PriceLine] { get throws { try Order.decoder.decode([PriceLine].self, from: Data(breakdownJSON.utf8)) } }
-    var price: Money { Money(priceAmount, currency) }
-
-    /// Whom the order concerns, for `OrderPolicy`.
-    var parties: OrderParties { OrderParties(customerID: customerID, driverID: driverID, recipientEmail: recipientColumns.email) }
 
     /// One decoder for the JSON columns (decoding is safe from several threads).
     static let decoder = JSONDecoder()

@@ -135,9 +135,9 @@ struct Claims: WaybillService {
     }
 
     /// `ClaimPolicy.filing` for any kind, with the table and the pickup read once.
-    private func filings(of order: Order) async throws -> @Sendable (ClaimKind) -> ClaimPolicy.Filing {
+    private func filings(of order: some OrderColumns) async throws -> @Sendable (ClaimKind) -> ClaimPolicy.Filing {
         let window = try await currentTable().table.claimWindowDays
-        let pickedUpAt = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).filter(\.$type == "picked_up").first()?.at
+        let pickedUpAt = try await OrderEvent.query(on: db).filter(\.$orderID == order.orderID).filter(\.$type == "picked_up").first()?.at
         let insured = order.declaredValue != nil, status = order.status, deliveredAt = order.deliveredAt, changedAt = order.updatedAt
         let now = UnixTime.nowMillis
         return { kind in
@@ -148,9 +148,9 @@ struct Claims: WaybillService {
 
     /// What the caller may claim about `order` now: nothing unless they sent it insured and have
     /// not claimed yet (the shipment's page offers the form).
-    func claimableKinds(_ order: Order, for principal: Principal) async throws -> [ClaimKind] {
+    func claimableKinds(_ order: some OrderColumns, for principal: Principal) async throws -> [ClaimKind] {
         guard order.declaredValue != nil, OrderPolicy.allows(.fileClaim, status: order.status, as: orders.capacities(of: principal, for: order)),
-              try await ClaimRecord.query(on: db).filter(\.$orderID == order.id!).count() == 0 else { return [] }
+              try await ClaimRecord.query(on: db).filter(\.$orderID == order.orderID).count() == 0 else { return [] }
         let filing = try await filings(of: order)
         return ClaimKind.allCases.filter { if case .allowed = filing($0) { true } else { false } }
     }

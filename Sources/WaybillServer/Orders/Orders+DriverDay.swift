@@ -31,8 +31,8 @@ extension Orders {
         let ordered = DriverDayPolicy.followingPlan(DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt),
                                                     plannedOrder: stops.map(\.orderID), id: { $0.id!.rawValue })
         return DriverDay(state: try await DriverState.find(principal.userID, on: db),
-                         todo: try await summaries(ordered, for: principal),
-                         done: try await summaries(finished, for: principal), plannedArrival: arrival,
+                         todo: try await summaries(ordered.map(OrderRow.init), for: principal),
+                         done: try await summaries(finished.map(OrderRow.init), for: principal), plannedArrival: arrival,
                          slots: try await Timeslots.live(for: open.compactMap(\.id), on: db))
     }
 

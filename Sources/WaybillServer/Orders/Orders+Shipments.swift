@@ -46,7 +46,7 @@ extension Orders {
     }
 
     func shipment(_ record: OrderRecord) async throws -> ShipmentRecord {
-        let id = record.order.id!
+        let id = record.order.id
         let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
         let handOvers = try await HandOver.query(on: db).filter(\.$orderID == id).sort(\.$id).all()
         let ids = Set(legs.compactMap(\.assigneeID) + handOvers.compactMap(\.actorID))

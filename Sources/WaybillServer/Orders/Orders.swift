@@ -44,7 +44,7 @@ extension OrderAction {
 
 /// An order with the people and records its views need.
 struct OrderRecord: Sendable {
-    let order: Order
+    let order: OrderRow
     let customer: User
     let driver: User?
     var files: [OrderFile] = []
@@ -80,12 +80,12 @@ struct Orders: WaybillService {
 
     // MARK: Seeing orders
 
-    func capacities(of principal: Principal, for order: Order) -> Set<OrderCapacity> {
+    func capacities(of principal: Principal, for order: some OrderColumns) -> Set<OrderCapacity> {
         OrderPolicy.capacities(of: principal.caller, for: order.parties)
     }
 
     /// 403 or 409 unless `OrderPolicy` lets the caller do `action` to the order now.
-    func check(_ action: OrderSideAction, on order: Order, by principal: Principal,
+    func check(_ action: OrderSideAction, on order: some OrderColumns, by principal: Principal,
                message: @escaping (OrderStatus) -> String = { "This order is \($0.rawValue); that cannot be done now." }) throws {
         let decision = OrderPolicy.decide(action, status: order.status, as: capacities(of: principal, for: order))
         if let refusal = WaybillError.refused(decision, message) { throw refusal }
@@ -103,22 +103,27 @@ struct Orders: WaybillService {
 
     func detail(_ id: OrderID, for principal: Principal) async throws -> OrderRecord {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        let select = sql.select().column(SQLLiteral.all).from(Order.schema).where("id", .equal, SQLBind(id)).limit(1)
-        guard let order = try await ListRows.outputs(select, sql: sql).first.map(Order.init(reading:)),
+        let select = OrderRow.select(on: sql, listed: false).where("id", .equal, SQLBind(id)).limit(1)
+        guard let order = try await OrderRow.read(select, on: sql).first,
               OrderPolicy.allows(.see, status: order.status, as: capacities(of: principal, for: order)) else {
             throw WaybillError.notFound
         }
         return try await load(order, capacities: capacities(of: principal, for: order), full: true)
     }
 
+    /// The order as a write left it, with its people, history, files and tracking.
+    func load(_ order: Order, capacities: Set<OrderCapacity>, full: Bool = true) async throws -> OrderRecord {
+        try await load(OrderRow(order), capacities: capacities, full: full)
+    }
+
     /// The order with its people, and with `full` its history, files and tracking. Every statement
     /// plain SQL filled through `RowOutput`: Fluent's queries spent a fifth of an order's reading
     /// writing and escaping each column's alias (docs/performance.md).
-    func load(_ order: Order, capacities: Set<OrderCapacity>, full: Bool = true) async throws -> OrderRecord {
+    func load(_ order: OrderRow, capacities: Set<OrderCapacity>, full: Bool = true) async throws -> OrderRecord {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let events = full
             ? try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderEvent.schema)
-                .where("order_id", .equal, SQLBind(order.id!)).orderBy("id"), sql: sql).map(OrderEvent.init(reading:))
+                .where("order_id", .equal, SQLBind(order.id)).orderBy("id"), sql: sql).map(OrderEvent.init(reading:))
             : []
         var ids = Set([order.customerID])
         if let driver = order.driverID { ids.insert(driver) }
@@ -129,12 +134,12 @@ struct Orders: WaybillService {
         if full {
             // A claim's photos are the claim's (its claimant and staff who decide see them there).
             record.files = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderFile.schema)
-                .where("order_id", .equal, SQLBind(order.id!)).where("kind", .notEqual, SQLBind(OrderFile.Kind.claimPhoto.rawValue))
+                .where("order_id", .equal, SQLBind(order.id)).where("kind", .notEqual, SQLBind(OrderFile.Kind.claimPhoto.rawValue))
                 .orderBy("created_at"), sql: sql).map(OrderFile.init(reading:))
             record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
             record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
             if OrderPolicy.allows(.seeRecipientCode, status: order.status, as: capacities), let sealed = order.recipientCodeSealed {
-                record.recipientCode = services.codes.unsealRecipientCode(sealed, orderID: order.id!)
+                record.recipientCode = services.codes.unsealRecipientCode(sealed, orderID: order.id)
             }
         }
         return record
@@ -157,7 +162,7 @@ struct Orders: WaybillService {
     /// most of a page's time (scripts/bench).
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        let query = sql.select().columns(Order.listColumns).from(Order.schema)
+        let query = OrderRow.select(on: sql, listed: true)
         guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
         Self.restrict(query, to: scope)
         if let customer = filter.customerID { query.where("customer_id", .equal, SQLBind(customer)) }
@@ -171,15 +176,15 @@ struct Orders: WaybillService {
             query.where(Self.keyset(at, id, before: true))
         }
         query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1)
-        let orders = try await ListRows.outputs(query, sql: sql).map { try Order(reading: $0) }
+        let orders = try await OrderRow.read(query, on: sql)
         let page = Array(orders.prefix(filter.limit))
         let records = try await summaries(page, for: principal)
-        let next = orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
+        let next = orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id) } : nil
         return (records, next)
     }
 
     /// Orders the caller may see, as list entries: with their customer and driver, read at once.
-    func summaries(_ orders: [Order], for principal: Principal) async throws -> [OrderRecord] {
+    func summaries(_ orders: [OrderRow], for principal: Principal) async throws -> [OrderRecord] {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         var ids = Set(orders.map(\.customerID))
         for order in orders { if let driver = order.driverID { ids.insert(driver) } }

@@ -39,7 +39,7 @@ extension Parcels {
             guard OrderPolicy.listScope(for: me.caller, box: box) != nil else { continue }
             let page = try await orders.list(Orders.ListFilter(limit: 100, box: box), for: me).records
             items += page.map { r in
-                TrackedItem(kind: .shipment, id: r.order.id!.rawValue, number: r.order.reference, carrier: "waybill",
+                TrackedItem(kind: .shipment, id: r.order.id.rawValue, number: r.order.reference, carrier: "waybill",
                             status: ParcelStatus(shipment: r.order.status), updatedAt: r.order.updatedAt,
                             direction: box == .sent ? .sent : .incoming, place: box == .sent ? r.order.dropoff.city : r.order.pickup.city)
             }

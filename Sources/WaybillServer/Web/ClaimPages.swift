@@ -159,7 +159,7 @@ extension OrderPage {
             block += """
                 <details\(claimMessage == nil ? "" : " open")><summary>\(h(ctx.t(.fileClaim)))</summary>
                 \(form.summary(message: claimMessage, shown: ["kind", "amount", "description"]))
-                <form method="post" action="\(WebRoutes.fileClaim(order.id!))" enctype="multipart/form-data" class="stack">\(form.hidden())
+                <form method="post" action="\(WebRoutes.fileClaim(order.id))" enctype="multipart/form-data" class="stack">\(form.hidden())
                 \(form.select("kind", ctx.t(.claimKind), options: claimKinds.map { ($0.rawValue, InsuranceCatalogue.kind($0).in(ctx.lang)) }))
                 \(form.field("amount", ctx.t(.claimAmount, order.currency), attributes: "inputmode=\"decimal\""))
                 <div class="field\(claimErrors["description"] == nil ? "" : " invalid")"><label for="claim-description">\(h(ctx.t(.claimDescription)))</label>

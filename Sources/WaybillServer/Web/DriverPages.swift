@@ -33,7 +33,7 @@ struct DriverPages {
             let order = entry.order
             let stop = order.status.nextStop == .dropoff ? order.dropoff : order.pickup
             guard let c = stop.coordinate else { continue }
-            map.markers.append(.init(id: "stop:\(order.id!.uuidString)", latitude: c.latitude, longitude: c.longitude,
+            map.markers.append(.init(id: "stop:\(order.id.uuidString)", latitude: c.latitude, longitude: c.longitude,
                                      label: "\(index + 1). \(order.reference), \(stop.singleLine)", kind: order.status.nextStop == .dropoff ? "dropoff" : "pickup"))
         }
         if let p = day.state?.position {
@@ -216,8 +216,8 @@ struct ProofPage: PageView {
 /// those done today; duty and position sharing.
 struct DriverDayPage: PageView {
     enum Step { case accept, pickUp, deliver }
-    var todo: [(order: Order, next: Step?)]
-    var done: [Order]
+    var todo: [(order: OrderRow, next: Step?)]
+    var done: [OrderRow]
     var onDuty: Bool
     var plannedArrival: [UUID: Int64] = [:]
     var slots: [OrderID: [SlotBookingView]] = [:]
@@ -243,31 +243,31 @@ struct DriverDayPage: PageView {
             let cash = order.paymentStatus == .dueOnPickup
                 ? "<p class=\"cash\">\(h(ctx.t(.cashToCollect, order.price.description)))</p>" : ""
             let buttons = switch entry.next {
-            case .accept: "<form method=\"post\" action=\"\(WebRoutes.accept(order.id!))\" class=\"inline\"\(StepForm.attributes(ctx, .accept, order))>\(form.hidden())\(StepForm.key())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
-            case .pickUp: "<a class=\"button primary\" href=\"\(WebRoutes.order(order.id!))\">\(h(ctx.t(.pickedUp)))…</a>"
-            case .deliver: "<a class=\"button primary\" href=\"\(WebRoutes.deliver(order.id!))\">\(h(ctx.t(.deliverProof)))</a>"
+            case .accept: "<form method=\"post\" action=\"\(WebRoutes.accept(order.id))\" class=\"inline\"\(StepForm.attributes(ctx, .accept, order))>\(form.hidden())\(StepForm.key())<button type=\"submit\" class=\"primary\">\(h(ctx.t(.accept)))</button></form>"
+            case .pickUp: "<a class=\"button primary\" href=\"\(WebRoutes.order(order.id))\">\(h(ctx.t(.pickedUp)))…</a>"
+            case .deliver: "<a class=\"button primary\" href=\"\(WebRoutes.deliver(order.id))\">\(h(ctx.t(.deliverProof)))</a>"
             case nil: ""
             }
             return """
                 <li class="card">
-                <p class="card-head"><span class="index">\(index + 1)</span> <a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(ctx.statusBadge(order.status))\(order.service == .express ? " <span class=\"status express\">\(h(ctx.t(.express)))</span>" : "")</p>
+                <p class="card-head"><span class="index">\(index + 1)</span> <a href="\(WebRoutes.order(order.id))"><strong>\(h(order.reference))</strong></a> \(ctx.statusBadge(order.status))\(order.service == .express ? " <span class=\"status express\">\(h(ctx.t(.express)))</span>" : "")</p>
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
-                \(plannedArrival[order.id!.rawValue].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
-                \(TimeslotPages.windows(ctx, slots[order.id!] ?? [], arrival: { kind in
+                \(plannedArrival[order.id.rawValue].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
+                \(TimeslotPages.windows(ctx, slots[order.id] ?? [], arrival: { kind in
                     // The plan's arrival is at the order's next stop: it speaks for that stop's slot only.
-                    (kind == .pickup) == (order.status.nextStop != .dropoff) ? plannedArrival[order.id!.rawValue] : nil
+                    (kind == .pickup) == (order.status.nextStop != .dropoff) ? plannedArrival[order.id.rawValue] : nil
                 }, now: now))
                 <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
                 </li>
                 """
         }.joined()
         let finished = done.map { order -> String in
-            "<li><a href=\"\(WebRoutes.order(order.id!))\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
+            "<li><a href=\"\(WebRoutes.order(order.id))\">\(h(order.reference))</a> \(ctx.statusBadge(order.status)) \(ctx.time(order.updatedAt))</li>"
         }.joined()
         // Every booked timeslot of the day's work, in time order.
-        let references = Dictionary(todo.map { ($0.order.id!, $0.order.reference) }, uniquingKeysWith: { a, _ in a })
+        let references = Dictionary(todo.map { ($0.order.id, $0.order.reference) }, uniquingKeysWith: { a, _ in a })
         let booked = slots.values.flatMap { $0 }.sorted { $0.slot.startsAt < $1.slot.startsAt }.map { b in
             "<li data-slot-booking=\"\(b.booking.kind.rawValue)\"><a href=\"\(WebRoutes.order(b.booking.orderID))\">\(h(references[b.booking.orderID] ?? ""))</a> · \(h(ctx.slotKind(b.booking.kind))) · \(h(ctx.slotWhen(b.slot, b.template)))</li>"
         }.joined()

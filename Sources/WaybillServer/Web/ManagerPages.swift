@@ -208,9 +208,9 @@ struct AssignForm {
     var me: User?
 
     /// `fleet` is `Tracking.fleet(nearOrder: nil)`, read once for a whole board.
-    static func load(_ order: Order, reassign: Bool, by me: Principal, fleet: [Tracking.FleetEntry]) -> AssignForm {
+    static func load(_ order: some OrderColumns, reassign: Bool, by me: Principal, fleet: [Tracking.FleetEntry]) -> AssignForm {
         let ranked = Tracking.ranked(fleet, pickup: order.pickup.coordinate)
-        return AssignForm(orderID: order.id!, reference: order.reference, reassign: reassign, current: order.driverID, drivers: ranked,
+        return AssignForm(orderID: order.orderID, reference: order.reference, reassign: reassign, current: order.driverID, drivers: ranked,
                           me: ranked.contains { $0.driver.id == me.userID } ? nil : me.user)
     }
 

@@ -199,7 +199,7 @@ struct HistoryPage: PageView {
             let order = record.order
             let who = manager ? "<td>\(h(record.customer.companyName ?? record.customer.displayName))</td><td>\(h(record.driver?.displayName ?? "—"))</td>" : ""
             return """
-                <tr><td><a href="\(WebRoutes.order(order.id!))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
+                <tr><td><a href="\(WebRoutes.order(order.id))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
                 <td>\(ctx.statusBadge(order.status))</td>\(who)<td>\(h(order.dropoff.city))</td><td class="num">\(ctx.money(order.price))</td></tr>
                 """
         }.joined()
@@ -378,7 +378,7 @@ struct OrderPage: PageView {
 
     func page(_ ctx: WebContext) -> WebPage {
         let order = record.order
-        let id = order.id!
+        let id = order.id
         let form = Form(ctx: ctx)
         let pickup = order.pickup, dropoff = order.dropoff, recipient = order.recipient
 
@@ -563,7 +563,7 @@ struct IncomingPage: PageView {
         let rows = records.map { record -> String in
             let order = record.order
             return """
-                <tr><td><a href="\(WebRoutes.order(order.id!))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
+                <tr><td><a href="\(WebRoutes.order(order.id))">\(h(order.reference))</a></td><td>\(ctx.time(order.createdAt))</td>
                 <td>\(ctx.statusBadge(order.status))</td><td>\(h(record.customer.companyName ?? record.customer.firstName))</td><td>\(h(order.dropoff.city))</td></tr>
                 """
         }.joined()

@@ -161,7 +161,7 @@ struct OrderPages {
             return try await Self.formPage(req, me, values: form.values, errors: Self.formErrors(error.fields),
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
-        let id = created.record.order.id!
+        let id = created.record.order.id
         if let photo = form.photo, photo.data.readableBytes > 0 {
             // The order stands; a photo that is not an image is reported on its page.
             do {

@@ -27,14 +27,14 @@ enum OutboxCatalogue {
 /// offline queue (`outbox.js`) shows for it while it waits.
 enum StepForm {
     /// Attributes for the `<form>` element.
-    static func attributes(_ ctx: WebContext, _ action: OrderAction, _ order: Order) -> String {
+    static func attributes(_ ctx: WebContext, _ action: OrderAction, _ order: some OrderColumns) -> String {
         let label = switch action {
         case .accept: ctx.t(.accept)
         case .pickup: ctx.t(.pickedUp)
         case .deliver: ctx.t(.confirmDelivery)
         default: ctx.t(.markFailed)
         }
-        return " data-outbox=\"\(WebRoutes.queuedStep((order.id!, action)))\" data-outbox-label=\"\(h(order.reference + " · " + label))\""
+        return " data-outbox=\"\(WebRoutes.queuedStep((order.orderID, action)))\" data-outbox-label=\"\(h(order.reference + " · " + label))\""
     }
 
     /// The hidden field with a fresh key.

@@ -146,7 +146,7 @@ struct TimeslotPages {
         var choices: [(kind: SlotKind, slots: [SlotView])] = []
 
         /// `legs`: the shipment's, read once for its page.
-        static func load(_ order: Order, legs: Timeslots.LegKinds, capacities: Set<OrderCapacity>, _ req: Request, for me: Principal) async throws -> Section {
+        static func load(_ order: some OrderColumns, legs: Timeslots.LegKinds, capacities: Set<OrderCapacity>, _ req: Request, for me: Principal) async throws -> Section {
             let timeslots = Timeslots(request: req)
             var section = Section()
             for kind in [SlotKind.dropOff, .pickup, .delivery] {
@@ -163,7 +163,7 @@ struct TimeslotPages {
                 }
                 if !slots.isEmpty { section.choices.append((kind, slots)) }
             }
-            section.bookings = try await timeslots.bookings(of: order.id!, for: me)
+            section.bookings = try await timeslots.bookings(of: order.orderID, for: me)
             return section
         }
 
