@@ -423,6 +423,16 @@ struct SpecValidationMiddleware: AsyncMiddleware {
         return response
     }
 
+    /// A query string's names and values, percent-decoded (`+` a space).
+    static func queryItems(_ query: String) -> [(String, String)] {
+        query.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts.first.flatMap({ String($0).removingPercentEncoding }) else { return nil }
+            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" : ""
+            return (name, value)
+        }
+    }
+
     private func validated(_ request: Request, _ operation: SpecValidator.Operation, _ next: any AsyncResponder) async throws -> Response {
         let maxBodySize = operation.maxBodySize ?? self.maxBodySize
         // Who you are comes before what you sent: no token, no schema hints.
@@ -430,13 +440,7 @@ struct SpecValidationMiddleware: AsyncMiddleware {
             throw WaybillError.unauthenticated
         }
         if let query = request.url.query, !operation.query.isEmpty {
-            let items: [(String, String)] = query.split(separator: "&").compactMap { pair in
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let name = parts.first.flatMap({ String($0).removingPercentEncoding }) else { return nil }
-                let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" : ""
-                return (name, value)
-            }
-            let problems = validator.queryProblems(operation, items)
+            let problems = validator.queryProblems(operation, Self.queryItems(query))
             if !problems.isEmpty {
                 throw WaybillError(.badRequest, .invalidParameter, "A query parameter is malformed or out of range.", fields: problems)
             }

@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIVapor
+import Vapor
+import WaybillAPI
+
+/// The generated server's transport, except for the two reads that answer with many orders at a
+/// time (`GET /orders` and `GET /orders/{orderId}`): those are served by the same handler methods
+/// with the same input, but their answer is written by `DirectJSON` instead of the runtime's
+/// `JSONEncoder`, which swift-openapi-runtime 1.x offers no way to replace and which took half of
+/// a list's time (docs/performance.md). The contract checks stay where they are for every route
+/// (`SpecValidationMiddleware`: token present, query parameters well-formed and in range), and
+/// errors leave through `APIErrorMiddleware` as for every route.
+struct DirectAnswers: ServerTransport {
+    let base: VaporTransport
+    let routes: any RoutesBuilder
+
+    init(routes: any RoutesBuilder) {
+        self.base = VaporTransport(routesBuilder: routes)
+        self.routes = routes
+    }
+
+    func register(_ handler: @Sendable @escaping (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
+                  method: HTTPRequest.Method, path: String) throws {
+        switch (method, path) {
+        case (.get, APIHandler.basePath + "/orders"):
+            routes.get(Self.components("/orders"), use: Self.listOrders)
+        case (.get, APIHandler.basePath + "/orders/{orderId}"):
+            routes.get(Self.components("/orders/{orderId}"), use: Self.getOrder)
+        default:
+            try base.register(handler, method: method, path: path)
+        }
+    }
+
+    static func components(_ path: String) -> [PathComponent] {
+        (APIHandler.basePath + path).split(separator: "/").map { part in
+            part.hasPrefix("{") ? .parameter(String(part.dropFirst().dropLast())) : .constant(String(part))
+        }
+    }
+
+    @Sendable static func listOrders(_ req: Request) async throws -> Response {
+        try acceptsJSON(req)
+        let query = Query(req)
+        let input = Operations.ListOrders.Input(query: .init(
+            status: query["status"], customerId: query["customerId"], driverId: query["driverId"],
+            from: try query.date("from"), to: try query.date("to"), cursor: query["cursor"], limit: try query.int("limit")))
+        guard case .ok(let ok) = try await APIHandler().listOrders(input), case .json(let page) = ok.body else {
+            throw Abort(.internalServerError, reason: "listOrders answered other than 200")
+        }
+        return try answer(page)
+    }
+
+    @Sendable static func getOrder(_ req: Request) async throws -> Response {
+        try acceptsJSON(req)
+        guard let id = req.parameters.get("orderId") else { throw WaybillError.notFound }
+        guard case .ok(let ok) = try await APIHandler().getOrder(.init(path: .init(orderId: id))), case .json(let order) = ok.body else {
+            throw Abort(.internalServerError, reason: "getOrder answered other than 200")
+        }
+        return try answer(order)
+    }
+
+    static func answer<T: Encodable>(_ value: T) throws -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
+        let bytes = try DirectJSON.encode(value)
+        var buffer = ByteBufferAllocator().buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        return Response(status: .ok, headers: headers, body: .init(buffer: buffer))
+    }
+
+    /// As the generated server: an `Accept` header must allow JSON (`*/*`, `application/*`, or
+    /// `application/json`, parameters aside); no header allows anything.
+    static func acceptsJSON(_ req: Request) throws {
+        let ranges = req.headers[.accept].flatMap { $0.split(separator: ",") }
+            .map { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
+        guard !ranges.isEmpty, !ranges.contains(where: { ["*/*", "application/*", "application/json", ""].contains($0) }) else { return }
+        throw WaybillError(.notAcceptable, .badRequest, "This operation answers only in JSON (application/json).")
+    }
+
+    /// The query's parameters (the first of each name), read as `SpecValidationMiddleware` checked them.
+    struct Query {
+        let items: [String: String]
+
+        init(_ req: Request) {
+            var items: [String: String] = [:]
+            for (name, value) in req.url.query.map(SpecValidationMiddleware.queryItems) ?? [] where items[name] == nil { items[name] = value }
+            self.items = items
+        }
+
+        subscript(_ name: String) -> String? { items[name] }
+
+        func int(_ name: String) throws -> Int? {
+            try items[name].map { guard let value = Int($0) else { throw WaybillError.invalidParameter(name) }; return value }
+        }
+
+        func date(_ name: String) throws -> Date? {
+            try items[name].map { text in
+                guard let date = try? LenientISO8601DateTranscoder().decode(text) else { throw WaybillError.invalidParameter(name) }
+                return date
+            }
+        }
+    }
+}
