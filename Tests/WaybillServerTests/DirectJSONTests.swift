@@ -68,6 +68,73 @@ struct DirectJSONTests {
         try Self.sameMeaning(S.OrderStatus.inTransit)
     }
 
+    /// An order with every optional member given a value, and the same with all of them absent.
+    static var fullOrder: [String: Any] {
+        let money: [String: Any] = ["amount": 1250, "currency": "CHF"]
+        let person: [String: Any] = ["id": "p-1", "firstName": "Ada", "lastName": "L\"o/v\\e", "email": "ada@example.com",
+                                     "companyName": "Ada & Co", "role": "manager"]
+        let address: [String: Any] = ["street": "Bahnhofstrasse 1", "postalCode": "8001", "city": "Zürich", "country": "CH",
+                                      "latitude": 47.3769, "longitude": -8.5417]
+        let file: [String: Any] = ["id": "f-1", "kind": "signature", "contentType": "image/png", "url": "/files/f-1", "width": 600,
+                                   "height": 200, "createdAt": "2026-11-28T10:00:00Z"]
+        return [
+            "id": "o-1", "reference": "WB-1", "status": "in_transit", "createdAt": "2026-11-28T09:00:00Z", "updatedAt": "2026-11-28T09:30:00.5Z",
+            "customer": person, "driver": person, "pickup": address, "dropoff": address, "weightClass": "large", "service": "express",
+            "recipient": ["name": "Bea", "email": "bea@example.com", "phone": "+41 79 000 00 00"], "notes": "line\nbreak\ttab",
+            "requireRecipientCode": true, "price": money, "distanceKm": 12.3,
+            "breakdown": [["kind": "base_fee", "label": "Base", "amount": 900], ["kind": "rounding", "label": "Rounding", "amount": -5]],
+            "insurance": ["declaredValue": money, "premium": money], "points": ["points": 100, "discount": money],
+            "plan": ["name": "Pro", "included": false, "discount": money],
+            "payment": ["method": "card", "status": "paid", "amount": money, "sandbox": false, "paidAt": "2026-11-28T09:01:00Z",
+                        "refundedAt": "2026-11-28T09:02:00Z", "cashCollected": money],
+            "failure": ["reason": "recipient_absent", "note": "nobody"], "cancellationReason": "changed plans",
+            "proof": ["recipientName": "Bea", "deliveredAt": "2026-11-28T11:00:00Z", "signature": file, "photo": file, "recipientCodeVerified": true],
+            "photos": [file, file],
+            "events": [["id": 1, "type": "created", "status": "pending", "at": "2026-11-28T09:00:00Z", "actor": person, "note": "n"],
+                       ["id": 2, "type": "photo_added", "at": "2026-11-28T09:05:00Z"]],
+            "availableActions": ["deliver", "fail"],
+            "tracking": ["trackingUrl": "https://waybill.example/t/abc", "driverPosition": ["latitude": 47.1, "longitude": 8.2, "accuracy": 5,
+                                                                                       "heading": 90, "speed": 12.5, "recordedAt": "2026-11-28T10:59:00Z"],
+                         "eta": ["stop": "dropoff", "arrivesAt": "2026-11-28T11:10:00Z", "distanceMeters": 2400]],
+        ]
+    }
+
+    @Test("An order with every part set, and with every optional part absent, written field by field")
+    func everyPartOfAnOrder() throws {
+        let full = try Self.decoder().decode(S.Order.self, from: JSONSerialization.data(withJSONObject: Self.fullOrder))
+        #expect(full.tracking?.driverPosition != nil && full.proof?.photo != nil && full.events?.count == 2 && full.plan != nil)
+        try Self.sameMeaning(full)
+        var bare = full
+        bare.driver = nil
+        bare.notes = nil
+        bare.distanceKm = nil
+        bare.breakdown = nil
+        bare.insurance = nil
+        bare.points = nil
+        bare.plan = nil
+        bare.failure = nil
+        bare.cancellationReason = nil
+        bare.proof = nil
+        bare.photos = nil
+        bare.events = nil
+        bare.tracking = nil
+        bare.availableActions = []
+        bare.customer = S.PersonSummary(id: "p-2", firstName: "Bo")
+        bare.pickup = S.Address(street: "s", postalCode: "1", city: "c")
+        bare.recipient = S.Recipient(name: "R")
+        bare.payment = S.Payment(method: .cash, status: .dueOnPickup, amount: bare.price, sandbox: true)
+        try Self.sameMeaning(bare)
+        try Self.sameMeaning(S.OrderPage(items: [full, bare], nextCursor: "abc"))
+        try Self.sameMeaning(S.OrderPage(items: [], nextCursor: nil))
+        // Field by field and through the generic path (`encode(to:)`): the same bytes.
+        for page in [S.OrderPage(items: [full, bare], nextCursor: "abc"), S.OrderPage(items: [bare], nextCursor: nil)] {
+            let generic = DirectJSON.Sink(dates: LenientISO8601DateTranscoder())
+            try generic.value(page, level: 0)
+            generic.close(to: 0)
+            #expect(try DirectJSON.encode(page) == generic.bytes)
+        }
+    }
+
     @Test("An order's detail and a manager's list, at every step, as the API answers them", arguments: TestDatabase.available)
     func ordersAsAnswered(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
