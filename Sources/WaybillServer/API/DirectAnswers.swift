@@ -12,6 +12,13 @@ import WaybillAPI
 /// a list's time (docs/performance.md). The contract checks stay where they are for every route
 /// (`SpecValidationMiddleware`: token present, query parameters well-formed and in range), and
 /// errors leave through `APIErrorMiddleware` as for every route.
+extension WaybillError {
+    /// 406: the request's `Accept` allows no JSON, and the API answers only in JSON.
+    static var onlyJSON: WaybillError {
+        WaybillError(.notAcceptable, .badRequest, "This API answers only in JSON (application/json); the Accept header allows none.")
+    }
+}
+
 struct DirectAnswers: ServerTransport {
     let base: VaporTransport
     let routes: any RoutesBuilder
@@ -75,7 +82,7 @@ struct DirectAnswers: ServerTransport {
         let ranges = req.headers[.accept].flatMap { $0.split(separator: ",") }
             .map { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
         guard !ranges.isEmpty, !ranges.contains(where: { ["*/*", "application/*", "application/json", ""].contains($0) }) else { return }
-        throw WaybillError(.notAcceptable, .badRequest, "This operation answers only in JSON (application/json).")
+        throw WaybillError.onlyJSON
     }
 
     /// The query's parameters (the first of each name), read as `SpecValidationMiddleware` checked them.

@@ -67,6 +67,9 @@ struct APIErrorMiddleware: AsyncMiddleware {
             if error.underlyingError is WaybillError || error.underlyingError is FieldErrorsError {
                 return map(error.underlyingError, logger: logger)
             }
+            // An Accept header that allows no JSON: the runtime refuses it after the handler ran
+            // (it used to leave as a 500).
+            if error.httpStatus.code == 406 { return .onlyJSON }
             if error.operationInput == nil {
                 // The request could not be turned into the operation's input: the client's fault.
                 if let decoding = error.underlyingError as? DecodingError {
