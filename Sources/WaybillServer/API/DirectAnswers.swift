@@ -103,7 +103,7 @@ struct DirectAnswers: ServerTransport {
 
         func date(_ name: String) throws -> Date? {
             try items[name].map { text in
-                guard let date = try? LenientISO8601DateTranscoder().decode(text) else { throw WaybillError.invalidParameter(name) }
+                guard let date = try? DirectJSON.dates.decode(text) else { throw WaybillError.invalidParameter(name) }
                 return date
             }
         }

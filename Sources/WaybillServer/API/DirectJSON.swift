@@ -12,7 +12,10 @@ import WaybillAPI
 /// A container stays open until the encoder writes something at its own level or above (or the
 /// end): encoding is strictly nested, as every synthesized and generated `encode(to:)` is.
 enum DirectJSON {
-    static func encode<T: Encodable>(_ value: T, dates: any DateTranscoder = LenientISO8601DateTranscoder()) throws -> [UInt8] {
+    /// One transcoder for every answer (it is safe to share; making one makes two date formatters).
+    static let dates = LenientISO8601DateTranscoder()
+
+    static func encode<T: Encodable>(_ value: T, dates: any DateTranscoder = DirectJSON.dates) throws -> [UInt8] {
         let sink = Sink(dates: dates)
         if let direct = value as? any DirectlyWritten {
             try direct.write(to: sink)

@@ -99,12 +99,9 @@ final class Order: Model, OrderColumns, @unchecked Sendable {
 
     var properties: [any AnyProperty] { databaseFields }
 
-    /// What a list reads: every column but the order's secrets (the recipient code's hash, the
-    /// checkout, the idempotency key, the tracking link), which no list shows.
-    static let listColumns: [SQLIdentifier] = Order().databaseFields.flatMap(\.keys).map(\.description)
-        .filter { !["recipient_code_hash", "checkout_session_id", "checkout_url", "payment_intent_id", "refund_id",
-                     "idempotency_key", "tracking_token", "recipient_code_sealed", "handover_token"].contains($0) }
-        .map { SQLIdentifier($0) }
+    /// What an export reads: every column but the order's secrets (`OrderRow.secretColumns`), which
+    /// no list shows.
+    static let listColumns: [SQLIdentifier] = OrderRow.columns.filter { !OrderRow.secretColumns.contains($0) }.map { SQLIdentifier($0) }
 
     /// Fills the model from a row through `databaseFields`, without Fluent's casts of every property.
     func output(from output: any DatabaseOutput) throws {
