@@ -71,6 +71,23 @@ struct OrderStateMachineTests {
         #expect(OrderStateMachine.availableActions(from: .assigned, as: both) == [.reassign, .accept, .fail, .cancel])
     }
 
+    @Test("the buttons offered are exactly the actions the rules allow, for every status and every mix of capacities")
+    func availableActionsFollowTheRules() {
+        let all = OrderCapacity.allCases
+        for status in OrderStatus.allCases {
+            for mask in 0..<(1 << all.count) {
+                let capacities = Set(all.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element))
+                let allowed = OrderAction.allCases.filter {
+                    if case .allowed = OrderStateMachine.decide($0, from: status, as: capacities) { return true }
+                    return false
+                }
+                #expect(OrderStateMachine.availableActions(from: status, as: capacities) == allowed, "\(status) as \(capacities)")
+            }
+        }
+        #expect(OrderStateMachine.availableActions(from: .pending, as: [.manager]) == [.assign, .cancel])
+        #expect(OrderStateMachine.availableActions(from: .pending, as: []).isEmpty)
+    }
+
     @Test("delivered and cancelled orders accept nothing more, from anyone")
     func finalStatuses() {
         for status in OrderStatus.allCases where status.isFinal {

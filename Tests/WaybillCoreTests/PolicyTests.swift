@@ -294,6 +294,18 @@ struct TypedIDTests {
         #expect(UserID(uuidString: "WB-1234") == nil)
         // That an order's id given where a user's is meant does not compile is the compiler's to check.
     }
+
+    @Test("An id is written as text exactly as Foundation writes it, for every byte value")
+    func textMatchesFoundation() {
+        var ids = (0..<500).map { _ in UUID() }
+        ids.append(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        ids.append(UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)))
+        ids.append(UUID(uuid: (0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10)))
+        for id in ids {
+            #expect(id.text == id.uuidString)
+            #expect(OrderID(rawValue: id).uuidString == id.uuidString)
+        }
+    }
 }
 
 @Suite("The receiver and the boxes")

@@ -82,6 +82,28 @@ struct OrderRowTests {
         }
     }
 
+    @Test("The people an order names read plainly as the account holds them, with or without a company",
+          arguments: TestDatabase.available)
+    func peopleReadAsTheModelHoldsThem(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let database = server.app.db
+            let company = try #require(try await User.query(on: database).filter(\.$email == "luca@courier.example").first())
+            company.companyName = "Ex «Presso» & Co"
+            company.lastName = "D'Àngelo"
+            try await company.save(on: database)
+            let users = try await User.query(on: database).all()
+            let sql = try #require(database.tracedSQL)
+            let people = try await Orders.people(users.map { $0.id! } + [UserID.random()], on: sql)
+            #expect(people.count == users.count)
+            for user in users { #expect(people[user.id!] == PersonRow(user)) }
+            #expect(people[company.id!]?.displayName == "\(company.firstName) D'Àngelo")
+            #expect(people[company.id!]?.companyName == "Ex «Presso» & Co")
+            #expect(users.contains { $0.companyName == nil })
+            #expect(try await Orders.people([UserID](), on: sql).isEmpty)
+        }
+    }
+
     @Test("A UUID's text is read in either case, and anything else is refused")
     func uuidText() {
         let id = UUID()

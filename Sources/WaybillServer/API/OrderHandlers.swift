@@ -379,8 +379,8 @@ extension APIHandler {
             value2: .init(version: record.id ?? 0, updatedAt: date(record.createdAt)))
     }
 
-    static func person(_ user: User, withEmail: Bool, withLastName: Bool = true) -> S.PersonSummary {
-        S.PersonSummary(id: user.id!.uuidString, firstName: user.firstName, lastName: withLastName ? user.lastName : nil,
+    static func person(_ user: some PersonNaming, withEmail: Bool, withLastName: Bool = true) -> S.PersonSummary {
+        S.PersonSummary(id: user.personID.uuidString, firstName: user.firstName, lastName: withLastName ? user.lastName : nil,
                         email: withEmail ? user.email : nil, companyName: user.companyName, role: S.Role(user.role))
     }
 
@@ -438,7 +438,7 @@ extension APIHandler {
             photos: full ? record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
             events: full ? record.events.map { event, actor in
                 S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
-                             at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: details.staffLastNames || $0.id == o.customerID) },
+                             at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: details.staffLastNames || $0.personID == o.customerID) },
                              note: event.note)
             } : nil,
             availableActions: OrderStateMachine.availableActions(from: o.status, as: record.capacities)

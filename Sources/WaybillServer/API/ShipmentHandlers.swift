@@ -135,7 +135,7 @@ extension APIHandler {
             events: full ? record.events.map { event, actor in
                 // Notes can carry money (the cash collected): only for those who see it.
                 S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
-                             at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: seen.carrierLastNames || $0.id == o.customerID) },
+                             at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: seen.carrierLastNames || $0.personID == o.customerID) },
                              note: seen.money ? event.note : nil)
             } : nil,
             availableActions: shipment.availableActions.map { S.ShipmentAction(rawValue: $0)! },

@@ -739,7 +739,7 @@ struct Conversations: WaybillService {
 
     static func people(_ ids: Set<UserID>, on db: any Database) async throws -> [UserID: User] {
         guard !ids.isEmpty, let sql = db.tracedSQL else { return [:] }
-        return try await Orders.people(Array(ids), on: sql)
+        return try await Orders.accounts(ids, on: sql)
     }
 
     static func isUniqueViolation(_ error: any Error) -> Bool {

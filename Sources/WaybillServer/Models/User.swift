@@ -92,7 +92,6 @@ final class User: Model, @unchecked Sendable {
     var effectiveCapabilities: Set<Capability> { AccountStanding.effective(capabilities, under: restriction) }
     /// The account as WaybillCore's policies know it.
     var caller: Caller { Caller(id: id!, capabilities: effectiveCapabilities, verifiedEmail: emailVerifiedAt == nil ? nil : email) }
-    var displayName: String { "\(firstName) \(lastName)" }
 }
 
 /// One sign-in: the family of refresh tokens descended from it. Revoking it ends the session.

@@ -29,7 +29,7 @@ extension Orders {
 extension Orders {
     /// The dispatch board: every order in one of its columns (`DispatchColumn`), oldest first, with
     /// the people its cards name. Dispatchers only.
-    func dispatchBoard(by principal: Principal) async throws -> (orders: [Order], people: [UserID: User]) {
+    func dispatchBoard(by principal: Principal) async throws -> (orders: [Order], people: [UserID: PersonRow]) {
         try principal.require(.dispatch)
         let open = try await Order.query(on: db).filter(\.$status ~~ DispatchColumn.allCases.flatMap(\.statuses)).sort(\.$createdAt).all()
         var ids = Set(open.map(\.customerID))
@@ -93,7 +93,7 @@ extension Orders {
 
 extension Orders {
     /// Orders to print labels for, in the order given, with their customers (dispatchers only).
-    func labels(_ ids: [OrderID], by principal: Principal) async throws -> [(order: Order, customer: User?)] {
+    func labels(_ ids: [OrderID], by principal: Principal) async throws -> [(order: Order, customer: PersonRow?)] {
         try principal.require(.dispatch)
         guard ids.count <= DispatchPolicy.maxBulkOrders else { throw WaybillError.validation("orderIds", "too_many") }
         guard !ids.isEmpty, let sql = db.tracedSQL else { return [] }

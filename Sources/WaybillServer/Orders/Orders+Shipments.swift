@@ -10,7 +10,7 @@ struct ShipmentRecord: Sendable {
     var legs: [Leg] = []
     var handOvers: [HandOver] = []
     /// The assignees of its legs and whoever did its hand-overs.
-    var people: [UserID: User] = [:]
+    var people: [UserID: PersonRow] = [:]
     /// Its money, as the ledger records it (detail only).
     var ledger: [LedgerEntry] = []
     /// Read with its legs, hand-overs, history and money (one shipment), not as a list entry.
@@ -50,7 +50,7 @@ extension Orders {
         let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
         let handOvers = try await HandOver.query(on: db).filter(\.$orderID == id).sort(\.$id).all()
         let ids = Set(legs.compactMap(\.assigneeID) + handOvers.compactMap(\.actorID))
-        var people: [UserID: User] = [:]
+        var people: [UserID: PersonRow] = [:]
         if let sql = db.tracedSQL { people = try await Self.people(Array(ids), on: sql) }
         let ledger = try await LedgerRecord.query(on: db).filter(\.$shipmentID == id).sort(\.$at).sort(\.$id).all().map(\.entry)
         return ShipmentRecord(record: record, legs: legs, handOvers: handOvers, people: people, ledger: ledger, detail: true)

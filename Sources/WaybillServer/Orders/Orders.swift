@@ -45,10 +45,10 @@ extension OrderAction {
 /// An order with the people and records its views need.
 struct OrderRecord: Sendable {
     let order: OrderRow
-    let customer: User
-    let driver: User?
+    let customer: PersonRow
+    let driver: PersonRow?
     var files: [OrderFile] = []
-    var events: [(OrderEvent, User?)] = []
+    var events: [(OrderEvent, PersonRow?)] = []
     var capacities: Set<OrderCapacity>
     /// The delivery under way and the tracking link (detail only).
     var tracking: OrderTracking?
@@ -127,7 +127,7 @@ struct Orders: WaybillService {
         var ids = Set([order.customerID])
         if let driver = order.driverID { ids.insert(driver) }
         for event in events { if let actor = event.actorID { ids.insert(actor) } }
-        let users = try await Self.people(Array(ids), on: sql)
+        let users = try await Self.people(ids, on: sql)
         guard let customer = users[order.customerID] else { throw WaybillError.notFound }
         var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
         if full {
@@ -187,7 +187,7 @@ struct Orders: WaybillService {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         var ids = Set(orders.map(\.customerID))
         for order in orders { if let driver = order.driverID { ids.insert(driver) } }
-        let users = try await Self.people(Array(ids), on: sql)
+        let users = try await Self.people(ids, on: sql)
         // Worked out once for the page: the caller's capabilities were a tenth of a list's time when
         // asked for per order.
         let caller = principal.caller
@@ -198,10 +198,16 @@ struct Orders: WaybillService {
         }
     }
 
-    /// The people a page of orders names, read at once (through `RowOutput`).
-    static func people(_ ids: [UserID], on sql: any SQLDatabase) async throws -> [UserID: User] {
+    /// The people a page of orders names, read at once.
+    static func people(_ ids: some Collection<UserID>, on sql: any SQLDatabase) async throws -> [UserID: PersonRow] {
+        try await PersonRow.read(ids, on: sql)
+    }
+
+    /// The accounts with these ids, whole but for the password hash (through `RowOutput`), for
+    /// those who need more than names (a conversation checks its members' standing).
+    static func accounts(_ ids: some Collection<UserID>, on sql: any SQLDatabase) async throws -> [UserID: User] {
         guard !ids.isEmpty else { return [:] }
-        let select = sql.select().columns(User.listColumns).from(User.schema).where("id", .in, SQLBind.group(ids))
+        let select = sql.select().columns(User.listColumns).from(User.schema).where("id", .in, SQLBind.group(Array(ids)))
         var users: [UserID: User] = [:]
         for row in try await ListRows.outputs(select, sql: sql) {
             let user = try User(reading: row)

@@ -78,7 +78,7 @@ struct Subscriptions: WaybillService {
     /// A subscription with its account, for the admins' list.
     struct Subscriber: Sendable {
         var view: View
-        var account: User
+        var account: PersonRow
     }
 
     /// Who subscribes to which plan, newest first, paged on (created, id): by default those paid

@@ -242,7 +242,7 @@ struct ImportPage: PageView {
 /// Labels for a selection of orders, one per printed page (A6, 105 × 148 mm): the reference large,
 /// sender and receiver, weight and service, and the tracking link.
 struct LabelsPage: PageView {
-    var orders: [(order: Order, customer: User?)]
+    var orders: [(order: Order, customer: PersonRow?)]
     var trackingURL: @Sendable (Order) -> String?
 
     func page(_ ctx: WebContext) -> WebPage {

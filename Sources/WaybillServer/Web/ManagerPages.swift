@@ -239,8 +239,8 @@ struct AssignForm {
 struct DispatchBoardPage: PageView {
     struct Card {
         var order: Order
-        var customer: User?
-        var driver: User?
+        var customer: PersonRow?
+        var driver: PersonRow?
         var assign: AssignForm?
     }
     var columns: [(column: DispatchColumn, cards: [Card])]

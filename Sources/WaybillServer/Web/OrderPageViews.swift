@@ -397,7 +397,7 @@ struct OrderPage: PageView {
         // Timeline: every stage with its date and time.
         let stages = record.events.map { event, actor -> String in
             let label = event.status.map { ctx.status($0) } ?? event.type.replacingOccurrences(of: "_", with: " ")
-            let by = actor.map { " · " + h(details.staffLastNames || $0.id == order.customerID ? $0.displayName : $0.firstName) } ?? ""
+            let by = actor.map { " · " + h(details.staffLastNames || $0.personID == order.customerID ? $0.displayName : $0.firstName) } ?? ""
             // Notes can carry money (the cash collected): only for those who see it.
             let note = details.money ? event.note : nil
             return "<li><span class=\"when\">\(ctx.time(event.at))</span> <strong>\(h(label))</strong>\(by)\(note.map { "<br><span class=\"note\">\(h($0))</span>" } ?? "")</li>"
@@ -414,7 +414,7 @@ struct OrderPage: PageView {
         if let c = pickup.coordinate { map.markers.append(.init(id: "pickup", latitude: c.latitude, longitude: c.longitude, label: ctx.t(.pickup), kind: "pickup")) }
         if let c = dropoff.coordinate { map.markers.append(.init(id: "dropoff", latitude: c.latitude, longitude: c.longitude, label: ctx.t(.dropoff), kind: "dropoff")) }
         if let p = record.tracking?.position, let driver = record.driver {
-            map.markers.append(.init(id: "driver:\(driver.id!.uuidString)", latitude: p.latitude, longitude: p.longitude, label: driver.firstName, kind: "driver"))
+            map.markers.append(.init(id: "driver:\(driver.personID.uuidString)", latitude: p.latitude, longitude: p.longitude, label: driver.firstName, kind: "driver"))
         }
         map.trail = trail
         let showMap = !map.markers.isEmpty || order.status.nextStop != nil

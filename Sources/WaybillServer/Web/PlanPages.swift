@@ -320,7 +320,7 @@ struct AdminSubscribersPage: PageView {
             }
             let used = terms.includedDeliveries > 0 ? "\(r.includedUsed) / \(terms.includedDeliveries)" : "—"
             return """
-                <tr data-subscriber="\(h(item.account.email))" data-status="\(r.status.rawValue)"><td><a href="\(WebRoutes.user(item.account.id!))">\(h(item.account.displayName))</a><br><span class="hint">\(h(item.account.email))</span></td>
+                <tr data-subscriber="\(h(item.account.email))" data-status="\(r.status.rawValue)"><td><a href="\(WebRoutes.user(item.account.personID))">\(h(item.account.displayName))</a><br><span class="hint">\(h(item.account.email))</span></td>
                 <td>\(h(terms.name))\(r.sandbox ? " <span class=\"hint\">(\(h(ctx.t(.subscribersTest))))</span>" : "")</td><td>\(h(r.status.text(ctx)))</td>
                 <td>\(period)</td><td class="num">\(used)</td><td>\(ctx.time(r.createdAt, dateOnly: true))</td></tr>
                 """
