@@ -28,7 +28,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     case .sqlite(let path):
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        // With read-only connections beside it for reads outside transactions (`SQLiteReaders`).
+        app.databases.use(ReadingSQLiteConfiguration(path: path), as: .sqlite)
         app.writeLock = WriteLock(enabled: true)
     case .postgres(let url, let searchPath):
         var postgres = try SQLPostgresConfiguration(url: url)

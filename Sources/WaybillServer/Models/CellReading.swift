@@ -13,6 +13,11 @@ import WaybillCore
 enum ListRows {
     static func outputs(_ select: SQLSelectBuilder, sql: any SQLDatabase) async throws -> [any DatabaseOutput] {
         let traced = sql as? TracedSQLDatabase
+        if let readers = SQLiteReaders.of(traced?.base ?? sql) {
+            let result = try await readers.run(sql.serialize(select.query), traced: traced != nil)
+            let names = ColumnIndex(result.columns)
+            return result.rows.map { RowOutput(row: ReadSQLiteRow(names: names, values: $0)) }
+        }
         guard sql.dialect.name == "postgresql", let postgres = (traced?.base ?? sql) as? any PostgresDatabase else {
             return try await select.all().map { RowOutput(row: $0) }
         }

@@ -15,6 +15,9 @@ enum PlainRows {
         let traced = sql as? TracedSQLDatabase
         let base = traced?.base ?? sql
         let serialized = sql.serialize(select.query)
+        if let readers = SQLiteReaders.of(base) {
+            return try await readers.run(serialized, traced: traced != nil).rows.map { ColumnCursor(.sqlite($0)) }
+        }
         if let sqlite = base as? any SQLiteDatabase {
             let encoder = SQLiteDataEncoder()
             let binds = try serialized.binds.map { try encoder.encode($0) }

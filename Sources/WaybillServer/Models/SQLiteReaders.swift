@@ -1,0 +1,247 @@
+import FluentKit
+import FluentSQLiteDriver
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import SQLiteKit
+import SQLiteNIO
+import SQLKit
+import VaporCSQLite
+
+/// Reads of the SQLite file that run on the caller's thread, on read-only connections of their own
+/// with their statements kept prepared.
+///
+/// SQLiteNIO runs every statement on a thread pool: each is a hop to that thread and back, and
+/// SQLite parses the statement again each time. For the reads every answer makes (an order, its
+/// history, its people) the hops and the parsing cost more than the reads themselves: a fifth of an
+/// order's detail was the kernel's scheduler (docs/performance.md). A read here takes tens of
+/// microseconds, as a computation would, and never waits on a write: in WAL mode a reader sees the
+/// last commit and runs beside the writer. The same SQLite library as SQLiteNIO's (`VaporCSQLite`),
+/// so the file's locks are shared within the process as SQLite requires.
+///
+/// Only reads outside a transaction come here (`PlainRows`): a transaction reads on its own
+/// connection, which sees its own writes.
+final class SQLiteReaders: Sendable {
+    let path: String
+    private let idle = NIOLockedValueBox<[Reader]>([])
+    /// Connections kept between reads; more are opened when more threads read at once, and closed after.
+    private static let kept = 8
+
+    init(path: String) { self.path = path }
+
+    /// The result of one statement: its columns' names, and each row as its columns' values.
+    struct Result {
+        var columns: [String]
+        var rows: [[SQLiteData]]
+    }
+
+    /// The rows of one statement, each as its columns' values.
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
+        let reader = try idle.withLockedValue { $0.popLast() } ?? Reader(path: path)
+        // A connection whose read failed is closed, not kept (it may be the file that changed under it).
+        let result = try reader.rows(sql, binds)
+        idle.withLockedValue { if $0.count < Self.kept { $0.append(reader) } }
+        return result
+    }
+
+    /// Closes the kept connections (the application stops).
+    func close() {
+        idle.withLockedValue { $0.removeAll() }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let code: Int32
+        let message: String
+        var description: String { "SQLite error \(code): \(message)" }
+    }
+
+    /// One read-only connection; used by one thread at a time (the pool hands it out).
+    private final class Reader: @unchecked Sendable {
+        private let handle: OpaquePointer
+        private var statements: [String: OpaquePointer] = [:]
+        /// Statements kept prepared at most (a list of ids makes one text per count of ids).
+        private static let keptStatements = 128
+
+        init(path: String) throws {
+            var handle: OpaquePointer?
+            let opened = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+            guard opened == SQLITE_OK, let handle else {
+                let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "cannot open"
+                if let handle { sqlite_nio_sqlite3_close_v2(handle) }
+                throw Failure(code: opened, message: message)
+            }
+            self.handle = handle
+            // Never writes: a statement that would is refused. A writer's checkpoint may hold the
+            // file briefly; wait for it rather than fail.
+            sqlite_nio_sqlite3_busy_timeout(handle, 2_000)
+            guard sqlite_nio_sqlite3_exec(handle, "PRAGMA query_only = ON", nil, nil, nil) == SQLITE_OK else {
+                let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+                sqlite_nio_sqlite3_close_v2(handle)
+                throw failure
+            }
+        }
+
+        deinit {
+            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            sqlite_nio_sqlite3_close_v2(handle)
+        }
+
+        private func failure() -> Failure {
+            Failure(code: sqlite_nio_sqlite3_extended_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+        }
+
+        private func prepared(_ sql: String) throws -> OpaquePointer {
+            if let statement = statements[sql] { return statement }
+            if statements.count >= Self.keptStatements {
+                for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+                statements.removeAll(keepingCapacity: true)
+            }
+            var statement: OpaquePointer?
+            guard sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+                  let statement else { throw failure() }
+            statements[sql] = statement
+            return statement
+        }
+
+        func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
+            let statement = try prepared(sql)
+            defer {
+                sqlite_nio_sqlite3_reset(statement)
+                sqlite_nio_sqlite3_clear_bindings(statement)
+            }
+            for (index, bind) in binds.enumerated() {
+                let at = Int32(index + 1)
+                let bound: Int32
+                switch bind {
+                case .integer(let value): bound = sqlite_nio_sqlite3_bind_int64(statement, at, Int64(value))
+                case .float(let value): bound = sqlite_nio_sqlite3_bind_double(statement, at, value)
+                case .text(let value):
+                    bound = sqlite_nio_sqlite3_bind_text64(statement, at, value, UInt64(value.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+                case .blob(let value):
+                    bound = value.withUnsafeReadableBytes {
+                        sqlite_nio_sqlite3_bind_blob64(statement, at, $0.baseAddress, UInt64($0.count), Self.transient)
+                    }
+                case .null: bound = sqlite_nio_sqlite3_bind_null(statement, at)
+                }
+                guard bound == SQLITE_OK else { throw failure() }
+            }
+            let count = sqlite_nio_sqlite3_column_count(statement)
+            let columns = (0..<count).map { sqlite_nio_sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? "" }
+            var rows: [[SQLiteData]] = []
+            while true {
+                let stepped = sqlite_nio_sqlite3_step(statement)
+                if stepped == SQLITE_DONE { break }
+                guard stepped == SQLITE_ROW else { throw failure() }
+                var row: [SQLiteData] = []
+                row.reserveCapacity(Int(count))
+                for column in 0..<count {
+                    switch sqlite_nio_sqlite3_column_type(statement, column) {
+                    case SQLITE_INTEGER: row.append(.integer(Int(sqlite_nio_sqlite3_column_int64(statement, column))))
+                    case SQLITE_FLOAT: row.append(.float(sqlite_nio_sqlite3_column_double(statement, column)))
+                    case SQLITE_TEXT:
+                        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+                        guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { row.append(.text("")); continue }
+                        row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)))
+                    case SQLITE_BLOB:
+                        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+                        var buffer = ByteBufferAllocator().buffer(capacity: length)
+                        if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) {
+                            buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: length))
+                        }
+                        row.append(.blob(buffer))
+                    default: row.append(.null)
+                    }
+                }
+                rows.append(row)
+            }
+            return Result(columns: columns, rows: rows)
+        }
+
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    }
+}
+
+extension SQLiteReaders {
+    /// The readers of the database's file, when `sql` is an SQLite database outside a transaction
+    /// (a transaction reads on its own connection, which sees its own writes).
+    static func of(_ sql: any SQLDatabase) -> SQLiteReaders? {
+        guard let database = sql as? any Database, !database.inTransaction else { return nil }
+        return (database.context.configuration as? ReadingSQLiteConfiguration)?.readers
+    }
+
+    /// A serialized select, run on a reader: its binds encoded as SQLiteNIO encodes them.
+    func run(_ serialized: (sql: String, binds: [any Encodable & Sendable]), traced: Bool) async throws -> Result {
+        let encoder = SQLiteDataEncoder()
+        let binds = try serialized.binds.map { try encoder.encode($0) }
+        return try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) {
+            try rows(serialized.sql, binds)
+        }
+    }
+}
+
+/// One row a reader read, as SQLKit's `SQLRow` (for `RowOutput`): decoded as SQLiteKit decodes.
+struct ReadSQLiteRow: SQLRow {
+    let names: ColumnIndex
+    let values: [SQLiteData]
+    private static let decoder = SQLiteDataDecoder()
+
+    var allColumns: [String] { names.positions.sorted { $0.value < $1.value }.map(\.key) }
+    func contains(column: String) -> Bool { names.positions[column] != nil }
+
+    func decodeNil(column: String) throws -> Bool {
+        guard let at = names.positions[column] else { return true }
+        if case .null = values[at] { return true }
+        return false
+    }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        guard let at = names.positions[column] else {
+            throw DecodingError.keyNotFound(SomeCodingKey(column), .init(codingPath: [], debugDescription: "No column \(column)"))
+        }
+        return try Self.decoder.decode(D.self, from: values[at])
+    }
+
+    private struct SomeCodingKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+/// The SQLite configuration, with the readers of its file beside it: every `Database` of it can
+/// find them (`context.configuration`), a transaction's included.
+struct ReadingSQLiteConfiguration: DatabaseConfiguration {
+    var base: any DatabaseConfiguration
+    let readers: SQLiteReaders
+
+    init(path: String) {
+        base = DatabaseConfigurationFactory.sqlite(.file(path)).make()
+        readers = SQLiteReaders(path: path)
+    }
+
+    var middleware: [any AnyModelMiddleware] {
+        get { base.middleware }
+        set { base.middleware = newValue }
+    }
+
+    func makeDriver(for databases: Databases) -> any DatabaseDriver {
+        ClosingDriver(base: base.makeDriver(for: databases), readers: readers)
+    }
+
+    /// The driver, which closes the readers when the application stops.
+    struct ClosingDriver: DatabaseDriver {
+        let base: any DatabaseDriver
+        let readers: SQLiteReaders
+        func makeDatabase(with context: DatabaseContext) -> any Database { base.makeDatabase(with: context) }
+        func shutdown() {
+            readers.close()
+            base.shutdown()
+        }
+        func shutdownAsync() async {
+            readers.close()
+            await base.shutdownAsync()
+        }
+    }
+}

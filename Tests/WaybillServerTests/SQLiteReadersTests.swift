@@ -1,0 +1,91 @@
+import FluentKit
+import Foundation
+import SQLiteNIO
+import SQLKit
+import Testing
+@testable import WaybillServer
+import WaybillCore
+
+/// On SQLite, reads outside a transaction run on read-only connections of their own, on the
+/// caller's thread (`SQLiteReaders`). They must read what was committed, never what a transaction
+/// has not committed yet, never write, and stay right however many run at once.
+@Suite("SQLite's reads beside the writer")
+struct SQLiteReadersTests {
+    @Test("A read outside a transaction sees the last commit at once; one inside sees its own writes; a reader never writes")
+    func readsFollowCommits() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let id = OrderID(uuidString: try await server.placeOrder(cast.customer.access))!
+            let database = server.app.db
+            let sql = try #require(database.tracedSQL)
+            let readers = try #require(SQLiteReaders.of(database as! any SQLDatabase))
+
+            @Sendable func notes(on sql: any SQLDatabase) async throws -> String? {
+                try await OrderRow.read(OrderRow.select(on: sql, listed: false).where("id", .equal, SQLBind(id)), on: sql).first?.notes
+            }
+
+            // Committed through Fluent's own connection, read at once on a reader.
+            let order = try #require(try await Order.find(id, on: database))
+            order.notes = "Leave with the neighbour"
+            try await order.save(on: database)
+            #expect(try await notes(on: sql) == "Leave with the neighbour")
+
+            // Inside a transaction, reads are the transaction's (its uncommitted write), and the
+            // readers outside it still see the last commit until it commits.
+            try await database.transaction { tx in
+                let inside = try #require(try await Order.find(id, on: tx))
+                inside.notes = "Uncommitted"
+                try await inside.save(on: tx)
+                #expect(SQLiteReaders.of(tx as! any SQLDatabase) == nil)
+                #expect(try await notes(on: try #require(tx.tracedSQL)) == "Uncommitted")
+                #expect(try await notes(on: sql) == "Leave with the neighbour")
+            }
+            #expect(try await notes(on: sql) == "Uncommitted")
+
+            // The people and the events, read through `ListRows` on a reader, are Fluent's.
+            let customer = try #require(UserID(uuidString: cast.customer.userID))
+            let people = try await Orders.people([customer], on: sql)
+            #expect(people[customer]?.email == "ada@example.com")
+            let events = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderEvent.schema)
+                .where("order_id", .equal, SQLBind(id)).orderBy("id"), sql: sql).map(OrderEvent.init(reading:))
+            let fluentEvents = try await OrderEvent.query(on: database).filter(\.$orderID == id).sort(\.$id).all()
+            #expect(events.map(\.id) == fluentEvents.map(\.id) && events.map(\.type) == fluentEvents.map(\.type) && !events.isEmpty)
+
+            // A reader refuses to write, and its refusal is an error, not a crash.
+            #expect(throws: SQLiteReaders.Failure.self) {
+                _ = try readers.rows("UPDATE orders SET notes = 'x'", [])
+            }
+            #expect(try await notes(on: sql) == "Uncommitted")
+            // A statement that does not parse is an error too, and the readers go on.
+            #expect(throws: SQLiteReaders.Failure.self) { _ = try readers.rows("SELECT FROM nowhere", []) }
+            #expect(try readers.rows("SELECT ? AS a, ? AS b, ? AS c, ? AS d", [.integer(7), .text("é"), .null, .float(1.5)]).rows
+                    == [[.integer(7), .text("é"), .null, .float(1.5)]])
+        }
+    }
+
+    @Test("Reads from many tasks at once, and more distinct statements than a reader keeps prepared, all read right")
+    func concurrentReads() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            var ids: [OrderID] = []
+            for _ in 0..<5 { ids.append(OrderID(uuidString: try await server.placeOrder(cast.customer.access))!) }
+            let sql = try #require(server.app.db.tracedSQL)
+            let readers = try #require(SQLiteReaders.of(server.app.db as! any SQLDatabase))
+            let expected = Set(ids), orders = ids, customer = cast.customer.userID
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for round in 0..<200 {
+                    group.addTask {
+                        let id = orders[round % orders.count]
+                        let read = try await OrderRow.read(OrderRow.select(on: sql, listed: true).where("id", .equal, SQLBind(id)), on: sql)
+                        #expect(read.map(\.id) == [id])
+                        // A different text each round: the prepared statements are renewed past their limit.
+                        let counted = try readers.rows("SELECT count(*) AS n, \(round) AS round FROM orders WHERE customer_id = ?",
+                                                       [.text(customer)])
+                        #expect(counted.rows == [[.integer(expected.count), .integer(round)]])
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+}
