@@ -13,6 +13,22 @@ if ProcessInfo.processInfo.environment["WAYBILL_NIO_EXECUTOR"] != "0" {
     _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 }
 
+#if canImport(Glibc)
+// glibc hands freed memory at the top of a heap back to the kernel once 128 KiB of it is free, and
+// each thread's heap is trimmed the same way: a page of orders allocates and frees a few hundred
+// KiB, so every request faulted its pages in again (6 % of the list in page faults and madvise,
+// docs/performance.md). Keep up to 32 MiB free per heap, and grow heaps 1 MiB at a time.
+// `MALLOC_TRIM_THRESHOLD_` and `MALLOC_TOP_PAD_` in the environment still win.
+// (`mallopt` is not in Swift's Glibc module: looked up by name; -1 and -2 are M_TRIM_THRESHOLD and
+// M_TOP_PAD in <malloc.h>.)
+if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+    let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+    if ProcessInfo.processInfo.environment["MALLOC_TRIM_THRESHOLD_"] == nil { _ = mallopt(-1, 32 << 20) }
+    if ProcessInfo.processInfo.environment["MALLOC_TOP_PAD_"] == nil { _ = mallopt(-2, 1 << 20) }
+}
+#endif
+
 // `waybill serve [--hostname H] [--port P] [--demo]`, `waybill migrate`, `waybill user create …`
 var arguments = CommandLine.arguments
 let demo = arguments.contains("--demo")
