@@ -52,12 +52,12 @@ struct SQLiteReadersTests {
             #expect(events.map(\.id) == fluentEvents.map(\.id) && events.map(\.type) == fluentEvents.map(\.type) && !events.isEmpty)
 
             // A reader refuses to write, and its refusal is an error, not a crash.
-            #expect(throws: SQLiteReaders.Failure.self) {
+            #expect(throws: SQLiteHandle.Failure.self) {
                 _ = try readers.rows("UPDATE orders SET notes = 'x'", [])
             }
             #expect(try await notes(on: sql) == "Uncommitted")
             // A statement that does not parse is an error too, and the readers go on.
-            #expect(throws: SQLiteReaders.Failure.self) { _ = try readers.rows("SELECT FROM nowhere", []) }
+            #expect(throws: SQLiteHandle.Failure.self) { _ = try readers.rows("SELECT FROM nowhere", []) }
             #expect(try readers.rows("SELECT ? AS a, ? AS b, ? AS c, ? AS d", [.integer(7), .text("é"), .null, .float(1.5)]).rows
                     == [[.integer(7), .text("é"), .null, .float(1.5)]])
         }

@@ -18,6 +18,13 @@ enum PlainRows {
         if let readers = SQLiteReaders.of(base) {
             return try await readers.run(serialized, traced: traced != nil).rows.map { ColumnCursor(.sqlite($0)) }
         }
+        if let writer = base as? WriterDatabase {
+            let encoder = SQLiteDataEncoder()
+            let binds = try serialized.binds.map { try encoder.encode($0) }
+            return try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced != nil) {
+                try writer.writer.rows(serialized.sql, binds).rows.map { ColumnCursor(.sqlite($0)) }
+            }
+        }
         if let sqlite = base as? any SQLiteDatabase {
             let encoder = SQLiteDataEncoder()
             let binds = try serialized.binds.map { try encoder.encode($0) }

@@ -23,7 +23,7 @@ import VaporCSQLite
 /// connection, which sees its own writes.
 final class SQLiteReaders: Sendable {
     let path: String
-    private let idle = NIOLockedValueBox<[Reader]>([])
+    private let idle = NIOLockedValueBox<[SQLiteHandle]>([])
     /// Connections kept between reads; more are opened when more threads read at once, and closed after.
     private static let kept = 8
 
@@ -37,7 +37,7 @@ final class SQLiteReaders: Sendable {
 
     /// The rows of one statement, each as its columns' values.
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
-        let reader = try idle.withLockedValue { $0.popLast() } ?? Reader(path: path)
+        let reader = try idle.withLockedValue { $0.popLast() } ?? SQLiteHandle(path: path, readOnly: true)
         // A connection whose read failed is closed, not kept (it may be the file that changed under it).
         let result = try reader.rows(sql, binds)
         idle.withLockedValue { if $0.count < Self.kept { $0.append(reader) } }
@@ -49,20 +49,17 @@ final class SQLiteReaders: Sendable {
         idle.withLockedValue { $0.removeAll() }
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let code: Int32
-        let message: String
-        var description: String { "SQLite error \(code): \(message)" }
-    }
+}
 
-    /// One read-only connection; used by one thread at a time (the pool hands it out).
-    private final class Reader: @unchecked Sendable {
+/// One connection of Waybill's own to the SQLite file, its statements kept prepared; used by one
+/// thread at a time (the readers' pool, or the writer's lock, hands it out).
+final class SQLiteHandle: @unchecked Sendable {
         private let handle: OpaquePointer
         private var statements: [String: OpaquePointer] = [:]
         /// Statements kept prepared at most (a list of ids makes one text per count of ids).
         private static let keptStatements = 128
 
-        init(path: String) throws {
+        init(path: String, readOnly: Bool) throws {
             var handle: OpaquePointer?
             let opened = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
             guard opened == SQLITE_OK, let handle else {
@@ -71,10 +68,12 @@ final class SQLiteReaders: Sendable {
                 throw Failure(code: opened, message: message)
             }
             self.handle = handle
-            // Never writes: a statement that would is refused. A writer's checkpoint may hold the
-            // file briefly; wait for it rather than fail.
-            sqlite_nio_sqlite3_busy_timeout(handle, 2_000)
-            guard sqlite_nio_sqlite3_exec(handle, "PRAGMA query_only = ON", nil, nil, nil) == SQLITE_OK else {
+            // A reader never writes: a statement that would is refused. A writer's checkpoint may
+            // hold the file briefly; wait for it rather than fail. The writer has SQLiteKit's
+            // settings (foreign keys) and the transactions' (synchronous=NORMAL, see `writeTransaction`).
+            sqlite_nio_sqlite3_busy_timeout(handle, readOnly ? 2_000 : 5_000)
+            let settings = readOnly ? "PRAGMA query_only = ON" : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL"
+            guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
                 let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
                 sqlite_nio_sqlite3_close_v2(handle)
                 throw failure
@@ -103,7 +102,7 @@ final class SQLiteReaders: Sendable {
             return statement
         }
 
-        func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
+        func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
             let statement = try prepared(sql)
             defer {
                 sqlite_nio_sqlite3_reset(statement)
@@ -154,10 +153,24 @@ final class SQLiteReaders: Sendable {
                 }
                 rows.append(row)
             }
-            return Result(columns: columns, rows: rows)
+            return SQLiteReaders.Result(columns: columns, rows: rows)
+        }
+
+        /// Runs statements without results (BEGIN, COMMIT, ROLLBACK).
+        func exec(_ sql: String) throws {
+            guard sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure() }
         }
 
         private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    struct Failure: Error, CustomStringConvertible, DatabaseError {
+        let code: Int32
+        let message: String
+        var description: String { "SQLite error \(code): \(message)" }
+        // FluentKit's classification, as SQLiteKit gives it (primary result codes).
+        var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
+        var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+        var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
     }
 }
 
@@ -165,7 +178,7 @@ extension SQLiteReaders {
     /// The readers of the database's file, when `sql` is an SQLite database outside a transaction
     /// (a transaction reads on its own connection, which sees its own writes).
     static func of(_ sql: any SQLDatabase) -> SQLiteReaders? {
-        guard let database = sql as? any Database, !database.inTransaction else { return nil }
+        guard let database = sql as? any Database, !database.inTransaction, !(database is WriterDatabase) else { return nil }
         return (database.context.configuration as? ReadingSQLiteConfiguration)?.readers
     }
 
@@ -215,10 +228,13 @@ struct ReadSQLiteRow: SQLRow {
 struct ReadingSQLiteConfiguration: DatabaseConfiguration {
     var base: any DatabaseConfiguration
     let readers: SQLiteReaders
+    /// The connection write transactions run on (`writeTransaction`).
+    let writer: SQLiteWriter
 
     init(path: String) {
         base = DatabaseConfigurationFactory.sqlite(.file(path)).make()
         readers = SQLiteReaders(path: path)
+        writer = SQLiteWriter(path: path)
     }
 
     var middleware: [any AnyModelMiddleware] {
@@ -227,20 +243,23 @@ struct ReadingSQLiteConfiguration: DatabaseConfiguration {
     }
 
     func makeDriver(for databases: Databases) -> any DatabaseDriver {
-        ClosingDriver(base: base.makeDriver(for: databases), readers: readers)
+        ClosingDriver(base: base.makeDriver(for: databases), readers: readers, writer: writer)
     }
 
     /// The driver, which closes the readers when the application stops.
     struct ClosingDriver: DatabaseDriver {
         let base: any DatabaseDriver
         let readers: SQLiteReaders
+        let writer: SQLiteWriter
         func makeDatabase(with context: DatabaseContext) -> any Database { base.makeDatabase(with: context) }
         func shutdown() {
             readers.close()
+            writer.close()
             base.shutdown()
         }
         func shutdownAsync() async {
             readers.close()
+            writer.close()
             await base.shutdownAsync()
         }
     }

@@ -222,6 +222,10 @@ extension Database {
         let result = try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
             metrics.writeLockWait(ContinuousClock.now - asked)
+            // On the writer's connection, statement after statement on this thread (`SQLiteWriter`).
+            if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
+                return try await writer.transaction(context: self.context, body)
+            }
             // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
             // Set once on each connection that runs a transaction (the setting is per connection).
@@ -247,6 +251,9 @@ extension Database {
     func writeStatement<T: Sendable>(_ services: WaybillServices, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await body(self) }
+            if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
+                return try await body(WriterDatabase(writer: writer, context: self.context, inTransaction: false))
+            }
             return try await self.withConnection { connection in
                 if try await SQLiteConnections.firstTransaction(on: connection), let sql = connection.tracedSQL {
                     try await sql.raw("PRAGMA synchronous=NORMAL").run()

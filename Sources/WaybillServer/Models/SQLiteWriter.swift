@@ -1,0 +1,160 @@
+import FluentKit
+import FluentSQL
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import SQLiteKit
+import SQLiteNIO
+import SQLKit
+
+/// The connection SQLite's write transactions run on, on the caller's thread.
+///
+/// Every write on SQLite is serialized by `WriteLock`, so while one transaction runs nobody else
+/// writes, and its throughput is one over the time the lock is held. Through SQLiteNIO each of a
+/// transaction's statements was a hop to SQLiteNIO's thread pool and back to an event loop busy
+/// with the other connections' requests: placing an order held the lock for 13 such round trips
+/// while the two cores stayed half idle (docs/performance.md). Here the statements run where the
+/// transaction's code runs, one after another, with their text kept prepared.
+final class SQLiteWriter: Sendable {
+    let path: String
+    private let connection = NIOLockedValueBox<SQLiteHandle?>(nil)
+
+    init(path: String) { self.path = path }
+
+    /// Runs one statement (the connection is opened on first use, after the migrations).
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
+        try connection.withLockedValue { handle in
+            if handle == nil { handle = try SQLiteHandle(path: path, readOnly: false) }
+            return try handle!.rows(sql, binds)
+        }
+    }
+
+    func exec(_ sql: String) throws {
+        try connection.withLockedValue { handle in
+            if handle == nil { handle = try SQLiteHandle(path: path, readOnly: false) }
+            try handle!.exec(sql)
+        }
+    }
+
+    func close() { connection.withLockedValue { $0 = nil } }
+
+    /// `body` in one transaction on this connection: committed if it returns, rolled back if it throws.
+    /// The caller holds the write lock.
+    func transaction<T: Sendable>(context: DatabaseContext, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try exec("BEGIN IMMEDIATE TRANSACTION")
+        do {
+            let result = try await body(WriterDatabase(writer: self, context: context, inTransaction: true))
+            try exec("COMMIT TRANSACTION")
+            return result
+        } catch {
+            try? exec("ROLLBACK TRANSACTION")
+            throw error
+        }
+    }
+}
+
+/// Fluent's and SQLKit's view of the writer's connection: every query converted and serialized as
+/// FluentSQLiteDriver does (`SQLQueryConverter`, `SQLiteDialect`, `RETURNING` the new id), then run
+/// at once on the caller's thread.
+struct WriterDatabase: Database, SQLDatabase {
+    let writer: SQLiteWriter
+    let context: DatabaseContext
+    let inTransaction: Bool
+
+    private static let encoder = SQLiteDataEncoder()
+
+    // Database
+
+    func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
+        var converted = SQLQueryConverter(delegate: Delegate()).convert(query)
+        // As FluentSQLiteDatabase: a create returns the id it made, unless the id is composite.
+        if case .create = query.action, query.customIDKey != .some(.string("")) {
+            converted = SQLList([converted, SQLReturning(.init((query.customIDKey ?? .id).description))], separator: SQLRaw(" "))
+        }
+        return eventLoop.makeCompletedFuture { try run(converted) { onOutput(FluentOutput(row: $0, schema: nil)) } }
+    }
+
+    func execute(schema: DatabaseSchema) -> EventLoopFuture<Void> {
+        eventLoop.makeFailedFuture(Unsupported(what: "schema changes (the migrations run on SQLiteNIO's connection)"))
+    }
+
+    func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> { eventLoop.makeSucceededFuture(()) }
+
+    func transaction<T: Sendable>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard inTransaction else { return eventLoop.makeFailedFuture(Unsupported(what: "a transaction outside writeTransaction")) }
+        return closure(self)
+    }
+
+    func transaction<T: Sendable>(_ closure: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        guard inTransaction else { throw Unsupported(what: "a transaction outside writeTransaction") }
+        return try await closure(self)
+    }
+
+    func withConnection<T: Sendable>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        closure(self)
+    }
+
+    func withConnection<T: Sendable>(_ closure: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        try await closure(self)
+    }
+
+    // SQLDatabase
+
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        eventLoop.makeCompletedFuture { try run(query, onRow) }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try run(query, onRow)
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
+        let (sql, binds) = serialize(query)
+        let values = try binds.map { try Self.encoder.encode($0) }
+        let result = try writer.rows(sql, values)
+        guard !result.rows.isEmpty else { return }
+        let names = ColumnIndex(result.columns)
+        for row in result.rows { onRow(ReadSQLiteRow(names: names, values: row)) }
+    }
+
+    struct Unsupported: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "The SQLite writer does not run \(what)." }
+    }
+
+    /// FluentSQLiteDriver's converter delegate (internal to it): its types matter only to schemas.
+    private struct Delegate: SQLConverterDelegate {
+        func customDataType(_ dataType: DatabaseSchema.DataType) -> (any SQLExpression)? {
+            switch dataType {
+            case .string, .enum: SQLRaw("TEXT")
+            case .datetime: SQLRaw("REAL")
+            case .int64: SQLRaw("INTEGER")
+            default: nil
+            }
+        }
+    }
+
+    /// A row as Fluent reads it: columns named `schema_field` once Fluent names the model's schema
+    /// (as FluentSQLiteDriver's own output, which is internal to it).
+    private struct FluentOutput: DatabaseOutput {
+        let row: any SQLRow
+        let schema: String?
+
+        var description: String { String(describing: row) }
+        private func column(_ key: FieldKey) -> String {
+            (schema.map { FieldKey.prefix(.prefix(.string($0), "_"), key) } ?? key).description
+        }
+        func schema(_ schema: String) -> any DatabaseOutput { FluentOutput(row: row, schema: schema) }
+        func contains(_ key: FieldKey) -> Bool { row.contains(column: column(key)) }
+        func decodeNil(_ key: FieldKey) throws -> Bool { try row.decodeNil(column: column(key)) }
+        func decode<T: Decodable>(_ key: FieldKey, as type: T.Type) throws -> T { try row.decode(column: column(key), as: T.self) }
+    }
+}
