@@ -28,8 +28,13 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     case .sqlite(let path):
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        // With read-only connections beside it for reads outside transactions (`SQLiteReaders`).
-        app.databases.use(ReadingSQLiteConfiguration(path: path), as: .sqlite)
+        // With read-only connections beside it for reads outside transactions (`SQLiteReaders`) and
+        // one for write transactions (`SQLiteWriter`), unless SQLITE_DIRECT=0.
+        if config.sqliteDirect {
+            app.databases.use(ReadingSQLiteConfiguration(path: path), as: .sqlite)
+        } else {
+            app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        }
         app.writeLock = WriteLock(enabled: true)
     case .postgres(let url, let searchPath):
         var postgres = try SQLPostgresConfiguration(url: url)

@@ -63,6 +63,51 @@ struct SQLiteReadersTests {
         }
     }
 
+    @Test("A write transaction on SQLite commits whole or not at all, a duplicate is a constraint failure, and a new row gets its id")
+    func writerTransactions() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let id = OrderID(uuidString: try await server.placeOrder(cast.customer.access))!
+            let db = server.app.db
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await db.writeTransaction(server.app) { tx in
+                    #expect(tx is WriterDatabase)
+                    let order = try #require(try await Order.find(id, on: tx))
+                    order.notes = "Half written"
+                    try await order.save(on: tx)
+                    #expect(try await Order.find(id, on: tx)?.notes == "Half written")
+                    throw Refused()
+                }
+            }
+            #expect(try await Order.find(id, on: db)?.notes != "Half written")
+
+            let eventID = try await db.writeTransaction(server.app) { tx -> Int? in
+                let order = try #require(try await Order.find(id, on: tx))
+                order.notes = "Whole"
+                try await order.save(on: tx)
+                let event = OrderEvent(orderID: id, type: "note", status: nil, actorID: nil, note: "Whole")
+                try await event.create(on: tx)
+                return event.id
+            }
+            #expect(try await Order.find(id, on: db)?.notes == "Whole")
+            let stored = try await OrderEvent.query(on: db).filter(\.$orderID == id).sort(\.$id, .descending).first()
+            #expect(eventID != nil && stored?.id == eventID && stored?.note == "Whole")
+
+            do {
+                try await db.writeTransaction(server.app) { tx in
+                    let someone = try #require(try await User.query(on: tx).first())
+                    try await User(id: someone.id, role: someone.role, email: "copy@example.com", passwordHash: nil, firstName: "A", lastName: "B")
+                        .create(on: tx)
+                }
+                Issue.record("a second account with the same id was written")
+            } catch let error as any DatabaseError {
+                #expect(error.isConstraintFailure)
+            }
+            #expect(try await User.query(on: db).filter(\.$email == "copy@example.com").count() == 0)
+        }
+    }
+
     @Test("Reads from many tasks at once, and more distinct statements than a reader keeps prepared, all read right")
     func concurrentReads() async throws {
         try await TestServer.run(.sqlite) { server in

@@ -67,6 +67,9 @@ public struct WaybillConfig: Sendable {
     public var etaAverageSpeedKmh: Double = 25
     /// PostgreSQL connections per event loop.
     public var databasePoolSize = 4
+    /// SQLite: reads outside transactions and write transactions on Waybill's own connections, on
+    /// the caller's thread (`SQLiteReaders`, `SQLiteWriter`); false: every statement through SQLiteNIO.
+    public var sqliteDirect = true
     /// Position reports accepted per driver and second (twice that in a burst).
     var positionReportsPerSecond: Double = 4
     /// How many reports a driver may send at once before the rate applies (twice the rate unless set).
@@ -219,6 +222,10 @@ public struct WaybillConfig: Sendable {
                 throw ConfigurationError("DATABASE_POOL_SIZE must be a number of connections per event loop, 1 to 64.")
             }
             config.databasePoolSize = size
+        }
+        if let raw = value("SQLITE_DIRECT") {
+            guard raw == "0" || raw == "1" else { throw ConfigurationError("SQLITE_DIRECT must be 1 (the default) or 0.") }
+            config.sqliteDirect = raw == "1"
         }
         if let raw = value("MAP_TILE_URL") {
             guard raw.hasPrefix("https://") || raw.hasPrefix("http://"), raw.contains("{z}"), raw.contains("{x}"), raw.contains("{y}") else {
