@@ -108,6 +108,34 @@ struct SQLiteReadersTests {
         }
     }
 
+    @Test("What the writer commits reaches the database file itself in the background, not only its write-ahead log")
+    func commitsAreCheckpointed() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let id = OrderID(uuidString: try await server.placeOrder(cast.customer.access))!
+            let db = server.app.db
+            let readers = try #require(SQLiteReaders.of(db as! any SQLDatabase))
+            func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+            let before = size(readers.path)
+            // Enough commits for a checkpoint, each adding a page or more to the log.
+            for round in 0..<SQLiteWriter.commitsPerCheckpoint {
+                try await db.writeTransaction(server.app) { tx in
+                    try await OrderEvent(orderID: id, type: "note", status: nil, actorID: nil,
+                                         note: String(repeating: "\(round % 10)", count: 4_000)).create(on: tx)
+                }
+            }
+            #expect(size(readers.path + "-wal") > 0)
+            var grown = false
+            for _ in 0..<100 where !grown {
+                try await Task.sleep(for: .milliseconds(50))
+                grown = size(readers.path) > before + 100 * 4_000
+            }
+            #expect(grown, "the database file stayed at \(size(readers.path)) bytes (\(before) before)")
+            #expect(try await OrderEvent.query(on: db).filter(\.$orderID == id).filter(\.$type == "note").count()
+                    == SQLiteWriter.commitsPerCheckpoint)
+        }
+    }
+
     @Test("Reads from many tasks at once, and more distinct statements than a reader keeps prepared, all read right")
     func concurrentReads() async throws {
         try await TestServer.run(.sqlite) { server in

@@ -71,8 +71,11 @@ final class SQLiteHandle: @unchecked Sendable {
             // A reader never writes: a statement that would is refused. A writer's checkpoint may
             // hold the file briefly; wait for it rather than fail. The writer has SQLiteKit's
             // settings (foreign keys) and the transactions' (synchronous=NORMAL, see `writeTransaction`).
+            // The writer leaves checkpoints to `SQLiteWriter`'s background job: run by the commit
+            // that fills the log, a checkpoint's writes and fsync would hold the request's thread.
             sqlite_nio_sqlite3_busy_timeout(handle, readOnly ? 2_000 : 5_000)
-            let settings = readOnly ? "PRAGMA query_only = ON" : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL"
+            let settings = readOnly ? "PRAGMA query_only = ON"
+                : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"
             guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
                 let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
                 sqlite_nio_sqlite3_close_v2(handle)
@@ -154,6 +157,12 @@ final class SQLiteHandle: @unchecked Sendable {
                 rows.append(row)
             }
             return SQLiteReaders.Result(columns: columns, rows: rows)
+        }
+
+        /// Copies what the write-ahead log holds back into the database, as far as no reader still
+        /// needs it (PASSIVE: never waits, never blocks the writer).
+        func checkpoint() throws {
+            guard sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK else { throw failure() }
         }
 
         /// Runs statements without results (BEGIN, COMMIT, ROLLBACK).

@@ -3,6 +3,7 @@ import FluentSQL
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import SQLiteKit
 import SQLiteNIO
 import SQLKit
@@ -36,7 +37,35 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    func close() { connection.withLockedValue { $0 = nil } }
+    func close() {
+        connection.withLockedValue { $0 = nil }
+        checkpointer.withLockedValue { $0 = nil }
+    }
+
+    /// Checkpoints run on NIO's thread pool on a connection of their own, every
+    /// `commitsPerCheckpoint` commits (the writer's connection does not checkpoint by itself).
+    private let checkpointer = NIOLockedValueBox<SQLiteHandle?>(nil)
+    private let checkpoints = NIOLockedValueBox<(commits: Int, running: Bool)>((0, false))
+    static let commitsPerCheckpoint = 200
+
+    /// Counts a commit, and starts a checkpoint in the background when enough have gathered.
+    func committed() {
+        let start = checkpoints.withLockedValue { state -> Bool in
+            state.commits += 1
+            guard state.commits >= Self.commitsPerCheckpoint, !state.running else { return false }
+            state = (0, true)
+            return true
+        }
+        guard start else { return }
+        let path = path, checkpointer = checkpointer, checkpoints = checkpoints
+        NIOThreadPool.singleton.submit { _ in
+            checkpointer.withLockedValue { handle in
+                if handle == nil { handle = try? SQLiteHandle(path: path, readOnly: false) }
+                try? handle?.checkpoint()
+            }
+            checkpoints.withLockedValue { $0.running = false }
+        }
+    }
 
     /// `body` in one transaction on this connection: committed if it returns, rolled back if it throws.
     /// The caller holds the write lock.
@@ -45,6 +74,7 @@ final class SQLiteWriter: Sendable {
         do {
             let result = try await body(WriterDatabase(writer: self, context: context, inTransaction: true))
             try exec("COMMIT TRANSACTION")
+            committed()
             return result
         } catch {
             try? exec("ROLLBACK TRANSACTION")

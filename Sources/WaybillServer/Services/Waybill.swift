@@ -252,6 +252,7 @@ extension Database {
         try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await body(self) }
             if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
+                defer { writer.committed() }
                 return try await body(WriterDatabase(writer: writer, context: self.context, inTransaction: false))
             }
             return try await self.withConnection { connection in
