@@ -48,139 +48,138 @@ final class SQLiteReaders: Sendable {
     func close() {
         idle.withLockedValue { $0.removeAll() }
     }
-
 }
 
 /// One connection of Waybill's own to the SQLite file, its statements kept prepared; used by one
 /// thread at a time (the readers' pool, or the writer's lock, hands it out).
 final class SQLiteHandle: @unchecked Sendable {
-        private let handle: OpaquePointer
-        private var statements: [String: OpaquePointer] = [:]
-        /// Statements kept prepared at most (a list of ids makes one text per count of ids).
-        private static let keptStatements = 128
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    /// Statements kept prepared at most (a list of ids makes one text per count of ids).
+    private static let keptStatements = 128
 
-        init(path: String, readOnly: Bool) throws {
-            var handle: OpaquePointer?
-            let opened = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
-            guard opened == SQLITE_OK, let handle else {
-                let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "cannot open"
-                if let handle { sqlite_nio_sqlite3_close_v2(handle) }
-                throw Failure(code: opened, message: message)
-            }
-            self.handle = handle
-            // A reader never writes: a statement that would is refused. A writer's checkpoint may
-            // hold the file briefly; wait for it rather than fail. The writer has SQLiteKit's
-            // settings (foreign keys) and the transactions' (synchronous=NORMAL, see `writeTransaction`).
-            // The writer leaves checkpoints to `SQLiteWriter`'s background job: run by the commit
-            // that fills the log, a checkpoint's writes and fsync would hold the request's thread.
-            sqlite_nio_sqlite3_busy_timeout(handle, readOnly ? 2_000 : 5_000)
-            let settings = readOnly ? "PRAGMA query_only = ON"
-                : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"
-            guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
-                let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
-                sqlite_nio_sqlite3_close_v2(handle)
-                throw failure
-            }
+    init(path: String, readOnly: Bool) throws {
+        var handle: OpaquePointer?
+        let opened = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard opened == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "cannot open"
+            if let handle { sqlite_nio_sqlite3_close_v2(handle) }
+            throw Failure(code: opened, message: message)
         }
-
-        deinit {
-            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        self.handle = handle
+        // A reader never writes: a statement that would is refused. A writer's checkpoint may
+        // hold the file briefly; wait for it rather than fail. The writer has SQLiteKit's
+        // settings (foreign keys) and the transactions' (synchronous=NORMAL, see `writeTransaction`).
+        // The writer leaves checkpoints to `SQLiteWriter`'s background job: run by the commit
+        // that fills the log, a checkpoint's writes and fsync would hold the request's thread.
+        sqlite_nio_sqlite3_busy_timeout(handle, readOnly ? 2_000 : 5_000)
+        let settings = readOnly ? "PRAGMA query_only = ON"
+            : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"
+        guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
+            let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
             sqlite_nio_sqlite3_close_v2(handle)
+            throw failure
         }
-
-        private func failure() -> Failure {
-            Failure(code: sqlite_nio_sqlite3_extended_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
-        }
-
-        private func prepared(_ sql: String) throws -> OpaquePointer {
-            if let statement = statements[sql] { return statement }
-            if statements.count >= Self.keptStatements {
-                for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
-                statements.removeAll(keepingCapacity: true)
-            }
-            var statement: OpaquePointer?
-            guard sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
-                  let statement else { throw failure() }
-            statements[sql] = statement
-            return statement
-        }
-
-        func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
-            let statement = try prepared(sql)
-            defer {
-                sqlite_nio_sqlite3_reset(statement)
-                sqlite_nio_sqlite3_clear_bindings(statement)
-            }
-            for (index, bind) in binds.enumerated() {
-                let at = Int32(index + 1)
-                let bound: Int32
-                switch bind {
-                case .integer(let value): bound = sqlite_nio_sqlite3_bind_int64(statement, at, Int64(value))
-                case .float(let value): bound = sqlite_nio_sqlite3_bind_double(statement, at, value)
-                case .text(let value):
-                    bound = sqlite_nio_sqlite3_bind_text64(statement, at, value, UInt64(value.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
-                case .blob(let value):
-                    bound = value.withUnsafeReadableBytes {
-                        sqlite_nio_sqlite3_bind_blob64(statement, at, $0.baseAddress, UInt64($0.count), Self.transient)
-                    }
-                case .null: bound = sqlite_nio_sqlite3_bind_null(statement, at)
-                }
-                guard bound == SQLITE_OK else { throw failure() }
-            }
-            let count = sqlite_nio_sqlite3_column_count(statement)
-            let columns = (0..<count).map { sqlite_nio_sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? "" }
-            var rows: [[SQLiteData]] = []
-            while true {
-                let stepped = sqlite_nio_sqlite3_step(statement)
-                if stepped == SQLITE_DONE { break }
-                guard stepped == SQLITE_ROW else { throw failure() }
-                var row: [SQLiteData] = []
-                row.reserveCapacity(Int(count))
-                for column in 0..<count {
-                    switch sqlite_nio_sqlite3_column_type(statement, column) {
-                    case SQLITE_INTEGER: row.append(.integer(Int(sqlite_nio_sqlite3_column_int64(statement, column))))
-                    case SQLITE_FLOAT: row.append(.float(sqlite_nio_sqlite3_column_double(statement, column)))
-                    case SQLITE_TEXT:
-                        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
-                        guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { row.append(.text("")); continue }
-                        row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)))
-                    case SQLITE_BLOB:
-                        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
-                        var buffer = ByteBufferAllocator().buffer(capacity: length)
-                        if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) {
-                            buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: length))
-                        }
-                        row.append(.blob(buffer))
-                    default: row.append(.null)
-                    }
-                }
-                rows.append(row)
-            }
-            return SQLiteReaders.Result(columns: columns, rows: rows)
-        }
-
-        /// Copies what the write-ahead log holds back into the database, as far as no reader still
-        /// needs it (PASSIVE: never waits, never blocks the writer).
-        func checkpoint() throws {
-            guard sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK else { throw failure() }
-        }
-
-        /// Runs statements without results (BEGIN, COMMIT, ROLLBACK).
-        func exec(_ sql: String) throws {
-            guard sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure() }
-        }
-
-        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
-    struct Failure: Error, CustomStringConvertible, DatabaseError {
-        let code: Int32
-        let message: String
-        var description: String { "SQLite error \(code): \(message)" }
-        // FluentKit's classification, as SQLiteKit gives it (primary result codes).
-        var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
-        var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
-        var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
     }
+
+    deinit {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        sqlite_nio_sqlite3_close_v2(handle)
+    }
+
+    private func failure() -> Failure {
+        Failure(code: sqlite_nio_sqlite3_extended_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        if statements.count >= Self.keptStatements {
+            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+            statements.removeAll(keepingCapacity: true)
+        }
+        var statement: OpaquePointer?
+        guard sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+              let statement else { throw failure() }
+        statements[sql] = statement
+        return statement
+    }
+
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
+        let statement = try prepared(sql)
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        for (index, bind) in binds.enumerated() {
+            let at = Int32(index + 1)
+            let bound: Int32
+            switch bind {
+            case .integer(let value): bound = sqlite_nio_sqlite3_bind_int64(statement, at, Int64(value))
+            case .float(let value): bound = sqlite_nio_sqlite3_bind_double(statement, at, value)
+            case .text(let value):
+                bound = sqlite_nio_sqlite3_bind_text64(statement, at, value, UInt64(value.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+            case .blob(let value):
+                bound = value.withUnsafeReadableBytes {
+                    sqlite_nio_sqlite3_bind_blob64(statement, at, $0.baseAddress, UInt64($0.count), Self.transient)
+                }
+            case .null: bound = sqlite_nio_sqlite3_bind_null(statement, at)
+            }
+            guard bound == SQLITE_OK else { throw failure() }
+        }
+        let count = sqlite_nio_sqlite3_column_count(statement)
+        let columns = (0..<count).map { sqlite_nio_sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? "" }
+        var rows: [[SQLiteData]] = []
+        while true {
+            let stepped = sqlite_nio_sqlite3_step(statement)
+            if stepped == SQLITE_DONE { break }
+            guard stepped == SQLITE_ROW else { throw failure() }
+            var row: [SQLiteData] = []
+            row.reserveCapacity(Int(count))
+            for column in 0..<count {
+                switch sqlite_nio_sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.integer(Int(sqlite_nio_sqlite3_column_int64(statement, column))))
+                case SQLITE_FLOAT: row.append(.float(sqlite_nio_sqlite3_column_double(statement, column)))
+                case SQLITE_TEXT:
+                    let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+                    guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { row.append(.text("")); continue }
+                    row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)))
+                case SQLITE_BLOB:
+                    let length = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+                    var buffer = ByteBufferAllocator().buffer(capacity: length)
+                    if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) {
+                        buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: length))
+                    }
+                    row.append(.blob(buffer))
+                default: row.append(.null)
+                }
+            }
+            rows.append(row)
+        }
+        return SQLiteReaders.Result(columns: columns, rows: rows)
+    }
+
+    /// Copies what the write-ahead log holds back into the database, as far as no reader still
+    /// needs it (PASSIVE: never waits, never blocks the writer).
+    func checkpoint() throws {
+        guard sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK else { throw failure() }
+    }
+
+    /// Runs statements without results (BEGIN, COMMIT, ROLLBACK).
+    func exec(_ sql: String) throws {
+        guard sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure() }
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+struct Failure: Error, CustomStringConvertible, DatabaseError {
+    let code: Int32
+    let message: String
+    var description: String { "SQLite error \(code): \(message)" }
+    // FluentKit's classification, as SQLiteKit gives it (primary result codes).
+    var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
+    var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+    var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
+}
 }
 
 extension SQLiteReaders {
