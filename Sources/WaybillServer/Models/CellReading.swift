@@ -13,8 +13,8 @@ import WaybillCore
 enum ListRows {
     static func outputs(_ select: SQLSelectBuilder, sql: any SQLDatabase) async throws -> [any DatabaseOutput] {
         let traced = sql as? TracedSQLDatabase
-        if let readers = SQLiteReaders.of(traced?.base ?? sql) {
-            let result = try await readers.run(sql.serialize(select.query), traced: traced != nil)
+        if let direct = SQLiteReaders.direct(traced?.base ?? sql) {
+            let result = try await direct.run(sql.serialize(select.query), traced: traced != nil)
             let names = ColumnIndex(result.columns)
             return result.rows.map { RowOutput(row: ReadSQLiteRow(names: names, values: $0)) }
         }

@@ -15,15 +15,8 @@ enum PlainRows {
         let traced = sql as? TracedSQLDatabase
         let base = traced?.base ?? sql
         let serialized = sql.serialize(select.query)
-        if let readers = SQLiteReaders.of(base) {
-            return try await readers.run(serialized, traced: traced != nil).rows.map { ColumnCursor(.sqlite($0)) }
-        }
-        if let writer = base as? WriterDatabase {
-            let encoder = SQLiteDataEncoder()
-            let binds = try serialized.binds.map { try encoder.encode($0) }
-            return try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced != nil) {
-                try writer.writer.rows(serialized.sql, binds).rows.map { ColumnCursor(.sqlite($0)) }
-            }
+        if let direct = SQLiteReaders.direct(base) {
+            return try await direct.run(serialized, traced: traced != nil).rows.map { ColumnCursor(.sqlite($0)) }
         }
         if let sqlite = base as? any SQLiteDatabase {
             let encoder = SQLiteDataEncoder()

@@ -21,7 +21,7 @@ import VaporCSQLite
 ///
 /// Only reads outside a transaction come here (`PlainRows`): a transaction reads on its own
 /// connection, which sees its own writes.
-final class SQLiteReaders: Sendable {
+final class SQLiteReaders: SQLiteStatements {
     let path: String
     private let idle = NIOLockedValueBox<[SQLiteHandle]>([])
     /// Connections kept between reads; more are opened when more threads read at once, and closed after.
@@ -171,15 +171,15 @@ final class SQLiteHandle: @unchecked Sendable {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-struct Failure: Error, CustomStringConvertible, DatabaseError {
-    let code: Int32
-    let message: String
-    var description: String { "SQLite error \(code): \(message)" }
-    // FluentKit's classification, as SQLiteKit gives it (primary result codes).
-    var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
-    var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
-    var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
-}
+    struct Failure: Error, CustomStringConvertible, DatabaseError {
+        let code: Int32
+        let message: String
+        var description: String { "SQLite error \(code): \(message)" }
+        // FluentKit's classification, as SQLiteKit gives it (primary result codes).
+        var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
+        var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+        var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
+    }
 }
 
 extension SQLiteReaders {
@@ -190,13 +190,30 @@ extension SQLiteReaders {
         return (database.context.configuration as? ReadingSQLiteConfiguration)?.readers
     }
 
-    /// A serialized select, run on a reader: its binds encoded as SQLiteNIO encodes them.
-    func run(_ serialized: (sql: String, binds: [any Encodable & Sendable]), traced: Bool) async throws -> Result {
-        let encoder = SQLiteDataEncoder()
-        let binds = try serialized.binds.map { try encoder.encode($0) }
-        return try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) {
-            try rows(serialized.sql, binds)
-        }
+    /// Where a statement on `sql` runs directly: on the readers outside a transaction, on the writer
+    /// inside one of its transactions; nil when it goes through SQLiteNIO (or is not SQLite).
+    static func direct(_ sql: any SQLDatabase) -> (any SQLiteStatements)? {
+        if let writer = sql as? WriterDatabase { return writer.writer }
+        return of(sql)
+    }
+}
+
+/// Runs statements on a connection of Waybill's own: the readers' or the writer's.
+protocol SQLiteStatements: Sendable {
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result
+}
+
+private let bindEncoder = SQLiteDataEncoder()
+
+extension SQLiteStatements {
+    /// A serialized statement, its binds encoded as SQLiteNIO encodes them.
+    func rows(_ serialized: (sql: String, binds: [any Encodable & Sendable])) throws -> SQLiteReaders.Result {
+        try rows(serialized.sql, serialized.binds.map { try bindEncoder.encode($0) })
+    }
+
+    /// The same, traced as a database call when tracing is on.
+    func run(_ serialized: (sql: String, binds: [any Encodable & Sendable]), traced: Bool) async throws -> SQLiteReaders.Result {
+        try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) { try rows(serialized) }
     }
 }
 

@@ -16,7 +16,7 @@ import SQLKit
 /// with the other connections' requests: placing an order held the lock for 13 such round trips
 /// while the two cores stayed half idle (docs/performance.md). Here the statements run where the
 /// transaction's code runs, one after another, with their text kept prepared.
-final class SQLiteWriter: Sendable {
+final class SQLiteWriter: SQLiteStatements {
     let path: String
     private let connection = NIOLockedValueBox<SQLiteHandle?>(nil)
 
@@ -91,8 +91,6 @@ struct WriterDatabase: Database, SQLDatabase {
     let context: DatabaseContext
     let inTransaction: Bool
 
-    private static let encoder = SQLiteDataEncoder()
-
     // Database
 
     func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
@@ -147,9 +145,7 @@ struct WriterDatabase: Database, SQLDatabase {
     }
 
     private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
-        let (sql, binds) = serialize(query)
-        let values = try binds.map { try Self.encoder.encode($0) }
-        let result = try writer.rows(sql, values)
+        let result = try writer.rows(serialize(query))
         guard !result.rows.isEmpty else { return }
         let names = ColumnIndex(result.columns)
         for row in result.rows { onRow(ReadSQLiteRow(names: names, values: row)) }
