@@ -161,4 +161,66 @@ struct SQLiteReadersTests {
             }
         }
     }
+
+    @Test("While another connection holds the file's write lock, waiting writers leave the threads to other tasks, then commit once it is released")
+    func waitingForTheLockHoldsNoThread() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let path = try #require(SQLiteReaders.of(server.app.db as! any SQLDatabase)).path
+            let context = server.app.db.context
+            // Another connection (as SQLiteNIO's during a migration, or another process) writes.
+            let holder = try SQLiteHandle(path: path, readOnly: false)
+            try holder.exec("BEGIN IMMEDIATE TRANSACTION")
+            let log = Log()
+            // More waiting writers than Swift has threads for tasks (one per core): with SQLite's
+            // own busy handler each would sleep on its thread, and nothing else would run.
+            let writers = (0..<(2 * ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in SQLiteWriter(path: path) }
+            defer { for writer in writers { writer.close() } }
+            try await SQLiteBusy.$patience.withValue(.seconds(600)) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (number, writer) in writers.enumerated() {
+                        group.addTask {
+                            try await writer.transaction(context: context) { db in
+                                try await (db as! any SQLDatabase).raw("UPDATE orders SET notes = \(bind: "writer \(number)")").run()
+                            }
+                            await log.add("committed")
+                        }
+                    }
+                    // Runs while the writers wait, because they wait without a thread.
+                    try await Task.sleep(for: .milliseconds(20))
+                    await log.add("other work")
+                    try holder.exec("COMMIT TRANSACTION")
+                    try await group.waitForAll()
+                }
+            }
+            let entries = await log.entries
+            #expect(entries.first == "other work")
+            #expect(entries.filter { $0 == "committed" }.count == writers.count)
+        }
+    }
+
+    @Test("Once the application stops, its SQLite connections refuse statements instead of opening the file again")
+    func closedConnectionsStayClosed() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let path = try #require(SQLiteReaders.of(server.app.db as! any SQLDatabase)).path
+            let readers = SQLiteReaders(path: path), writer = SQLiteWriter(path: path)
+            #expect(try readers.rows("SELECT 1 AS one", []).rows == [[.integer(1)]])
+            try await writer.transaction(context: server.app.db.context) { db in
+                try await (db as! any SQLDatabase).raw("SELECT 1").run()
+            }
+            readers.close()
+            writer.close()
+            #expect(throws: SQLiteHandle.Failure.self) { _ = try readers.rows("SELECT 1 AS one", []) }
+            #expect(throws: SQLiteHandle.Failure.self) { _ = try writer.rows("SELECT 1 AS one", []) }
+            do {
+                _ = try readers.rows("SELECT 1 AS one", [])
+            } catch let failure as SQLiteHandle.Failure {
+                #expect(failure.isConnectionClosed && !failure.isBusy)
+            }
+        }
+    }
+}
+
+private actor Log {
+    private(set) var entries: [String] = []
+    func add(_ entry: String) { entries.append(entry) }
 }

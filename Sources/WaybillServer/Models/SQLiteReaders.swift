@@ -23,7 +23,10 @@ import VaporCSQLite
 /// connection, which sees its own writes.
 final class SQLiteReaders: SQLiteStatements {
     let path: String
-    private let idle = NIOLockedValueBox<[SQLiteHandle]>([])
+    /// The connections kept between reads, and whether the application has stopped (then nothing is
+    /// kept or opened: a connection left open to a file that is later deleted keeps its lock state
+    /// in SQLite's table of open files, which a new file given the same inode would inherit).
+    private let idle = NIOLockedValueBox<(handles: [SQLiteHandle], closed: Bool)>(([], false))
     /// Connections kept between reads; more are opened when more threads read at once, and closed after.
     private static let kept = 8
 
@@ -37,16 +40,18 @@ final class SQLiteReaders: SQLiteStatements {
 
     /// The rows of one statement, each as its columns' values.
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
-        let reader = try idle.withLockedValue { $0.popLast() } ?? SQLiteHandle(path: path, readOnly: true)
+        let (kept, closed) = idle.withLockedValue { ($0.handles.popLast(), $0.closed) }
+        guard !closed else { throw SQLiteHandle.Failure.closed }
+        let reader = try kept ?? SQLiteHandle(path: path, readOnly: true)
         // A connection whose read failed is closed, not kept (it may be the file that changed under it).
         let result = try reader.rows(sql, binds)
-        idle.withLockedValue { if $0.count < Self.kept { $0.append(reader) } }
+        idle.withLockedValue { if !$0.closed, $0.handles.count < Self.kept { $0.handles.append(reader) } }
         return result
     }
 
-    /// Closes the kept connections (the application stops).
+    /// Closes the kept connections, and those still reading as they finish (the application stops).
     func close() {
-        idle.withLockedValue { $0.removeAll() }
+        idle.withLockedValue { $0 = ([], true) }
     }
 }
 
@@ -58,7 +63,9 @@ final class SQLiteHandle: @unchecked Sendable {
     /// Statements kept prepared at most (a list of ids makes one text per count of ids).
     private static let keptStatements = 128
 
-    init(path: String, readOnly: Bool) throws {
+    /// `busyMilliseconds`: how long SQLite itself waits for a lock; only for connections used on
+    /// threads that may block (the background checkpoint's).
+    init(path: String, readOnly: Bool, busyMilliseconds: Int32 = 0) throws {
         var handle: OpaquePointer?
         let opened = sqlite_nio_sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard opened == SQLITE_OK, let handle else {
@@ -67,12 +74,15 @@ final class SQLiteHandle: @unchecked Sendable {
             throw Failure(code: opened, message: message)
         }
         self.handle = handle
-        // A reader never writes: a statement that would is refused. A writer's checkpoint may
-        // hold the file briefly; wait for it rather than fail. The writer has SQLiteKit's
+        // A reader never writes: a statement that would is refused. The writer has SQLiteKit's
         // settings (foreign keys) and the transactions' (synchronous=NORMAL, see `writeTransaction`).
         // The writer leaves checkpoints to `SQLiteWriter`'s background job: run by the commit
         // that fills the log, a checkpoint's writes and fsync would hold the request's thread.
-        sqlite_nio_sqlite3_busy_timeout(handle, readOnly ? 2_000 : 5_000)
+        // No busy timeout: these connections run on the caller's thread, usually one of Swift's
+        // few concurrency threads, where SQLite's busy handler would sleep. A statement that finds
+        // the file locked fails with SQLITE_BUSY at once and is tried again after an asynchronous
+        // pause (`SQLiteBusy`), which leaves the thread to other tasks, the lock's holder among them.
+        sqlite_nio_sqlite3_busy_timeout(handle, busyMilliseconds)
         let settings = readOnly ? "PRAGMA query_only = ON"
             : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"
         guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
@@ -179,6 +189,10 @@ final class SQLiteHandle: @unchecked Sendable {
         var isSyntaxError: Bool { code & 0xFF == SQLITE_ERROR }
         var isConstraintFailure: Bool { code & 0xFF == SQLITE_CONSTRAINT }
         var isConnectionClosed: Bool { code & 0xFF == SQLITE_MISUSE || code & 0xFF == SQLITE_CANTOPEN }
+        /// Another connection holds the lock the statement needs: worth trying again shortly.
+        var isBusy: Bool { code & 0xFF == SQLITE_BUSY }
+        /// A statement after the application stopped.
+        static let closed = Failure(code: SQLITE_MISUSE, message: "the database's connections are closed (the application stopped)")
     }
 }
 
@@ -211,9 +225,32 @@ extension SQLiteStatements {
         try rows(serialized.sql, serialized.binds.map { try bindEncoder.encode($0) })
     }
 
-    /// The same, traced as a database call when tracing is on.
+    /// The same, traced as a database call when tracing is on, and tried again while the file is busy.
     func run(_ serialized: (sql: String, binds: [any Encodable & Sendable]), traced: Bool) async throws -> SQLiteReaders.Result {
-        try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) { try rows(serialized) }
+        try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) {
+            try await SQLiteBusy.retrying { try rows(serialized) }
+        }
+    }
+}
+
+/// Waiting for a lock another connection holds (SQLiteNIO's, a checkpoint, another process) without
+/// holding a thread: Waybill's own connections have no busy timeout, and a statement refused with
+/// SQLITE_BUSY is tried again after a pause in which the thread runs other tasks. SQLite's own busy
+/// handler sleeps on the thread: on two cores, two such sleeps stop every task of the process,
+/// including the one that holds the lock.
+enum SQLiteBusy {
+    /// How long a statement keeps trying in all.
+    @TaskLocal static var patience: Duration = .seconds(5)
+
+    static func retrying<T>(_ attempt: () throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + patience
+        var pause = Duration.milliseconds(1)
+        while true {
+            do { return try attempt() } catch let failure as SQLiteHandle.Failure where failure.isBusy && ContinuousClock.now < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
     }
 }
 

@@ -18,33 +18,37 @@ import SQLKit
 /// transaction's code runs, one after another, with their text kept prepared.
 final class SQLiteWriter: SQLiteStatements {
     let path: String
-    private let connection = NIOLockedValueBox<SQLiteHandle?>(nil)
+    /// The connection, opened on first use (after the migrations); `closed` once the application
+    /// stopped, after which nothing opens it again (see `SQLiteReaders`).
+    private let connection = NIOLockedValueBox<(handle: SQLiteHandle?, closed: Bool)>((nil, false))
 
     init(path: String) { self.path = path }
 
-    /// Runs one statement (the connection is opened on first use, after the migrations).
-    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
-        try connection.withLockedValue { handle in
-            if handle == nil { handle = try SQLiteHandle(path: path, readOnly: false) }
-            return try handle!.rows(sql, binds)
+    private func withHandle<T>(_ body: (SQLiteHandle) throws -> T) throws -> T {
+        try connection.withLockedValue { state in
+            guard !state.closed else { throw SQLiteHandle.Failure.closed }
+            if state.handle == nil { state.handle = try SQLiteHandle(path: path, readOnly: false) }
+            return try body(state.handle!)
         }
+    }
+
+    /// Runs one statement.
+    func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result {
+        try withHandle { try $0.rows(sql, binds) }
     }
 
     func exec(_ sql: String) throws {
-        try connection.withLockedValue { handle in
-            if handle == nil { handle = try SQLiteHandle(path: path, readOnly: false) }
-            try handle!.exec(sql)
-        }
+        try withHandle { try $0.exec(sql) }
     }
 
     func close() {
-        connection.withLockedValue { $0 = nil }
-        checkpointer.withLockedValue { $0 = nil }
+        connection.withLockedValue { $0 = (nil, true) }
+        checkpointer.withLockedValue { $0 = (nil, true) }
     }
 
     /// Checkpoints run on NIO's thread pool on a connection of their own, every
     /// `commitsPerCheckpoint` commits (the writer's connection does not checkpoint by itself).
-    private let checkpointer = NIOLockedValueBox<SQLiteHandle?>(nil)
+    private let checkpointer = NIOLockedValueBox<(handle: SQLiteHandle?, closed: Bool)>((nil, false))
     private let checkpoints = NIOLockedValueBox<(commits: Int, running: Bool)>((0, false))
     static let commitsPerCheckpoint = 200
 
@@ -59,20 +63,24 @@ final class SQLiteWriter: SQLiteStatements {
         guard start else { return }
         let path = path, checkpointer = checkpointer, checkpoints = checkpoints
         NIOThreadPool.singleton.submit { _ in
-            checkpointer.withLockedValue { handle in
-                if handle == nil { handle = try? SQLiteHandle(path: path, readOnly: false) }
-                try? handle?.checkpoint()
+            checkpointer.withLockedValue { state in
+                // On a thread of its own: SQLite may wait here for the lock it needs to open the log.
+                guard !state.closed else { return }
+                if state.handle == nil { state.handle = try? SQLiteHandle(path: path, readOnly: false, busyMilliseconds: 5_000) }
+                try? state.handle?.checkpoint()
             }
             checkpoints.withLockedValue { $0.running = false }
         }
     }
 
     /// `body` in one transaction on this connection: committed if it returns, rolled back if it throws.
-    /// The caller holds the write lock.
+    /// The caller holds the write lock. Once begun, the transaction holds SQLite's write lock, so its
+    /// statements never find the file busy; beginning waits, asynchronously, for another connection
+    /// that writes (SQLiteNIO's, during migrations or a backup; another process).
     func transaction<T: Sendable>(context: DatabaseContext, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        try exec("BEGIN IMMEDIATE TRANSACTION")
+        try await SQLiteBusy.retrying { try exec("BEGIN IMMEDIATE TRANSACTION") }
         do {
-            let result = try await body(WriterDatabase(writer: self, context: context, inTransaction: true))
+            let result = try await body(WriterDatabase(writer: self, context: context))
             try exec("COMMIT TRANSACTION")
             committed()
             return result
@@ -89,7 +97,8 @@ final class SQLiteWriter: SQLiteStatements {
 struct WriterDatabase: Database, SQLDatabase {
     let writer: SQLiteWriter
     let context: DatabaseContext
-    let inTransaction: Bool
+    /// Always: the writer's connection is only handed out inside its transactions.
+    var inTransaction: Bool { true }
 
     // Database
 
@@ -109,13 +118,11 @@ struct WriterDatabase: Database, SQLDatabase {
     func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> { eventLoop.makeSucceededFuture(()) }
 
     func transaction<T: Sendable>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard inTransaction else { return eventLoop.makeFailedFuture(Unsupported(what: "a transaction outside writeTransaction")) }
-        return closure(self)
+        closure(self)
     }
 
     func transaction<T: Sendable>(_ closure: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        guard inTransaction else { throw Unsupported(what: "a transaction outside writeTransaction") }
-        return try await closure(self)
+        try await closure(self)
     }
 
     func withConnection<T: Sendable>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {

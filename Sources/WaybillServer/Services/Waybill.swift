@@ -246,14 +246,16 @@ extension Database {
 }
 
 extension Database {
-    /// One statement that writes and is atomic by itself (an upsert), without a transaction around
-    /// it: on SQLite under the write lock and on a connection with the transactions' settings.
+    /// One statement that writes and is atomic by itself (an upsert): on SQLite under the write lock
+    /// and on a connection with the transactions' settings (Waybill's own writer runs it in a
+    /// transaction of its own; elsewhere it needs none).
     func writeStatement<T: Sendable>(_ services: WaybillServices, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await body(self) }
+            // On the writer's connection, in a transaction of its own: beginning it is where a
+            // statement waits for another connection's write, without holding the thread (`SQLiteBusy`).
             if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
-                defer { writer.committed() }
-                return try await body(WriterDatabase(writer: writer, context: self.context, inTransaction: false))
+                return try await writer.transaction(context: self.context, body)
             }
             return try await self.withConnection { connection in
                 if try await SQLiteConnections.firstTransaction(on: connection), let sql = connection.tracedSQL {
