@@ -79,6 +79,7 @@ struct TestServer: Sendable {
         // connections than it has (`max_connections`: "too many clients"), and hundreds of servers
         // share two cores: a request then waits minutes for its turn and timeouts meant for a slow
         // answer (a live message within 5 s, a local OSRM within 30 s) fire in a full run only.
+        _ = StallWatchdog.started
         await TestSlots.servers.acquire()
         do {
             try await runAcquired(database, mailer: mailer, push: push, adjust: adjust, random: random, sqliteFile: sqliteFile,
