@@ -49,6 +49,10 @@ struct ObservabilityTests {
                 #expect(text.contains(#"waybill_db_connections{state="active"}"#) && text.contains("waybill_db_max_connections "))
             } else {
                 #expect(Self.value("waybill_db_write_lock_wait_seconds_count", in: text) ?? 0 >= 1, "the order's transaction waited its turn")
+                // Waybill's own SQLite connections: the readers kept after the requests' reads, none reading now.
+                #expect(Self.value(#"waybill_sqlite_reader_connections{state="reading"}"#, in: text) == 0)
+                #expect(Self.value(#"waybill_sqlite_reader_connections{state="idle"}"#, in: text) ?? 0 >= 1)
+                #expect(Self.value("waybill_sqlite_busy_retries_total", in: text) == 0, "nothing else wrote beside the writer")
             }
 
             // With the live feed running (as `waybill serve` runs it), an order's live event reaches this

@@ -173,7 +173,8 @@ struct SQLiteReadersTests {
             let log = Log()
             // More waiting writers than Swift has threads for tasks (one per core): with SQLite's
             // own busy handler each would sleep on its thread, and nothing else would run.
-            let writers = (0..<(2 * ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in SQLiteWriter(path: path) }
+            let statistics = SQLiteStatistics()
+            let writers = (0..<(2 * ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in SQLiteWriter(path: path, statistics: statistics) }
             defer { for writer in writers { writer.close() } }
             try await SQLiteBusy.$patience.withValue(.seconds(600)) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -195,6 +196,12 @@ struct SQLiteReadersTests {
             let entries = await log.entries
             #expect(entries.first == "other work")
             #expect(entries.filter { $0 == "committed" }.count == writers.count)
+            // Each waited by trying again: SQLite's own busy handler, which sleeps on the thread, is off
+            // on the writer's connections and the readers'.
+            #expect(statistics.busyRetries >= writers.count)
+            #expect(try writers[0].rows("PRAGMA busy_timeout", []).rows == [[.integer(0)]])
+            let readers = try #require(SQLiteReaders.of(server.app.db as! any SQLDatabase))
+            #expect(try readers.rows("PRAGMA busy_timeout", []).rows == [[.integer(0)]])
         }
     }
 

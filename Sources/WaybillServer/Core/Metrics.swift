@@ -37,6 +37,8 @@ final class WaybillMetrics: Sendable {
     /// hot path, turned into gauges only when scraped.
     private let inFlight = NIOLockedValueBox<Int>(0)
     private let transactions = NIOLockedValueBox<Int>(0)
+    /// The SQLite busy retries already added to their counter (it counts up at each scrape).
+    private let busyRetriesReported = NIOLockedValueBox<Int>(0)
 
     init() {
         fanOutLag = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
@@ -112,6 +114,23 @@ final class WaybillMetrics: Sendable {
             struct Limit: Decodable { let n: Int }
             let limit = try await sql.raw("SELECT current_setting('max_connections')::int AS n").first(decoding: Limit.self)?.n ?? 0
             registry.makeGauge(name: "waybill_db_max_connections", help: "PostgreSQL's max_connections.").set(Double(limit))
+        }
+        // SQLite: Waybill's own connections (SQLiteReaders, SQLiteWriter) beside SQLiteNIO's.
+        if let sqlite = db.context.configuration as? ReadingSQLiteConfiguration {
+            let readers = sqlite.readers.connections
+            for (state, n) in [("reading", readers.reading), ("idle", readers.idle)] {
+                registry.makeGauge(name: "waybill_sqlite_reader_connections", labels: [("state", state)],
+                                   help: "This process's read-only SQLite connections, reading now or kept idle.")
+                    .set(Double(n))
+            }
+            let retries = sqlite.readers.statistics.busyRetries
+            let reported = busyRetriesReported.withLockedValue { reported in
+                defer { reported = max(reported, retries) }
+                return reported
+            }
+            registry.makeCounter(name: "waybill_sqlite_busy_retries_total",
+                                 help: "SQLite statements tried again because another connection held the lock they needed.")
+                .increment(by: Int64(max(0, retries - reported)))
         }
         registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.")
             .set(Double(requestsInFlight))

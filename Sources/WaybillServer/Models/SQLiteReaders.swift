@@ -26,11 +26,18 @@ final class SQLiteReaders: SQLiteStatements {
     /// The connections kept between reads, and whether the application has stopped (then nothing is
     /// kept or opened: a connection left open to a file that is later deleted keeps its lock state
     /// in SQLite's table of open files, which a new file given the same inode would inherit).
-    private let idle = NIOLockedValueBox<(handles: [SQLiteHandle], closed: Bool)>(([], false))
+    private let idle = NIOLockedValueBox<(handles: [SQLiteHandle], closed: Bool, reading: Int)>(([], false, 0))
     /// Connections kept between reads; more are opened when more threads read at once, and closed after.
     private static let kept = 8
+    let statistics: SQLiteStatistics
 
-    init(path: String) { self.path = path }
+    init(path: String, statistics: SQLiteStatistics = SQLiteStatistics()) {
+        self.path = path
+        self.statistics = statistics
+    }
+
+    /// Connections reading now, and connections kept idle (for `/metrics`).
+    var connections: (reading: Int, idle: Int) { idle.withLockedValue { ($0.reading, $0.handles.count) } }
 
     /// The result of one statement: its columns' names, and each row as its columns' values.
     struct Result {
@@ -40,18 +47,29 @@ final class SQLiteReaders: SQLiteStatements {
 
     /// The rows of one statement, each as its columns' values.
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> Result {
-        let (kept, closed) = idle.withLockedValue { ($0.handles.popLast(), $0.closed) }
+        let (kept, closed) = idle.withLockedValue { state in
+            if !state.closed { state.reading += 1 }
+            return (state.handles.popLast(), state.closed)
+        }
         guard !closed else { throw SQLiteHandle.Failure.closed }
-        let reader = try kept ?? SQLiteHandle(path: path, readOnly: true)
-        // A connection whose read failed is closed, not kept (it may be the file that changed under it).
-        let result = try reader.rows(sql, binds)
-        idle.withLockedValue { if !$0.closed, $0.handles.count < Self.kept { $0.handles.append(reader) } }
-        return result
+        do {
+            let reader = try kept ?? SQLiteHandle(path: path, readOnly: true)
+            // A connection whose read failed is closed, not kept (it may be the file that changed under it).
+            let result = try reader.rows(sql, binds)
+            idle.withLockedValue { state in
+                state.reading -= 1
+                if !state.closed, state.handles.count < Self.kept { state.handles.append(reader) }
+            }
+            return result
+        } catch {
+            idle.withLockedValue { $0.reading -= 1 }
+            throw error
+        }
     }
 
     /// Closes the kept connections, and those still reading as they finish (the application stops).
     func close() {
-        idle.withLockedValue { $0 = ([], true) }
+        idle.withLockedValue { $0.handles = []; $0.closed = true }
     }
 }
 
@@ -215,6 +233,16 @@ extension SQLiteReaders {
 /// Runs statements on a connection of Waybill's own: the readers' or the writer's.
 protocol SQLiteStatements: Sendable {
     func rows(_ sql: String, _ binds: [SQLiteData]) throws -> SQLiteReaders.Result
+    var statistics: SQLiteStatistics { get }
+}
+
+/// What `/metrics` reports of Waybill's own SQLite connections beyond their number.
+final class SQLiteStatistics: Sendable {
+    private let retries = NIOLockedValueBox(0)
+    /// Statements tried again because another connection held the lock they needed (`SQLiteBusy`).
+    var busyRetries: Int { retries.withLockedValue { $0 } }
+    func retried() { retries.withLockedValue { $0 += 1 } }
+    init() {}
 }
 
 private let bindEncoder = SQLiteDataEncoder()
@@ -228,7 +256,7 @@ extension SQLiteStatements {
     /// The same, traced as a database call when tracing is on, and tried again while the file is busy.
     func run(_ serialized: (sql: String, binds: [any Encodable & Sendable]), traced: Bool) async throws -> SQLiteReaders.Result {
         try await TracedSQLDatabase.span(serialized.sql, system: "sqlite", when: traced) {
-            try await SQLiteBusy.retrying { try rows(serialized) }
+            try await SQLiteBusy.retrying(statistics) { try rows(serialized) }
         }
     }
 }
@@ -242,11 +270,12 @@ enum SQLiteBusy {
     /// How long a statement keeps trying in all.
     @TaskLocal static var patience: Duration = .seconds(5)
 
-    static func retrying<T>(_ attempt: () throws -> T) async throws -> T {
+    static func retrying<T>(_ statistics: SQLiteStatistics, _ attempt: () throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + patience
         var pause = Duration.milliseconds(1)
         while true {
             do { return try attempt() } catch let failure as SQLiteHandle.Failure where failure.isBusy && ContinuousClock.now < deadline {
+                statistics.retried()
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))
             }
@@ -295,8 +324,9 @@ struct ReadingSQLiteConfiguration: DatabaseConfiguration {
 
     init(path: String) {
         base = DatabaseConfigurationFactory.sqlite(.file(path)).make()
-        readers = SQLiteReaders(path: path)
-        writer = SQLiteWriter(path: path)
+        let statistics = SQLiteStatistics()
+        readers = SQLiteReaders(path: path, statistics: statistics)
+        writer = SQLiteWriter(path: path, statistics: statistics)
     }
 
     var middleware: [any AnyModelMiddleware] {

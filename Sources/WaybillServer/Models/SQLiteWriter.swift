@@ -22,7 +22,12 @@ final class SQLiteWriter: SQLiteStatements {
     /// stopped, after which nothing opens it again (see `SQLiteReaders`).
     private let connection = NIOLockedValueBox<(handle: SQLiteHandle?, closed: Bool)>((nil, false))
 
-    init(path: String) { self.path = path }
+    let statistics: SQLiteStatistics
+
+    init(path: String, statistics: SQLiteStatistics = SQLiteStatistics()) {
+        self.path = path
+        self.statistics = statistics
+    }
 
     private func withHandle<T>(_ body: (SQLiteHandle) throws -> T) throws -> T {
         try connection.withLockedValue { state in
@@ -78,7 +83,7 @@ final class SQLiteWriter: SQLiteStatements {
     /// statements never find the file busy; beginning waits, asynchronously, for another connection
     /// that writes (SQLiteNIO's, during migrations or a backup; another process).
     func transaction<T: Sendable>(context: DatabaseContext, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        try await SQLiteBusy.retrying { try exec("BEGIN IMMEDIATE TRANSACTION") }
+        try await SQLiteBusy.retrying(statistics) { try exec("BEGIN IMMEDIATE TRANSACTION") }
         do {
             let result = try await body(WriterDatabase(writer: self, context: context))
             try exec("COMMIT TRANSACTION")
