@@ -123,7 +123,7 @@ final class WaybillMetrics: Sendable {
                                    help: "This process's read-only SQLite connections, reading now or kept idle.")
                     .set(Double(n))
             }
-            let retries = sqlite.readers.statistics.busyRetries
+            let retries = sqlite.statistics.busyRetries
             let reported = busyRetriesReported.withLockedValue { reported in
                 defer { reported = max(reported, retries) }
                 return reported

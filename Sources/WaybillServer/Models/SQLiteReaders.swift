@@ -321,10 +321,12 @@ struct ReadingSQLiteConfiguration: DatabaseConfiguration {
     let readers: SQLiteReaders
     /// The connection write transactions run on (`writeTransaction`).
     let writer: SQLiteWriter
+    /// The readers' and the writer's together.
+    let statistics: SQLiteStatistics
 
     init(path: String) {
         base = DatabaseConfigurationFactory.sqlite(.file(path)).make()
-        let statistics = SQLiteStatistics()
+        statistics = SQLiteStatistics()
         readers = SQLiteReaders(path: path, statistics: statistics)
         writer = SQLiteWriter(path: path, statistics: statistics)
     }
