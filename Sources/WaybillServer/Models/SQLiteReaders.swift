@@ -271,10 +271,14 @@ enum SQLiteBusy {
     @TaskLocal static var patience: Duration = .seconds(5)
 
     static func retrying<T>(_ statistics: SQLiteStatistics, _ attempt: () throws -> T) async throws -> T {
-        let deadline = ContinuousClock.now + patience
+        // Every read goes through here: the clock and the patience are read only once the file is busy.
+        var deadline: ContinuousClock.Instant?
         var pause = Duration.milliseconds(1)
         while true {
-            do { return try attempt() } catch let failure as SQLiteHandle.Failure where failure.isBusy && ContinuousClock.now < deadline {
+            do { return try attempt() } catch let failure as SQLiteHandle.Failure where failure.isBusy {
+                let now = ContinuousClock.now
+                if deadline == nil { deadline = now + patience }
+                guard now < deadline! else { throw failure }
                 statistics.retried()
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))
