@@ -56,20 +56,27 @@ struct CLI: Sendable {
 
     /// Reads the child's output to its end off the concurrency pool, then waits for its exit.
     /// `readingStderr: false` when something else reads the standard error as it comes.
+    ///
+    /// On threads of their own, not Dispatch's global queue: on Linux its default-priority threads
+    /// are the ones Swift's tasks run on (one per core). Blocked in `read` there until the child ends,
+    /// they left no thread for the server the child was waiting on, and the whole test process
+    /// stalled until the server dropped the idle connection ten minutes later (the stall watchdog's
+    /// backtrace of a full run showed `CLI.finish` in `read` on a `default-qos` thread).
     static func finish(_ child: Spawned, readingStderr: Bool = true) async -> Result {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let group = DispatchGroup()
+            Thread.detachNewThread {
+                let stderrDone = DispatchSemaphore(value: 0)
                 nonisolated(unsafe) var stderr = Data()
                 if readingStderr {
-                    group.enter()
-                    DispatchQueue.global().async {
+                    Thread.detachNewThread {
                         stderr = child.stderr.readDataToEndOfFile()
-                        group.leave()
+                        stderrDone.signal()
                     }
+                } else {
+                    stderrDone.signal()
                 }
                 let stdout = child.stdout.readDataToEndOfFile()
-                group.wait()
+                stderrDone.wait()
                 let status = child.waitForExit()
                 continuation.resume(returning: Result(status: status, stdout: String(decoding: stdout, as: UTF8.self),
                                                       stderr: String(decoding: stderr, as: UTF8.self)))
