@@ -87,12 +87,15 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     let chosenMailer: any Mailer = mailer
         ?? config.smtp.map { SMTPMailer(settings: $0, group: app.eventLoopGroup) }
         ?? LogMailer(logger: app.logger)
-    let caches = ReadCaches()
+    let caches = ReadCaches(keepOrders: config.orderReadCache)
     // Writes made through the models forget what the caches kept of them (`ReadCaches`).
     app.databases.middleware.use(AccountChangeMiddleware<User>(caches: caches, account: { $0.id }))
     app.databases.middleware.use(AccountChangeMiddleware<Session>(caches: caches, account: { $0.$user.id }))
     app.databases.middleware.use(TariffChangeMiddleware(caches: caches))
     app.databases.middleware.use(SubscriptionChangeMiddleware(caches: caches))
+    app.databases.middleware.use(OrderChangeMiddleware<Order>(caches: caches, order: { $0.id }))
+    app.databases.middleware.use(OrderChangeMiddleware<OrderEvent>(caches: caches, order: { $0.orderID }))
+    app.databases.middleware.use(OrderChangeMiddleware<OrderFile>(caches: caches, order: { $0.orderID }))
     let hub = LiveHub(logger: app.logger, caches: caches)
     let feedMode: LiveFeed.Mode
     switch config.database {

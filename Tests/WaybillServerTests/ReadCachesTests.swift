@@ -75,4 +75,92 @@ struct ReadCachesTests {
             #expect(try await server.send(.GET, "/me", token: driver.access).status == .ok)
         }
     }
+
+    @Test("An order's detail shows each change on the very next read: its status, driver, history, the people's names and its files",
+          arguments: TestDatabase.available)
+    func orderChangesShowAtOnce(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let id = try await server.placeOrder(cast.customer.access)
+            func detail(_ token: String = cast.customer.access) async throws -> JSON {
+                let reply = try await server.send(.GET, "/orders/\(id)", token: token)
+                try #require(reply.status == .ok, "\(reply)")
+                return reply.json
+            }
+            let placed = try await detail()
+            #expect(placed["status"].string == "pending" && placed["driver"]["id"].string == nil)
+            #expect(try await detail(cast.manager.access)["status"].string == "pending")
+
+            try await server.advance(id, to: .assigned, cast: cast)
+            let assigned = try await detail()
+            #expect(assigned["status"].string == "assigned" && assigned["driver"]["id"].string == cast.driver.userID)
+            #expect(assigned["events"].array.count == placed["events"].array.count + 1)
+            // The driver sees it as a driver now, not as nobody.
+            #expect(try await detail(cast.driver.access)["availableActions"].array.compactMap(\.string).contains("accept"))
+
+            // A driver's new name (a write to their account, not to the order).
+            #expect(try await server.send(.PATCH, "/me", json: ["firstName": "Lucia"], token: cast.driver.access).status == .ok)
+            #expect(try await detail()["driver"]["firstName"].string == "Lucia")
+
+            // A photo: a row of the order's files.
+            #expect(try await server.upload("/orders/\(id)/photos", parts: [.file("photo", SampleImages.photoJPEG, type: "image/jpeg")],
+                                            token: cast.customer.access).status == .created)
+            #expect(try await detail()["photos"].array.count == 1)
+
+            try await server.advance(id, to: .accepted, cast: cast, from: .assigned)
+            #expect(try await detail()["status"].string == "accepted")
+            #expect(try await server.send(.GET, "/orders/\(id)", token: cast.otherCustomer.access).status == .notFound)
+        }
+    }
+
+    @Test("A page of orders shows a new order, a new status and a changed name on the very next read, and only what its reader may see",
+          arguments: TestDatabase.available)
+    func listChangesShowAtOnce(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            let first = try await server.placeOrder(cast.customer.access)
+            func page(_ token: String, _ query: String = "limit=50") async throws -> [JSON] {
+                let reply = try await server.send(.GET, "/orders?\(query)", token: token)
+                try #require(reply.status == .ok, "\(reply)")
+                return reply.json["items"].array
+            }
+            #expect(try await page(cast.manager.access).count == 1)
+            let second = try await server.placeOrder(cast.otherCustomer.access)
+            #expect(try await page(cast.manager.access).map { $0["id"].string } == [second, first])
+            #expect(try await page(cast.customer.access).map { $0["id"].string } == [first], "a customer's page is their own")
+
+            try await server.advance(first, to: .assigned, cast: cast)
+            let assigned = try await page(cast.manager.access).first { $0["id"].string == first }
+            #expect(assigned?["status"].string == "assigned" && assigned?["driver"]["id"].string == cast.driver.userID)
+            #expect(try await page(cast.driver.access).map { $0["id"].string } == [first])
+
+            #expect(try await server.send(.PATCH, "/me", json: ["firstName": "Lucia"], token: cast.driver.access).status == .ok)
+            #expect(try await page(cast.manager.access).first { $0["id"].string == first }?["driver"]["firstName"].string == "Lucia")
+
+            // Each filter is a page of its own.
+            #expect(try await page(cast.manager.access, "limit=1").count == 1)
+            try await server.advance(second, to: .cancelled, cast: cast)
+            #expect(try await page(cast.manager.access, "limit=50&status=cancelled").map { $0["id"].string } == [second])
+        }
+    }
+
+    @Test("A live event on an order's topic, from any process, forgets what was kept of it; a driver's position does not")
+    func liveEventsForgetKeptOrders() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let ids = [try await server.placeOrder(cast.customer.access), try await server.placeOrder(cast.customer.access)]
+            for id in ids { #expect(try await server.send(.GET, "/orders/\(id)", token: cast.customer.access).status == .ok) }
+            let (order, other) = (OrderID(uuidString: ids[0])!, OrderID(uuidString: ids[1])!)
+            let caches = server.app.waybill.caches
+            #expect(caches.orders.value(order) != nil && caches.orders.value(other) != nil)
+            // What another process's transaction wrote reaches this one's hub like this.
+            let hub = LiveHub(logger: server.app.logger, caches: caches)
+            func live(_ type: String) -> LiveRow { LiveRow(id: 1, topic: LiveTopic.order(order).name, type: type, data: "{}", at: 0) }
+            hub.deliver([live("location"), live("eta")])
+            #expect(caches.orders.value(order) != nil)
+            hub.deliver([live("status")])
+            #expect(caches.orders.value(order) == nil)
+            #expect(caches.orders.value(other) != nil)
+        }
+    }
 }

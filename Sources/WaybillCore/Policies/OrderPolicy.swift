@@ -250,7 +250,7 @@ public enum OrderPolicy {
         ShipmentBox.allCases.filter { listScope(for: caller, box: $0) != nil }
     }
 
-    public enum ListScope: Sendable, Equatable {
+    public enum ListScope: Sendable, Hashable {
         /// The customer's own orders, without checkouts not yet paid (`OrderStatus.listedForCustomer`).
         case placedBy(UserID)
         case assignedTo(UserID)

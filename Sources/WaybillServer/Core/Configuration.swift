@@ -70,6 +70,8 @@ public struct WaybillConfig: Sendable {
     /// SQLite: reads outside transactions and write transactions on Waybill's own connections, on
     /// the caller's thread (`SQLiteReaders`, `SQLiteWriter`); false: every statement through SQLiteNIO.
     public var sqliteDirect = true
+    /// Orders' details and pages kept for a second (`ReadCaches`); `ORDER_READ_CACHE=0` to compare.
+    public var orderReadCache = true
     /// Position reports accepted per driver and second (twice that in a burst).
     var positionReportsPerSecond: Double = 4
     /// How many reports a driver may send at once before the rate applies (twice the rate unless set).
@@ -226,6 +228,10 @@ public struct WaybillConfig: Sendable {
         if let raw = value("SQLITE_DIRECT") {
             guard raw == "0" || raw == "1" else { throw ConfigurationError("SQLITE_DIRECT must be 1 (the default) or 0.") }
             config.sqliteDirect = raw == "1"
+        }
+        if let raw = value("ORDER_READ_CACHE") {
+            guard raw == "0" || raw == "1" else { throw ConfigurationError("ORDER_READ_CACHE must be 1 (the default) or 0.") }
+            config.orderReadCache = raw == "1"
         }
         if let raw = value("MAP_TILE_URL") {
             guard raw.hasPrefix("https://") || raw.hasPrefix("http://"), raw.contains("{z}"), raw.contains("{x}"), raw.contains("{y}") else {

@@ -103,6 +103,13 @@ final class LiveHub: Sendable {
             for connection in touched.values { connection.drain() }
             touched.removeAll(keepingCapacity: true)
         }
+        // An order's changes (status, driver, steps) are said on its topic by whichever process
+        // made them: what this process kept of the order is read again (`ReadCaches.orders`).
+        var changedOrders: [OrderID] = []
+        for row in rows where row.topic.hasPrefix("order:") && row.type != "location" && row.type != "eta" {
+            if case .order(let id)? = LiveTopic(row.topic) { changedOrders.append(id) }
+        }
+        caches.forget(orders: changedOrders)
         for row in rows {
             if row.isControl {
                 send()  // what came before a closing connection goes out first

@@ -63,6 +63,7 @@ struct Labels: WaybillService {
             guard let sql = db.tracedSQL else { return }
             try await sql.update("orders").set("handover_token", to: SQLBind(token)).where("id", .equal, SQLBind(order.id!))
                 .where("handover_token", .is, SQLLiteral.null).run()
+            WrittenChanges.note(order: order.id, caches: services.caches)
         }
         // Someone else's first print may have won: theirs is the one.
         let stored = try await Order.find(order.id!, on: db)?.handoverToken ?? token

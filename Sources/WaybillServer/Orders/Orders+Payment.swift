@@ -53,6 +53,7 @@ extension Orders {
                     .where("id", .equal, SQLBind(orderID))
                     .where("payment_status", .in, SQLBind.group([Order.PaymentStatus.void.rawValue, Order.PaymentStatus.awaiting.rawValue]))
                     .returning("id").all()
+                WrittenChanges.note(order: orderID, caches: services.caches)
                 if !rows.isEmpty { try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: orderID.uuidString, on: db) }
             }
             try? await refundNow(orderID)
@@ -118,6 +119,7 @@ extension Orders {
                 .where("payment_status", .equal, SQLBind(Order.PaymentStatus.refundPending.rawValue))
                 .returning("id").all()
             guard !rows.isEmpty else { return }
+            WrittenChanges.note(order: id, caches: services.caches)
             try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).create(on: db)
             // The event carries the order as it now is (its subscribers, the ledger among them, read it).
             order.paymentStatus = .refunded
@@ -177,6 +179,7 @@ extension Orders {
                 .where("payment_status", .equal, SQLBind(Order.PaymentStatus.paid.rawValue))
                 .returning("id").all()
             guard !rows.isEmpty else { return false }
+            WrittenChanges.note(order: id, caches: services.caches)
             try await OrderEvent(orderID: id, type: "refund_requested", status: nil, actorID: principal.userID, note: reason).create(on: db)
             try await AuditLog.record(.orderRefunded, by: principal.userID, target: .order, id.uuidString, before: ["payment": "paid"],
                                       after: ["payment": "refund_pending", "amount": String(order.priceAmount), "currency": order.currency], reason: reason, on: db)

@@ -123,6 +123,7 @@ extension Orders {
                 .where("recipient_code_attempts", .lessThan, SQLBind(OneTimeCodePolicy.maxAttempts))
                 .returning("id").all()
         }
+        WrittenChanges.note(order: order.id, caches: services.caches)
         guard !counted.isEmpty else {
             throw WaybillError(.unprocessableEntity, .recipientCodeLocked,
                                "Too many wrong codes. Mark the delivery failed or ask a manager.", fields: ["code": "locked"])
@@ -212,13 +213,18 @@ extension Orders {
         // batches, so a backlog of unpaid orders cannot hide the ones that do have photos.
         while true {
             let batch = try await sql.raw("""
-                SELECT f.id, f.storage_name FROM order_files f JOIN orders o ON o.id = f.order_id
+                SELECT f.id, f.order_id, f.storage_name FROM order_files f JOIN orders o ON o.id = f.order_id
                 WHERE f.kind = \(bind: OrderFile.Kind.parcelPhoto.rawValue) AND o.status = \(bind: OrderStatus.awaitingPayment.rawValue)
                   AND o.created_at < \(bind: cutoff)
                 LIMIT 500
-                """).all().map { (id: FileID(rawValue: try $0.decode(column: "id", as: UUID.self)), name: try $0.decode(column: "storage_name", as: String.self)) }
+                """).all().map { (id: FileID(rawValue: try $0.decode(column: "id", as: UUID.self)),
+                                  order: OrderID(rawValue: try $0.decode(column: "order_id", as: UUID.self)),
+                                  name: try $0.decode(column: "storage_name", as: String.self)) }
             guard !batch.isEmpty else { break }
-            try await transaction { db in try await OrderFile.query(on: db).filter(\.$id ~~ batch.map(\.id)).delete() }
+            try await transaction { db in
+                try await OrderFile.query(on: db).filter(\.$id ~~ batch.map(\.id)).delete()
+                for file in batch { WrittenChanges.note(order: file.order, caches: services.caches) }
+            }
             // The rows are gone first: a crash here leaves an unreferenced file, never a row without one.
             for file in batch { await services.files.delete(file.name) }
             deleted += batch.count

@@ -115,6 +115,7 @@ extension Orders {
             let now = try await Order.find(order.id!, on: db)
             throw WaybillError.invalidTransition(now?.status ?? order.status, action)
         }
+        WrittenChanges.note(order: order.id, caches: nil)  // in the transition's transaction
         order.version += 1
     }
 

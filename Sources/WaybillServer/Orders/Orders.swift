@@ -101,13 +101,64 @@ struct Orders: WaybillService {
         return order
     }
 
+    /// The order as its customer, driver or a manager sees it; 404 for anyone else. What it reads
+    /// is kept for a second (`ReadCaches.orders`, forgotten by every change to the order): an order
+    /// followed by its customer, driver and managers is asked for again and again while nothing
+    /// changes. Who may see it, its tracking and the receiver's code are worked out every time.
     func detail(_ id: OrderID, for principal: Principal) async throws -> OrderRecord {
+        // Inside a transaction the reads could see what it has not committed yet: never kept.
+        let cache = services.caches.orders, keeping = !db.inTransaction
+        if keeping, let kept = cache.value(id) { return try await record(of: kept, for: principal) }
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        let generation = cache.generation
         let select = OrderRow.select(on: sql, listed: false).where("id", .equal, SQLBind(id)).limit(1)
         guard let order = try await OrderRow.read(select, on: sql).first else { throw WaybillError.notFound }
-        let capacities = capacities(of: principal, for: order)
-        guard OrderPolicy.allows(.see, status: order.status, as: capacities) else { throw WaybillError.notFound }
-        return try await load(order, capacities: capacities, full: true)
+        guard OrderPolicy.allows(.see, status: order.status, as: capacities(of: principal, for: order)) else { throw WaybillError.notFound }
+        let kept = try await read(order)
+        if keeping { cache.keep(kept, for: id, readAt: generation) }
+        return try await record(of: kept, for: principal)
+    }
+
+    /// What an order's detail shows whoever asks: its history, the people it names, its files.
+    private func read(_ order: OrderRow) async throws -> ReadCaches.KeptOrder {
+        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        let events = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderEvent.schema)
+            .where("order_id", .equal, SQLBind(order.id)).orderBy("id"), sql: sql).map(OrderEvent.init(reading:))
+        var ids = Set([order.customerID])
+        if let driver = order.driverID { ids.insert(driver) }
+        for event in events { if let actor = event.actorID { ids.insert(actor) } }
+        let people = try await Self.people(ids, on: sql)
+        // A claim's photos are the claim's (its claimant and staff who decide see them there).
+        let files = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderFile.schema)
+            .where("order_id", .equal, SQLBind(order.id)).where("kind", .notEqual, SQLBind(OrderFile.Kind.claimPhoto.rawValue))
+            .orderBy("created_at"), sql: sql).map(OrderFile.init(reading:))
+        return .init(order: order, events: events, people: people, files: files)
+    }
+
+    /// The detail of an order read (or kept) for `principal`: 404 unless they may see it.
+    private func record(of kept: ReadCaches.KeptOrder, for principal: Principal) async throws -> OrderRecord {
+        let capacities = capacities(of: principal, for: kept.order)
+        guard OrderPolicy.allows(.see, status: kept.order.status, as: capacities) else { throw WaybillError.notFound }
+        return try await record(of: kept, capacities: capacities)
+    }
+
+    private func record(of kept: ReadCaches.KeptOrder, capacities: Set<OrderCapacity>) async throws -> OrderRecord {
+        let order = kept.order, users = kept.people
+        guard let customer = users[order.customerID] else { throw WaybillError.notFound }
+        var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+        record.files = kept.files
+        record.events = kept.events.map { ($0, $0.actorID.flatMap { users[$0] }) }
+        try await complete(&record)
+        return record
+    }
+
+    /// What a detail works out for its viewer on every read: the tracking and the receiver's code.
+    private func complete(_ record: inout OrderRecord) async throws {
+        let order = record.order, capacities = record.capacities
+        record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
+        if OrderPolicy.allows(.seeRecipientCode, status: order.status, as: capacities), let sealed = order.recipientCodeSealed {
+            record.recipientCode = services.codes.unsealRecipientCode(sealed, orderID: order.id)
+        }
     }
 
     /// The order as a write left it, with its people, history, files and tracking.
@@ -120,28 +171,14 @@ struct Orders: WaybillService {
     /// writing and escaping each column's alias (docs/performance.md).
     func load(_ order: OrderRow, capacities: Set<OrderCapacity>, full: Bool = true) async throws -> OrderRecord {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        let events = full
-            ? try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderEvent.schema)
-                .where("order_id", .equal, SQLBind(order.id)).orderBy("id"), sql: sql).map(OrderEvent.init(reading:))
-            : []
-        var ids = Set([order.customerID])
-        if let driver = order.driverID { ids.insert(driver) }
-        for event in events { if let actor = event.actorID { ids.insert(actor) } }
-        let users = try await Self.people(ids, on: sql)
-        guard let customer = users[order.customerID] else { throw WaybillError.notFound }
-        var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
-        if full {
-            // A claim's photos are the claim's (its claimant and staff who decide see them there).
-            record.files = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderFile.schema)
-                .where("order_id", .equal, SQLBind(order.id)).where("kind", .notEqual, SQLBind(OrderFile.Kind.claimPhoto.rawValue))
-                .orderBy("created_at"), sql: sql).map(OrderFile.init(reading:))
-            record.events = events.map { ($0, $0.actorID.flatMap { users[$0] }) }
-            record.tracking = try await Tracking(services: services, db: db, logger: logger).view(of: order, capacities: capacities)
-            if OrderPolicy.allows(.seeRecipientCode, status: order.status, as: capacities), let sealed = order.recipientCodeSealed {
-                record.recipientCode = services.codes.unsealRecipientCode(sealed, orderID: order.id)
-            }
+        guard full else {
+            var ids = Set([order.customerID])
+            if let driver = order.driverID { ids.insert(driver) }
+            let users = try await Self.people(ids, on: sql)
+            guard let customer = users[order.customerID] else { throw WaybillError.notFound }
+            return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
         }
-        return record
+        return try await record(of: read(order), capacities: capacities)
     }
 
     struct ListFilter: Sendable {
@@ -160,9 +197,30 @@ struct Orders: WaybillService {
     /// (the model's own column mapping, read fast): Fluent's query path cost about 0.2 ms per row,
     /// most of a page's time (scripts/bench).
     func list(_ filter: ListFilter, for principal: Principal) async throws -> (records: [OrderRecord], nextCursor: String?) {
+        guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
+        // The page of a scope is kept for a second (`ReadCaches.lists`); what each viewer may see of
+        // it, and do, is worked out on every request.
+        let key = ReadCaches.ListKey(scope: scope, customerID: filter.customerID, driverID: filter.driverID, statuses: filter.statuses,
+                                     from: filter.from, to: filter.to, cursor: filter.cursor, limit: filter.limit)
+        let cache = services.caches.lists, keeping = !db.inTransaction
+        let kept: ReadCaches.KeptList
+        if keeping, let found = cache.value(key) {
+            kept = found
+        } else {
+            let generation = cache.generation
+            kept = try await read(filter, scope: scope)
+            if keeping { cache.keep(kept, for: key, readAt: generation) }
+        }
+        let page = Array(kept.orders.prefix(filter.limit))
+        let records = summaries(page, people: kept.people, for: principal)
+        let next = kept.orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id) } : nil
+        return (records, next)
+    }
+
+    /// A page of a list scope's orders (one more than asked, to know whether there is a next), with the people it names.
+    private func read(_ filter: ListFilter, scope: OrderPolicy.ListScope) async throws -> ReadCaches.KeptList {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let query = OrderRow.select(on: sql, listed: true)
-        guard let scope = OrderPolicy.listScope(for: principal.caller, box: filter.box) else { throw WaybillError.forbidden }
         Self.restrict(query, to: scope)
         if let customer = filter.customerID { query.where("customer_id", .equal, SQLBind(customer)) }
         if let driver = filter.driverID { query.where("driver_id", .equal, SQLBind(driver)) }
@@ -176,18 +234,23 @@ struct Orders: WaybillService {
         }
         query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1)
         let orders = try await OrderRow.read(query, on: sql)
-        let page = Array(orders.prefix(filter.limit))
-        let records = try await summaries(page, for: principal)
-        let next = orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id) } : nil
-        return (records, next)
+        return .init(orders: orders, people: try await Self.people(of: orders.prefix(filter.limit), on: sql))
     }
 
     /// Orders the caller may see, as list entries: with their customer and driver, read at once.
     func summaries(_ orders: [OrderRow], for principal: Principal) async throws -> [OrderRecord] {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        return summaries(orders, people: try await Self.people(of: orders, on: sql), for: principal)
+    }
+
+    /// The customers and drivers of `orders`, read at once.
+    static func people(of orders: some Collection<OrderRow>, on sql: any SQLDatabase) async throws -> [UserID: PersonRow] {
         var ids = Set(orders.map(\.customerID))
         for order in orders { if let driver = order.driverID { ids.insert(driver) } }
-        let users = try await Self.people(ids, on: sql)
+        return try await people(ids, on: sql)
+    }
+
+    func summaries(_ orders: [OrderRow], people users: [UserID: PersonRow], for principal: Principal) -> [OrderRecord] {
         // Worked out once for the page: the caller's capabilities were a tenth of a list's time when
         // asked for per order.
         let caller = principal.caller

@@ -326,7 +326,7 @@ struct Subscriptions: WaybillService {
                 try await Self.endUnpaid(account: record.accountID, except: id, at: now, on: db)
             }
             try await update.where("id", .equal, SQLBind(id)).run()
-            AccountChanges.note(record.accountID, caches: nil)  // its kept plan, forgotten when this commits
+            WrittenChanges.note(record.accountID, caches: nil)  // its kept plan, forgotten when this commits
             if status != previous.status {
                 logger.info("Subscription \(id.uuidString): \(previous.status.rawValue) → \(status.rawValue)")
             }
@@ -515,7 +515,7 @@ struct Subscriptions: WaybillService {
             .where("included_used", .lessThanOrEqual, SQLBind(limit - count))
         update = periodStart.map { update.where("period_start", .equal, SQLBind($0)) } ?? update.where(SQLIdentifier("period_start"), .is, SQLLiteral.null)
         let rows = try await update.returning("id").all()
-        AccountChanges.note(account, caches: nil)  // in the order's transaction: forgotten when it commits
+        WrittenChanges.note(account, caches: nil)  // in the order's transaction: forgotten when it commits
         if rows.isEmpty {
             throw WaybillError(.conflict, .includedDeliveriesUsed, "Your plan's included deliveries are used up; ask for a new price.")
         }
@@ -530,6 +530,6 @@ struct Subscriptions: WaybillService {
             .where("id", .equal, SQLBind(id)).where("included_used", .greaterThan, SQLBind(0))
             .where("period_start", .lessThanOrEqual, SQLBind(order.createdAt))
             .run()
-        AccountChanges.note(order.customerID, caches: nil)  // in the cancel's transaction: forgotten when it commits
+        WrittenChanges.note(order.customerID, caches: nil)  // in the cancel's transaction: forgotten when it commits
     }
 }

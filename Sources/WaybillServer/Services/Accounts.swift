@@ -309,7 +309,7 @@ struct Accounts {
             try await Session.query(on: db).filter(\.$id == id).filter(\.$revokedAt == nil)
                 .set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
             if let userID = try await Session.find(id, on: db)?.$user.id {
-                AccountChanges.note(userID, caches: nil)
+                WrittenChanges.note(userID, caches: nil)
                 try await LiveLog.publishControl(LiveRow.sessionEnded, topic: LiveLog.userTopic(userID),
                                                  data: ["user": userID.uuidString, "session": id.uuidString], on: db)
             }
@@ -321,7 +321,7 @@ struct Accounts {
         var query = Session.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
         if let except { query = query.filter(\.$id != except) }
         try await query.set(\.$revokedAt, to: UnixTime.now).set(\.$revokeReason, to: reason).update()
-        AccountChanges.note(userID, caches: nil)  // in a transaction: forgotten when it commits
+        WrittenChanges.note(userID, caches: nil)  // in a transaction: forgotten when it commits
         // Live connections of those sessions close too.
         var data = ["user": userID.uuidString]
         if let except { data["except"] = except.uuidString }
@@ -441,7 +441,7 @@ struct Accounts {
         let userID = principal.userID, sessionID = principal.sessionID
         try await transaction { db in
             try await User.query(on: db).filter(\.$id == userID).set(\.$passwordHash, to: hash).update()
-            AccountChanges.note(userID, caches: nil)
+            WrittenChanges.note(userID, caches: nil)
             try await Self.revokeSessions(userID: userID, except: sessionID, reason: "password_changed", on: db)
         }
     }

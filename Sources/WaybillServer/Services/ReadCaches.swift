@@ -46,6 +46,7 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Keeps `value` unless something was forgotten since `generation` was read.
     func keep(_ value: Value, for key: Key, readAt generation: UInt64) {
+        guard freshness > .zero else { return }
         let expires = NIODeadline.now() + freshness
         state.withLockedValue { state in
             guard state.generation == generation else { return }
@@ -66,6 +67,15 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// Forgets the values of `keys`, and every read under way; no walk over the other values.
+    func forget(keys: some Collection<Key>) {
+        guard !keys.isEmpty else { return }
+        state.withLockedValue { state in
+            state.generation &+= 1
+            for key in keys { state.entries.removeValue(forKey: key) }
+        }
+    }
+
     func forgetAll() { forget { _, _ in true } }
 }
 
@@ -73,7 +83,7 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 final class ReadCaches: Sendable {
     /// Each session's row of the account and session (`Accounts.authenticate(bearer:)`), for a
     /// second. Forgotten for an account when a transaction that changed it or one of its sessions
-    /// commits in this process (`AccountChanges`), and when another process says on the live channel
+    /// commits in this process (`WrittenChanges`), and when another process says on the live channel
     /// that a session ended or the account's access changed.
     let principals = FreshCache<SignInID, PrincipalRow>(freshness: .seconds(1), capacity: 50_000)
     /// The tariff in force, for a second: every quote and order reads it. Forgotten when this
@@ -90,6 +100,50 @@ final class ReadCaches: Sendable {
         let row: (any SQLRow)?
     }
 
+    /// What an order's detail reads, whoever asks (`Orders.detail`), for a second: the order, its
+    /// history, the people it names and its files. Who may see it, its tracking and the receiver's
+    /// code are worked out on every request. Forgotten for an order when a transaction that changed
+    /// it, its history or its files commits in this process (`WrittenChanges`), with the accounts it
+    /// names (`forget(accounts:)`), and when any process writes a live event on the order's topic
+    /// (`LiveHub.deliver`): every change of status, driver or step does.
+    let orders: FreshCache<OrderID, KeptOrder>
+
+    /// A page of orders (`Orders.list`) by its scope and filter, for a second, with the people it
+    /// names: a dashboard asked again and again while nothing changes. Every change to any order
+    /// forgets every page (`forget(orders:)`), as do changes to the accounts a page names.
+    let lists: FreshCache<ListKey, KeptList>
+
+    /// `keepOrders` false (`ORDER_READ_CACHE=0`): orders and pages are read afresh every time.
+    init(keepOrders: Bool = true) {
+        let freshness: TimeAmount = keepOrders ? .seconds(1) : .zero
+        orders = FreshCache(freshness: freshness, capacity: 10_000)
+        lists = FreshCache(freshness: freshness, capacity: 2_000)
+    }
+
+    struct ListKey: Hashable, Sendable {
+        let scope: OrderPolicy.ListScope
+        let customerID: UserID?
+        let driverID: UserID?
+        let statuses: [OrderStatus]
+        let from: Date?
+        let to: Date?
+        let cursor: String?
+        let limit: Int
+    }
+
+    struct KeptList: Sendable {
+        /// One more than the page holds when there is a next page.
+        let orders: [OrderRow]
+        let people: [UserID: PersonRow]
+    }
+
+    struct KeptOrder: Sendable {
+        let order: OrderRow
+        let events: [OrderEvent]
+        let people: [UserID: PersonRow]
+        let files: [OrderFile]
+    }
+
     struct PrincipalRow: Sendable {
         let user: UserID
         let row: any SQLRow
@@ -100,22 +154,46 @@ final class ReadCaches: Sendable {
         guard !accounts.isEmpty else { return }
         principals.forget { _, entry in accounts.contains(entry.user) }
         plans.forget { account, _ in accounts.contains(account) }
+        orders.forget { _, kept in kept.people.keys.contains(where: accounts.contains) }
+        lists.forget { _, kept in kept.people.keys.contains(where: accounts.contains) }
+    }
+
+    func forget(orders changed: some Collection<OrderID>) {
+        guard !changed.isEmpty else { return }
+        orders.forget(keys: changed)
+        lists.forgetAll()
     }
 }
 
-/// The accounts a write transaction changed (their row or a session), forgotten from
-/// `ReadCaches.principals` once it commits. Writes outside `writeTransaction` forget at once.
-final class AccountChanges: Sendable {
-    @TaskLocal static var current: AccountChanges?
+/// The accounts (their row or a session) and the orders (their row, history or files) a write
+/// transaction changed, forgotten from `ReadCaches` once it commits. Writes outside
+/// `writeTransaction` forget at once.
+final class WrittenChanges: Sendable {
+    @TaskLocal static var current: WrittenChanges?
 
-    private let users = NIOLockedValueBox<Set<UserID>>([])
-    var changed: Set<UserID> { users.withLockedValue { $0 } }
+    private struct Changed { var users: Set<UserID> = []; var orders: Set<OrderID> = [] }
+    private let state = NIOLockedValueBox(Changed())
+    var accounts: Set<UserID> { state.withLockedValue { $0.users } }
+    var orders: Set<OrderID> { state.withLockedValue { $0.orders } }
 
     /// Notes that `user`'s account or sessions changed: after the transaction commits when there
     /// is one under way, at once otherwise.
     static func note(_ user: UserID?, caches: ReadCaches?) {
         guard let user else { return }
-        if let current { current.users.withLockedValue { _ = $0.insert(user) } } else { caches?.forget(accounts: [user]) }
+        if let current { current.state.withLockedValue { _ = $0.users.insert(user) } } else { caches?.forget(accounts: [user]) }
+    }
+
+    /// Notes that an order, its history or its files changed, as `note(_:caches:)` does an account.
+    static func note(order: OrderID?, caches: ReadCaches?) {
+        guard let order else { return }
+        if let current { current.state.withLockedValue { _ = $0.orders.insert(order) } } else { caches?.forget(orders: [order]) }
+    }
+
+    /// After the commit: what it changed is read again from now on.
+    func forget(in caches: ReadCaches) {
+        let changed = state.withLockedValue { $0 }
+        caches.forget(accounts: changed.users)
+        caches.forget(orders: changed.orders)
     }
 }
 
@@ -129,12 +207,12 @@ struct AccountChangeMiddleware<M: Model>: AsyncModelMiddleware {
 
     func update(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
-        AccountChanges.note(account(model), caches: caches)
+        WrittenChanges.note(account(model), caches: caches)
     }
 
     func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        AccountChanges.note(account(model), caches: caches)
+        WrittenChanges.note(account(model), caches: caches)
     }
 }
 
@@ -146,17 +224,17 @@ struct SubscriptionChangeMiddleware: AsyncModelMiddleware {
 
     func create(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.create(model, on: db)
-        AccountChanges.note(model.accountID, caches: caches)
+        WrittenChanges.note(model.accountID, caches: caches)
     }
 
     func update(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
-        AccountChanges.note(model.accountID, caches: caches)
+        WrittenChanges.note(model.accountID, caches: caches)
     }
 
     func delete(model: SubscriptionRecord, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        AccountChanges.note(model.accountID, caches: caches)
+        WrittenChanges.note(model.accountID, caches: caches)
     }
 }
 
@@ -168,5 +246,28 @@ struct TariffChangeMiddleware: AsyncModelMiddleware {
     func create(model: TariffRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.create(model, on: db)
         caches.tariff.forgetAll()
+    }
+}
+
+/// Notes the order of every row written through an order's models (the order, a line of its
+/// history, a file), so its kept detail (`ReadCaches.orders`) is forgotten when the write commits.
+struct OrderChangeMiddleware<M: Model>: AsyncModelMiddleware {
+    typealias Model = M
+    let caches: ReadCaches
+    let order: @Sendable (M) -> OrderID?
+
+    func create(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.create(model, on: db)
+        WrittenChanges.note(order: order(model), caches: caches)
+    }
+
+    func update(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.update(model, on: db)
+        WrittenChanges.note(order: order(model), caches: caches)
+    }
+
+    func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
+        try await next.delete(model, force: force, on: db)
+        WrittenChanges.note(order: order(model), caches: caches)
     }
 }

@@ -49,7 +49,7 @@ extension Travel {
                     // Nothing read from the provider yet: its first event or reading applies.
                     .set("payout_status_at", to: SQLBind(Int64?.none))
                     .where("id", .equal, SQLBind(me.userID)).run()
-                AccountChanges.note(me.userID, caches: services.caches)
+                WrittenChanges.note(me.userID, caches: services.caches)
             }
             account = created
         }
@@ -73,7 +73,7 @@ extension Travel {
             try await sql.update(User.schema)
                 .set("payout_status", to: SQLBind(status.rawValue)).set("payout_status_at", to: SQLBind(time))
                 .where("id", .equal, SQLBind(person.id!)).run()
-            AccountChanges.note(person.id, caches: services.caches)
+            WrittenChanges.note(person.id, caches: services.caches)
             if status != person.payoutStatus {
                 logger.info("Payout account of \(person.id!.uuidString) is now \(status.rawValue)")
             }

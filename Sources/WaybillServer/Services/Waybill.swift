@@ -206,9 +206,9 @@ extension Database {
         // inherit task-locals: the body gets the caller's clock, randomness, trace and request (for
         // the audit log's request id and address) back explicitly.
         let clock = UnixTime.clock, random = Randomness.current, trace = ServiceContext.current, request = RequestContext.current
-        let accounts = AccountChanges()
+        let changes = WrittenChanges()
         let body: @Sendable (any Database) async throws -> T = { db in
-            try await AccountChanges.$current.withValue(accounts) {
+            try await WrittenChanges.$current.withValue(changes) {
                 try await RequestContext.$current.withValue(request) {
                     try await ServiceContext.$current.withValue(trace) {
                         try await withApplicationContext(clock: clock, random: random) { try await given(db) }
@@ -236,10 +236,10 @@ extension Database {
                 return try await connection.transaction { db in try await body(db) }
             }
         }
-        // Committed: accounts it changed are read again from now on; live events written by the
-        // transaction can go out now (SQLite reads them after each write; PostgreSQL has already
-        // notified every process).
-        services.caches.forget(accounts: accounts.changed)
+        // Committed: accounts and orders it changed are read again from now on; live events written
+        // by the transaction can go out now (SQLite reads them after each write; PostgreSQL has
+        // already notified every process).
+        changes.forget(in: services.caches)
         services.liveFeed.poke()
         return result
     }
