@@ -116,8 +116,8 @@ final class ReadCaches: Sendable {
     /// `keepOrders` false (`ORDER_READ_CACHE=0`): orders and pages are read afresh every time.
     init(keepOrders: Bool = true) {
         let freshness: TimeAmount = keepOrders ? .seconds(1) : .zero
-        orders = FreshCache(freshness: freshness, capacity: 10_000)
-        lists = FreshCache(freshness: freshness, capacity: 2_000)
+        orders = FreshCache(freshness: freshness, capacity: 5_000)
+        lists = FreshCache(freshness: freshness, capacity: 256)
     }
 
     struct ListKey: Hashable, Sendable {
