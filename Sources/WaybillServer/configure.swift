@@ -207,7 +207,8 @@ func routes(_ app: Application, spec: String, validator: SpecValidator) throws {
         guard let token = req.application.waybill.config.metricsToken,
               let given = req.headers.bearerToken,
               Data(SHA256.hash(data: Data(given.utf8))) == Data(SHA256.hash(data: Data(token.utf8))) else { throw WaybillError.notFound }
-        let text = try await req.application.waybill.metrics.scrape(db: req.db, liveConnections: req.application.waybill.live.connectionCount)
+        let text = try await req.application.waybill.metrics.scrape(db: req.db, liveConnections: req.application.waybill.live.connectionCount,
+                                                                   caches: req.application.waybill.caches)
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "text/plain; version=0.0.4; charset=utf-8")
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")

@@ -27,8 +27,9 @@ struct ObservabilityTests {
     func metrics(db: TestDatabase) async throws {
         try await TestServer.run(db, adjust: { $0.metricsToken = Self.token }) { server in
             let cast = try await server.cast()
-            _ = try await server.placeOrder(cast.customer.access)
+            let order = try await server.placeOrder(cast.customer.access)
             _ = try await server.send(.GET, "/orders/\(UUID().uuidString)", token: cast.customer.access)
+            for _ in 0..<3 { #expect(try await server.send(.GET, "/orders/\(order)", token: cast.customer.access).status == .ok) }
             let anonymous = try await scrape(server, token: nil).0, wrong = try await scrape(server, token: "metrics-secret-wrong-000000").0
             #expect(anonymous == .notFound && wrong == .notFound)
             try await server.goOnDuty(cast.driver.access)
@@ -41,6 +42,12 @@ struct ObservabilityTests {
             #expect(text.contains("waybill_http_request_duration_seconds_bucket{route=\"/api/v1/orders\",method=\"POST\""))
             #expect(text.contains(#"waybill_outbox_pending{kind="mail"}"#) && text.contains("waybill_outbox_oldest_pending_seconds"))
             #expect(text.contains("waybill_webhook_deliveries_pending 0") && text.contains("waybill_live_connections 0"))
+            // The unknown id and the order's first read were misses; the order was then kept.
+            let hits = Self.value(#"waybill_read_cache_lookups_total{cache="orders",result="hit"}"#, in: text) ?? 0
+            let misses = Self.value(#"waybill_read_cache_lookups_total{cache="orders",result="miss"}"#, in: text) ?? 0
+            #expect(hits >= 1 && misses >= 2 && hits + misses == 4, "\(hits) hits, \(misses) misses")
+            #expect(Self.value(#"waybill_read_cache_entries{cache="orders"}"#, in: text) == 1)
+            #expect(Self.value(#"waybill_read_cache_lookups_total{cache="sessions",result="hit"}"#, in: text) ?? 0 >= 1)
 
             // The database: SQLite's writer queue, PostgreSQL's connections against its limit.
             #expect(text.contains("waybill_db_write_transactions 0"), "none under way between requests")

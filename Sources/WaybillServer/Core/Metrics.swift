@@ -39,6 +39,8 @@ final class WaybillMetrics: Sendable {
     private let transactions = NIOLockedValueBox<Int>(0)
     /// The SQLite busy retries already added to their counter (it counts up at each scrape).
     private let busyRetriesReported = NIOLockedValueBox<Int>(0)
+    /// Each read cache's hits and misses already counted, by "cache/result".
+    private let cacheLookupsReported = NIOLockedValueBox<[String: UInt64]>([:])
 
     init() {
         fanOutLag = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
@@ -81,7 +83,7 @@ final class WaybillMetrics: Sendable {
     }
 
     /// The text exposition, with the gauges read now from the database and the live hub.
-    func scrape(db: any Database, liveConnections: Int) async throws -> String {
+    func scrape(db: any Database, liveConnections: Int, caches: ReadCaches) async throws -> String {
         guard let sql = db.tracedSQL else { return registry.emitToString() }
         struct Backlog: Decodable { let kind: String; let n: Int; let oldest: Date? }
         let rows = try await sql.raw("SELECT kind, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY kind")
@@ -131,6 +133,23 @@ final class WaybillMetrics: Sendable {
             registry.makeCounter(name: "waybill_sqlite_busy_retries_total",
                                  help: "SQLite statements tried again because another connection held the lock they needed.")
                 .increment(by: Int64(max(0, retries - reported)))
+        }
+        // What this process's read caches (`ReadCaches`) hold, and how often they answered.
+        for (cache, statistics) in caches.statistics {
+            registry.makeGauge(name: "waybill_read_cache_entries", labels: [("cache", cache)],
+                               help: "Values kept now by each of this process's read caches.")
+                .set(Double(statistics.entries))
+            for (result, total) in [("hit", statistics.hits), ("miss", statistics.misses)] {
+                let key = cache + "/" + result
+                let delta = cacheLookupsReported.withLockedValue { reported -> UInt64 in
+                    let before = reported[key] ?? 0
+                    reported[key] = max(before, total)
+                    return total > before ? total - before : 0
+                }
+                registry.makeCounter(name: "waybill_read_cache_lookups_total", labels: [("cache", cache), ("result", result)],
+                                     help: "Lookups in each read cache: a fresh value found (hit), or read from the database (miss).")
+                    .increment(by: Int64(clamping: delta))
+            }
         }
         registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.")
             .set(Double(requestsInFlight))

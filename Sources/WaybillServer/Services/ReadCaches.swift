@@ -20,6 +20,8 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct State {
         var entries: [Key: Entry] = [:]
         var generation: UInt64 = 0
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
     }
     private let state = NIOLockedValueBox(State())
 
@@ -32,13 +34,23 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func value(_ key: Key) -> Value? {
         let now = NIODeadline.now()
         return state.withLockedValue { state in
-            guard let entry = state.entries[key] else { return nil }
-            if entry.expires <= now {
-                state.entries.removeValue(forKey: key)
+            guard let entry = state.entries[key] else {
+                state.misses &+= 1
                 return nil
             }
+            if entry.expires <= now {
+                state.entries.removeValue(forKey: key)
+                state.misses &+= 1
+                return nil
+            }
+            state.hits &+= 1
             return entry.value
         }
+    }
+
+    /// Lookups so far that found a fresh value and that did not, and the values kept now (`/metrics`).
+    var statistics: ReadCaches.Statistics {
+        state.withLockedValue { .init(hits: $0.hits, misses: $0.misses, entries: $0.entries.count) }
     }
 
     /// To give `keep` along with what the database said.
@@ -147,6 +159,18 @@ final class ReadCaches: Sendable {
     struct PrincipalRow: Sendable {
         let user: UserID
         let row: any SQLRow
+    }
+
+    struct Statistics: Sendable {
+        let hits: UInt64
+        let misses: UInt64
+        let entries: Int
+    }
+
+    /// Each cache by the name `/metrics` gives it.
+    var statistics: [(cache: String, Statistics)] {
+        [("sessions", principals.statistics), ("tariff", tariff.statistics), ("plans", plans.statistics),
+         ("orders", orders.statistics), ("order_pages", lists.statistics)]
     }
 
     func forget(accounts: some Sequence<UserID>) {
