@@ -269,7 +269,25 @@ try:
     if not tracking:
         status, detail = call(a, "GET", f"/api/v1/orders/{order['id']}", token=tokens["customer"])
         tracking = detail["tracking"]["trackingUrl"].rsplit("/", 1)[-1]
+    # Each process keeps an order's detail and a page of orders for at most a second; a status
+    # written by another process forgets them as soon as its live event arrives.
+    seen, _ = call(b, "GET", f"/api/v1/orders/{order['id']}", token=tokens["customer"])
+    listed, _ = call(b, "GET", "/api/v1/orders?limit=50", token=tokens["manager"])
     call(a, "POST", f"/api/v1/orders/{order['id']}/assign", {"driverId": tokens["driver_id"]}, token=tokens["manager"])
+    assigned_at, detail_after, page_after = time.monotonic(), None, None
+    while time.monotonic() - assigned_at < 3 and (detail_after is None or page_after is None):
+        if detail_after is None:
+            _, detail = call(b, "GET", f"/api/v1/orders/{order['id']}", token=tokens["customer"])
+            if detail.get("status") == "assigned":
+                detail_after = time.monotonic() - assigned_at
+        if page_after is None:
+            _, page = call(b, "GET", "/api/v1/orders?limit=50", token=tokens["manager"])
+            if any(item["id"] == order["id"] and item["status"] == "assigned" for item in page.get("items", [])):
+                page_after = time.monotonic() - assigned_at
+        time.sleep(0.01)
+    check("an order assigned on A shows as assigned on B, in its detail and in the manager's list, within a second",
+          seen == 200 and listed == 200 and detail_after is not None and detail_after < 1.0 and page_after is not None and page_after < 1.0,
+          f"{seen}, {listed}, detail after {detail_after}, page after {page_after}")
     call(b, "PUT", "/api/v1/drivers/me/duty", {"onDuty": True}, token=tokens["driver"])
     status, body = call(a, "POST", f"/api/v1/orders/{order['id']}/accept", token=tokens["driver"])
     check("assigned on A, accepted on A, driver on duty through B", status == 200 and body["status"] == "accepted", str(body)[:200])
