@@ -56,6 +56,8 @@ struct ObservabilityTests {
                 #expect(text.contains(#"waybill_db_connections{state="active"}"#) && text.contains("waybill_db_max_connections "))
             } else {
                 #expect(Self.value("waybill_db_write_lock_wait_seconds_count", in: text) ?? 0 >= 1, "the order's transaction waited its turn")
+                let held = Self.value("waybill_db_write_lock_held_seconds_count", in: text) ?? 0
+                #expect(held >= 1 && Self.value("waybill_db_write_lock_held_seconds_sum", in: text) ?? 0 > 0, "and then held the writer")
                 // Waybill's own SQLite connections: the readers kept after the requests' reads, none reading now.
                 #expect(Self.value(#"waybill_sqlite_reader_connections{state="reading"}"#, in: text) == 0)
                 #expect(Self.value(#"waybill_sqlite_reader_connections{state="idle"}"#, in: text) ?? 0 >= 1)

@@ -31,6 +31,7 @@ final class WaybillMetrics: Sendable {
     // Made once: these are recorded on hot paths (every live event, every write transaction).
     private let fanOutLag: DurationHistogram
     private let lockWait: DurationHistogram
+    private let lockHeld: DurationHistogram
     private let positionGroups: Counter
     private let positionReports: Counter
     /// Requests being answered and write transactions under way in this process: counted on the
@@ -47,6 +48,8 @@ final class WaybillMetrics: Sendable {
                                                    help: "Time from a live event's write to its delivery to this process's subscribers.")
         lockWait = registry.makeDurationHistogram(name: "waybill_db_write_lock_wait_seconds", buckets: Self.lagBuckets,
                                                   help: "Time a write transaction waited for the single writer (SQLite).")
+        lockHeld = registry.makeDurationHistogram(name: "waybill_db_write_lock_held_seconds", buckets: Self.lagBuckets,
+                                                  help: "Time a write transaction or statement held the single writer (SQLite); their sum per second is the writer's busy share.")
         positionGroups = registry.makeCounter(name: "waybill_position_transactions_total",
                                               help: "Transactions that wrote drivers' position reports (group commit).")
         positionReports = registry.makeCounter(name: "waybill_position_reports_written_total",
@@ -75,6 +78,9 @@ final class WaybillMetrics: Sendable {
 
     /// A write transaction waited this long for SQLite's single writer (`WriteLock`).
     func writeLockWait(_ duration: Duration) { lockWait.record(duration) }
+
+    /// A write transaction or statement held SQLite's single writer this long.
+    func writeLockHeld(_ duration: Duration) { lockHeld.record(duration) }
 
     /// A message of the outbox (mail, push, a job) failed an attempt.
     func outboxFailure(kind: String) {

@@ -222,6 +222,8 @@ extension Database {
         let result = try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
             metrics.writeLockWait(ContinuousClock.now - asked)
+            let held = ContinuousClock.now
+            defer { metrics.writeLockHeld(ContinuousClock.now - held) }
             // On the writer's connection, statement after statement on this thread (`SQLiteWriter`).
             if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
                 return try await writer.transaction(context: self.context, body)
@@ -252,6 +254,8 @@ extension Database {
     func writeStatement<T: Sendable>(_ services: WaybillServices, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await body(self) }
+            let held = ContinuousClock.now
+            defer { services.metrics.writeLockHeld(ContinuousClock.now - held) }
             // On the writer's connection, in a transaction of its own: beginning it is where a
             // statement waits for another connection's write, without holding the thread (`SQLiteBusy`).
             if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
