@@ -108,6 +108,35 @@ struct SQLiteReadersTests {
         }
     }
 
+    @Test("A model's insert on the writer is plain SQL with its values bound, and reads back exactly as the model was")
+    func plainInserts() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let id = OrderID(uuidString: try await server.placeOrder(cast.customer.access))!
+            let db = server.app.db
+            // The order the API just placed was written so: its columns read back through Fluent.
+            let order = try #require(try await Order.find(id, on: db))
+            #expect(order.status == .pending && order.reference.hasPrefix("WB-") && order.driverID == nil && order.priceAmount > 0)
+            #expect(order.customerID.uuidString.lowercased() == cast.customer.userID.lowercased())
+            let event = OrderEvent(orderID: id, type: "note", status: .pending, actorID: nil, note: #"Quote "this" 'and' that"#)
+            try await db.writeTransaction(server.app) { tx in try await event.create(on: tx) }
+            let stored = try #require(try await OrderEvent.find(try #require(event.id), on: db))
+            #expect(stored.status == .pending && stored.actorID == nil && stored.note == event.note && stored.at == event.at && stored.type == "note")
+
+            // The query Fluent makes for a create takes the plain path; a value of another kind does not.
+            var query = OrderEvent.query(on: db).query
+            query.action = .create
+            query.fields = [.extendedPath(["type"], schema: "order_events", space: nil), .extendedPath(["status"], schema: "order_events", space: nil),
+                            .extendedPath(["note"], schema: "order_events", space: nil), .extendedPath(["id"], schema: "order_events", space: nil)]
+            query.input = [.dictionary(["type": .bind("note"), "status": .enumCase("pending"), "note": .bind(String?.none), "id": .default])]
+            let insert = try #require(PlainInsert(query))
+            #expect(insert.sql == #"INSERT INTO "order_events" ("type", "status", "note", "id") VALUES (?1, ?2, ?3, ?4) RETURNING "id""#)
+            #expect(try insert.binds() == [.text("note"), .text("pending"), .null, .null])
+            query.input = [.dictionary(["type": .array([.bind("a")]), "status": .null, "note": .null, "id": .default])]
+            #expect(PlainInsert(query) == nil)
+        }
+    }
+
     @Test("What the writer commits reaches the database file itself in the background, not only its write-ahead log")
     func commitsAreCheckpointed() async throws {
         try await TestServer.run(.sqlite) { server in
