@@ -149,6 +149,8 @@ final class ReadCaches: Sendable {
         let people: [UserID: PersonRow]
     }
 
+    /// Shared by every request that reads the order while it is kept: its history's and files'
+    /// model objects are only read, never changed or saved.
     struct KeptOrder: Sendable {
         let order: OrderRow
         let events: [OrderEvent]
