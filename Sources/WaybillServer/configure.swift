@@ -89,13 +89,16 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
         ?? LogMailer(logger: app.logger)
     let caches = ReadCaches(keepOrders: config.orderReadCache)
     // Writes made through the models forget what the caches kept of them (`ReadCaches`).
-    app.databases.middleware.use(AccountChangeMiddleware<User>(caches: caches, account: { $0.id }))
-    app.databases.middleware.use(AccountChangeMiddleware<Session>(caches: caches, account: { $0.$user.id }))
-    app.databases.middleware.use(TariffChangeMiddleware(caches: caches))
-    app.databases.middleware.use(SubscriptionChangeMiddleware(caches: caches))
-    app.databases.middleware.use(OrderChangeMiddleware<Order>(caches: caches, order: { $0.id }))
-    app.databases.middleware.use(OrderChangeMiddleware<OrderEvent>(caches: caches, order: { $0.orderID }))
-    app.databases.middleware.use(OrderChangeMiddleware<OrderFile>(caches: caches, order: { $0.orderID }))
+    // Accounts and sessions (their kept session checks, and the orders and pages naming them).
+    app.databases.middleware.use(ChangeNotingMiddleware<User>(creates: false) { WrittenChanges.note($0.id, caches: caches) })
+    app.databases.middleware.use(ChangeNotingMiddleware<Session>(creates: false) { WrittenChanges.note($0.$user.id, caches: caches) })
+    // A subscription: its account's kept plan. A tariff: the kept tariff.
+    app.databases.middleware.use(ChangeNotingMiddleware<SubscriptionRecord>(creates: true) { WrittenChanges.note($0.accountID, caches: caches) })
+    app.databases.middleware.use(ChangeNotingMiddleware<TariffRecord>(creates: true) { _ in caches.tariff.forgetAll() })
+    // An order, a line of its history, a file: its kept detail, and every kept page.
+    app.databases.middleware.use(ChangeNotingMiddleware<Order>(creates: true) { WrittenChanges.note(order: $0.id, caches: caches) })
+    app.databases.middleware.use(ChangeNotingMiddleware<OrderEvent>(creates: true) { WrittenChanges.note(order: $0.orderID, caches: caches) })
+    app.databases.middleware.use(ChangeNotingMiddleware<OrderFile>(creates: true) { WrittenChanges.note(order: $0.orderID, caches: caches) })
     let hub = LiveHub(logger: app.logger, caches: caches)
     let feedMode: LiveFeed.Mode
     switch config.database {

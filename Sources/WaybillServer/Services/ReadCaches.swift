@@ -199,8 +199,6 @@ final class WrittenChanges: Sendable {
 
     private struct Changed { var users: Set<UserID> = []; var orders: Set<OrderID> = [] }
     private let state = NIOLockedValueBox(Changed())
-    var accounts: Set<UserID> { state.withLockedValue { $0.users } }
-    var orders: Set<OrderID> { state.withLockedValue { $0.orders } }
 
     /// Notes that `user`'s account or sessions changed: after the transaction commits when there
     /// is one under way, at once otherwise.
@@ -223,77 +221,27 @@ final class WrittenChanges: Sendable {
     }
 }
 
-/// Notes every change to an account or a session made through Fluent's models. A new row is never
-/// kept already (a new session is not yet checked), and neither model is soft-deleted: updates and
-/// deletions are what counts. A sign-in, which makes a session, forgets nothing.
-struct AccountChangeMiddleware<M: Model>: AsyncModelMiddleware {
+/// Runs `note` after each write of an `M` through Fluent's models, so what the caches kept of it is
+/// forgotten (through `WrittenChanges`, when the write's transaction commits). `creates` false: a new
+/// row cannot have been kept already (a new session is not yet checked; a sign-in forgets nothing).
+/// The uses, one per model, are in `configure.swift`.
+struct ChangeNotingMiddleware<M: Model>: AsyncModelMiddleware {
     typealias Model = M
-    let caches: ReadCaches
-    let account: @Sendable (M) -> UserID?
-
-    func update(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.update(model, on: db)
-        WrittenChanges.note(account(model), caches: caches)
-    }
-
-    func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.delete(model, force: force, on: db)
-        WrittenChanges.note(account(model), caches: caches)
-    }
-}
-
-/// Notes the account of every subscription written through its model (a new request, a cancel or
-/// resume), so its kept plan (`ReadCaches.plans`) is forgotten when the write commits.
-struct SubscriptionChangeMiddleware: AsyncModelMiddleware {
-    typealias Model = SubscriptionRecord
-    let caches: ReadCaches
-
-    func create(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.create(model, on: db)
-        WrittenChanges.note(model.accountID, caches: caches)
-    }
-
-    func update(model: SubscriptionRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.update(model, on: db)
-        WrittenChanges.note(model.accountID, caches: caches)
-    }
-
-    func delete(model: SubscriptionRecord, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.delete(model, force: force, on: db)
-        WrittenChanges.note(model.accountID, caches: caches)
-    }
-}
-
-/// Forgets the kept tariff when one is written through its model (a manager's change, a test's).
-struct TariffChangeMiddleware: AsyncModelMiddleware {
-    typealias Model = TariffRecord
-    let caches: ReadCaches
-
-    func create(model: TariffRecord, on db: any Database, next: any AnyAsyncModelResponder) async throws {
-        try await next.create(model, on: db)
-        caches.tariff.forgetAll()
-    }
-}
-
-/// Notes the order of every row written through an order's models (the order, a line of its
-/// history, a file), so its kept detail (`ReadCaches.orders`) is forgotten when the write commits.
-struct OrderChangeMiddleware<M: Model>: AsyncModelMiddleware {
-    typealias Model = M
-    let caches: ReadCaches
-    let order: @Sendable (M) -> OrderID?
+    let creates: Bool
+    let note: @Sendable (M) -> Void
 
     func create(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.create(model, on: db)
-        WrittenChanges.note(order: order(model), caches: caches)
+        if creates { note(model) }
     }
 
     func update(model: M, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.update(model, on: db)
-        WrittenChanges.note(order: order(model), caches: caches)
+        note(model)
     }
 
     func delete(model: M, force: Bool, on db: any Database, next: any AnyAsyncModelResponder) async throws {
         try await next.delete(model, force: force, on: db)
-        WrittenChanges.note(order: order(model), caches: caches)
+        note(model)
     }
 }
