@@ -99,13 +99,16 @@ extension Orders {
         if let key, let existing = try await Order.query(on: db).filter(\.$idempotencyKey == key).first() {
             return try await created(existing)
         }
-        // Each order mails every manager and may open a checkout: a budget per customer and hour.
+        // Each order mails every manager and may open a checkout: a budget per customer and hour,
+        // taken before the checkout opens, or else in the order's own transaction (a write less).
         let budgetKey = "orders:cust:" + principal.userID.uuidString
         let limit = services.config.ordersPerCustomerPerHour
-        if let wait = try await db.writeStatement(services, { db in try await Throttle(db).take(budgetKey, limit: limit, window: 3600) }) {
-            throw WaybillError(.tooManyRequests, .tooManyOrders,
-                               "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
-                               retryAfter: Int(clamping: wait))
+        @Sendable func takeBudget(on db: any Database) async throws {
+            if let wait = try await Throttle(db).take(budgetKey, limit: limit, window: 3600) {
+                throw WaybillError(.tooManyRequests, .tooManyOrders,
+                                   "You have placed \(limit) orders in the last hour; try again later or ask us to raise your limit.",
+                                   retryAfter: Int(clamping: wait))
+            }
         }
         let tariffRecord = try await currentTariff()
         let tariff = try tariffRecord.tariff
@@ -133,7 +136,9 @@ extension Orders {
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires. Nothing to pay (a plan's
         // included delivery): no checkout.
-        if order.status == .awaitingPayment {
+        let budgetTaken = order.status == .awaitingPayment
+        if budgetTaken {
+            try await db.writeStatement(services) { db in try await takeBudget(on: db) }
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
                 orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
                 customerEmail: customer.email,
@@ -145,9 +150,13 @@ extension Orders {
         let events = services.events
         let takesIncluded = quote.plan?.included == true
         var attempts = 0
+        var createdEvent: OrderEvent
         while true {
+            let event = OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID)
+            createdEvent = event
             do {
                 try await transaction { db in
+                    if !budgetTaken { try await takeBudget(on: db) }
                     // The account's points are held first, before the order refers to the account.
                     if redemption != nil { try await Loyalty.lockAccount(order.customerID, on: db) }
                     if let plan, takesIncluded {
@@ -160,7 +169,7 @@ extension Orders {
                     for (slot, template) in chosen {
                         try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
                     }
-                    try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID).create(on: db)
+                    try await event.create(on: db)
                     if order.status == .pending {
                         try await events.record(.orderPlaced(order), on: db)
                     }
@@ -179,11 +188,15 @@ extension Orders {
             }
         }
         logger.info("Order \(order.reference) created (\(order.paymentMethod.rawValue))")
-        return try await created(order)
+        // Answered from what was just written, not read back: a new order has its one event,
+        // its customer and no files.
+        let written = ReadCaches.KeptOrder(order: OrderRow(order), events: [createdEvent],
+                                           people: [principal.userID: PersonRow(customer)], files: [])
+        return try await created(order, record: record(of: written, capacities: [.owner]))
     }
 
-    func created(_ order: Order) async throws -> Created {
-        let record = try await load(order, capacities: [.owner])
+    func created(_ order: Order, record: OrderRecord? = nil) async throws -> Created {
+        let record = if let record { record } else { try await load(order, capacities: [.owner]) }
         let awaiting = order.status == .awaitingPayment
         return Created(record: record, paymentURL: awaiting ? order.checkoutURL : nil, sandbox: order.sandbox)
     }

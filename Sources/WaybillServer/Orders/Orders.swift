@@ -142,7 +142,7 @@ struct Orders: WaybillService {
         return try await record(of: kept, capacities: capacities)
     }
 
-    private func record(of kept: ReadCaches.KeptOrder, capacities: Set<OrderCapacity>) async throws -> OrderRecord {
+    func record(of kept: ReadCaches.KeptOrder, capacities: Set<OrderCapacity>) async throws -> OrderRecord {
         let order = kept.order, users = kept.people
         guard let customer = users[order.customerID] else { throw WaybillError.notFound }
         var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
