@@ -62,6 +62,9 @@ struct ObservabilityTests {
                 #expect(Self.value(#"waybill_sqlite_reader_connections{state="reading"}"#, in: text) == 0)
                 #expect(Self.value(#"waybill_sqlite_reader_connections{state="idle"}"#, in: text) ?? 0 >= 1)
                 #expect(Self.value("waybill_sqlite_busy_retries_total", in: text) == 0, "nothing else wrote beside the writer")
+                // Each commit holds one or more writes (several when they queue behind one another).
+                let commits = Self.value("waybill_sqlite_commits_total", in: text) ?? 0
+                #expect(commits >= 1 && commits <= held)
             }
 
             // With the live feed running (as `waybill serve` runs it), an order's live event reaches this

@@ -2,7 +2,9 @@ import FluentKit
 import Foundation
 import SQLiteNIO
 import SQLKit
+import NIOConcurrencyHelpers
 import Testing
+import Vapor
 @testable import WaybillServer
 import WaybillCore
 
@@ -195,7 +197,7 @@ struct SQLiteReadersTests {
     func waitingForTheLockHoldsNoThread() async throws {
         try await TestServer.run(.sqlite) { server in
             let path = try #require(SQLiteReaders.of(server.sql)).path
-            let context = server.app.db.context
+            let context = server.app.db.context, metrics = server.app.waybill.metrics
             // Another connection (as SQLiteNIO's during a migration, or another process) writes.
             let holder = try SQLiteHandle(path: path, readOnly: false)
             try holder.exec("BEGIN IMMEDIATE TRANSACTION")
@@ -209,7 +211,7 @@ struct SQLiteReadersTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (number, writer) in writers.enumerated() {
                         group.addTask {
-                            try await writer.transaction(context: context) { db in
+                            try await writer.transaction(lock: WriteLock(enabled: true), metrics: metrics, context: context) { db in
                                 try await (db as! any SQLDatabase).raw("UPDATE orders SET notes = \(bind: "writer \(number)")").run()
                             }
                             await log.add("committed")
@@ -234,13 +236,105 @@ struct SQLiteReadersTests {
         }
     }
 
+    /// Starts `count` write transactions, the first of which runs `first` once all the others
+    /// wait for the lock (so that they join its commit); each other one runs `other(i)`. Every
+    /// transaction's result, in order.
+    private func queued(_ app: Application, count: Int, first: @escaping @Sendable (any SQLDatabase) async throws -> Void,
+                        other: @escaping @Sendable (Int, any SQLDatabase) async throws -> Void) async -> [Result<Void, any Error>] {
+        let holding = NIOLockedValueBox(false)
+        return await withTaskGroup(of: (Int, Result<Void, any Error>).self) { group in
+            group.addTask {
+                (0, await outcome { try await app.db.writeTransaction(app) { db in
+                    holding.withLockedValue { $0 = true }
+                    while app.writeLock.waiting < count - 1 { try await Task.sleep(for: .milliseconds(2)) }
+                    try await first(db as! any SQLDatabase)
+                } })
+            }
+            while !holding.withLockedValue({ $0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+            for i in 1..<count {
+                group.addTask { (i, await outcome { try await app.db.writeTransaction(app) { db in try await other(i, db as! any SQLDatabase) } }) }
+            }
+            var results = [Result<Void, any Error>?](repeating: nil, count: count)
+            for await (i, result) in group { results[i] = result }
+            return results.map { $0! }
+        }
+    }
+
+    @Test("Writes queued behind one another share one commit, and each caller hears back only once its write is stored")
+    func queuedWritesShareACommit() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let app = server.app
+            let sqlite = try #require(app.db.context.configuration as? ReadingSQLiteConfiguration)
+            let path = sqlite.readers.path, before = sqlite.statistics.commits
+            @Sendable func insert(_ key: String, on sql: any SQLDatabase) async throws {
+                try await sql.raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), 0, 1, 0)").run()
+                // Not yet visible to another connection: the transaction is still open.
+                let reader = try SQLiteHandle(path: path, readOnly: true)
+                #expect(try reader.rows("SELECT count(*) FROM throttles WHERE key = ?1", [.text(key)]).rows == [[.integer(0)]])
+            }
+            let results = await queued(app, count: 12, first: { try await insert("batch-0", on: $0) },
+                                       other: { i, sql in try await insert("batch-\(i)", on: sql) })
+            for result in results { #expect(throws: Never.self) { try result.get() } }
+            // One commit for all twelve, after which another connection reads every row.
+            #expect(sqlite.statistics.commits - before == 1)
+            let reader = try SQLiteHandle(path: path, readOnly: true)
+            #expect(try reader.rows("SELECT count(*) FROM throttles WHERE key LIKE 'batch-%'", []).rows == [[.integer(12)]])
+        }
+    }
+
+    @Test("A write that fails among writes sharing a commit is undone alone, and the others are stored")
+    func aFailedWriteInASharedCommitIsUndoneAlone() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let app = server.app
+            let sqlite = try #require(app.db.context.configuration as? ReadingSQLiteConfiguration)
+            struct Refused: Error {}
+            let results = await queued(app, count: 6, first: { sql in
+                try await sql.raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES ('undo-0', 0, 1, 0)").run()
+            }, other: { i, sql in
+                try await sql.raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: "undo-\(i)"), 0, 1, 0)").run()
+                if i == 3 { throw Refused() }
+            })
+            #expect(throws: Refused.self) { try results[3].get() }
+            for i in [0, 1, 2, 4, 5] { #expect(throws: Never.self) { try results[i].get() } }
+            let reader = try SQLiteHandle(path: sqlite.readers.path, readOnly: true)
+            #expect(try reader.rows("SELECT key FROM throttles WHERE key LIKE 'undo-%' ORDER BY key", []).rows
+                    == ["undo-0", "undo-1", "undo-2", "undo-4", "undo-5"].map { [.text($0)] })
+        }
+    }
+
+    @Test("When a shared commit fails, every write in it fails and none is stored")
+    func aFailedCommitFailsEveryWriteInIt() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let app = server.app
+            let sqlite = try #require(app.db.context.configuration as? ReadingSQLiteConfiguration)
+            let setup = try SQLiteHandle(path: sqlite.readers.path, readOnly: false)
+            try setup.exec("CREATE TABLE test_parents (id INTEGER PRIMARY KEY); CREATE TABLE test_children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES test_parents (id))")
+            // A foreign key checked only at the commit (deferred): the savepoint is released, the commit refused.
+            let results = await queued(app, count: 5, first: { sql in
+                try await sql.raw("PRAGMA defer_foreign_keys = ON").run()
+                try await sql.raw("INSERT INTO test_children (id, parent) VALUES (1, 999)").run()
+            }, other: { i, sql in
+                try await sql.raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: "lost-\(i)"), 0, 1, 0)").run()
+            })
+            for result in results { #expect(throws: (any Error).self) { try result.get() } }
+            let reader = try SQLiteHandle(path: sqlite.readers.path, readOnly: true)
+            #expect(try reader.rows("SELECT count(*) FROM throttles WHERE key LIKE 'lost-%'", []).rows == [[.integer(0)]])
+            #expect(try reader.rows("SELECT count(*) FROM test_children", []).rows == [[.integer(0)]])
+            // The writer goes on: the next write commits.
+            try await app.db.writeTransaction(app) { db in
+                try await (db as! any SQLDatabase).raw("INSERT INTO throttles (key, window_start, count, last_at) VALUES ('after', 0, 1, 0)").run()
+            }
+            #expect(try reader.rows("SELECT count(*) FROM throttles WHERE key = 'after'", []).rows == [[.integer(1)]])
+        }
+    }
+
     @Test("Once the application stops, its SQLite connections refuse statements instead of opening the file again")
     func closedConnectionsStayClosed() async throws {
         try await TestServer.run(.sqlite) { server in
             let path = try #require(SQLiteReaders.of(server.sql)).path
             let readers = SQLiteReaders(path: path), writer = SQLiteWriter(path: path)
             #expect(try readers.rows("SELECT 1 AS one", []).rows == [[.integer(1)]])
-            try await writer.transaction(context: server.app.db.context) { db in
+            try await writer.transaction(lock: WriteLock(enabled: true), metrics: server.app.waybill.metrics, context: server.app.db.context) { db in
                 try await (db as! any SQLDatabase).raw("SELECT 1").run()
             }
             readers.close()
@@ -251,6 +345,10 @@ struct SQLiteReadersTests {
             #expect(performing: { _ = try writer.rows("SELECT 1 AS one", []) }, throws: refusedAsClosed)
         }
     }
+}
+
+private func outcome(_ body: () async throws -> Void) async -> Result<Void, any Error> {
+    do { try await body(); return .success(()) } catch { return .failure(error) }
 }
 
 private actor Log {

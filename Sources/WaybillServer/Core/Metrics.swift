@@ -38,10 +38,19 @@ final class WaybillMetrics: Sendable {
     /// hot path, turned into gauges only when scraped.
     private let inFlight = NIOLockedValueBox<Int>(0)
     private let transactions = NIOLockedValueBox<Int>(0)
-    /// The SQLite busy retries already added to their counter (it counts up at each scrape).
-    private let busyRetriesReported = NIOLockedValueBox<Int>(0)
-    /// Each read cache's hits and misses already counted, by "cache/result".
-    private let cacheLookupsReported = NIOLockedValueBox<[String: UInt64]>([:])
+    /// Counts kept elsewhere (SQLite's busy retries and commits, each read cache's hits and misses),
+    /// by name, as already added to their counters, which count up at each scrape.
+    private let reportedTotals = NIOLockedValueBox<[String: UInt64]>([:])
+
+    /// How much `total`, a count kept elsewhere since the process started, grew since the last
+    /// scrape: what the counter named `key` is incremented by.
+    private func growth(_ key: String, total: UInt64) -> Int64 {
+        Int64(clamping: reportedTotals.withLockedValue { reported -> UInt64 in
+            let before = reported[key] ?? 0
+            reported[key] = max(before, total)
+            return total > before ? total - before : 0
+        })
+    }
 
     init() {
         fanOutLag = registry.makeDurationHistogram(name: "waybill_live_fanout_lag_seconds", buckets: Self.lagBuckets,
@@ -131,14 +140,12 @@ final class WaybillMetrics: Sendable {
                                    help: "This process's read-only SQLite connections, reading now or kept idle.")
                     .set(Double(n))
             }
-            let retries = sqlite.statistics.busyRetries
-            let reported = busyRetriesReported.withLockedValue { reported in
-                defer { reported = max(reported, retries) }
-                return reported
-            }
             registry.makeCounter(name: "waybill_sqlite_busy_retries_total",
                                  help: "SQLite statements tried again because another connection held the lock they needed.")
-                .increment(by: Int64(max(0, retries - reported)))
+                .increment(by: growth("busy", total: UInt64(sqlite.statistics.busyRetries)))
+            registry.makeCounter(name: "waybill_sqlite_commits_total",
+                                 help: "Commits of the writer's transactions; several transactions queued behind one another share one.")
+                .increment(by: growth("commits", total: UInt64(sqlite.statistics.commits)))
         }
         // What this process's read caches (`ReadCaches`) hold, and how often they answered.
         for (cache, statistics) in caches.statistics {
@@ -146,15 +153,9 @@ final class WaybillMetrics: Sendable {
                                help: "Values kept now by each of this process's read caches.")
                 .set(Double(statistics.entries))
             for (result, total) in [("hit", statistics.hits), ("miss", statistics.misses)] {
-                let key = cache + "/" + result
-                let delta = cacheLookupsReported.withLockedValue { reported -> UInt64 in
-                    let before = reported[key] ?? 0
-                    reported[key] = max(before, total)
-                    return total > before ? total - before : 0
-                }
                 registry.makeCounter(name: "waybill_read_cache_lookups_total", labels: [("cache", cache), ("result", result)],
                                      help: "Lookups in each read cache: a fresh value found (hit), or read from the database (miss).")
-                    .increment(by: Int64(clamping: delta))
+                    .increment(by: growth("cache/" + cache + "/" + result, total: total))
             }
         }
         registry.makeGauge(name: "waybill_http_requests_in_flight", help: "Requests being answered by this process.")

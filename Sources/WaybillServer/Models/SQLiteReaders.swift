@@ -102,7 +102,7 @@ final class SQLiteHandle: @unchecked Sendable {
         // pause (`SQLiteBusy`), which leaves the thread to other tasks, the lock's holder among them.
         sqlite_nio_sqlite3_busy_timeout(handle, busyMilliseconds)
         let settings = readOnly ? "PRAGMA query_only = ON"
-            : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"
+            : "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0; PRAGMA temp_store = MEMORY"
         guard sqlite_nio_sqlite3_exec(handle, settings, nil, nil, nil) == SQLITE_OK else {
             let failure = Failure(code: sqlite_nio_sqlite3_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
             sqlite_nio_sqlite3_close_v2(handle)
@@ -114,6 +114,10 @@ final class SQLiteHandle: @unchecked Sendable {
         for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
         sqlite_nio_sqlite3_close_v2(handle)
     }
+
+    /// Whether a transaction is open on this connection (SQLite rolls a whole transaction back
+    /// by itself after some errors: a full disk, an I/O error).
+    var inTransaction: Bool { sqlite_nio_sqlite3_get_autocommit(handle) == 0 }
 
     private func failure() -> Failure {
         Failure(code: sqlite_nio_sqlite3_extended_errcode(handle), message: String(cString: sqlite_nio_sqlite3_errmsg(handle)))
@@ -242,6 +246,10 @@ final class SQLiteStatistics: Sendable {
     /// Statements tried again because another connection held the lock they needed (`SQLiteBusy`).
     var busyRetries: Int { retries.withLockedValue { $0 } }
     func retried() { retries.withLockedValue { $0 += 1 } }
+    private let commitCount = NIOLockedValueBox(0)
+    /// Commits of the writer's transactions (`SQLiteWriter`), each of one or more of them.
+    var commits: Int { commitCount.withLockedValue { $0 } }
+    func committed() { commitCount.withLockedValue { $0 += 1 } }
     init() {}
 }
 

@@ -164,7 +164,8 @@ extension Application {
 /// An async mutex (FIFO) around write transactions.
 final class WriteLock: Sendable {
     let enabled: Bool
-    private let state = NIOLockedValueBox<(locked: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private typealias Waiter = (continuation: CheckedContinuation<Void, Never>, joins: Bool)
+    private let state = NIOLockedValueBox<(locked: Bool, waiters: [Waiter])>((false, []))
 
     init(enabled: Bool) { self.enabled = enabled }
 
@@ -175,24 +176,32 @@ final class WriteLock: Sendable {
         return try await body()
     }
 
-    private func acquire() async {
+    /// Waits for the lock. `joins`: the holder writes on `SQLiteWriter`'s connection, in its
+    /// transaction if one is left open (`nextJoins`); any other holder finds SQLite's lock free.
+    func acquire(joins: Bool = false) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = state.withLockedValue { state -> Bool in
                 if !state.locked { state.locked = true; return true }
-                state.waiters.append(continuation)
+                state.waiters.append((continuation, joins))
                 return false
             }
             if resumeNow { continuation.resume() }
         }
     }
 
-    private func release() {
+    func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            if state.waiters.isEmpty { state.locked = false; return nil }
-            return state.waiters.removeFirst()
+            guard !state.waiters.isEmpty else { state.locked = false; return nil }
+            return state.waiters.removeFirst().continuation
         }
         next?.resume()
     }
+
+    /// Whether the next holder, if anyone waits, writes in `SQLiteWriter`'s transaction.
+    var nextJoins: Bool { state.withLockedValue { $0.waiters.first?.joins == true } }
+
+    /// How many wait for the lock now.
+    var waiting: Int { state.withLockedValue { $0.waiters.count } }
 }
 
 extension Database {
@@ -219,15 +228,17 @@ extension Database {
         let metrics = services.metrics, asked = ContinuousClock.now
         metrics.writeTransaction(+1)
         defer { metrics.writeTransaction(-1) }
-        let result = try await services.writeLock.withLock {
+        let result = try await onWriterThread {
+          // On the writer's connection, statement after statement on its thread (`SQLiteWriter`),
+          // committed together with the transactions queued behind it.
+          if services.writeLock.enabled, let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
+              return try await writer.transaction(lock: services.writeLock, metrics: metrics, context: self.context, body)
+          }
+          return try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await self.transaction { db in try await body(db) } }
             metrics.writeLockWait(ContinuousClock.now - asked)
             let held = ContinuousClock.now
             defer { metrics.writeLockHeld(ContinuousClock.now - held) }
-            // On the writer's connection, statement after statement on this thread (`SQLiteWriter`).
-            if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
-                return try await writer.transaction(context: self.context, body)
-            }
             // SQLite in WAL mode: a commit is safe from a crash of the process without an fsync
             // (synchronous=NORMAL); only a power cut can lose the last commits, never consistency.
             // Set once on each connection that runs a transaction (the setting is per connection).
@@ -237,6 +248,7 @@ extension Database {
                 }
                 return try await connection.transaction { db in try await body(db) }
             }
+          }
         }
         // Committed: accounts and orders it changed are read again from now on; live events written
         // by the transaction can go out now (SQLite reads them after each write; PostgreSQL has
@@ -252,22 +264,31 @@ extension Database {
     /// and on a connection with the transactions' settings (Waybill's own writer runs it in a
     /// transaction of its own; elsewhere it needs none).
     func writeStatement<T: Sendable>(_ services: WaybillServices, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        try await services.writeLock.withLock {
+        try await onWriterThread {
+          // On the writer's connection, in its transaction (`SQLiteWriter`): beginning one is where a
+          // statement waits for another connection's write, without holding the thread (`SQLiteBusy`).
+          if services.writeLock.enabled, let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
+              return try await writer.transaction(lock: services.writeLock, metrics: services.metrics, context: self.context, body)
+          }
+          return try await services.writeLock.withLock {
             guard services.writeLock.enabled else { return try await body(self) }
             let held = ContinuousClock.now
             defer { services.metrics.writeLockHeld(ContinuousClock.now - held) }
-            // On the writer's connection, in a transaction of its own: beginning it is where a
-            // statement waits for another connection's write, without holding the thread (`SQLiteBusy`).
-            if let writer = (self.context.configuration as? ReadingSQLiteConfiguration)?.writer {
-                return try await writer.transaction(context: self.context, body)
-            }
             return try await self.withConnection { connection in
                 if try await SQLiteConnections.firstTransaction(on: connection), let sql = connection.tracedSQL {
                     try await sql.raw("PRAGMA synchronous=NORMAL").run()
                 }
                 return try await body(connection)
             }
+          }
         }
+    }
+
+    /// `body` on the writer's thread when this is SQLite with Waybill's writer (`WriterThread`):
+    /// waiting for the lock, holding it and handing it over, away from the requests' threads.
+    private func onWriterThread<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard let writer = (context.configuration as? ReadingSQLiteConfiguration)?.writer else { return try await body() }
+        return try await withTaskExecutorPreference(writer.thread) { try await body() }
     }
 }
 
