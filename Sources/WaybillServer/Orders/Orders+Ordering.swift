@@ -100,7 +100,10 @@ extension Orders {
             return try await created(existing)
         }
         // Each order mails every manager and may open a checkout: a budget per customer and hour,
-        // taken before the checkout opens, or else in the order's own transaction (a write less).
+        // taken before the checkout opens. On SQLite, whose writes take turns anyway, an order
+        // without a checkout takes it in its own transaction: a turn at the write lock less. On
+        // PostgreSQL it is a statement of its own, so the customer's budget row is not held locked
+        // while the order is written (a customer placing many orders at once would queue on it).
         let budgetKey = "orders:cust:" + principal.userID.uuidString
         let limit = services.config.ordersPerCustomerPerHour
         @Sendable func takeBudget(on db: any Database) async throws {
@@ -136,7 +139,7 @@ extension Orders {
         // The checkout is opened before the order is stored: if the provider fails, nothing is
         // written; if storing fails, the unused checkout simply expires. Nothing to pay (a plan's
         // included delivery): no checkout.
-        let budgetTaken = order.status == .awaitingPayment
+        let budgetTaken = order.status == .awaitingPayment || !services.writeLock.enabled
         if budgetTaken {
             try await db.writeStatement(services) { db in try await takeBudget(on: db) }
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
