@@ -33,6 +33,9 @@ struct OrderFlowTests {
             #expect(created.json["order"]["reference"].string?.hasPrefix("WB-") == true)
             let id = try #require(created.json["order"]["id"].string)
             let price = try #require(created.json["order"]["price"]["amount"].int)
+            // Nothing to pay online: no checkout was opened for it.
+            let stored = try #require(try await Order.find(OrderID(uuidString: id), on: server.app.db))
+            #expect(stored.checkoutSessionID == nil && stored.checkoutURL == nil)
 
             // Managers hear of it, in the app and by mail.
             let managerInbox = try await server.send(.GET, "/notifications", token: cast.manager.access)

@@ -140,8 +140,8 @@ extension Orders {
         // written; if storing fails, the unused checkout simply expires. Nothing to pay (a plan's
         // included delivery): no checkout.
         let budgetTaken = order.status == .awaitingPayment || !services.writeLock.enabled
-        if budgetTaken {
-            try await db.writeStatement(services) { db in try await takeBudget(on: db) }
+        if budgetTaken { try await db.writeStatement(services) { db in try await takeBudget(on: db) } }
+        if order.status == .awaitingPayment {
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
                 orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
                 customerEmail: customer.email,
