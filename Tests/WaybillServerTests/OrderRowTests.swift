@@ -82,6 +82,118 @@ struct OrderRowTests {
         }
     }
 
+    @Test("An order and its leg inserted straight on SQLite's writer store exactly the row Fluent's insert of the model stores")
+    func straightInsertsStoreWhatFluentStores() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let database = server.app.db
+            let customer = try #require(UserID(uuidString: cast.customer.userID))
+            let driver = try #require(UserID(uuidString: cast.driver.userID))
+            // Once with every optional column empty, once with each of them set.
+            for full in [false, true] {
+                let straight = Self.order(customer: customer, driver: driver, full: full, mark: full ? "c" : "a")
+                let fluent = Self.order(customer: customer, driver: driver, full: full, mark: full ? "d" : "b")
+                let legs = (Leg.fleet(for: straight), Leg.fleet(for: fluent))
+                if full { for leg in [legs.0, legs.1] { leg.windowStart = 1_800_000_000_000; leg.windowEnd = 1_800_000_360_000; leg.slotID = "slot"
+                    leg.carrierCode = "dhl"; leg.trackingNumber = "JD0001"; leg.counterID = "counter"; leg.from.areaID = "CH-ZH" } }
+                try await database.writeTransaction(server.app) { db in
+                    #expect(db is WriterDatabase)
+                    try await straight.insert(on: db)
+                    try await fluent.create(on: db)
+                    try await legs.0.insert(on: db)
+                    try await legs.1.create(on: db)
+                }
+                #expect(straight.$id.exists && legs.0.id != nil && legs.0.id != legs.1.id)
+                let sql = try #require(database.tracedSQL)
+                func row(_ table: String, _ id: any Encodable & Sendable) async throws -> [String: String] {
+                    let found = try #require(try await sql.raw("SELECT * FROM \(ident: table) WHERE id = \(bind: id)").first())
+                    // Each column's value and its SQLite type, as stored.
+                    var columns: [String: String] = [:]
+                    for column in found.allColumns {
+                        let typed = try await sql.raw("SELECT typeof(\(ident: column)) AS t, CAST(\(ident: column) AS TEXT) AS v FROM \(ident: table) WHERE id = \(bind: id)").first()
+                        columns[column] = "\(try typed?.decode(column: "t", as: String.self) ?? "?"):\(try typed?.decode(column: "v", as: String?.self) ?? "NULL")"
+                    }
+                    return columns
+                }
+                var a = try await row("orders", straight.id!), b = try await row("orders", fluent.id!)
+                #expect(a.count == OrderRow.columns.count)
+                for unique in ["id", "reference", "tracking_token", "handover_token", "idempotency_key", "external_reference", "checkout_session_id"] { a[unique] = nil; b[unique] = nil }
+                #expect(a == b)
+                var legA = try await row("legs", legs.0.id!), legB = try await row("legs", legs.1.id!)
+                for differing in ["id", "order_id"] { legA[differing] = nil; legB[differing] = nil }
+                #expect(legA == legB)
+                // And it reads back as the model it was.
+                let read = try await OrderRow.read(OrderRow.select(on: sql, listed: false).where("id", .equal, SQLBind(straight.id!)), on: sql)
+                #expect(read == [OrderRow(straight)])
+            }
+        }
+    }
+
+    /// A new order with every column set: its optional ones empty, or (`full`) each given a value.
+    private static func order(customer: UserID, driver: UserID, full: Bool, mark: String) -> Order {
+        let order = Order()
+        order.id = .generated()
+        order.reference = "WB-TEST000" + mark.uppercased()
+        order.customerID = customer
+        order.status = .pending
+        order.version = 1
+        order.createdAt = 1_800_000_000_000
+        order.updatedAt = 1_800_000_000_001
+        order.pickup = Address(street: "Bahnhofplatz 1", postalCode: "8001", city: "Zürich", coordinate: Coordinate(latitude: 47.3779, longitude: 8.5403))
+        order.dropoff = Address(street: "Bundesplatz 3", postalCode: "3005", city: "Bern", coordinate: nil)
+        order.weightClass = .small
+        order.service = .express
+        order.recipient = Recipient(name: "Bea Beispiel", email: nil, phone: nil)
+        order.priceAmount = 2_450
+        order.currency = "CHF"
+        order.breakdownJSON = "[]"
+        order.tariffVersion = 3
+        order.paymentMethod = .cash
+        order.paymentStatus = .dueOnPickup
+        order.sandbox = false
+        order.requireRecipientCode = false
+        order.recipientCodeAttempts = 0
+        order.trackingToken = "track-" + mark
+        order.handoverToken = "hand-" + mark
+        guard full else { return order }
+        order.driverID = driver
+        order.pickupPlace.areaID = "CH-ZH"
+        order.dropoffPlace.areaID = "CH-BE"
+        order.dropoffPlace.latitude = -46.25
+        order.dropoffPlace.longitude = 7.125
+        order.recipient = Recipient(name: "Ada Émile", email: "Ada@Example.com", phone: "+41 79 000 00 00")
+        order.notes = "Ring twice: «sonnette»"
+        order.distanceMeters = 12_345
+        order.checkoutSessionID = "cs_" + mark
+        order.checkoutURL = "https://pay.example/cs_1"
+        order.paymentIntentID = "pi_1"
+        order.paidAt = 1_800_000_000_123
+        order.refundID = "re_1"
+        order.refundedAt = 1_800_000_100_000
+        order.cashCollected = 2_500
+        order.idempotencyKey = "key-" + mark
+        order.requireRecipientCode = true
+        order.recipientCodeHash = "hash"
+        order.recipientCodeAttempts = 2
+        order.failureReason = .recipientAbsent
+        order.failureNote = "Nobody home"
+        order.cancellationReason = "Changed plans"
+        order.signedBy = "A. Émile"
+        order.deliveredAt = 1_800_000_200_000
+        order.recipientCodeSealed = "sealed"
+        order.externalReference = "SHOP-" + mark
+        order.importID = UUID(uuidString: "9F0C2E5A-2B7D-4C1E-8E8A-1D2C3B4A5F60")
+        order.declaredValue = 50_000
+        order.insurancePremium = 250
+        order.pointsRedeemed = 100
+        order.pointsDiscount = 100
+        order.planSubscriptionID = UUID(uuidString: "1A2B3C4D-5E6F-4A0B-9C8D-7E6F5A4B3C2D")
+        order.planIncluded = false
+        order.planDiscount = 120
+        order.planName = "Pro"
+        return order
+    }
+
     @Test("The people an order names read plainly as the account holds them, with or without a company",
           arguments: TestDatabase.available)
     func peopleReadAsTheModelHoldsThem(db: TestDatabase) async throws {

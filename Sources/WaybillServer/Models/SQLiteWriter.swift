@@ -368,22 +368,24 @@ struct PlainInsert {
         }
         guard !columns.isEmpty, columns.count == given.count else { return nil }
         let returning = query.customIDKey != .some(.string("")) ? (query.customIDKey ?? .id).description : nil
-        // The text of each shape of insert is made once (a model inserts the same columns each time).
-        let key = TextKey(schema: query.schema, columns: columns, returning: returning)
-        if let kept = Self.texts.withLockedValue({ $0[key] }) {
-            self.sql = kept
-        } else {
-            var sql = "INSERT INTO \(Self.quoted(query.schema)) (\(columns.map(Self.quoted).joined(separator: ", "))) VALUES ("
-            for index in 1...values.count { sql += index == 1 ? "?1" : ", ?\(index)" }
-            sql += ")"
-            if let returning { sql += " RETURNING \(Self.quoted(returning))" }
-            Self.texts.withLockedValue { texts in
-                if texts.count > 1_000 { texts.removeAll() }
-                texts[key] = sql
-            }
-            self.sql = sql
-        }
+        self.sql = Self.text(into: query.schema, columns: columns, returning: returning)
         self.values = values
+    }
+
+    /// The text of an insert of one row into `schema`'s `columns`, returning the column `returning`;
+    /// made once for each shape (a model inserts the same columns each time).
+    static func text(into schema: String, columns: [String], returning: String?) -> String {
+        let key = TextKey(schema: schema, columns: columns, returning: returning)
+        if let kept = texts.withLockedValue({ $0[key] }) { return kept }
+        var sql = "INSERT INTO \(quoted(schema)) (\(columns.map(quoted).joined(separator: ", "))) VALUES ("
+        for index in 1...columns.count { sql += index == 1 ? "?1" : ", ?\(index)" }
+        sql += ")"
+        if let returning { sql += " RETURNING \(quoted(returning))" }
+        texts.withLockedValue { texts in
+            if texts.count > 1_000 { texts.removeAll() }
+            texts[key] = sql
+        }
+        return sql
     }
 
     private struct TextKey: Hashable {

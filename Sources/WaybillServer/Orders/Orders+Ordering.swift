@@ -166,9 +166,9 @@ extension Orders {
                         try await Subscriptions.useIncluded(plan.subscription, of: principal.userID, limit: plan.benefit.terms.includedDeliveries,
                                                             periodStart: plan.periodStart, on: db)
                     }
-                    try await order.create(on: db)
+                    try await order.insert(on: db)
                     if let redemption { try await Loyalty.spend(redemption, on: order, on: db) }
-                    for leg in Leg.route(for: order, counters: valid.counters) { try await leg.create(on: db) }
+                    for leg in Leg.route(for: order, counters: valid.counters) { try await leg.insert(on: db) }
                     for (slot, template) in chosen {
                         try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
                     }
