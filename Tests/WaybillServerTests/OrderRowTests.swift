@@ -20,43 +20,7 @@ struct OrderRowTests {
             // Every optional column of the second order given a value (the first keeps its empty ones).
             let database = server.app.db
             let order = try #require(try await Order.find(full, on: database))
-            order.driverID = try #require(try await User.query(on: database).filter(\.$email == "luca@courier.example").first()?.id)
-            order.pickupPlace.areaID = "CH-ZH"
-            order.dropoffPlace.areaID = "CH-BE"
-            order.dropoffPlace.latitude = -46.25
-            order.dropoffPlace.longitude = 7.125
-            order.recipient = Recipient(name: "Ada Émile", email: "Ada@Example.com", phone: "+41 79 000 00 00")
-            order.notes = "Ring twice: «sonnette»"
-            order.distanceMeters = 12_345
-            order.checkoutSessionID = "cs_1"
-            order.checkoutURL = "https://pay.example/cs_1"
-            order.paymentIntentID = "pi_1"
-            order.paidAt = 1_800_000_000_123
-            order.refundID = "re_1"
-            order.refundedAt = 1_800_000_100_000
-            order.cashCollected = 2_500
-            order.idempotencyKey = "key-1"
-            order.requireRecipientCode = true
-            order.recipientCodeHash = "hash"
-            order.recipientCodeAttempts = 2
-            order.failureReason = .recipientAbsent
-            order.failureNote = "Nobody home"
-            order.cancellationReason = "Changed plans"
-            order.signedBy = "A. Émile"
-            order.deliveredAt = 1_800_000_200_000
-            order.trackingToken = "track"
-            order.recipientCodeSealed = "sealed"
-            order.externalReference = "SHOP-1"
-            order.importID = UUID()
-            order.handoverToken = "hand"
-            order.declaredValue = 50_000
-            order.insurancePremium = 250
-            order.pointsRedeemed = 100
-            order.pointsDiscount = 100
-            order.planSubscriptionID = UUID()
-            order.planIncluded = false
-            order.planDiscount = 120
-            order.planName = "Pro"
+            Self.fill(order, driver: try #require(try await User.query(on: database).filter(\.$email == "luca@courier.example").first()?.id), mark: "1")
             try await order.save(on: database)
 
             let sql = try #require(database.tracedSQL)
@@ -155,7 +119,12 @@ struct OrderRowTests {
         order.recipientCodeAttempts = 0
         order.trackingToken = "track-" + mark
         order.handoverToken = "hand-" + mark
-        guard full else { return order }
+        if full { fill(order, driver: driver, mark: mark) }
+        return order
+    }
+
+    /// Gives every optional column of `order` a value (`mark` makes the unique ones its own).
+    private static func fill(_ order: Order, driver: UserID, mark: String) {
         order.driverID = driver
         order.pickupPlace.areaID = "CH-ZH"
         order.dropoffPlace.areaID = "CH-BE"
@@ -191,7 +160,6 @@ struct OrderRowTests {
         order.planIncluded = false
         order.planDiscount = 120
         order.planName = "Pro"
-        return order
     }
 
     @Test("The people an order names read plainly as the account holds them, with or without a company",
