@@ -54,6 +54,37 @@ struct DirectJSONTests {
         struct Inner: Codable { var a: String? }
     }
 
+    @Test("Live events' data, as stored and sent, means what JSONEncoder wrote for it")
+    func liveEventsData() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        struct Wrapper: Encodable {
+            let payload: LivePayload
+            func encode(to encoder: any Encoder) throws { try payload.encodeData(to: encoder) }
+        }
+        let order = OrderID.generated(), driver = UserID.generated()
+        let payloads: [LivePayload] = [
+            .location(LiveLocation(driverId: driver, driverFirstName: "Zoë \"Z\"", orderId: order, orderStatus: "in_transit",
+                                   position: PositionReport(latitude: 46.519653, longitude: -6.632273e-3, accuracy: 5, heading: 270.25, recordedAt: 1_800_000_000_000))),
+            .location(LiveLocation(driverId: nil, driverFirstName: nil, orderId: nil, position: PositionReport(latitude: 0, longitude: 180, recordedAt: 0))),
+            .status(LiveStatus(orderId: order, reference: "WB-ABCD1234", status: "pending", driverId: nil, at: 1_800_000_000_001)),
+            .eta(LiveETA(orderId: order, estimate: ArrivalEstimate(stop: .dropoff, arrivesAt: 1_800_000_600_000, distanceMeters: 4_250))),
+            .notification(LiveNotification(id: .generated(), kind: "order_pending", title: "New order WB-1/2",
+                                           body: "Line one\nline two\t\u{1}, \\ and ✓", orderId: order, createdAt: 1_800_000_000_002)),
+            .duty(LiveDuty(driverId: driver, onDuty: true, at: 3)),
+        ]
+        for payload in payloads {
+            let direct = Data(try LiveLog.encodeData(payload).utf8)
+            let before = try encoder.encode(Wrapper(payload: payload))
+            let a = try JSONSerialization.jsonObject(with: direct) as? NSObject
+            let b = try JSONSerialization.jsonObject(with: before) as? NSObject
+            #expect(a != nil && a == b, "direct \(String(decoding: direct, as: UTF8.self))\nbefore \(String(decoding: before, as: UTF8.self))")
+            // And a client reads it back as what was sent.
+            let event = try JSONDecoder().decode(LiveEvent.self, from: Data("{\"type\":\"\(payload.type)\",\"id\":1,\"topic\":\"t\",\"at\":2,\"data\":".utf8) + direct + Data("}".utf8))
+            #expect(event.payload == payload)
+        }
+    }
+
     @Test("Strings, numbers, dates, arrays, nested and empty values")
     func mixedValues() throws {
         let leaf = Nested(text: "", number: -42, fraction: 0.1, flag: false, missing: nil, present: 7, when: Date(timeIntervalSince1970: 1_800_000_000),

@@ -69,16 +69,7 @@ struct OrderRowTests {
                 }
                 #expect(straight.$id.exists && legs.0.id != nil && legs.0.id != legs.1.id)
                 let sql = try #require(database.tracedSQL)
-                func row(_ table: String, _ id: any Encodable & Sendable) async throws -> [String: String] {
-                    let found = try #require(try await sql.raw("SELECT * FROM \(ident: table) WHERE id = \(bind: id)").first())
-                    // Each column's value and its SQLite type, as stored.
-                    var columns: [String: String] = [:]
-                    for column in found.allColumns {
-                        let typed = try await sql.raw("SELECT typeof(\(ident: column)) AS t, CAST(\(ident: column) AS TEXT) AS v FROM \(ident: table) WHERE id = \(bind: id)").first()
-                        columns[column] = "\(try typed?.decode(column: "t", as: String.self) ?? "?"):\(try typed?.decode(column: "v", as: String?.self) ?? "NULL")"
-                    }
-                    return columns
-                }
+                func row(_ table: String, _ id: any Encodable & Sendable) async throws -> [String: String] { try await Self.stored(table, id, on: sql) }
                 var a = try await row("orders", straight.id!), b = try await row("orders", fluent.id!)
                 #expect(a.count == OrderRow.columns.count)
                 for unique in ["id", "reference", "tracking_token", "handover_token", "idempotency_key", "external_reference", "checkout_session_id"] { a[unique] = nil; b[unique] = nil }
@@ -89,6 +80,76 @@ struct OrderRowTests {
                 // And it reads back as the model it was.
                 let read = try await OrderRow.read(OrderRow.select(on: sql, listed: false).where("id", .equal, SQLBind(straight.id!)), on: sql)
                 #expect(read == [OrderRow(straight)])
+            }
+        }
+    }
+
+    /// Each column of a stored row: its SQLite type and its value as text.
+    static func stored(_ table: String, _ id: any Encodable & Sendable, on sql: any SQLDatabase) async throws -> [String: String] {
+        let found = try #require(try await sql.raw("SELECT * FROM \(ident: table) WHERE id = \(bind: id)").first())
+        var columns: [String: String] = [:]
+        for column in found.allColumns {
+            let typed = try await sql.raw("SELECT typeof(\(ident: column)) AS t, CAST(\(ident: column) AS TEXT) AS v FROM \(ident: table) WHERE id = \(bind: id)").first()
+            columns[column] = "\(try typed?.decode(column: "t", as: String.self) ?? "?"):\(try typed?.decode(column: "v", as: String?.self) ?? "NULL")"
+        }
+        return columns
+    }
+
+    @Test("An order's event, a notification and a queued mail inserted straight on SQLite's writer store what Fluent's insert stores")
+    func straightInsertsOfWhatAnOrderTellsStoreWhatFluentStores() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let cast = try await server.cast()
+            let database = server.app.db
+            let customer = try #require(UserID(uuidString: cast.customer.userID))
+            let driver = try #require(UserID(uuidString: cast.driver.userID))
+            let order = Self.order(customer: customer, driver: driver, full: false, mark: "e")
+            let sql = try #require(database.tracedSQL)
+            // Once with every optional column empty, once with each of them set.
+            for full in [false, true] {
+                func event() -> OrderEvent {
+                    OrderEvent(orderID: order.id!, type: "created", status: full ? .pending : nil, actorID: full ? customer : nil,
+                               note: full ? "a note" : nil, at: 1_800_000_000_123)
+                }
+                func notification() -> WaybillServer.Notification {
+                    let made = WaybillServer.Notification(userID: customer, orderID: full ? order.id : nil, kind: "order_pending", title: "New order", body: "Körper ✓")
+                    made.createdAt = 1_800_000_000_456
+                    if full { made.readAt = 1_800_000_000_789 }
+                    return made
+                }
+                func message() -> OutboxMessage {
+                    let made = OutboxMessage(kind: Outbox.mailKind, payload: "{\"to\":1}", nextAttemptAt: 1_800_000_000_000)
+                    if full { made.lastError = "refused"; made.attempts = 3; made.sentAt = Date(timeIntervalSince1970: 1_800_000_000.5) }
+                    return made
+                }
+                let events = (event(), event()), notifications = (notification(), notification()), messages = (message(), message())
+                try await database.writeTransaction(server.app) { db in
+                    #expect(db is WriterDatabase)
+                    if !full { try await order.insert(on: db) }
+                    try await events.0.insert(on: db)
+                    try await events.1.create(on: db)
+                    try await notifications.0.insert(on: db)
+                    try await notifications.1.create(on: db)
+                    try await messages.0.insert(on: db)
+                    try await messages.1.create(on: db)
+                }
+                #expect(events.0.id != nil && events.0.id != events.1.id && notifications.0.id != nil && messages.0.id != nil)
+                #expect(events.0.$id.exists && notifications.0.$id.exists && messages.0.$id.exists)
+                func same(_ table: String, _ a: any Encodable & Sendable, _ b: any Encodable & Sendable, differing: [String]) async throws {
+                    var one = try await Self.stored(table, a, on: sql), other = try await Self.stored(table, b, on: sql)
+                    #expect(one.count > 5)
+                    for column in differing {
+                        // Both drawn or stamped, so different, but of the same type.
+                        #expect(one[column]?.split(separator: ":").first == other[column]?.split(separator: ":").first, "\(table).\(column)")
+                        one[column] = nil; other[column] = nil
+                    }
+                    #expect(one == other, "\(table)")
+                }
+                try await same("order_events", events.0.id!, events.1.id!, differing: ["id"])
+                try await same("notifications", notifications.0.id!, notifications.1.id!, differing: ["id"])
+                try await same("outbox", messages.0.id!, messages.1.id!, differing: ["id", "created_at"])
+                // The message's stamp is now, as Fluent's.
+                let stamped = try #require(try await OutboxMessage.find(messages.0.id, on: database)?.createdAt)
+                #expect(abs(stamped.timeIntervalSinceNow) < 60)
             }
         }
     }
@@ -181,6 +242,44 @@ struct OrderRowTests {
             #expect(people[company.id!]?.companyName == "Ex «Presso» & Co")
             #expect(users.contains { $0.companyName == nil })
             #expect(try await Orders.people([UserID](), on: sql).isEmpty)
+        }
+    }
+
+    @Test("The managers told of each new order, read plainly, are those the model says may dispatch: banned, suspended and stripped ones left out",
+          arguments: TestDatabase.available)
+    func managersReadPlainlyAsTheModelJudgesThem(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            _ = try await server.cast()
+            let database = server.app.db
+            func manager(_ name: String, _ change: (User) -> Void) async throws -> User {
+                let user = User(role: .manager, email: "\(name)@managers.example", passwordHash: nil, firstName: name.capitalized, lastName: "Ménager",
+                                companyName: name == "plain" ? nil : "Dispatch & Co", emailVerifiedAt: Date())
+                change(user)
+                try await user.create(on: database)
+                return user
+            }
+            let now = UnixTime.nowMillis
+            _ = try await manager("plain") { _ in }
+            _ = try await manager("unverified") { $0.emailVerifiedAt = nil }
+            _ = try await manager("banned") { $0.restrictedKind = Restriction.Kind.banned.rawValue }
+            _ = try await manager("suspended") { $0.restrictedKind = Restriction.Kind.suspended.rawValue; $0.restrictedUntil = now + 3_600_000 }
+            _ = try await manager("lapsed") { $0.restrictedKind = Restriction.Kind.suspended.rawValue; $0.restrictedUntil = now - 1 }
+            _ = try await manager("stripped") { $0.staffCapabilities = Capability.storedList(Capability.granted(to: .customer)) }
+            let all = try await User.query(on: database).filter(\.$role == .manager).all()
+            let expected = all.filter { $0.caller.may(.dispatch) }
+            let read = try await Notifier.managers(on: database)
+            #expect(Set(read.map(\.personID)) == Set(expected.map { $0.id! }))
+            #expect(read.count == expected.count && expected.count < all.count && expected.count >= 3)
+            for person in read {
+                let user = try #require(expected.first { $0.id == person.personID })
+                #expect(person.role == user.role && person.email == user.email && person.firstName == user.firstName
+                        && person.lastName == user.lastName && person.companyName == user.companyName)
+                #expect(person.caller.capabilities == user.caller.capabilities && person.caller.verifiedEmail == user.caller.verifiedEmail)
+                #expect(person.isBanned == user.isBanned && person.displayName == user.displayName)
+            }
+            // Inside a write transaction (on SQLite, the writer's own connection) they read the same.
+            let inside = try await database.writeTransaction(server.app) { db in try await Notifier.managers(on: db).map(\.personID) }
+            #expect(Set(inside) == Set(expected.map { $0.id! }))
         }
     }
 

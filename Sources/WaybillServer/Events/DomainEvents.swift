@@ -205,7 +205,7 @@ extension NotificationSubscriber {
     static func importNews(by importer: User, _ perCustomer: [UserID: Int], on db: any Database) async throws {
         let total = perCustomer.values.reduce(0, +)
         guard total > 0 else { return }
-        let managers = try await Notifier.managers(on: db).filter { $0.id != importer.id }
+        let managers = try await Notifier.managers(on: db).filter { $0.personID != importer.id }
         try await Notifier.notify(managers, .ordersImported, order: nil, reference: String(total),
                                   body: "\(importer.displayName) imported \(total) deliveries; they are waiting to be assigned.", mail: false, on: db)
         for (customerID, count) in perCustomer where customerID != importer.id {

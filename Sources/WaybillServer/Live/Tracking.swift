@@ -480,8 +480,7 @@ struct Tracking: WaybillService {
 
     /// 144 random bits, base64url: the link's only secret, unrelated to the order's id.
     static func newTrackingToken() -> String {
-        var generator = Randomness.generator
-        return Data((0..<18).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
+        Base64URL.encode(Randomness.bytes(18))
     }
 
     static func isWellFormedToken(_ token: String) -> Bool {

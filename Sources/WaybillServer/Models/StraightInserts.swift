@@ -34,15 +34,99 @@ extension OrderRow {
     }
 }
 
+extension WriterDatabase {
+    /// One new row inserted straight from its values (`values` in `columns`' order): one prepared
+    /// statement, without Fluent's model path. Returns the `returning` column's value, if named.
+    @discardableResult
+    func insert(into table: String, columns: [String], values: [SQLiteData], returning: String? = nil) throws -> SQLiteData? {
+        guard values.count == columns.count else { throw Unsupported(what: "an insert of \(values.count) values into \(columns.count) columns") }
+        return try writer.rows(PlainInsert.text(into: table, columns: columns, returning: returning), values).rows.first?.first
+    }
+}
+
+/// The values of a row as SQLite stores them, as Fluent's insert binds them: ids and enum cases as
+/// text, flags as 0 or 1, a missing value as NULL.
+enum StoredValue {
+    static func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
+    static func integer(_ value: Int?) -> SQLiteData { value.map { .integer($0) } ?? .null }
+    static func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
+    static func uuid(_ value: UUID?) -> SQLiteData { value.map { .text($0.uuidString) } ?? .null }
+    /// A `Date` as SQLiteNIO binds it: seconds since 1970, as a real.
+    static func date(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
+}
+
+extension OrderEvent {
+    static let insertColumns = ["order_id", "type", "status", "actor_id", "note", "at"]
+
+    var sqliteValues: [SQLiteData] {
+        [.text(orderID.rawValue.uuidString), .text(type), StoredValue.text(status?.rawValue), StoredValue.uuid(actorID?.rawValue),
+         StoredValue.text(note), .integer(Int(at))]
+    }
+
+    /// Stores this new event (as `create`); on SQLite's writer as one insert of its values, noting
+    /// its order's change as the model's middleware does.
+    func insert(on db: any Database) async throws {
+        guard let writer = db as? WriterDatabase, id == nil else { return try await create(on: db) }
+        guard case .integer(let id)? = try writer.insert(into: Self.schema, columns: Self.insertColumns, values: sqliteValues, returning: "id") else {
+            throw WriterDatabase.Unsupported(what: "an insert that returns no id")
+        }
+        self.id = id
+        $id.exists = true
+        WrittenChanges.note(order: orderID, caches: nil)
+    }
+}
+
+extension Notification {
+    static let insertColumns = ["id", "user_id", "order_id", "kind", "title", "body", "read_at", "created_at"]
+
+    var sqliteValues: [SQLiteData] {
+        [StoredValue.uuid(id?.rawValue), .text(userID.rawValue.uuidString), StoredValue.uuid(orderID?.rawValue), .text(kind), .text(title),
+         .text(body), StoredValue.integer(readAt), .integer(Int(createdAt))]
+    }
+
+    /// Stores this new notification (as `create`, which draws its id); on SQLite's writer as one insert.
+    func insert(on db: any Database) async throws {
+        guard let writer = db as? WriterDatabase else { return try await create(on: db) }
+        if id == nil { id = .generated() }
+        try writer.insert(into: Self.schema, columns: Self.insertColumns, values: sqliteValues)
+        $id.exists = true
+    }
+}
+
+extension OutboxMessage {
+    static let insertColumns = ["id", "kind", "payload", "status", "attempts", "next_attempt_at", "last_error", "sent_at", "created_at"]
+
+    var sqliteValues: [SQLiteData] {
+        [StoredValue.uuid(id), .text(kind), StoredValue.text(payload), .text(status.rawValue), .integer(attempts), .integer(Int(nextAttemptAt)),
+         StoredValue.text(lastError), StoredValue.date(sentAt), StoredValue.date(createdAt)]
+    }
+
+    /// Stores this new message (as `create`, which draws its id and stamps `createdAt`); on SQLite's
+    /// writer as one insert.
+    func insert(on db: any Database) async throws {
+        guard let writer = db as? WriterDatabase else { return try await create(on: db) }
+        if id == nil { id = Randomness.uuid() }
+        if createdAt == nil { createdAt = Date() }
+        try writer.insert(into: Self.schema, columns: Self.insertColumns, values: sqliteValues)
+        $id.exists = true
+    }
+}
+
 extension Order {
+    /// The values its row stores on SQLite, in `OrderRow.columns`' order.
+    var storedValues: [SQLiteData] { OrderRow(self).sqliteValues }
+
     /// Stores this new order (as `create`). In a write transaction on SQLite, as one insert of
     /// `OrderRow`'s values: Fluent's model path collects, binds and reassigns the fifty-odd fields
     /// three times, about a third of placing an order under SQLite's write lock
     /// (docs/performance.md). It notes the write as the model's middleware does
     /// (`ChangeNotingMiddleware`); a middleware added on `Order` must be added here too.
-    func insert(on db: any Database) async throws {
+    ///
+    /// `values`: `storedValues` taken before the transaction, when nothing changes the order in
+    /// between (placing an order makes them before it waits for the write lock).
+    func insert(on db: any Database, values: [SQLiteData]? = nil) async throws {
         guard let writer = db as? WriterDatabase, id != nil else { return try await create(on: db) }
-        let values = OrderRow(self).sqliteValues
+        let values = values ?? storedValues
         guard values.count == OrderRow.columns.count else { return try await create(on: db) }
         _ = try writer.writer.rows(PlainInsert.text(into: Self.schema, columns: OrderRow.columns, returning: nil), values)
         $id.exists = true

@@ -85,11 +85,15 @@ final class User: Model, @unchecked Sendable {
     /// Banned: cannot sign in, and every session ends.
     var isBanned: Bool { restriction == .banned }
     /// What the account holds, restrictions aside.
-    var capabilities: Set<Capability> {
-        Capability.held(staff: Capability.parseList(staffCapabilities), emailVerified: emailVerifiedAt != nil)
-    }
+    var capabilities: Set<Capability> { Self.capabilities(staff: staffCapabilities, emailVerified: emailVerifiedAt != nil) }
     /// What the account may use now: its capabilities less what a restriction takes away.
     var effectiveCapabilities: Set<Capability> { AccountStanding.effective(capabilities, under: restriction) }
+
+    /// What an account holds, restrictions aside, from its stored grants (`capabilities` column)
+    /// and whether its email is verified: for the model and for an account read plainly (`NotifiedAccount`).
+    static func capabilities(staff: String, emailVerified: Bool) -> Set<Capability> {
+        Capability.held(staff: Capability.parseList(staff), emailVerified: emailVerified)
+    }
     /// The account as WaybillCore's policies know it.
     var caller: Caller { Caller(id: id!, capabilities: effectiveCapabilities, verifiedEmail: emailVerifiedAt == nil ? nil : email) }
 }

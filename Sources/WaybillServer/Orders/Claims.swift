@@ -117,7 +117,7 @@ struct Claims: WaybillService {
                     try await Orders.fileRecord(of: orderID, kind: .claimPhoto, image: image, name: name, by: userID).create(on: db)
                 }
                 try await OrderEvent(orderID: orderID, type: "claim_filed", status: nil, actorID: userID,
-                                     note: "\(filed.kind.rawValue), \(Money(filed.amount, order.currency))").create(on: db)
+                                     note: "\(filed.kind.rawValue), \(Money(filed.amount, order.currency))").insert(on: db)
                 try await Notifier.notify(try await Notifier.managers(on: db), .claimFiled, order: order,
                                           body: "The sender of \(order.reference) claims \(Money(filed.amount, order.currency)) (\(filed.kind.rawValue)): decide it under Claims.",
                                           on: db)
@@ -262,7 +262,7 @@ struct Claims: WaybillService {
                                                               "currency": claim.currency, "order": order.reference],
                                       reason: claim.declineReason, on: db)
             try await OrderEvent(orderID: order.id!, type: "claim_\(claim.status.rawValue)", status: nil, actorID: decider,
-                                 note: amount.map { Money($0, claim.currency).description } ?? claim.declineReason).create(on: db)
+                                 note: amount.map { Money($0, claim.currency).description } ?? claim.declineReason).insert(on: db)
             if claim.status != .awaitingSecondApproval, let claimant = try await User.find(claim.claimantID, on: db) {
                 let body = claim.status == .declined
                     ? "Your claim for \(order.reference) was declined: \(claim.declineReason ?? "")"
@@ -343,7 +343,7 @@ struct Claims: WaybillService {
             fresh.updatedAt = fresh.paidAt!
             try await fresh.save(on: db)
             try await OrderEvent(orderID: orderID, type: "claim_paid", status: nil, actorID: nil,
-                                 note: Money(approved, currency).description).create(on: db)
+                                 note: Money(approved, currency).description).insert(on: db)
             if let claimant = try await User.find(claimantID, on: db) {
                 try await Notifier.notify([claimant], .claimPaid, order: order,
                                           body: "\(Money(approved, currency)) for your claim on \(order.reference) was paid\(order.sandbox ? " (sandbox: no money moved)" : "").",
@@ -366,7 +366,7 @@ struct Claims: WaybillService {
             try await LedgerRecord(LedgerEntry(kind: refund ? .refund : .claimPayout, amount: amount, currency: currency, shipment: orderID,
                                                account: claimantID, at: UnixTime.nowMillis, reference: reference)).create(on: db)
             try await OrderEvent(orderID: orderID, type: refund ? "claim_refunded" : "claim_transferred", status: nil, actorID: nil,
-                                 note: reference).create(on: db)
+                                 note: reference).insert(on: db)
         }
     }
 }

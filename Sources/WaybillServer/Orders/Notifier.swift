@@ -68,14 +68,15 @@ enum Notifier {
     }
 
     /// In the app always; by push and mail unless the person turned them off (`push`, `mail`).
-    static func notify(_ users: [User], _ kind: Kind, order: Order?, reference: String? = nil, body: String, push: Bool = true,
+    static func notify(_ users: [any NotifiedPerson], _ kind: Kind, order: Order?, reference: String? = nil, body: String, push: Bool = true,
                        mail: Bool = true, on db: any Database) async throws {
         let title = kind.title(reference ?? order?.reference ?? "")
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
-            guard let id = user.id, seen.insert(id).inserted else { continue }
+            let id = user.personID
+            guard seen.insert(id).inserted else { continue }
             let notification = Notification(userID: id, orderID: order?.id, kind: kind.rawValue, title: title.en, body: body)
-            try await notification.create(on: db)
+            try await notification.insert(on: db)
             try await LiveLog.publish(.notification(LiveNotification(
                 id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
@@ -101,11 +102,68 @@ enum Notifier {
         }
     }
 
-    static func managers(on db: any Database) async throws -> [User] {
-        // The primary role is manager exactly when the account holds `manager` (`Capability.primaryRole`).
-        // Plain SQL: every new order asks, inside its transaction (docs/performance.md).
+    /// The managers who may dispatch, as telling them needs. The primary role is manager exactly
+    /// when the account holds `manager` (`Capability.primaryRole`). Read plainly: every new order
+    /// asks, inside its transaction, and filling Fluent's `User` for each manager was 4 % of
+    /// placing an order under SQLite's write lock (docs/performance.md).
+    static func managers(on db: any Database) async throws -> [NotifiedAccount] {
         guard let sql = db.tracedSQL else { return [] }
-        return try await sql.raw("SELECT * FROM \"users\" WHERE \"role\" = \(bind: Role.manager.rawValue)").all()
-            .map(User.init(row:)).filter { $0.caller.may(.dispatch) }
+        var rows = try await PlainRows.read(sql.select().column(NotifiedAccount.selection).from(User.schema)
+            .where("role", .equal, SQLBind(Role.manager.rawValue)), sql: sql)
+        var managers: [NotifiedAccount] = []
+        for index in rows.indices {
+            let manager = try NotifiedAccount(reading: &rows[index])
+            if manager.caller.may(.dispatch) { managers.append(manager) }
+        }
+        return managers
+    }
+}
+
+/// Someone `Notifier.notify` tells: an account read in full (`User`) or only as telling them
+/// needs (`NotifiedAccount`).
+protocol NotifiedPerson: PersonNaming {
+    var isBanned: Bool { get }
+}
+
+extension User: NotifiedPerson {}
+
+/// An account as telling it needs, read plainly (`Notifier.managers`): its names and address, and
+/// what decides whether it is banned and what it may do, as `User` decides them.
+struct NotifiedAccount: NotifiedPerson, Sendable {
+    var personID: UserID
+    var role: Role
+    var email: String
+    var firstName: String
+    var lastName: String
+    var companyName: String?
+    var staffCapabilities: String
+    var emailVerified: Bool
+    var restrictedKind: String?
+    var restrictedUntil: Int64?
+
+    /// The columns `init(reading:)` reads, in its order.
+    static let selection = SQLRaw(#""id", "role", "email", "first_name", "last_name", "company_name", "capabilities", "email_verified_at", "restricted_kind", "restricted_until""#)
+
+    init(reading r: inout ColumnCursor) throws {
+        personID = try r.id()
+        role = try r.text()
+        email = try r.string()
+        firstName = try r.string()
+        lastName = try r.string()
+        companyName = try r.optional { try $0.string() }
+        staffCapabilities = try r.string()
+        emailVerified = !r.isNull()
+        r.skip()
+        restrictedKind = try r.optional { try $0.string() }
+        restrictedUntil = try r.optional { try $0.int64() }
+    }
+
+    var restriction: Restriction.Kind? { Restriction.inForce(kind: restrictedKind, until: restrictedUntil, at: UnixTime.nowMillis) }
+    var isBanned: Bool { restriction == .banned }
+    /// The account as WaybillCore's policies know it (as `User.caller`).
+    var caller: Caller {
+        Caller(id: personID, capabilities: AccountStanding.effective(User.capabilities(staff: staffCapabilities, emailVerified: emailVerified),
+                                                                     under: restriction),
+               verifiedEmail: emailVerified ? email : nil)
     }
 }

@@ -20,7 +20,7 @@ extension Orders {
             order.failureNote = nil
             try await OrderEvent(orderID: order.id!, type: reassign ? "reassigned" : "assigned", status: .assigned,
                                  // The timeline is read by the customer too, who knows the driver by first name.
-                                 actorID: principal.userID, note: driver.firstName).create(on: db)
+                                 actorID: principal.userID, note: driver.firstName).insert(on: db)
             return .orderAssigned(order, driver: driver, previousDriverID: previous, actor: principal.userID)
         }
     }

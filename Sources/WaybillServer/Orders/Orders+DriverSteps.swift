@@ -36,7 +36,7 @@ extension Orders {
     func accept(_ id: OrderID, idempotencyKey: String? = nil, by principal: Principal) async throws -> Order {
         try await once(idempotencyKey, id, .accept, by: principal) { receipt in
             try await transition(id, .accept, by: principal, receipt: receipt) { order, db in
-                try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).create(on: db)
+                try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).insert(on: db)
                 return .orderAccepted(order, driver: principal.user)
             }
         }
@@ -73,7 +73,7 @@ extension Orders {
             }
             // Stamped with the order's own time of the change: the ledger's cash entry carries it too.
             try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note,
-                                 at: order.updatedAt).create(on: db)
+                                 at: order.updatedAt).insert(on: db)
             if order.requireRecipientCode, let email = order.recipient.email {
                 let code = OneTimeCodes.randomCode()
                 order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
@@ -81,7 +81,7 @@ extension Orders {
                 order.recipientCodeAttempts = 0
                 try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: order.recipient.name, address: email),
                                                                     reference: order.reference, code: code), on: db)
-                try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).create(on: db)
+                try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).insert(on: db)
             }
             return .orderPickedUp(order, driver: principal.user, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
         }
@@ -96,7 +96,7 @@ extension Orders {
                 order.failureReason = reason
                 order.failureNote = (note?.isEmpty ?? true) ? nil : note
                 try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
-                                     note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).create(on: db)
+                                     note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).insert(on: db)
                 return .orderFailed(order, driver: principal.user, reason: reason)
             }
         }

@@ -157,6 +157,8 @@ extension Orders {
         while true {
             let event = OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID)
             createdEvent = event
+            // Made before the write lock is taken: the order's legs, and on SQLite its stored values.
+            let values = services.writeLock.enabled ? order.storedValues : nil, legs = Leg.route(for: order, counters: valid.counters)
             do {
                 try await transaction { db in
                     if !budgetTaken { try await takeBudget(on: db) }
@@ -166,13 +168,13 @@ extension Orders {
                         try await Subscriptions.useIncluded(plan.subscription, of: principal.userID, limit: plan.benefit.terms.includedDeliveries,
                                                             periodStart: plan.periodStart, on: db)
                     }
-                    try await order.insert(on: db)
+                    try await order.insert(on: db, values: values)
                     if let redemption { try await Loyalty.spend(redemption, on: order, on: db) }
-                    for leg in Leg.route(for: order, counters: valid.counters) { try await leg.insert(on: db) }
+                    for leg in legs { try await leg.insert(on: db) }
                     for (slot, template) in chosen {
                         try await Timeslots.bookWithin(order, slot: slot, template: template, by: principal.userID, now: UnixTime.nowMillis, on: db)
                     }
-                    try await event.create(on: db)
+                    try await event.insert(on: db)
                     if order.status == .pending {
                         try await events.record(.orderPlaced(order), on: db)
                     }
@@ -206,8 +208,14 @@ extension Orders {
 
     /// "WB-" and 8 characters of Crockford's base 32 (40 random bits): easy to read out on the phone.
     static func newReference() -> String {
-        var generator = Randomness.generator
-        return "WB-" + String((0..<8).map { _ in OrderReference.alphabet[Int.random(in: 0..<OrderReference.alphabet.count, using: &generator)] })
+        // Five bits a character from one number drawn (the alphabet has 32 of them).
+        var bits = Randomness.current.next()
+        var text = "WB-"
+        for _ in 0..<8 {
+            text.append(OrderReference.alphabet[Int(bits & 31)])
+            bits >>= 5
+        }
+        return text
     }
 }
 

@@ -33,7 +33,7 @@ extension Orders {
             _ = try? await transition(orderID, .cancel, by: nil) { order, db in
                 order.cancellationReason = "Checkout expired without payment"
                 order.paymentStatus = .void
-                try await OrderEvent(orderID: orderID, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).create(on: db)
+                try await OrderEvent(orderID: orderID, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).insert(on: db)
                 return .checkoutExpired(order)
             }
             return
@@ -66,7 +66,7 @@ extension Orders {
                 order.paidAt = UnixTime.nowMillis
                 order.paymentIntentID = state.paymentIntent
                 try await OrderEvent(orderID: orderID, type: "payment_confirmed", status: .pending, actorID: nil,
-                                     note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).create(on: db)
+                                     note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).insert(on: db)
                 return .orderPlaced(order)
             }
         } catch let error as WaybillError where error.code == .invalidTransition {
@@ -120,7 +120,7 @@ extension Orders {
                 .returning("id").all()
             guard !rows.isEmpty else { return }
             WrittenChanges.note(order: id, caches: services.caches)
-            try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).create(on: db)
+            try await OrderEvent(orderID: id, type: "refunded", status: nil, actorID: nil, note: refundID).insert(on: db)
             // The event carries the order as it now is (its subscribers, the ledger among them, read it).
             order.paymentStatus = .refunded
             order.refundID = refundID
@@ -180,7 +180,7 @@ extension Orders {
                 .returning("id").all()
             guard !rows.isEmpty else { return false }
             WrittenChanges.note(order: id, caches: services.caches)
-            try await OrderEvent(orderID: id, type: "refund_requested", status: nil, actorID: principal.userID, note: reason).create(on: db)
+            try await OrderEvent(orderID: id, type: "refund_requested", status: nil, actorID: principal.userID, note: reason).insert(on: db)
             try await AuditLog.record(.orderRefunded, by: principal.userID, target: .order, id.uuidString, before: ["payment": "paid"],
                                       after: ["payment": "refund_pending", "amount": String(order.priceAmount), "currency": order.currency], reason: reason, on: db)
             try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: id.uuidString, on: db)
@@ -213,7 +213,7 @@ extension Orders {
                 guard done == 0 else { return }
                 try await LedgerRecord(LedgerEntry(kind: .transferReversal, amount: payout.amount, currency: payout.currency,
                                                    shipment: shipmentID, account: account, at: UnixTime.nowMillis, reference: reversal)).create(on: db)
-                try await OrderEvent(orderID: shipmentID, type: "payout_reversed", status: nil, actorID: nil, note: reversal).create(on: db)
+                try await OrderEvent(orderID: shipmentID, type: "payout_reversed", status: nil, actorID: nil, note: reversal).insert(on: db)
             }
         }
     }

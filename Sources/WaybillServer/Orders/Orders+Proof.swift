@@ -62,7 +62,7 @@ extension Orders {
                 try await signatureFile.create(on: db)
                 try await photoFile?.create(on: db)
                 try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
-                                     note: "Signed by \(name)").create(on: db)
+                                     note: "Signed by \(name)").insert(on: db)
                 return .orderDelivered(order, signedBy: name)
             }
             if qr != nil { try await Handovers(services: services, db: db, logger: logger).record(id, step: HandOverKind.delivery.rawValue, .accepted, by: principal) }
@@ -86,7 +86,7 @@ extension Orders {
         } catch let error as WaybillError {
             // Every try is kept (who, when, the outcome), never the code itself.
             try? await transaction { db in
-                try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: error.code.rawValue).create(on: db)
+                try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: error.code.rawValue).insert(on: db)
             }
             throw error
         }
@@ -94,9 +94,9 @@ extension Orders {
             let now = UnixTime.nowMillis
             order.signedBy = name
             order.deliveredAt = now
-            try await OrderEvent(orderID: order.id!, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").create(on: db)
+            try await OrderEvent(orderID: order.id!, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").insert(on: db)
             try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
-                                 note: "Receiver's code given").create(on: db)
+                                 note: "Receiver's code given").insert(on: db)
             return .orderDelivered(order, signedBy: name)
         }
     }
@@ -183,7 +183,7 @@ extension Orders {
                 }
                 let file = Self.fileRecord(of: id, kind: .parcelPhoto, image: image, name: name, by: principal.userID)
                 try await file.create(on: db)
-                try await OrderEvent(orderID: id, type: "photo_added", status: nil, actorID: principal.userID).create(on: db)
+                try await OrderEvent(orderID: id, type: "photo_added", status: nil, actorID: principal.userID).insert(on: db)
                 return file
             }
         } catch {
@@ -323,7 +323,7 @@ extension Orders {
                 let handOver = HandOver(orderID: id, legPosition: last?.position ?? 0, kind: .receipt, actorID: principal.userID)
                 HandOverProof(photoFileID: file?.id, qrCode: qr).apply(to: handOver)
                 try await handOver.create(on: db)
-                try await OrderEvent(orderID: id, type: "receipt_confirmed", status: nil, actorID: principal.userID).create(on: db)
+                try await OrderEvent(orderID: id, type: "receipt_confirmed", status: nil, actorID: principal.userID).insert(on: db)
                 try await events.record(.receiptConfirmed(order, receiver: principal.user), on: db)
                 return order
             }

@@ -139,7 +139,7 @@ extension Orders {
             else if order.paymentStatus == .awaiting || order.paymentStatus == .dueOnPickup || order.paymentStatus == .invoiced {
                 order.paymentStatus = .void
             }
-            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).create(on: db)
+            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).insert(on: db)
             // Staff cancelling someone else's order is audited (a ban's withdrawals are the ban's line).
             if let principal, principal.userID != order.customerID {
                 try await AuditLog.record(.orderCancelled, by: principal.userID, target: .order, order.id!.uuidString,

@@ -17,15 +17,18 @@ public struct Outbox: Sendable {
     static let leaseMillis: Int64 = 2 * 60 * 1000
     static let maxAttempts = 12
 
+    /// Shared: making an encoder per message cost as much as the encoding (one per manager per order).
+    static let payloadEncoder = JSONEncoder()
+
     /// Queues a mail on `db` (pass the transaction's database so both commit together).
     static func enqueue(_ message: MailMessage, on db: any Database) async throws {
-        let payload = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
-        try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: UnixTime.nowMillis).create(on: db)
+        let payload = String(decoding: try payloadEncoder.encode(message), as: UTF8.self)
+        try await OutboxMessage(kind: mailKind, payload: payload, nextAttemptAt: UnixTime.nowMillis).insert(on: db)
     }
 
     /// Queues work for a handler registered with `OutboxWorker.handle(_:with:)`, retried like mail.
     static func enqueueJob(kind: String, payload: String, on db: any Database) async throws {
-        try await OutboxMessage(kind: kind, payload: payload, nextAttemptAt: UnixTime.nowMillis).create(on: db)
+        try await OutboxMessage(kind: kind, payload: payload, nextAttemptAt: UnixTime.nowMillis).insert(on: db)
     }
 
     /// Seconds before attempt `n + 1` after `n` failures: 5 s, 10 s, 20 s … capped at one hour.
@@ -89,6 +92,18 @@ enum Randomness {
     }
 
     static var generator: Generator { Generator(source: current) }
+
+    /// `count` random bytes from `current`, eight to each number drawn (not one number a byte,
+    /// as `UInt8.random(in:using:)` draws: each of the system's numbers is a system call).
+    static func bytes(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: current.next()) { bytes.append(contentsOf: $0) }
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
+    }
 
     /// A version 4 UUID drawn from `current`: new ids are the application's randomness like the rest.
     static func uuid() -> UUID {

@@ -202,7 +202,7 @@ extension Travel {
             try await order.create(on: db)
             try await Self.travellerLeg(for: order, trip: trip, from: from, to: to).create(on: db)
             try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: me.userID,
-                                 note: "Accepted by the traveller on their trip of \(trip.departureDate)").create(on: db)
+                                 note: "Accepted by the traveller on their trip of \(trip.departureDate)").insert(on: db)
             if let name = r.photoName, let type = r.photoType {
                 let file = OrderFile()
                 file.id = .generated()
@@ -265,7 +265,7 @@ extension Travel {
             do { _ = try await orders.transition(shipment, .cancel, by: nil) { order, db in
                 order.cancellationReason = "Not paid in time"
                 order.paymentStatus = .void
-                try await OrderEvent(orderID: shipment, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).create(on: db)
+                try await OrderEvent(orderID: shipment, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).insert(on: db)
                 return .checkoutExpired(order)
             } } catch { logger.warning("LAPSE \(error)") }
         }

@@ -184,7 +184,7 @@ struct CounterDesks: WaybillService {
                 order.status = ShipmentStatus.derive(awaitingPayment: false, legs: legs.map(\.state))
                 order.updatedAt = now
                 try await order.save(on: db)
-                try await OrderEvent(orderID: id, type: "counter_check_in", status: nil, actorID: actor, note: counter.name, at: now).create(on: db)
+                try await OrderEvent(orderID: id, type: "counter_check_in", status: nil, actorID: actor, note: counter.name, at: now).insert(on: db)
                 // Collected here: the receiver learns where, with their code (sealed since the pickup).
                 if leg.position == legs.count - 1, let email = order.recipient.email,
                    let sealed = order.recipientCodeSealed, let receiverCode = codes.unsealRecipientCode(sealed, orderID: id) {
@@ -253,7 +253,7 @@ struct CounterDesks: WaybillService {
             order.recipientCodeSealed = nil
             try await order.save(on: db)
             try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: actor,
-                                 note: "Collected at \(counter.name) by \(collector)", at: now).create(on: db)
+                                 note: "Collected at \(counter.name) by \(collector)", at: now).insert(on: db)
             try await events.record(.orderDelivered(order, signedBy: collector), on: db)
             return .success(order)
         }
