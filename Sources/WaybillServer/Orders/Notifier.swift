@@ -127,36 +127,33 @@ protocol NotifiedPerson: PersonNaming {
 
 extension User: NotifiedPerson {}
 
-/// An account as telling it needs, read plainly (`Notifier.managers`): its names and address, and
-/// what decides whether it is banned and what it may do, as `User` decides them.
+/// An account as telling it needs, read plainly (`Notifier.managers`): how it is named (`PersonRow`),
+/// and what decides whether it is banned and what it may do, as `User` decides them.
 struct NotifiedAccount: NotifiedPerson, Sendable {
-    var personID: UserID
-    var role: Role
-    var email: String
-    var firstName: String
-    var lastName: String
-    var companyName: String?
+    var person: PersonRow
     var staffCapabilities: String
     var emailVerified: Bool
     var restrictedKind: String?
     var restrictedUntil: Int64?
 
     /// The columns `init(reading:)` reads, in its order.
-    static let selection = SQLRaw(#""id", "role", "email", "first_name", "last_name", "company_name", "capabilities", "email_verified_at", "restricted_kind", "restricted_until""#)
+    static let selection = SQLRaw(PersonRow.selection.sql + #", "capabilities", "email_verified_at", "restricted_kind", "restricted_until""#)
 
     init(reading r: inout ColumnCursor) throws {
-        personID = try r.id()
-        role = try r.text()
-        email = try r.string()
-        firstName = try r.string()
-        lastName = try r.string()
-        companyName = try r.optional { try $0.string() }
+        person = try PersonRow(reading: &r)
         staffCapabilities = try r.string()
         emailVerified = !r.isNull()
         r.skip()
         restrictedKind = try r.optional { try $0.string() }
         restrictedUntil = try r.optional { try $0.int64() }
     }
+
+    var personID: UserID { person.personID }
+    var role: Role { person.role }
+    var email: String { person.email }
+    var firstName: String { person.firstName }
+    var lastName: String { person.lastName }
+    var companyName: String? { person.companyName }
 
     var restriction: Restriction.Kind? { Restriction.inForce(kind: restrictedKind, until: restrictedUntil, at: UnixTime.nowMillis) }
     var isBanned: Bool { restriction == .banned }
