@@ -219,6 +219,27 @@ struct DirectJSONTests {
                 #expect(html.status == .notAcceptable && html.errorCode == "bad_request", "\(path): \(html)")
             }
             #expect(try await server.send(.GET, "/orders", token: cast.customer.access, headers: [("Accept", "application/json, */*;q=0.1")]).status == .ok)
+            // Placing an order, answered directly too: bad input is refused as before, and an Accept
+            // that allows no JSON is refused before anything is placed.
+            let before = try await server.send(.GET, "/orders?limit=100", token: cast.customer.access).json["items"].array.count
+            let html = try await server.send(.POST, "/orders", json: TestServer.orderBody(), token: cast.customer.access, headers: [("Accept", "text/html")])
+            #expect(html.status == .notAcceptable && html.errorCode == "bad_request", "\(html)")
+            let notJSON = try await server.send(.POST, "/orders", rawBody: "{\"pickup\":", token: cast.customer.access,
+                                                headers: [("Content-Type", "application/json")])
+            #expect(notJSON.status == .badRequest && notJSON.errorCode == "invalid_json", "\(notJSON)")
+            let mistyped = try await server.send(.POST, "/orders", json: TestServer.orderBody(extra: ["weightClass": 3]), token: cast.customer.access)
+            #expect(mistyped.status == .unprocessableEntity && mistyped.json["error"]["fields"]["weightClass"].string != nil, "\(mistyped)")
+            let badKey = try await server.send(.POST, "/orders", json: TestServer.orderBody(), token: cast.customer.access,
+                                               headers: [("Idempotency-Key", String(repeating: "k", count: 300))])
+            #expect(badKey.status == .unprocessableEntity && badKey.json["error"]["fields"]["Idempotency-Key"].string != nil, "\(badKey)")
+            #expect(try await server.send(.GET, "/orders?limit=100", token: cast.customer.access).json["items"].array.count == before)
+            let placed = try await server.send(.POST, "/orders", json: TestServer.orderBody(), token: cast.customer.access,
+                                               headers: [("Idempotency-Key", "direct-1")])
+            #expect(placed.status == .created && placed.headers.first(name: .contentType)?.hasPrefix("application/json") == true)
+            #expect(placed.json["order"]["status"].string == "pending" && placed.json["next"]["action"].string == "none")
+            let again = try await server.send(.POST, "/orders", json: TestServer.orderBody(), token: cast.customer.access,
+                                              headers: [("Idempotency-Key", "direct-1")])
+            #expect(again.json["order"]["id"].string == placed.json["order"]["id"].string)
             // A deprecated route still says so.
             #expect(try await server.send(.GET, "/orders", token: cast.customer.access).headers.first(name: "Deprecation") != nil)
         }

@@ -70,13 +70,16 @@ struct DirectAnswers: ServerTransport {
         return try answer(order)
     }
 
+    /// The runtime's converter with Waybill's settings, made once (it holds a JSON encoder, a
+    /// decoder and a date transcoder).
+    static let converter = Converter(configuration: .waybill)
+
     @Sendable static func createOrder(_ req: Request) async throws -> Response {
         try acceptsJSON(req)
         // Read as the generated server reads it (`SpecValidationMiddleware` has collected the body
         // and checked it and its media type against the spec).
         let input: Operations.CreateOrder.Input
         do {
-            let converter = Converter(configuration: .waybill)
             var fields = HTTPFields()
             if let key = req.headers.first(name: "Idempotency-Key"), let name = HTTPField.Name("Idempotency-Key") { fields[name] = key }
             let idempotencyKey = try converter.getOptionalHeaderFieldAsURI(in: fields, name: "Idempotency-Key", as: String.self)

@@ -3,16 +3,27 @@ import Foundation
 import SQLiteNIO
 import WaybillCore
 
+/// The values of a row as SQLite stores them, as Fluent's insert binds them: ids and enum cases as
+/// text, flags as 0 or 1, a missing value as NULL.
+enum StoredValue {
+    static func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
+    static func integer(_ value: Int?) -> SQLiteData { value.map { .integer($0) } ?? .null }
+    static func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
+    static func uuid(_ value: UUID?) -> SQLiteData { value.map { .text($0.uuidString) } ?? .null }
+    static func flag(_ value: Bool?) -> SQLiteData { value.map { .integer($0 ? 1 : 0) } ?? .null }
+    /// A `Date` as SQLiteNIO binds it: seconds since 1970, as a real.
+    static func date(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
+}
+
 extension OrderRow {
     /// The row's values as SQLite stores them, in `columns`' order: exactly what Fluent's insert of
     /// the model binds (ids and enum cases as text, flags as 0 or 1, a missing value as NULL;
     /// `OrderRowTests` checks both inserts store the same row).
     var sqliteValues: [SQLiteData] {
-        func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
-        func integer(_ value: Int?) -> SQLiteData { value.map { .integer($0) } ?? .null }
-        func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
-        func flag(_ value: Bool?) -> SQLiteData { value.map { .integer($0 ? 1 : 0) } ?? .null }
-        func uuid(_ value: UUID?) -> SQLiteData { value.map { .text($0.uuidString) } ?? .null }
+        typealias V = StoredValue
+        let text = V.text, uuid = V.uuid, flag = V.flag
+        func integer(_ value: Int?) -> SQLiteData { V.integer(value) }
+        func integer(_ value: Int64?) -> SQLiteData { V.integer(value) }
         func place(_ address: Address, _ area: String?) -> [SQLiteData] {
             [.text(address.street), .text(address.postalCode), .text(address.city), .text(address.country),
              address.coordinate.map { .float($0.latitude) } ?? .null, address.coordinate.map { .float($0.longitude) } ?? .null, text(area)]
@@ -42,17 +53,6 @@ extension WriterDatabase {
         guard values.count == columns.count else { throw Unsupported(what: "an insert of \(values.count) values into \(columns.count) columns") }
         return try writer.rows(PlainInsert.text(into: table, columns: columns, returning: returning), values).rows.first?.first
     }
-}
-
-/// The values of a row as SQLite stores them, as Fluent's insert binds them: ids and enum cases as
-/// text, flags as 0 or 1, a missing value as NULL.
-enum StoredValue {
-    static func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
-    static func integer(_ value: Int?) -> SQLiteData { value.map { .integer($0) } ?? .null }
-    static func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
-    static func uuid(_ value: UUID?) -> SQLiteData { value.map { .text($0.uuidString) } ?? .null }
-    /// A `Date` as SQLiteNIO binds it: seconds since 1970, as a real.
-    static func date(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
 }
 
 extension OrderEvent {
@@ -141,8 +141,8 @@ extension Leg {
     /// Its values in `insertColumns`' order, as Fluent's insert binds them (`OrderRowTests` checks
     /// both inserts store the same row).
     var sqliteValues: [SQLiteData] {
-        func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
-        func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
+        let text = StoredValue.text
+        func integer(_ value: Int64?) -> SQLiteData { StoredValue.integer(value) }
         func place(_ place: PlaceColumns) -> [SQLiteData] {
             [.text(place.street), .text(place.postalCode), .text(place.city), .text(place.country),
              place.latitude.map { .float($0) } ?? .null, place.longitude.map { .float($0) } ?? .null, text(place.areaID)]
