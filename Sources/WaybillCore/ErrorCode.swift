@@ -44,6 +44,7 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidTransition = "invalid_transition"
     case noTariff = "no_tariff"
     case notACompany = "not_a_company"
+    case companyNotVetted = "company_not_vetted"
     case notAnOnlinePayment = "not_an_online_payment"
     case tooManyOrders = "too_many_orders"
     case tooManyPhotos = "too_many_photos"
@@ -159,6 +160,8 @@ public enum ErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
         case .invalidTransition: ("This delivery has changed in the meantime; reload to see where it is now.", "Cette livraison a changé entre-temps ; rechargez pour voir où elle en est.")
         case .noTariff: ("No tariff is set yet; ask the courier.", "Aucun tarif n’est encore défini ; adressez-vous au coursier.")
         case .notACompany: ("Monthly statements are for company accounts.", "Les relevés mensuels sont réservés aux comptes d’entreprise.")
+        case .companyNotVetted: ("Invoices and imports open once our staff have checked your company; contact us.",
+                                 "Les factures et les imports s’ouvrent une fois votre entreprise vérifiée par notre équipe ; contactez-nous.")
         case .notAnOnlinePayment: ("This order is not paid online.", "Cette commande n’est pas payée en ligne.")
         case .tooManyOrders: ("You have placed many orders in the last hour; try again later.", "Vous avez passé beaucoup de commandes dans la dernière heure ; réessayez plus tard.")
         case .tooManyPhotos: ("This order has as many photos as it may have.", "Cette commande a déjà le nombre maximal de photos.")

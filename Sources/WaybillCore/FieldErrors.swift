@@ -22,6 +22,6 @@ public struct FieldErrors: Sendable, Equatable, CustomStringConvertible {
     public subscript(field: String) -> String? { fields[field] }
 
     public var description: String {
-        fields.keys.sorted().map { "\($0): \(fields[$0]!)" }.joined(separator: ", ")
+        fields.sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }.joined(separator: ", ")
     }
 }

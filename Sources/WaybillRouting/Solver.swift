@@ -37,7 +37,8 @@ public final class RoutingRun: @unchecked Sendable {
 
     func offer(_ solution: RoutingSolution) {
         lock.lock(); defer { lock.unlock() }
-        if latest == nil || solution.cost < latest!.cost { latest = solution }
+        if let latest, latest.cost <= solution.cost { return }
+        latest = solution
     }
 }
 

@@ -78,6 +78,8 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateInsurance())            // the premium table, insured orders, claims
     app.migrations.add(CreateLoyalty())              // loyalty rules, each account's points, what orders spent
     app.migrations.add(CreateSubscriptions())        // subscription plans, subscriptions, their invoices, what plans took off orders
+    app.migrations.add(AddPublicCarrierBudget())     // anonymous carrier lookups' own share of each carrier's daily budget
+    app.migrations.add(VetExistingCompanies())       // invoice and imports need a vetted company: those already invoiced keep it
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -198,6 +200,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
 func routes(_ app: Application, spec: String, validator: SpecValidator) throws {
     // health: no authentication, no database; the baseline for load figures
     app.get("health") { _ in HealthStatus(status: "ok") }
+    WaybillCrashes.registerTrapRoute(on: app)
 
     app.get("api", "v1", "openapi.yaml") { _ -> Response in
         var headers = HTTPHeaders()
@@ -225,7 +228,7 @@ func routes(_ app: Application, spec: String, validator: SpecValidator) throws {
     // `DirectJSON` (DirectAnswers).
     let transport = DirectAnswers(routes: api)
     // Compact JSON: the runtime's default (sorted, pretty-printed) cost a third of a list page's time.
-    try APIHandler().registerHandlers(on: transport, serverURL: URL(string: APIHandler.basePath)!,
+    try APIHandler().registerHandlers(on: transport, serverURL: URL(string: APIHandler.basePath)!, // cannot fail: the constant "/api/v1" is a valid relative URL
                                       configuration: .waybill)
 
     // pages outside the JSON API: payment return, sandbox checkout, printable statements

@@ -4,6 +4,23 @@ import NIOPosix
 import Vapor
 import WaybillServer
 
+// A crash ends fast (issue 50, item 4): if the server traps anyway, the Swift runtime's crash
+// handler prints the crashed thread's backtrace to standard error (the log) and the process exits
+// at once, so a supervisor (systemd's `Restart=always`) starts it again. The runtime reads
+// SWIFT_BACKTRACE when the process starts, so `serve` sets it and starts itself again in place
+// (same process id) when it is not set; an operator's own SWIFT_BACKTRACE wins. Without these
+// options the handler symbolicates every frame with line numbers and inlined frames (seconds to
+// minutes on a large binary) and waits for a person at the terminal when there is one.
+// docs/deploy.md, "When the server crashes".
+#if os(Linux)
+if ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] == nil, WaybillCrashes.serves(CommandLine.arguments) {
+    setenv("SWIFT_BACKTRACE", WaybillCrashes.backtraceOptions, 1)
+    execv("/proc/self/exe", CommandLine.unsafeArgv)
+    // Only reached if the exec failed: serve all the same, with the runtime's default handler.
+    FileHandle.standardError.write(Data("waybill: could not restart with SWIFT_BACKTRACE set (errno \(errno)); crashes will use the runtime's defaults\n".utf8))
+}
+#endif
+
 // Swift Concurrency runs its tasks on NIO's event loops instead of a second pool of threads: a
 // request's code then stays on the thread its connection lives on, instead of hopping between the
 // two pools at every `await` (the largest single cost of a cheap request on two cores,

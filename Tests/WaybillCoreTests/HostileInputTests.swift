@@ -18,7 +18,10 @@ struct IPAddressTests {
     @Test("Loopback, private, link-local, shared and mapped spellings of them are not public")
     func publicness() {
         for address in ["127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-                        "::1", "::", "fe80::1", "fc00::7", "::ffff:10.0.0.5", "64:ff9b::a00:5", "224.0.0.1", "255.255.255.255"] {
+                        "::1", "::", "fe80::1", "fc00::7", "::ffff:10.0.0.5", "64:ff9b::a00:5", "224.0.0.1", "255.255.255.255",
+                        // one in each of the other non-public blocks
+                        "192.0.0.8", "192.0.2.1", "192.88.99.1", "198.19.0.1", "198.51.100.7", "203.0.113.9", "240.0.0.1",
+                        "100::1", "2001::1", "2001:db8::1", "2002::1", "fec0::1", "ff02::1"] {
             #expect(IPAddress(address)?.isPublic == false, "\(address)")
         }
         for address in ["93.184.216.34", "142.250.74.100", "2a00:1450:4001:82a::200e"] {

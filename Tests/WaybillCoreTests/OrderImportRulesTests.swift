@@ -46,7 +46,7 @@ struct OrderImportRulesTests {
         #expect(ImportColumn.named("colour") == nil)
     }
 
-    static let me = ImportCustomer(id: UserID(UUID()), email: "shop@acme.example", isCompany: true,
+    static let me = ImportCustomer(id: UserID(UUID()), email: "shop@acme.example", isCompany: true, vetted: true,
                                    accountAddress: Address(street: "Bahnhofstrasse 1", postalCode: "8001", city: "Zürich"))
 
     func check(_ text: String, importer: OrderImportPolicy.Importer = .company, customers: [String: ImportCustomer] = [:],
@@ -85,7 +85,7 @@ struct OrderImportRulesTests {
 
     @Test("Who a row is for: a dispatcher names customers; a company only itself")
     func customers() throws {
-        let other = ImportCustomer(id: UserID(UUID()), email: "ann@example.com", isCompany: false, accountAddress: nil)
+        let other = ImportCustomer(id: UserID(UUID()), email: "ann@example.com", isCompany: false, vetted: false, accountAddress: nil)
         let text = """
             customer_email,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,pickup_street,pickup_postal_code,pickup_city
             ANN@example.com,Ann,Bundesplatz 3,3005,Bern,Rue de Lausanne 1,1201,Genève
@@ -97,7 +97,14 @@ struct OrderImportRulesTests {
         let company = try check(text, customers: ["ann@example.com": other])
         #expect(company.rows.isEmpty && company.problems.map(\.code) == ["not_your_account", "not_your_account"])
         #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .customer), isCompany: false) == nil)
-        #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .customer), isCompany: true) == .company)
+        // A company imports once staff have vetted it (the `invoice` capability); until then it is told so.
+        let unvetted = Caller(id: UserID(UUID()), role: .customer)
+        let vetted = Caller(id: UserID(UUID()), capabilities: Capability.granted(to: .customer).union([.invoice]))
+        #expect(OrderImportPolicy.importer(unvetted, isCompany: true) == nil && OrderImportPolicy.awaitsVetting(unvetted, isCompany: true))
+        #expect(OrderImportPolicy.importer(vetted, isCompany: true) == .company && !OrderImportPolicy.awaitsVetting(vetted, isCompany: true))
+        #expect(OrderImportPolicy.importer(vetted, isCompany: false) == nil && !OrderImportPolicy.awaitsVetting(vetted, isCompany: false))
+        let suspended = Caller(id: UserID(UUID()), capabilities: AccountStanding.effective(vetted.capabilities, under: .suspended))
+        #expect(OrderImportPolicy.importer(suspended, isCompany: true) == nil && !OrderImportPolicy.awaitsVetting(suspended, isCompany: true))
         #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .manager), isCompany: false) == .dispatcher)
         #expect(OrderImportPolicy.importer(Caller(id: UserID(UUID()), role: .driver), isCompany: false) == nil)
     }
@@ -115,6 +122,42 @@ struct OrderImportRulesTests {
                 == ["duplicate_column:recipient_name"])
         #expect(try problems("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,colour\nA,B,1000,C,red") == ["unknown_column:colour"])
         #expect(try problems("") == ["empty_file:"])
+    }
+
+    @Test("A company staff have not vetted gets no invoice by default and is refused one by name; a dispatcher's rows for it are paid in cash")
+    func unvettedCompany() throws {
+        let shop = ImportCustomer(id: UserID(UUID()), email: "new@shop.example", isCompany: true, vetted: false, accountAddress: nil)
+        let text = """
+            customer_email,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,pickup_street,pickup_postal_code,pickup_city,payment_method
+            new@shop.example,Ann,Bundesplatz 3,3005,Bern,Rue de Lausanne 1,1201,Genève,
+            new@shop.example,Ann,Bundesplatz 3,3005,Bern,Rue de Lausanne 1,1201,Genève,invoice
+            """
+        let result = try check(text, importer: .dispatcher, customers: ["new@shop.example": shop])
+        #expect(result.rows.map(\.order.paymentMethod) == [.cash])
+        #expect(result.problems.map { "\($0.row) \($0.code)" } == ["3 company_not_vetted"])
+    }
+
+    @Test("The CSV reader stops at the first row, column or value beyond its bounds, and never stores what lies beyond the width")
+    func boundedCSV() throws {
+        let limits = TableLimits(maxRows: 3, maxColumns: 4, maxValues: 10)
+        func read(_ text: String) -> Result<[[String]], CSVText.Failure> {
+            CSVText.rows(Array(text.utf8), limits: limits).map { $0.map(\.fields) }
+        }
+        #expect(try read("a,b,c,d\n1,2,3,4\n").get() == [["a", "b", "c", "d"], ["1", "2", "3", "4"]])
+        // Rows counted as they come: the fourth row stops the reading, whatever follows.
+        #expect(read("h\n1\n2\n3\n4\n5\n") == .failure(.exceeded(TableOverflow(bound: .rows, rowsRead: 4, valuesRead: 4))))
+        // Rows with no value are skipped, uncounted.
+        #expect(try read("h\n,,\n\n1\n,\n2\n").get() == [["h"], ["1"], ["2"]])
+        // A value beyond the width stops at once; empty fields beyond it are ignored, not stored.
+        #expect(read("a,b,c,d,e\n") == .failure(.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 4))))
+        let delimiters = "a" + String(repeating: ",", count: 1_000_000) + "\nb\n"
+        #expect(try read(delimiters).get() == [["a", "", "", ""], ["b"]], "a line of a million delimiters is four fields")
+        // Values counted in all.
+        #expect(read("a,b,c,d\n1,2,3,4\n5,6,7,8\n") == .failure(.exceeded(TableOverflow(bound: .values, rowsRead: 2, valuesRead: 11))))
+        // The import's own bounds, by the codes the API names them by.
+        #expect(OrderImportPolicy.tableLimits == TableLimits(maxRows: 10_001, maxColumns: 64, maxValues: 400_000))
+        #expect(ImportProblem.problem(.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 0))).code == "too_many_columns")
+        #expect(ImportProblem.boundCodes == ["too_many_rows", "too_many_columns", "too_many_values", "file_too_large"])
     }
 
     @Test("Both templates are valid files of two deliveries")

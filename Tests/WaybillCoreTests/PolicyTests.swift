@@ -235,20 +235,27 @@ struct PolicyTests {
         #expect(sorted.map { "\($0.0.rawValue)@\($0.1)" } == ["in_transit@2", "in_transit@5", "accepted@3", "assigned@0", "assigned@1"])
     }
 
-    @Test("Payment options: card and cash always, TWINT in francs, invoice for companies")
+    @Test("Payment options: card and cash always, TWINT in francs, invoice for companies staff have vetted")
     func paymentOptions() {
-        #expect(PaymentOptions.available(isCompany: false, currency: "CHF") == [.card, .twint, .cash])
-        #expect(PaymentOptions.available(isCompany: true, currency: "CHF") == [.card, .twint, .cash, .invoice])
-        #expect(PaymentOptions.available(isCompany: false, currency: "EUR") == [.card, .cash])
-        #expect(PaymentOptions.available(isCompany: true, currency: "EUR") == [.card, .cash, .invoice])
-        #expect(PaymentOptions.refusal(.twint, isCompany: true, currency: "EUR") == "twint_requires_chf")
-        #expect(PaymentOptions.refusal(.invoice, isCompany: false, currency: "CHF") == "invoice_requires_company")
+        #expect(PaymentOptions.available(isCompany: false, vetted: false, currency: "CHF") == [.card, .twint, .cash])
+        #expect(PaymentOptions.available(isCompany: true, vetted: true, currency: "CHF") == [.card, .twint, .cash, .invoice])
+        #expect(PaymentOptions.available(isCompany: true, vetted: false, currency: "CHF") == [.card, .twint, .cash])
+        #expect(PaymentOptions.available(isCompany: false, vetted: false, currency: "EUR") == [.card, .cash])
+        #expect(PaymentOptions.available(isCompany: true, vetted: true, currency: "EUR") == [.card, .cash, .invoice])
+        #expect(PaymentOptions.refusal(.twint, isCompany: true, vetted: true, currency: "EUR") == "twint_requires_chf")
+        #expect(PaymentOptions.refusal(.invoice, isCompany: false, vetted: false, currency: "CHF") == "invoice_requires_company")
+        #expect(PaymentOptions.refusal(.invoice, isCompany: false, vetted: true, currency: "CHF") == "invoice_requires_company",
+                "vetting means nothing on a private account")
+        #expect(PaymentOptions.refusal(.invoice, isCompany: true, vetted: false, currency: "CHF") == "company_not_vetted")
+        #expect(PaymentOptions.vetted([.sender, .receiver, .invoice]) && !PaymentOptions.vetted(Capability.granted(to: .manager)))
         // The order checks refuse exactly what the options leave out.
         for company in [false, true] {
-            for currency in ["CHF", "EUR"] {
-                for method in PaymentMethod.allCases {
-                    let offered = PaymentOptions.available(isCompany: company, currency: currency).contains(method)
-                    #expect(offered == (PaymentOptions.refusal(method, isCompany: company, currency: currency) == nil))
+            for vetted in [false, true] {
+                for currency in ["CHF", "EUR"] {
+                    for method in PaymentMethod.allCases {
+                        let offered = PaymentOptions.available(isCompany: company, vetted: vetted, currency: currency).contains(method)
+                        #expect(offered == (PaymentOptions.refusal(method, isCompany: company, vetted: vetted, currency: currency) == nil))
+                    }
                 }
             }
         }

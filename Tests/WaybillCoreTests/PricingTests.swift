@@ -101,10 +101,10 @@ struct OrderRequestTests {
 
     @Test("the account's address can be the pickup")
     func accountAddress() throws {
-        let order = try request().validated(accountAddress: home, isCompany: false, currency: "CHF").get()
+        let order = try request().validated(accountAddress: home, isCompany: false, vetted: false, currency: "CHF").get()
         #expect(order.pickup == home)
         #expect(order.recipient.name == "Bea Beispiel")
-        guard case .failure(let error) = request().validated(accountAddress: nil, isCompany: false, currency: "CHF") else {
+        guard case .failure(let error) = request().validated(accountAddress: nil, isCompany: false, vetted: false, currency: "CHF") else {
             Issue.record("accepted"); return
         }
         #expect(error.errors["pickup.useAccountAddress"] == "no_account_address")
@@ -117,7 +117,7 @@ struct OrderRequestTests {
                                 dropoff: AddressInput(), weightClass: .large, service: .express),
             paymentMethod: .invoice, recipientName: nil, recipientEmail: "nope", recipientPhone: "call me",
             notes: String(repeating: "x", count: 1001))
-        guard case .failure(let error) = bad.validated(accountAddress: nil, isCompany: false, currency: "CHF") else {
+        guard case .failure(let error) = bad.validated(accountAddress: nil, isCompany: false, vetted: false, currency: "CHF") else {
             Issue.record("accepted"); return
         }
         #expect(error.errors.fields == [
@@ -128,15 +128,18 @@ struct OrderRequestTests {
         ])
     }
 
-    @Test("invoice only for companies, TWINT only in CHF, a recipient code needs the recipient's email")
+    @Test("invoice only for companies staff have vetted, TWINT only in CHF, a recipient code needs the recipient's email")
     func paymentRules() {
-        #expect((try? request(.invoice).validated(accountAddress: home, isCompany: true, currency: "CHF").get()) != nil)
-        if case .failure(let e) = request(.twint).validated(accountAddress: home, isCompany: false, currency: "EUR") {
+        #expect((try? request(.invoice).validated(accountAddress: home, isCompany: true, vetted: true, currency: "CHF").get()) != nil)
+        if case .failure(let e) = request(.invoice).validated(accountAddress: home, isCompany: true, vetted: false, currency: "CHF") {
+            #expect(e.errors["paymentMethod"] == "company_not_vetted")
+        } else { Issue.record("invoice accepted from a company staff have not vetted") }
+        if case .failure(let e) = request(.twint).validated(accountAddress: home, isCompany: false, vetted: false, currency: "EUR") {
             #expect(e.errors["paymentMethod"] == "twint_requires_chf")
         } else { Issue.record("TWINT accepted in EUR") }
-        if case .failure(let e) = request(code: true).validated(accountAddress: home, isCompany: false, currency: "CHF") {
+        if case .failure(let e) = request(code: true).validated(accountAddress: home, isCompany: false, vetted: false, currency: "CHF") {
             #expect(e.errors["recipient.email"] == "required_for_recipient_code")
         } else { Issue.record("code without email accepted") }
-        #expect((try? request(email: "bea@example.com", code: true).validated(accountAddress: home, isCompany: false, currency: "CHF").get()) != nil)
+        #expect((try? request(email: "bea@example.com", code: true).validated(accountAddress: home, isCompany: false, vetted: false, currency: "CHF").get()) != nil)
     }
 }

@@ -826,7 +826,7 @@ struct AuthorizationMatrixTests {
         let pro = PlanTerms(name: "Pro", monthlyPrice: 4_900, includedDeliveries: 2, discountPercent: 20, expressIncluded: true)
         /// The account as it is now (a request reads it afresh; a setup may have made it a traveller).
         @Sendable func fresh(_ w: World, _ p: Principal) async throws -> Principal {
-            Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
+            try Principal(user: try #require(try await User.find(p.userID, on: w.server.db)), sessionID: p.sessionID)
         }
         let bern = AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern")
         return [
@@ -1070,7 +1070,7 @@ struct AuthorizationMatrixTests {
                 let user = try #require(try await User.find(UserID(uuidString: raw)!, on: server.db))
                 // Their session from the sign-in above: a password proven just now (`Reauthentication`).
                 let session = try #require(try await Session.query(on: server.db).filter(\.$user.$id == user.id!).filter(\.$revokedAt == nil).first())
-                principals[caller] = Principal(user: user, sessionID: session.id!)
+                principals[caller] = try Principal(user: user, sessionID: session.id!)
             }
             let world = World(server: server, cast: cast, tokens: tokens, companyA: cast.customer)
             var mismatches: [String] = []

@@ -29,6 +29,8 @@ struct CarrierStatisticsTests {
                 }
             }
             #expect(try await ParcelPollingTests.poll(server) == 1)
+            // The public board is kept five minutes (`PublicBoardCache`).
+            server.clock.advance(minutes: 6)
             let board = try await server.send(.GET, "/statistics/carriers")
             let dhl = try #require(board.json["carriers"].array.first { $0["carrier"].string == "dhl" }, "\(board)")
             // Picked up on the 20th at 10:00, delivered on the 21st…25th at 10:00: 24…120 hours.
@@ -48,6 +50,34 @@ struct CarrierStatisticsTests {
 
             let page = try await TestBrowser(server).get("/carrier-statistics")
             #expect(page.status == .ok && page.html.contains("data-carrier=\"dhl\"") && page.html.contains("3.0 days"), "\(page.html.prefix(3000))")
+        }
+    }
+
+    @Test("The public board is worked out once for any number of requests, again only after five minutes, and limited per address (429)",
+          arguments: TestDatabase.available)
+    func cachedAndLimited(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cache = server.app.waybill.statisticsBoard
+            let before = cache.computations
+            #expect(try await server.send(.GET, "/statistics/carriers").status == .ok)
+            #expect(try await server.send(.GET, "/statistics/carriers").status == .ok)
+            #expect(try await TestBrowser(server).get("/carrier-statistics").status == .ok)
+            #expect(cache.computations == before + 1, "one computation for three requests")
+            // Five minutes on: once more, for many requests at the same time.
+            server.clock.advance(minutes: 6)
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for _ in 0..<8 { group.addTask { try await server.send(.GET, "/statistics/carriers").status.code } }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 8) && cache.computations == before + 2, "\(statuses) \(cache.computations)")
+
+            // Per client address, like the other public carrier endpoints.
+            server.app.waybill.carrierLookupLimiter.exhaustAll()
+            let limited = try await server.send(.GET, "/statistics/carriers")
+            #expect(limited.status == .tooManyRequests && limited.errorCode != nil && limited.headers.first(name: .retryAfter) != nil, "\(limited)")
+            let page = try await TestBrowser(server).get("/carrier-statistics")
+            #expect(page.status == .tooManyRequests && page.headers.first(name: .retryAfter) != nil)
+            #expect(cache.computations == before + 2)
         }
     }
 }

@@ -223,32 +223,11 @@ struct ConversationTests {
             let bea = try await server.login("bea@example.com")
             let order = try await server.placeOrder(cast.customer.access)
             try await server.advance(order, to: .assigned, cast: cast)
+            // Being named as its receiver links Bea to nobody before the parcel is picked up.
+            #expect(try await Self.direct(server, with: bea.userID, cast.customer.access).status == .notFound)
+            #expect(try await Self.direct(server, with: cast.customer.userID, bea.access).status == .notFound)
 
-            // The sender and the receiver, privately: one conversation whoever opens it, named by the other person.
-            let opened = try await Self.direct(server, with: bea.userID, cast.customer.access)
-            #expect(opened.status == .ok && opened.json["subject"]["kind"].string == "direct" && opened.json["subject"]["id"].string == bea.userID, "\(opened)")
-            #expect(opened.json["roles"].array.map(\.string) == ["peer"] && opened.json["closed"].bool == false && opened.json["reference"].exists == false)
-            let id = try #require(opened.json["id"].string)
-            let fromBea = try await Self.direct(server, with: cast.customer.userID.lowercased(), bea.access)
-            #expect(fromBea.json["id"].string == id && fromBea.json["subject"]["id"].string == cast.customer.userID)
-            #expect(try await Self.say(server, id, "The code is on the box's side", id: "a-1", cast.customer.access).status == .created)
-            let beaList = try await server.send(.GET, "/conversations", token: bea.access)
-            #expect(beaList.json["totalUnread"].int == 1 && beaList.json["items"][0]["id"].string == id, "\(beaList)")
-
-            // Only the two: not the driver of the same delivery, not staff, not a stranger.
-            for token in [cast.driver.access, cast.manager.access, cast.otherCustomer.access] {
-                #expect(try await server.send(.GET, "/conversations/\(id)", token: token).status == .notFound)
-                #expect(try await server.send(.GET, "/conversations/\(id)/messages", token: token).status == .notFound)
-                #expect(try await Self.say(server, id, "Hello", id: "x", token).status == .notFound)
-            }
-            // Nobody with a stranger, an unknown id, or themselves.
-            #expect(try await Self.direct(server, with: cast.customer.userID, cast.otherCustomer.access).status == .notFound)
-            #expect(try await Self.direct(server, with: cast.otherCustomer.userID, cast.customer.access).status == .notFound)
-            #expect(try await Self.direct(server, with: UUID().uuidString, cast.customer.access).status == .notFound)
-            let selfish = try await Self.direct(server, with: cast.customer.userID, cast.customer.access)
-            #expect(selfish.status == .unprocessableEntity && selfish.json["error"]["fields"]["subject.id"].string == "self", "\(selfish)")
-
-            // The driver and the customer too; once the order goes to another driver, they share nothing:
+            // The driver and the customer are; once the order goes to another driver, they share nothing:
             // the conversation stays readable but takes no more messages.
             let withDriver = try #require(try await Self.direct(server, with: cast.customer.userID, cast.driver.access).json["id"].string)
             #expect(try await Self.say(server, withDriver, "I ring at 3", id: "l-1", cast.driver.access).status == .created)
@@ -260,8 +239,72 @@ struct ConversationTests {
             let late = try await Self.say(server, withDriver, "Still there?", id: "a-2", cast.customer.access)
             #expect(late.status == .conflict && late.errorCode == "conversation_closed", "\(late)")
             #expect(try await Self.direct(server, with: cast.customer.userID, cast.driver.access).json["id"].string == withDriver, "found again, read-only")
+
+            // The new driver picks the parcel up: now the sender and the receiver, privately: one
+            // conversation whoever opens it, named by the other person.
+            #expect(try await server.send(.POST, "/orders/\(order)/accept", token: cast.otherDriver.access).status == .ok)
+            let picked = try await server.send(.POST, "/orders/\(order)/pickup", json: TestServer.cash(try await server.price(of: order)), token: cast.otherDriver.access)
+            #expect(picked.status == .ok, "\(picked)")
+            let opened = try await Self.direct(server, with: bea.userID, cast.customer.access)
+            #expect(opened.status == .ok && opened.json["subject"]["kind"].string == "direct" && opened.json["subject"]["id"].string == bea.userID, "\(opened)")
+            #expect(opened.json["roles"].array.map(\.string) == ["peer"] && opened.json["closed"].bool == false && opened.json["reference"].exists == false)
+            let id = try #require(opened.json["id"].string)
+            let fromBea = try await Self.direct(server, with: cast.customer.userID.lowercased(), bea.access)
+            #expect(fromBea.json["id"].string == id && fromBea.json["subject"]["id"].string == cast.customer.userID)
+            #expect(try await Self.say(server, id, "The code is on the box's side", id: "a-1", cast.customer.access).status == .created)
+            let beaList = try await server.send(.GET, "/conversations", token: bea.access)
+            #expect(beaList.json["totalUnread"].int == 1 && beaList.json["items"][0]["id"].string == id, "\(beaList)")
+
+            // Only the two: not the driver of the same delivery, not staff, not a stranger.
+            for token in [cast.otherDriver.access, cast.manager.access, cast.otherCustomer.access] {
+                #expect(try await server.send(.GET, "/conversations/\(id)", token: token).status == .notFound)
+                #expect(try await server.send(.GET, "/conversations/\(id)/messages", token: token).status == .notFound)
+                #expect(try await Self.say(server, id, "Hello", id: "x", token).status == .notFound)
+            }
+            // Nobody with a stranger, an unknown id, or themselves.
+            #expect(try await Self.direct(server, with: cast.customer.userID, cast.otherCustomer.access).status == .notFound)
+            #expect(try await Self.direct(server, with: cast.otherCustomer.userID, cast.customer.access).status == .notFound)
+            #expect(try await Self.direct(server, with: UUID().uuidString, cast.customer.access).status == .notFound)
+            let selfish = try await Self.direct(server, with: cast.customer.userID, cast.customer.access)
+            #expect(selfish.status == .unprocessableEntity && selfish.json["error"]["fields"]["subject.id"].string == "self", "\(selfish)")
             // The new driver may write to the sender and the receiver.
             #expect(try await Self.direct(server, with: bea.userID, cast.otherDriver.access).status == .ok)
+        }
+    }
+
+    @Test("Naming someone's address as an order's receiver shows nobody their picture nor opens a conversation with them, before pickup or once cancelled; once picked up, it does",
+          arguments: TestDatabase.available)
+    func receiverLinksOnlyOncePickedUp(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("bea@example.com")
+            let bea = try await server.login("bea@example.com")
+            let set = try await server.upload(.PUT, "/me/picture", parts: [.file("photo", SampleImages.squarePNG, type: "image/png", filename: "p.png")], token: bea.access)
+            #expect(set.status == .noContent, "\(set)")
+            let bob = cast.otherCustomer
+            /// What Bob gets for Bea's picture and for a direct conversation with her, and Bea for one with Bob.
+            func asked() async throws -> [UInt] {
+                let picture = try await server.send(.GET, "/users/\(bea.userID)/picture", token: bob.access).status.code
+                let direct = try await Self.direct(server, with: bea.userID, bob.access).status.code
+                let fromBea = try await Self.direct(server, with: bob.userID, bea.access).status.code
+                return [picture, direct, fromBea]
+            }
+            #expect(try await asked() == [404, 404, 404], "strangers")
+
+            // A cash order naming Bea's address: placed at once, and still nothing.
+            let first = try await server.placeOrder(bob.access)
+            #expect(try await asked() == [404, 404, 404], "placed, not picked up")
+            try await server.advance(first, to: .accepted, cast: cast)
+            #expect(try await asked() == [404, 404, 404], "a driver on the way to pick it up")
+            // Cancelled: nothing either, and the driver and the sender no longer share it.
+            try await server.advance(first, to: .cancelled, cast: cast)
+            #expect(try await asked() == [404, 404, 404], "cancelled")
+            #expect(try await Self.direct(server, with: bob.userID, cast.driver.access).status == .notFound, "a cancelled order links nobody")
+
+            // A parcel really on its way to her: then they know each other.
+            let second = try await server.placeOrder(bob.access)
+            try await server.advance(second, to: .inTransit, cast: cast)
+            #expect(try await asked() == [200, 200, 200])
         }
     }
 
@@ -285,9 +328,12 @@ struct ConversationTests {
             #expect(try await Self.direct(server, with: mia.userID, ada.access).status == .notFound)
             let parcel = try #require(try await server.send(.POST, "/parcels", json: ["number": "00340434292135100124"], token: ada.access).json["id"].string)
             #expect(try await server.send(.POST, "/parcels/\(parcel)/shares", json: ["email": "mia@courier.example"], token: ada.access).status == .ok)
+            // Sharing it does not let Ada write to Mia first (nor see her picture); Mia may, then both.
+            #expect(try await Self.direct(server, with: mia.userID, ada.access).status == .notFound)
             let shared = try await Self.direct(server, with: ada.userID, mia.access)
             #expect(shared.status == .ok, "\(shared)")
             let id = try #require(shared.json["id"].string)
+            #expect(try await Self.direct(server, with: mia.userID, ada.access).json["id"].string == id)
             #expect(try await Self.say(server, id, "Is it the shoes?", id: "m-1", mia.access).status == .created)
             #expect(try await server.send(.DELETE, "/parcels/\(parcel)/shares/\(mia.userID)", token: ada.access).status == .noContent)
             let unshared = try await server.send(.GET, "/conversations/\(id)", token: mia.access)

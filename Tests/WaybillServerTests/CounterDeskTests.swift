@@ -117,6 +117,14 @@ struct CounterDeskTests {
             #expect(booking.status == .completed)
             #expect(try await server.send(.GET, "/notifications", token: cast.customer.access).json["items"].array.contains { $0["kind"].string == "at_counter" })
             #expect(try await OrderFile.query(on: server.db).filter(\.$orderID == OrderID(uuidString: order)!).filter(\.$kind == .counterPhoto).count() == 1)
+            // The sender reads the shipment: the counter's photo is among its files and is its check-in's
+            // proof (this read used to trap on the photo's kind and take the server down).
+            let read = try await server.send(.GET, "/shipments/\(order)", token: cast.customer.access)
+            #expect(read.status == .ok, "\(read)")
+            #expect(read.json["files"].array.map { $0["kind"].string } == ["counter_photo"], "\(read)")
+            #expect(read.json["handOvers"][0]["proof"]["photo"]["kind"].string == "counter_photo", "\(read)")
+            let photoURL = try #require(read.json["files"][0]["url"].string)
+            #expect(try await server.send(.GET, String(photoURL.dropFirst("/api/v1".count)), token: cast.customer.access).status == .ok)
             #expect(try await server.status(of: order) == "accepted", "the driver's leg is where the shipment is")
 
             // The driver takes it on from the counter by scanning the label (a scan is required there).

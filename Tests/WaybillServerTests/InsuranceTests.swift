@@ -175,6 +175,52 @@ struct InsuranceTests {
         }
     }
 
+    @Test("Staff refunding a lost shipment while another approves its claim give the payment back once: the claim decides, the full refund is refused, at the same moment or after",
+          arguments: TestDatabase.available)
+    func refundRacesClaim(db: TestDatabase) async throws {
+        try await PaymentTests.withStripe(db) { server, stripe in
+            let cast = try await server.cast()
+            let ann = try await Self.secondManager(server)
+            // Three lost, insured, card-paid shipments, each with a claim below the one-approver threshold.
+            var shipments: [(order: String, claim: String, price: Int)] = []
+            for _ in 0..<3 {
+                let created = try await server.send(.POST, "/orders", json: Self.insured(100_000, payment: "card"), token: cast.customer.access)
+                let id = try #require(created.json["order"]["id"].string, "\(created)")
+                let session = try #require(try await Order.find(OrderID(uuidString: id)!, on: server.db)?.checkoutSessionID)
+                stripe.pay(session)
+                #expect(try await server.send(.POST, "/orders/\(id)/payment/confirm", token: cast.customer.access).status == .ok)
+                try await server.advance(id, to: .accepted, cast: cast)
+                #expect(try await server.send(.POST, "/orders/\(id)/pickup", json: [:], token: cast.driver.access).status == .ok)
+                #expect(try await server.send(.POST, "/orders/\(id)/fail", json: ["reason": "other", "note": "Lost"], token: cast.driver.access).status == .ok)
+                let filed = try await Self.file(server, id, kind: "lost", amount: 15_000, token: cast.customer.access)
+                shipments.append((id, try #require(filed.json["id"].string, "\(filed)"), try await server.price(of: id)))
+            }
+            // An open claim decides what goes back: a full refund is refused before it is decided.
+            let early = try await server.send(.POST, "/orders/\(shipments[0].order)/refund", json: ["reason": "Never arrived"], token: cast.manager.access)
+            #expect(early.status == .conflict, "\(early)")
+            // The approval and the refund at the same moment, on each shipment.
+            for shipment in shipments {
+                async let refund = server.send(.POST, "/orders/\(shipment.order)/refund", json: ["reason": "Never arrived"], token: cast.manager.access)
+                async let approval = server.send(.POST, "/claims/\(shipment.claim)/decision", json: ["decision": "approve", "amount": 15_000], token: ann.access)
+                let (refunded, approved) = try await (refund, approval)
+                #expect(refunded.status == .conflict, "\(refunded)")
+                #expect(approved.status == .ok && approved.json["status"].string == "approved", "\(approved)")
+            }
+            // Each payment given back once, by its claim, up to the claim's amount; nothing transferred on top.
+            for shipment in shipments {
+                let entries = try await LedgerRecord.query(on: server.db).filter(\.$shipmentID == OrderID(uuidString: shipment.order)!).all().map(\.entry)
+                let back = entries.filter { $0.kind == .refund || $0.kind == .claimPayout }.map(\.amount).reduce(0, +)
+                #expect(back <= 15_000 && entries.filter { $0.kind == .refund }.map(\.amount) == [min(15_000, shipment.price)], "\(entries)")
+                let order = try #require(try await Order.find(OrderID(uuidString: shipment.order)!, on: server.db))
+                #expect(order.paymentStatus != .refundPending && order.paymentStatus != .refunded, "no full refund: \(order.paymentStatus)")
+            }
+            #expect(stripe.requests.filter { $0.path == "/v1/refunds" }.count == shipments.count, "one refund per shipment, the claim's")
+            // After the claim is paid, the payment it partly refunded is not refunded again in full.
+            let after = try await server.send(.POST, "/orders/\(shipments[1].order)/refund", json: ["reason": "Never arrived"], token: cast.manager.access)
+            #expect(after.status == .conflict, "\(after)")
+        }
+    }
+
     @Test("One staff member approves a claim below the threshold; a decline needs a reason the sender reads; nobody decides their own claim; the window closes; an uninsured shipment has no claim",
           arguments: TestDatabase.available)
     func decisionsAndWindow(db: TestDatabase) async throws {

@@ -284,7 +284,7 @@ struct StandaloneServiceTests {
                 let user = User(role: role, email: email, passwordHash: nil, firstName: "Sam", lastName: role.rawValue,
                                 emailVerifiedAt: Date())
                 try await user.save(on: server.db)
-                return Principal(user: user, sessionID: .random())
+                return try Principal(user: user, sessionID: .random())
             }
             let customer = try await person("sam@example.com", .customer)
             let driver = try await person("dora@courier.example", .driver)

@@ -143,8 +143,10 @@ struct OrderImportTests {
             #expect(try await codes(Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n".utf8)) == ("rejected", ["no_rows"]))
             #expect(try await codes(Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n\"Ann,B,1000,C\n".utf8)) == ("rejected", ["unterminated_quote"]))
             #expect(try await codes([0x50, 0x4B, 0x03, 0x04, 1, 2, 3], name: "broken.xlsx") == ("rejected", ["unreadable_file"]))
+            // Beyond a bound of the reader: refused whole, 422 naming the bound (see `boundedFiles`).
             let tooMany = "recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n" + String(repeating: "A,B,1000,C\n", count: 10_001)
-            #expect(try await codes(Array(tooMany.utf8)) == ("rejected", ["too_many_rows"]))
+            let refused = try await Self.upload(server, Array(tooMany.utf8), token: cast.manager.access)
+            #expect(refused.status == .unprocessableEntity && refused.json["error"]["fields"]["file"].string == "too_many_rows", "\(refused)")
             let rejected = try await Self.upload(server, Array("x\n1\n".utf8), token: cast.manager.access)
             let id = try #require(rejected.json["id"].string)
             #expect(try await server.send(.POST, "/order-imports/\(id)/commit", token: cast.manager.access).status == .conflict)
@@ -156,6 +158,74 @@ struct OrderImportTests {
             #expect(twice.status == .badRequest, "\(twice)")
             #expect(try await Order.query(on: server.db).count() == 0)
         }
+    }
+
+    /// A one-sheet workbook of `rows` rows, each the audit's 54 bytes (one inline string in `column`),
+    /// `extra` cells before it: 100,000 of them deflate to a few KB.
+    static func hostileWorkbook(rows: Int, column: String, before extra: String = "") throws -> [UInt8] {
+        let row = "<row>\(extra)<c r=\"\(column)1\" t=\"inlineStr\"><is><t>x</t></is></c></row>"
+        let sheet = "<worksheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\"><sheetData>"
+            + String(repeating: row, count: rows) + "</sheetData></worksheet>"
+        return [UInt8](try XLSX.workbook(sheetXML: sheet))
+    }
+
+    @Test("Files beyond the reader's bounds (the audit's tiny workbooks: 100,000 rows wide to column XFD, 20,000 rows) are refused whole with 422 naming the bound, and not kept",
+          arguments: TestDatabase.available)
+    func boundedFiles(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            func refusal(_ bytes: [UInt8], name: String) async throws -> String? {
+                let reply = try await Self.upload(server, bytes, name: name, token: cast.manager.access)
+                #expect(reply.status == .unprocessableEntity && reply.errorCode == "validation_failed", "\(name): \(reply)")
+                #expect(reply.json["error"]["message"].string?.isEmpty == false)
+                return reply.json["error"]["fields"]["file"].string
+            }
+            let wide = try Self.hostileWorkbook(rows: 100_000, column: "XFD")
+            #expect(wide.count < 64 * 1024, "a few KB: \(wide.count) bytes")
+            #expect(try await refusal(wide, name: "wide.xlsx") == "too_many_columns")
+            #expect(try await refusal(try Self.hostileWorkbook(rows: 20_000, column: "A"), name: "long.xlsx") == "too_many_rows")
+            let header = "recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n"
+            #expect(try await refusal(Array((header + "A,B,1000,C" + String(repeating: ",", count: 70) + "x\n").utf8), name: "wide.csv") == "too_many_columns")
+            #expect(try await Self.upload(server, Array("x\n".utf8), token: cast.manager.access).status == .created, "an ordinary file still reads")
+            #expect(try await OrderImportRecord.query(on: server.db).count() == 1, "refused files are not kept")
+            // A line of millions of delimiters is fields of nothing: skipped, never built.
+            let delimiters = try await Self.upload(server, Array((header + String(repeating: ",", count: 3_000_000) + "\n").utf8), token: cast.manager.access)
+            #expect(delimiters.status == .created && delimiters.json["problems"].array.map { $0["code"].string } == ["no_rows"], "\(delimiters)")
+            #expect(try await Order.query(on: server.db).count() == 0)
+        }
+    }
+
+    @Test("The workbook reader stops at the first row, column or value beyond its bounds: it reads no further")
+    func workbookReaderStopsEarly() throws {
+        let limits = OrderImportPolicy.tableLimits
+        // 20,000 rows: stopped at the 10,002nd (the header and 10,000 rows, then one too many).
+        #expect(throws: XLSX.Failure.exceeded(TableOverflow(bound: .rows, rowsRead: 10_002, valuesRead: 10_002))) {
+            try XLSX.rows(try Self.hostileWorkbook(rows: 20_000, column: "A"), limits: limits)
+        }
+        // The audit's row, 100,000 times: stopped at its first cell, nothing built.
+        #expect(throws: XLSX.Failure.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 0))) {
+            try XLSX.rows(try Self.hostileWorkbook(rows: 100_000, column: "XFD"), limits: limits)
+        }
+        // With a value in column A first, each row would count one more value were the reading to go on: it does not.
+        let aThenXFD = try Self.hostileWorkbook(rows: 100_000, column: "XFD", before: "<c r=\"A1\" t=\"inlineStr\"><is><t>a</t></is></c>")
+        #expect(throws: XLSX.Failure.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 1))) { try XLSX.rows(aThenXFD, limits: limits) }
+        // One cell repeated: each read counts.
+        let small = TableLimits(maxRows: 10, maxColumns: 4, maxValues: 100)
+        #expect(throws: XLSX.Failure.exceeded(TableOverflow(bound: .values, rowsRead: 0, valuesRead: 101))) {
+            try XLSX.rows(try Self.hostileWorkbook(rows: 1, column: "A", before: String(repeating: "<c r=\"B1\"><v>1</v></c>", count: 5_000)), limits: small)
+        }
+        // A reference with letters beyond the last column a sheet may have is beyond the width too.
+        #expect(throws: XLSX.Failure.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 0))) {
+            try XLSX.rows(try Self.hostileWorkbook(rows: 1, column: "ZZZZZZZZ"), limits: limits)
+        }
+        // Rows hold only what lies within the width, up to their last value; styled empty cells take no room.
+        let sparse = try Self.hostileWorkbook(rows: 2, column: "C", before: "<c r=\"A1\" t=\"inlineStr\"><is><t>a</t></is></c><c r=\"B1\" s=\"1\"/>")
+        #expect(try XLSX.rows(sparse, limits: limits).map(\.fields) == [["a", "", "x"], ["a", "", "x"]])
+        // Markup without values (empty rows, styled empty cells) is parsed up to `XLSX.maxElements` elements, no further.
+        let empty = "<worksheet><sheetData>" + String(repeating: "<row/>", count: XLSX.maxElements) + "</sheetData></worksheet>"
+        #expect(throws: XLSX.Failure.tooLarge) { try XLSX.rows([UInt8](try XLSX.workbook(sheetXML: empty)), limits: limits) }
+        // The template reads as written.
+        #expect(try XLSX.rows([UInt8](try OrderImportTemplateFile.xlsx(french: false)), limits: limits).count == 3)
     }
 
     @Test("The templates, in English and French, CSV and Excel, import as they are", arguments: TestDatabase.available)
@@ -210,6 +280,80 @@ struct OrderImportTests {
             }
             #expect(replies.allSatisfy { $0.status == .ok }, "\(replies)")
             #expect(try await Self.importedOrders(server).count == 40)
+        }
+    }
+
+    @Test("A company pays by invoice and imports once staff have vetted it: refused by name before, accepted after, refused again when taken back",
+          arguments: TestDatabase.available)
+    func vettedCompany(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let cast = try await server.cast()
+            try await server.registerCustomer("new@shop.example", isCompany: true, vetted: false)
+            let shop = try await server.login("new@shop.example")
+            let file = Array("recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\nAnn,Bundesplatz 3,3005,Bern\n".utf8)
+            func refused() async throws {
+                let invoice = try await server.send(.POST, "/orders", json: TestServer.orderBody(payment: "invoice"), token: shop.access)
+                #expect(invoice.status == .unprocessableEntity && invoice.json["error"]["fields"]["paymentMethod"].string == "company_not_vetted", "\(invoice)")
+                let options = try await server.send(.GET, "/me/payment-options", token: shop.access)
+                #expect(options.json["methods"].array.compactMap(\.string) == ["card", "twint", "cash"], "\(options)")
+                let upload = try await Self.upload(server, file, token: shop.access)
+                #expect(upload.status == .forbidden && upload.errorCode == "company_not_vetted", "\(upload)")
+            }
+            try await refused()
+            // A dispatcher's rows for it are paid in cash, and an invoice row is refused by name.
+            let forShop = "customer_email,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city,payment_method\n"
+                + "new@shop.example,Ann,Bundesplatz 3,3005,Bern,\nnew@shop.example,Ann,Bundesplatz 3,3005,Bern,invoice\n"
+            let dispatched = try await Self.upload(server, Array(forShop.utf8), token: cast.manager.access)
+            #expect(dispatched.json["validCount"].int == 1 && dispatched.json["problems"].array.map { $0["code"].string } == ["company_not_vetted"], "\(dispatched)")
+            // Nobody vets themself, a private customer vets nobody; a manager vets the company.
+            let shopID = shop.userID
+            #expect(try await server.send(.PUT, "/users/\(shopID)/capabilities/invoice", token: shop.access).errorCode == "cannot_modify_self")
+            #expect(try await server.send(.PUT, "/users/\(shopID)/capabilities/invoice", token: cast.customer.access).status == .forbidden)
+            let vet = try await server.send(.PUT, "/users/\(shopID)/capabilities/invoice", token: cast.manager.access)
+            #expect(vet.status == .ok && vet.json["capabilities"].array.compactMap(\.string).contains("invoice"), "\(vet)")
+            #expect(try await AuditRecord.query(on: server.db).filter(\.$action == .capabilityGranted).filter(\.$targetID == shopID).count() == 1,
+                    "the vetting is audited")
+
+            let order = try await server.send(.POST, "/orders", json: TestServer.orderBody(payment: "invoice"), token: shop.access)
+            #expect(order.status == .created && order.json["order"]["status"].string == "pending", "\(order)")
+            let options = try await server.send(.GET, "/me/payment-options", token: shop.access)
+            #expect(options.json["methods"].array.compactMap(\.string) == ["card", "twint", "cash", "invoice"])
+            let upload = try await Self.upload(server, file, token: shop.access)
+            #expect(upload.status == .created && upload.json["validCount"].int == 1, "\(upload)")
+
+            #expect(try await server.send(.DELETE, "/users/\(shopID)/capabilities/invoice", token: cast.manager.access).status == .ok)
+            try await refused()
+        }
+    }
+
+    @Test("Imported orders count against the importing account's daily budget: a file that would pass it is refused whole and stays ready",
+          arguments: TestDatabase.available)
+    func importBudget(db: TestDatabase) async throws {
+        try await TestServer.run(db, adjust: { $0.importedOrdersPerDay = 5 }) { server in
+            try await server.registerCustomer("shop@acme.example", isCompany: true)
+            let shop = try await server.login("shop@acme.example")
+            func file(_ rows: Int, _ prefix: String) -> [UInt8] {
+                Array(("external_reference,recipient_name,dropoff_street,dropoff_postal_code,dropoff_city\n"
+                       + (1...rows).map { "\(prefix)\($0),Ann,Bundesplatz 3,3005,Bern" }.joined(separator: "\n")).utf8)
+            }
+            func commit(_ bytes: [UInt8]) async throws -> (id: String, reply: Reply) {
+                let id = try #require(try await Self.upload(server, bytes, token: shop.access).json["id"].string)
+                return (id, try await server.send(.POST, "/order-imports/\(id)/commit", token: shop.access))
+            }
+            #expect(try await commit(file(3, "A")).reply.json["createdCount"].int == 3)
+            let (id, over) = try await commit(file(3, "B"))
+            #expect(over.status == .tooManyRequests && over.errorCode == "too_many_orders" && over.headers.first(name: .retryAfter) != nil, "\(over)")
+            #expect(try await server.send(.GET, "/order-imports/\(id)", token: shop.access).json["status"].string == "ready", "nothing of it was placed")
+            #expect(try await commit(file(6, "C")).reply.status == .tooManyRequests, "more than a whole day's budget never fits")
+            #expect(try await commit(file(2, "D")).reply.json["createdCount"].int == 2, "what is left of the budget is still there")
+            #expect(try await Self.importedOrders(server).count == 5)
+            // The budget is the imports' own: an order placed in the app still goes through.
+            _ = try await server.placeOrder(shop.access, payment: "invoice")
+            // A day later the budget is whole again.
+            server.clock.advance(by: 24 * 3600 + 1)
+            let fresh = try await server.login("shop@acme.example")
+            let later = try await server.send(.POST, "/order-imports/\(id)/commit", token: fresh.access)
+            #expect(later.status == .conflict || later.json["createdCount"].int == 3, "\(later)")
         }
     }
 

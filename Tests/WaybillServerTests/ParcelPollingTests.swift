@@ -139,6 +139,7 @@ final class CarrierBudgetRow: Model, @unchecked Sendable {
     @ID(custom: "carrier", generatedBy: .user) var id: String?
     @Field(key: "day") var day: String
     @Field(key: "used") var used: Int
+    @Field(key: "public_used") var publicUsed: Int
     @OptionalField(key: "blocked_until") var blockedUntil: Int64?
     init() {}
 }

@@ -53,22 +53,70 @@ struct PayoutAccountTests {
             let link = try #require(try await server.send(.POST, "/me/payouts/onboarding", token: ada.access).json["url"].string)
             #expect(link.hasPrefix("http://localhost:8080/sandbox/connect/acct_sandbox_"), "\(link)")
             let path = String(link.dropFirst("http://localhost:8080".count))
-            let page = try await server.page(.GET, path)
-            #expect(page.status == .ok && page.text.contains("TEST MODE") && page.text.contains("no money will move"))
+            // The page is its owner's, signed in to the web app: a visitor is sent to sign in first.
+            let visitor = try await server.page(.GET, path)
+            #expect(visitor.status == .seeOther && visitor.headers.first(name: .location)?.hasPrefix("/login") == true, "\(visitor)")
+            let browser = TestBrowser(server)
+            _ = try await browser.signIn("ada@example.com")
+            let page = try await browser.get(path)
+            #expect(page.status == .ok && page.html.contains("TEST MODE") && page.html.contains("no money will move"))
             #expect(try await server.send(.GET, "/me/payouts", token: ada.access).json["status"].string == "pending")
             // A second link continues the same account.
             let again = try #require(try await server.send(.POST, "/me/payouts/onboarding", token: ada.access).json["url"].string)
             #expect(again.components(separatedBy: "?")[0] == link.components(separatedBy: "?")[0])
 
             let parts = path.components(separatedBy: "?")
-            let done = try await server.page(.POST, parts[0] + "/complete?" + parts[1])
-            #expect(done.status == .seeOther && done.headers.first(name: .location) == "/travel/payouts/return", "\(done)")
-            #expect(try await server.page(.POST, "/sandbox/connect/acct_sandbox_nothere/complete").status == .notFound)
+            let done = try await browser.post(parts[0] + "/complete?" + parts[1], [:], from: path)
+            #expect(done.status == .seeOther && done.location == "/travel/payouts/return", "\(done.status)")
+            #expect(try await browser.post("/sandbox/connect/acct_sandbox_nothere/complete", [:], from: path).status == .notFound)
             // Only paths on this site are followed back.
             #expect(PaymentPages.localPath("//evil.example/x") == "/" && PaymentPages.localPath("https://evil.example") == "/")
+            #expect(PaymentPages.localPath("/\t/evil.example/x") == "/" && PaymentPages.localPath("/\\evil.example") == "/")
             #expect(try await server.send(.GET, "/me/payouts", token: ada.access).json["status"].string == "active")
             let accepted = try await server.send(.POST, "/trip-requests/\(id)/accept", token: ada.access)
             #expect(accepted.status == .ok, "\(accepted)")
+        }
+    }
+
+    @Test("Sandbox: the test onboarding sends nobody off-site, and only its owner, signed in with the page's token, completes it",
+          arguments: TestDatabase.available)
+    func sandboxOnboardingRefusals(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, _) = try await TripRequestTests.setUp(server, payouts: false)
+            let link = try #require(try await server.send(.POST, "/me/payouts/onboarding", token: cast.customer.access).json["url"].string)
+            let account = String(String(link.dropFirst("http://localhost:8080".count)).components(separatedBy: "?")[0])
+            let evil = account + "/complete?return=/%09/evil.example/x"
+            func status() async throws -> String? {
+                try await server.send(.GET, "/me/payouts", token: cast.customer.access).json["status"].string
+            }
+            // What a browser would take for another site (it drops the tab: `/\t/evil.example` is `//evil.example`).
+            func offSite(_ location: String?) -> Bool {
+                location.map { !$0.hasPrefix("/") || $0.hasPrefix("//") || $0.hasPrefix("/\t") || $0.contains("\\") } ?? false
+            }
+
+            // Without a session or the page's token: refused, nothing changes, no redirect anywhere.
+            let anonymous = try await server.page(.POST, evil)
+            #expect(anonymous.status == .forbidden && !offSite(anonymous.headers.first(name: .location)), "\(anonymous)")
+            let visitor = TestBrowser(server)
+            let signedOut = try await visitor.post(evil, [:], from: "/login")
+            #expect(signedOut.status != .ok && !offSite(signedOut.location) && signedOut.location?.hasPrefix("/login") == true, "\(signedOut.status)")
+            // Another account, with its own valid token: as if the account did not exist.
+            let bob = TestBrowser(server)
+            _ = try await bob.signIn("bob@example.com")
+            #expect(try await bob.get(account).status == .notFound)
+            #expect(try await bob.post(evil, [:], from: "/account").status == .notFound)
+            // The owner, without the token: refused.
+            let ada = TestBrowser(server)
+            _ = try await ada.signIn("ada@example.com")
+            #expect(try await ada.post(evil, [:], from: account, withToken: false).status == .forbidden)
+            #expect(try await status() == "pending")
+
+            // The owner with the page's token: done, and sent back on this site only.
+            let page = try await ada.get(account + "?return=/%09/evil.example/x")
+            #expect(page.status == .ok && !page.html.contains("evil.example"), "\(page.html.prefix(1500))")
+            let done = try await ada.post(evil, [:], from: account)
+            #expect(done.status == .seeOther && done.location == "/", "\(String(describing: done.location))")
+            #expect(try await status() == "active")
         }
     }
 

@@ -138,7 +138,13 @@ struct ShipmentMigrationTests {
                 let new = try #require(afterUsers[id])
                 for (column, value) in old where column != "disabled_at" { #expect(new[column] == value, "user \(id).\(column)") }
                 #expect(new["disabled_at"] == nil)
-                let expected = old["role"] == "manager" ? "driver,manager" : old["role"] == "driver" ? "driver" : ""
+                var held = old["role"] == "manager" ? ["driver", "manager"] : old["role"] == "driver" ? ["driver"] : []
+                // Migration 038: a company that already paid by invoice is vetted (the `invoice` capability).
+                if ["1", "t", "true"].contains(old["is_company"] ?? ""),
+                   (before["orders"] ?? []).contains(where: { $0["customer_id"] == id && $0["payment_method"] == "invoice" }) {
+                    held.append("invoice")
+                }
+                let expected = held.sorted().joined(separator: ",")
                 #expect(new["capabilities"] == expected, "user \(id)")
                 #expect((grants[id] ?? []).map { $0["capability"]! }.sorted().joined(separator: ",") == expected, "user \(id) grants")
                 #expect((grants[id] ?? []).allSatisfy { $0["granted_by"] == "NULL" && $0["granted_at"] != "0" })
@@ -154,7 +160,7 @@ struct ShipmentMigrationTests {
             let accepted = try #require(made["accepted"].flatMap(OrderID.init(uuidString:)))
             let order = try #require(try await Order.find(accepted, on: server.db))
             let driver = try #require(try await User.find(order.driverID, on: server.db))
-            let asDriver = Principal(user: driver, sessionID: SignInID())
+            let asDriver = try Principal(user: driver, sessionID: SignInID())
             _ = try await orders.pickup(accepted, cashCollected: order.price, by: asDriver)
             let done = try await orders.deliver(accepted, signature: .init(bytes: SampleImages.signaturePNG, field: "signature"), photo: nil,
                                                 recipientName: "Carl Ohne", code: nil, by: asDriver)

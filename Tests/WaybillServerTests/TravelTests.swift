@@ -240,13 +240,18 @@ struct TripRequestTests {
         return (cast, try #require(trip.json["id"].string, "\(trip)"))
     }
 
-    /// Sets up the traveller's payouts on the sandbox's test onboarding page.
+    /// Sets up the traveller's payouts on the sandbox's test onboarding page, as its owner signed in
+    /// to the web app (the page's form carries the CSRF token).
     static func onboardPayouts(_ server: TestServer, _ token: String) async throws {
         let link = try await server.send(.POST, "/me/payouts/onboarding", token: token)
         let url = try #require(link.json["url"].string, "\(link)")
-        let parts = String(url.dropFirst("http://localhost:8080".count)).components(separatedBy: "?")
-        let done = try await server.page(.POST, parts[0] + "/complete?" + (parts.count > 1 ? parts[1] : ""))
-        try #require(done.status == .seeOther, "\(done)")
+        let path = String(url.dropFirst("http://localhost:8080".count))
+        let parts = path.components(separatedBy: "?")
+        let email = try #require(try await server.send(.GET, "/me", token: token).json["email"].string)
+        let browser = TestBrowser(server)
+        _ = try await browser.signIn(email)
+        let done = try await browser.post(parts[0] + "/complete?" + (parts.count > 1 ? parts[1] : ""), [:], from: path)
+        try #require(done.status == .seeOther, "\(done.status) \(done.html.prefix(500))")
     }
 
     /// Pays a shipment's checkout on the sandbox page.
@@ -380,6 +385,42 @@ struct TripRequestTests {
             server.clock.advance(by: 48 * 3600)
             let left = try await server.send(.GET, "/trip-requests?box=received", token: cast.customer.access)
             #expect(Set(left.json["items"].array.compactMap { $0["status"].string }) == ["lapsed", "expired"], "\(left)")
+        }
+    }
+
+    @Test("However many paid requests there are (paid ones keep their passed pay-by time), an unpaid one still lapses and frees its room",
+          arguments: TestDatabase.available)
+    func unpaidLapseAmongManyPaid(db: TestDatabase) async throws {
+        try await TestServer.run(db) { server in
+            let (cast, trip) = try await Self.setUp(server)
+            try await server.registerCustomer("carl@example.com")
+            let carl = try await server.login("carl@example.com")
+            // One request, accepted and paid.
+            let paidID = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: cast.otherCustomer.access).json["id"].string)
+            _ = try await server.send(.POST, "/trip-requests/\(paidID)/accept", token: cast.customer.access)
+            try await Self.pay(server, url: try #require(try await server.send(.GET, "/trip-requests/\(paidID)", token: cast.otherCustomer.access).json["shipment"]["paymentUrl"].string))
+            #expect(try await server.send(.GET, "/trip-requests/\(paidID)", token: cast.otherCustomer.access).json["status"].string == "paid")
+            // A hundred more like it, written directly (the platform's other paid requests): more
+            // than one sweep takes at once.
+            let paid = try #require(try await TripRequestRecord.find(TripRequestID(uuidString: paidID), on: server.db))
+            let encoded = try JSONEncoder().encode(paid)
+            for _ in 0..<100 {
+                let copy = try JSONDecoder().decode(TripRequestRecord.self, from: encoded)
+                copy.id = TripRequestID(UUID())
+                try await copy.create(on: server.db)
+            }
+            // Later, Carl's request is accepted and never paid.
+            server.clock.advance(minutes: 1)
+            let unpaidID = try #require(try await server.send(.POST, "/trips/\(trip)/requests", json: Self.request(), token: carl.access).json["id"].string)
+            #expect(try await server.send(.POST, "/trip-requests/\(unpaidID)/accept", token: cast.customer.access).status == .ok)
+            #expect(try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access).json["gramsLeft"].int == 1400)
+
+            // Its time to pay passes (and the paid ones' long ago): it lapses, its room comes back.
+            server.clock.advance(minutes: 121)
+            let lapsed = try await server.send(.GET, "/trip-requests/\(unpaidID)", token: carl.access)
+            #expect(lapsed.json["status"].string == "lapsed", "\(lapsed)")
+            #expect(try await server.send(.GET, "/trips/\(trip)", token: cast.customer.access).json["gramsLeft"].int == 3200)
+            #expect(try await server.send(.GET, "/trip-requests/\(paidID)", token: cast.otherCustomer.access).json["status"].string == "paid")
         }
     }
 

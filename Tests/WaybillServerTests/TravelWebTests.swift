@@ -29,7 +29,7 @@ struct TravelWebTests {
             #expect(onboarding.hasPrefix("http://localhost:8080/sandbox/connect/acct_sandbox_"), "\(onboarding)")
             let parts = String(onboarding.dropFirst("http://localhost:8080".count)).components(separatedBy: "?")
             #expect(try await ada.get(parts[0] + "?" + parts[1]).html.contains("Complete the setup (test)"))
-            let completed = try await ada.post(parts[0] + "/complete?" + parts[1], [:], from: parts[0], withToken: false)
+            let completed = try await ada.post(parts[0] + "/complete?" + parts[1], [:], from: parts[0] + "?" + parts[1])
             #expect(completed.location == "/travel/payouts/return", "\(completed.status)")
             let back = try await ada.get("/travel/payouts/return")
             #expect(back.location == "/travel?payouts=1")

@@ -82,7 +82,7 @@ public struct AuditEntry: Sendable, Hashable, Codable {
     /// The state snapshot an entry keeps: the given fields as a JSON object, keys sorted, nil values left out.
     public static func snapshot(_ fields: [String: String?]) -> String {
         let kept = fields.compactMapValues { $0 }
-        let body = kept.keys.sorted().map { "\(JSONText.quote($0)):\(JSONText.quote(kept[$0]!))" }.joined(separator: ",")
+        let body = kept.sorted(by: { $0.key < $1.key }).map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",")
         return "{\(body)}"
     }
 

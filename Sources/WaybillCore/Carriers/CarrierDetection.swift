@@ -71,7 +71,7 @@ public struct CarrierFormatTable: Sendable, Decodable {
 
 /// One carrier and format a tracking number may belong to.
 public struct CarrierCandidate: Sendable, Hashable, Codable {
-    public enum Reason: String, Sendable, Hashable, Codable {
+    public enum Reason: String, Sendable, Hashable, Codable, CaseIterable {
         /// The pattern matches and its check digit is right.
         case checkDigitValid = "check_digit_valid"
         /// The format has no check digit: only the pattern matches.
@@ -109,9 +109,19 @@ public struct CarrierDetection: @unchecked Sendable {
         var regex: Regex<AnyRegexOutput>
         var prepend: Regex<AnyRegexOutput>?
         var lookups: [(CarrierFormatTable.Lookup, [Regex<AnyRegexOutput>?])]
+        /// What the pattern can match at all (lengths, characters per position): read from it once.
+        var shape: FormatShape
     }
 
     private let compiled: [Compiled]
+    /// The formats precise enough for free text (`in_text`), as indices of `compiled`, in chunks
+    /// of 64: bit k of chunk c stands for `inText[64 * c + k]`.
+    private let inText: [Int]
+    /// For each chunk, position p and character s (`FormatShape.symbol`), at `p * symbols + s`: the
+    /// formats of `inText` whose numbers may hold s at p (position 0: the first-character index).
+    private let admitting: [[UInt64]]
+    /// For each chunk and length, the formats of `inText` whose numbers may be that long.
+    private let ending: [[UInt64]]
     public let table: CarrierFormatTable
     /// The carriers a person may choose, by code: those of the table and the posts S10 items go
     /// to (`swiss_post`, `royal_mail`…). Read from the table once.
@@ -120,12 +130,14 @@ public struct CarrierDetection: @unchecked Sendable {
     private let trackingPages: [String: String]
 
     /// The shipped table (`Resources/carrier-formats.json`). A table that does not load is a
-    /// broken build, caught by the tests, never a request's problem.
+    /// broken build, caught by the tests, never a request's problem: the server reads it once at
+    /// start-up (`WaybillServices.init`, before `configure` registers any route), so a broken table
+    /// stops the process there.
     public static let standard: CarrierDetection = {
         guard let url = Bundle.module.url(forResource: "carrier-formats", withExtension: "json"),
               let data = try? Data(contentsOf: url), let table = try? CarrierFormatTable.decode(data),
               let detection = try? CarrierDetection(table: table) else {
-            fatalError("Resources/carrier-formats.json is missing or invalid: run scripts/make-carrier-formats")
+            fatalError("Resources/carrier-formats.json is missing or invalid: run scripts/make-carrier-formats")  // cannot fail: after start-up (read once by WaybillServices.init)
         }
         return detection
     }()
@@ -139,10 +151,33 @@ public struct CarrierDetection: @unchecked Sendable {
                     (lookup, try lookup.entries.map { entry in try entry.matchesRegex.map { try Regex("^(?:\($0))$") } })
                 }
                 compiled.append(Compiled(carrier: carrier, format: format, regex: try Regex(format.regex),
-                                         prepend: try format.prependIf.map { try Regex($0.matchesRegex) }, lookups: lookups))
+                                         prepend: try format.prependIf.map { try Regex($0.matchesRegex) }, lookups: lookups,
+                                         shape: FormatShape(pattern: format.regex)))
             }
         }
         self.compiled = compiled
+        let inText = compiled.indices.filter { compiled[$0].format.inText != false }
+        let symbols = FormatShape.symbols, positions = FormatShape.positionCount
+        var admitting: [[UInt64]] = []
+        var ending: [[UInt64]] = []
+        for chunk in stride(from: 0, to: inText.count, by: 64) {
+            var admits = [UInt64](repeating: 0, count: positions * symbols)
+            var ends = [UInt64](repeating: 0, count: positions)
+            for (bit, index) in inText[chunk..<min(chunk + 64, inText.count)].enumerated() {
+                let shape = compiled[index].shape
+                for position in 0..<positions {
+                    if shape.admits(length: position) { ends[position] |= 1 << UInt64(bit) }
+                    for symbol in 0..<symbols where shape.positions[position] & (1 << UInt64(symbol)) != 0 {
+                        admits[position * symbols + symbol] |= 1 << UInt64(bit)
+                    }
+                }
+            }
+            admitting.append(admits)
+            ending.append(ends)
+        }
+        self.inText = inText
+        self.admitting = admitting
+        self.ending = ending
         var names: [String: String] = [:]
         for carrier in table.carriers where carrier.code != "s10" { names[carrier.code] = carrier.name }
         let posts = table.carriers.flatMap(\.formats).flatMap { $0.lookups ?? [] }.filter { $0.group == "CountryCode" }.flatMap(\.entries)
@@ -169,83 +204,204 @@ public struct CarrierDetection: @unchecked Sendable {
     public func candidates(for raw: String) -> [CarrierCandidate] {
         let number = Self.normalized(raw)
         guard (4...60).contains(number.count), number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else { return [] }
-        var found: [CarrierCandidate] = []
-        for c in compiled {
-            guard let match = try? c.regex.wholeMatch(in: number) else { continue }
-            func group(_ name: String) -> String? { match.output[name]?.substring.map(String.init) }
-            var serial = group("SerialNumber") ?? ""
-            if let prepend = c.format.prependIf, let test = c.prepend, (try? test.firstMatch(in: serial)) != nil {
-                serial = prepend.content + serial
-            }
-            // Lookups the format requires (an S10 country must be known), and what they say.
-            var known: [String: CarrierFormatTable.Entry] = [:]
-            for (lookup, patterns) in c.lookups {
-                guard let value = group(lookup.group) else { continue }
-                if let index = lookup.entries.indices.first(where: { i in
-                    lookup.entries[i].matches == value || ((patterns[i]).flatMap { try? $0.wholeMatch(in: value) } != nil)
-                }) { known[lookup.name] = lookup.entries[index] }
-            }
-            if let required = c.format.requires, !required.allSatisfy({ known[$0] != nil }) { continue }
-            let reason: CarrierCandidate.Reason
-            if let checksum = c.format.checksum {
-                guard let check = group("CheckDigit"), CheckDigits.validates(checksum, serial: serial, check: check) else { continue }
-                reason = .checkDigitValid
-            } else {
-                reason = .patternOnly
-            }
-            let post = known["Courier"]
-            let confidence = (reason == .checkDigitValid ? 5 : 0) + 0.1 * Double(number.count) + (c.format.rankBonus ?? 0)
-            found.append(CarrierCandidate(
-                number: number, carrier: post?.carrier ?? c.carrier.code, carrierName: post?.courier ?? c.carrier.name,
-                format: c.format.id, formatName: c.format.name, table: c.carrier.code, reason: reason,
-                confidence: (confidence * 100).rounded() / 100,
-                trackingURL: trackingURL(format: c.format.id, number: number),
-                country: c.carrier.code == "s10" ? group("CountryCode") : nil))
-        }
-        return found.sorted { ($0.confidence, $1.format) > ($1.confidence, $0.format) }
+        let bytes = Array(number.utf8)
+        return Self.ranked(compiled.filter { $0.shape.admits(bytes) }.compactMap { candidate(number, as: $0) })
     }
+
+    /// Best first: the highest confidence, then the format's id.
+    private static func ranked(_ found: [CarrierCandidate]) -> [CarrierCandidate] {
+        found.sorted { ($0.confidence, $1.format) > ($1.confidence, $0.format) }
+    }
+
+    /// `number` (normalized, at most 60 characters) read as format `c`: its pattern (over that
+    /// bounded input), lookups and check digit; nil when it is not one.
+    private func candidate(_ number: String, as c: Compiled) -> CarrierCandidate? {
+        guard let match = try? c.regex.wholeMatch(in: number) else { return nil }
+        func group(_ name: String) -> String? { match.output[name]?.substring.map(String.init) }
+        var serial = group("SerialNumber") ?? ""
+        if let prepend = c.format.prependIf, let test = c.prepend, (try? test.firstMatch(in: serial)) != nil {
+            serial = prepend.content + serial
+        }
+        // Lookups the format requires (an S10 country must be known), and what they say.
+        var known: [String: CarrierFormatTable.Entry] = [:]
+        for (lookup, patterns) in c.lookups {
+            guard let value = group(lookup.group) else { continue }
+            if let index = lookup.entries.indices.first(where: { i in
+                lookup.entries[i].matches == value || ((patterns[i]).flatMap { try? $0.wholeMatch(in: value) } != nil)
+            }) { known[lookup.name] = lookup.entries[index] }
+        }
+        if let required = c.format.requires, !required.allSatisfy({ known[$0] != nil }) { return nil }
+        let reason: CarrierCandidate.Reason
+        if let checksum = c.format.checksum {
+            guard let check = group("CheckDigit"), CheckDigits.validates(checksum, serial: serial, check: check) else { return nil }
+            reason = .checkDigitValid
+        } else {
+            reason = .patternOnly
+        }
+        let post = known["Courier"]
+        let confidence = (reason == .checkDigitValid ? 5 : 0) + 0.1 * Double(number.count) + (c.format.rankBonus ?? 0)
+        return CarrierCandidate(
+            number: number, carrier: post?.carrier ?? c.carrier.code, carrierName: post?.courier ?? c.carrier.name,
+            format: c.format.id, formatName: c.format.name, table: c.carrier.code, reason: reason,
+            confidence: (confidence * 100).rounded() / 100,
+            trackingURL: trackingURL(format: c.format.id, number: number),
+            country: c.carrier.code == "s10" ? group("CountryCode") : nil)
+    }
+
+    /// The most characters of a text `numbers(in:)` and `scan(_:)` read; the rest is not looked at.
+    /// The API refuses longer text (422 `too_long`, `openapi.yaml`) before it gets here.
+    public static let maxTextLength = 20_000
+    /// The most format checks (one format's pattern and check digit tried on one group of words)
+    /// one scan makes: about 40 ms of CPU (release build). A shipping confirmation needs a few
+    /// dozen, a long table of figures a few thousand; text built to cost the most is read only as
+    /// far as the checks last (`NumberScan.complete` false).
+    public static let maxChecks = 5_000
+
+    /// What `scan(_:)` found, and the work it took.
+    public struct NumberScan: Sendable, Hashable {
+        /// Each number found with its best candidate, in the order they appear, each once.
+        public var numbers: [CarrierCandidate]
+        /// Format checks made: one format's pattern and check digit tried on one group of words.
+        /// Never more than the scan's cap, nor than `maxChecksPerWord` for each word read.
+        public var checks: Int
+        /// Words read (a number printed in groups is several).
+        public var words: Int
+        /// False when a cap (checks, numbers) stopped the scan before the end of the text.
+        public var complete: Bool
+    }
+
+    /// The most checks one word of text can cost: every format admitting each length a group
+    /// of words starting there can have (8 to 40 characters), once. Worked out from the table.
+    public var maxChecksPerWord: Int {
+        ending.reduce(0) { sum, chunk in sum + (4...Self.longestGroup).reduce(0) { $0 + chunk[$1].nonzeroBitCount } }
+    }
+
+    /// The most characters (as written, dots included) of the words joined into one number.
+    static let longestGroup = 40
 
     /// Tracking numbers found in pasted text (a shop's confirmation, a forwarded mail): each with
     /// its best candidate, in the order they appear. Only formats precise enough for free text
-    /// count (`in_text`), so order numbers and phone numbers are not taken for parcels.
+    /// count (`in_text`), so order numbers and phone numbers are not taken for parcels. At most
+    /// `maxTextLength` characters and `maxChecks` checks (`scan(_:)`).
     public func numbers(in text: String) -> [CarrierCandidate] {
-        // Words of letters and digits; a number printed in groups ("1Z 999 AA1 01 2345 6784") is
-        // tried as the groups joined, longest first.
-        let words = text.uppercased().split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-")) }
-            .map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: ".-")) }
-            .filter { !$0.isEmpty }
-        let precise = Set(compiled.filter { $0.format.inText != false }.map(\.format.id))
-        var results: [CarrierCandidate] = []
+        scan(text).numbers
+    }
+
+    /// `numbers(in:)` with its work counted and capped (security audit 2, finding 2): linear in
+    /// the text's length (at most `maxTextLength` characters read, each word costing at most
+    /// `maxChecksPerWord` checks) and at most `maxChecks` checks whatever the text.
+    ///
+    /// The text is read as words of letters, digits, dots and dashes; a number printed in groups
+    /// ("1Z 999 AA1 01 2345 6784") is the following words joined, at most 40 characters. At each
+    /// word the groups starting there are tried longest first, each only with the formats whose
+    /// shape admits it (`FormatShape`: its length, the character at each position, the first
+    /// character first): each (group, format) pair is checked at most once, most never, and
+    /// groups stop growing as soon as no format admits them; text without digits costs no check.
+    /// The longest group with a match is taken, with its best candidate, and the scan goes on
+    /// after it; otherwise at the next word. (Trying each format only on its longest admissible
+    /// group would miss USPS numbers, whose lengths vary, when digits follow them.)
+    public func scan(_ text: String, maxChecks: Int = Self.maxChecks, maxNumbers: Int = .max) -> NumberScan {
+        let words = Self.words(in: text)
+        let symbols = FormatShape.symbols
+        let longest = Self.longestGroup
+        let row = longest + 1
+        var result = NumberScan(numbers: [], checks: 0, words: 0, complete: true)
         var seen: Set<String> = []
+        // For the groups of one start: alive[chunk * row + n], the formats of the chunk admitting
+        // the first n characters joined. Buffers reused from start to start.
+        var alive = [UInt64](repeating: 0, count: admitting.count * row)
+        var joined: [UInt8] = []
+        joined.reserveCapacity(longest)
+        // The groups starting at one word: their last word, length as written (dots in), length
+        // joined (dots out), whether they hold a digit.
+        var groups: [(last: Int, written: Int, length: Int, digit: Bool)] = []
         var i = 0
-        while i < words.count {
-            var taken = 0
-            var best: CarrierCandidate?
-            var joined = ""
+        scanning: while i < words.count {
+            result.words = i + 1
+            joined.removeAll(keepingCapacity: true)
+            groups.removeAll(keepingCapacity: true)
+            for chunk in admitting.indices { alive[chunk * row] = .max }
+            var written = 0
+            var digit = false
+            var admitted = true
             var end = i
-            var ends: [(Int, String)] = []
-            while end < words.count, joined.count + words[end].count <= 40 {
-                joined += words[end]
-                ends.append((end, joined))
+            while admitted, end < words.count, written + words[end].count <= longest {
+                written += words[end].count
+                for byte in words[end] where byte != UInt8(ascii: ".") {
+                    let n = joined.count
+                    joined.append(byte)
+                    admitted = false
+                    for chunk in admitting.indices {
+                        let before = alive[chunk * row + n]
+                        let now = before == 0 ? 0 : before & (FormatShape.symbol(byte).map { admitting[chunk][n * symbols + $0] } ?? 0)
+                        alive[chunk * row + n + 1] = now
+                        admitted = admitted || now != 0
+                    }
+                    digit = digit || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                }
+                groups.append((end, written, joined.count, digit))
                 // Only short groups continue a number; a long word stands alone.
                 if words[end].count > 12 && end > i { break }
                 end += 1
             }
-            for (last, candidate) in ends.reversed() where candidate.count >= 8 && candidate.contains(where: \.isNumber) {
-                if let first = candidates(for: candidate).first(where: { precise.contains($0.format) }) {
-                    best = first
-                    taken = last - i + 1
+            var taken: (words: Int, best: CarrierCandidate)?
+            for group in groups.reversed() where group.written >= 8 && group.digit && group.length >= 4 {
+                var found: [CarrierCandidate] = []
+                var number: String?
+                for chunk in admitting.indices {
+                    var formats = alive[chunk * row + group.length] & ending[chunk][group.length]
+                    while formats != 0 {
+                        let bit = formats.trailingZeroBitCount
+                        formats &= formats - 1
+                        guard result.checks < maxChecks else { result.complete = false; break scanning }
+                        result.checks += 1
+                        let text = number ?? String(decoding: joined[..<group.length], as: UTF8.self)
+                        number = text
+                        if let match = candidate(text, as: compiled[inText[chunk * 64 + bit]]) { found.append(match) }
+                    }
+                }
+                if let best = Self.ranked(found).first {
+                    taken = (group.last - i + 1, best)
                     break
                 }
             }
-            if let best {
-                if seen.insert(best.number).inserted { results.append(best) }
-                i += taken
-            } else {
-                i += 1
+            guard let taken else { i += 1; continue }
+            i += taken.words
+            result.words = i
+            if seen.insert(taken.best.number).inserted {
+                result.numbers.append(taken.best)
+                if result.numbers.count >= maxNumbers {
+                    result.complete = i >= words.count
+                    break
+                }
             }
         }
-        return results
+        return result
+    }
+
+    /// The words of a text (its first `maxTextLength` characters, in capitals): runs of ASCII
+    /// letters, digits, dots and dashes, without the dots and dashes they start or end with.
+    static func words(in text: String) -> [[UInt8]] {
+        var words: [[UInt8]] = []
+        var word: [UInt8] = []
+        func isEdge(_ byte: UInt8) -> Bool { byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") }
+        func flush() {
+            var start = 0
+            var end = word.count
+            while start < end, isEdge(word[start]) { start += 1 }
+            while end > start, isEdge(word[end - 1]) { end -= 1 }
+            if start < end { words.append(Array(word[start..<end])) }
+            word.removeAll(keepingCapacity: true)
+        }
+        for character in String(text.prefix(maxTextLength)).uppercased() {
+            if character.isASCII, let byte = character.asciiValue, FormatShape.symbol(byte) != nil || byte == UInt8(ascii: ".") {
+                word.append(byte)
+            } else {
+                flush()
+            }
+        }
+        flush()
+        return words
     }
 }
 

@@ -151,7 +151,7 @@ public enum ParcelTracking {
 /// up in the offline gazetteer (a postal code, a locality, or only the country's centre), which is
 /// approximate and shown as such.
 public struct EventPlace: Sendable, Equatable, Codable {
-    public enum Precision: String, Sendable, Codable {
+    public enum Precision: String, Sendable, Codable, CaseIterable {
         /// Coordinates the carrier gave.
         case carrier
         case postalCode = "postal_code"

@@ -87,7 +87,7 @@ public struct ParcelDraft: Sendable, Equatable {
 }
 
 /// How someone stands to a followed parcel.
-public enum ParcelRelation: String, Sendable, Codable {
+public enum ParcelRelation: String, Sendable, Codable, CaseIterable {
     /// Added it: renames, corrects, shares, removes.
     case owner
     /// The owner shared it with them: they see it live in their list, are told of its news, may

@@ -177,25 +177,24 @@ public enum ConversationPolicy {
         status.takesSeat ? nil : updatedAt
     }
 
-    /// The capacities on a shipment that make someone one of its parties (a dispatcher is not).
-    static let partyCapacities: Set<OrderCapacity> = [.owner, .assignee, .receiver]
-
-    /// Whether two people share a shipment closely enough to write to each other directly: each is
-    /// one of its parties (its customer, its driver, its receiver with an account), and may see it now.
-    /// A traveller's parcel links its sender and traveller only once it is paid: before that they
-    /// talk in the request's conversation, where contact details are masked (`masksContacts`).
+    /// Whether two people share a shipment closely enough to write to each other directly: it links
+    /// them (`Acquaintance.shipmentLinks`: not cancelled, and through its receiver only once picked
+    /// up), and each may see it now. A traveller's parcel links its sender and traveller only once it
+    /// is paid: before that they talk in the request's conversation, where contact details are
+    /// masked (`masksContacts`).
     public static func linksDirectly(shipment parties: OrderParties, status: OrderStatus, masked: Bool, _ a: Caller, _ b: Caller) -> Bool {
-        guard a.id != b.id, !masked else { return false }
-        func party(_ caller: Caller) -> Bool {
-            let capacities = OrderPolicy.capacities(of: caller, for: parties).intersection(partyCapacities)
-            return !capacities.isEmpty && OrderPolicy.allows(.see, status: status, as: capacities)
+        guard !masked, Acquaintance.shipmentLinks(parties, status: status, a, b) else { return false }
+        func sees(_ caller: Caller) -> Bool {
+            OrderPolicy.allows(.see, status: status, as: OrderPolicy.capacities(of: caller, for: parties).intersection(Acquaintance.partyCapacities))
         }
-        return party(a) && party(b)
+        return sees(a) && sees(b)
     }
 
-    /// Whether a followed parcel links two people: one owns it and shared it with the other.
-    public static func linksDirectly(parcelOwner owner: UserID, sharedWith: Set<UserID>, _ pair: DirectPair) -> Bool {
-        (owner == pair.low && sharedWith.contains(pair.high)) || (owner == pair.high && sharedWith.contains(pair.low))
+    /// Whether a followed parcel links two people (`Acquaintance.parcelShareLinks`): one owns it and
+    /// shared it with the other, who took it up (is `asking` now, or opened the conversation before).
+    public static func linksDirectly(parcelOwner owner: UserID, sharedWith: Set<UserID>, _ pair: DirectPair,
+                                     asking: UserID?, conversationOpened: Bool) -> Bool {
+        Acquaintance.parcelShareLinks(owner: owner, sharedWith: sharedWith, pair, asking: asking, conversationOpened: conversationOpened)
     }
 
     /// Only staff read a conversation without being one of its parties; they are told so in the app.
@@ -327,31 +326,41 @@ public struct MessageDraft: Sendable, Equatable {
 }
 
 /// Replaces phone numbers and email addresses with "•••" (see `ConversationPolicy.masksContacts`).
+/// Linear in the text's length, with no backtracking expression (security audit 2, finding 7):
+/// a message's 4,000 characters cost a few tens of thousands of steps, whatever they are.
 public enum ContactMasking {
     public static let mask = "•••"
 
     public static func masked(_ text: String) -> String {
-        var result = maskEmails(text)
-        result = maskPhones(result)
+        var work = 0
+        return masked(text, work: &work)
+    }
+
+    /// `masked(_:)`, adding to `work` one step per character looked at (the tests bound it by a
+    /// small multiple of the text's length).
+    static func masked(_ text: String, work: inout Int) -> String {
+        var result = maskEmails(text, work: &work)
+        result = maskPhones(result, work: &work)
         return result
     }
 
-    /// `name@domain.tld`, and the usual disguises (`name at domain dot com`, `name (at) domain`).
-    static func maskEmails(_ text: String) -> String {
-        var out = text
-        let patterns = [
-            #"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"#,
-            #"[A-Za-z0-9._%+\-]+\s*[\(\[]?\s*(?:at|AT|arobase)\s*[\)\]]?\s*[A-Za-z0-9\-]+\s*[\(\[]?\s*(?:dot|DOT|point)\s*[\)\]]?\s*[A-Za-z]{2,}"#,
-        ]
-        for pattern in patterns {
-            out = out.replacingOccurrences(of: pattern, with: mask, options: .regularExpression)
-        }
-        return out
+    /// `name@domain.tld`, and the usual disguises (`name at domain dot com`, `name (at) domain`,
+    /// `nom arobase domaine point fr`): what the expressions
+    /// `[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}` and then
+    /// `[A-Za-z0-9._%+\-]+\s*[\(\[]?\s*(?:at|AT|arobase)\s*[\)\]]?\s*[A-Za-z0-9\-]+\s*[\(\[]?\s*(?:dot|DOT|point)\s*[\)\]]?\s*[A-Za-z]{2,}`
+    /// replaced, found by `EmailScan` without backtracking (those expressions took seconds on a long
+    /// word or a long run of spaces; the tests compare both on random text).
+    static func maskEmails(_ text: String, work: inout Int) -> String {
+        var plain = EmailScan(Array(text.unicodeScalars), work: &work)
+        var spelled = EmailScan(plain.replacingAll(spelled: false, work: &work), work: &work)
+        var out = String.UnicodeScalarView()
+        out.append(contentsOf: spelled.replacingAll(spelled: true, work: &work))
+        return String(out)
     }
 
     /// Runs of at least 9 digits (a date's 8 stay), allowing spaces, dots, dashes, slashes and brackets between them
     /// and a leading `+` or `00` (Swiss, French and international forms).
-    static func maskPhones(_ text: String) -> String {
+    static func maskPhones(_ text: String, work: inout Int) -> String {
         let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
@@ -364,6 +373,7 @@ public enum ContactMasking {
                 var j = i + (s == "+" ? 1 : 0)
                 var digits = 0, lastDigitEnd = j
                 while j < scalars.count {
+                    work += 1
                     if isDigit(scalars[j]) { digits += 1; j += 1; lastDigitEnd = j }
                     else if isSeparator(scalars[j]), j + 1 < scalars.count, isDigit(scalars[j + 1]) || (isSeparator(scalars[j + 1]) && j + 2 < scalars.count && isDigit(scalars[j + 2])) { j += 1 }
                     else { break }
@@ -379,11 +389,181 @@ public enum ContactMasking {
             }
             out.append(s)
             i += 1
+            work += 1
         }
         return String(out)
     }
 }
 
+/// The two email forms of `ContactMasking.maskEmails`, each found left to right as a regular
+/// expression's "replace all" finds them, without backtracking.
+///
+/// A match starts where a run of local-part characters (`[A-Za-z0-9._%+-]`) starts: one starting
+/// inside the run would match from the run's start too, and the leftmost wins. The local part takes
+/// as much of the run as leaves a match (the expression's greedy `+`); in the spelled form the
+/// domain label likewise. Whether a given end of the local part (or of the label) leaves a match
+/// depends only on what follows it, so the last such end of a run is worked out once per run
+/// (`localEnds`, `labelEnds`) and every character is looked at a bounded number of times.
+struct EmailScan {
+    let s: [Unicode.Scalar]
+    /// For each index, where the run of local-part characters starting there ends (itself when
+    /// none); the same for domain labels `[A-Za-z0-9-]` and host names `[A-Za-z0-9.-]`.
+    let localEnd: [Int], labelEnd: [Int], hostEnd: [Int]
+    /// By run end: the last end of a local part (of a label) that leaves a match, and that
+    /// match's end; absent until asked, `none` when there is none.
+    var localEnds: [Int: (at: Int, end: Int)] = [:]
+    var labelEnds: [Int: (at: Int, end: Int)] = [:]
+    static let none = (at: -1, end: -1)
+
+    init(_ s: [Unicode.Scalar], work: inout Int) {
+        self.s = s
+        func runEnds(_ member: (Unicode.Scalar) -> Bool) -> [Int] {
+            var ends = [Int](repeating: s.count, count: s.count + 1)
+            var i = s.count - 1
+            while i >= 0 {
+                ends[i] = member(s[i]) ? ends[i + 1] : i
+                i -= 1
+            }
+            return ends
+        }
+        localEnd = runEnds(Self.isLocal)
+        labelEnd = runEnds(Self.isLabel)
+        hostEnd = runEnds { Self.isLabel($0) || $0 == "." }
+        work += 3 * s.count
+    }
+
+    static func isLetter(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+    static func isLabel(_ c: Unicode.Scalar) -> Bool { isLetter(c) || ("0"..."9").contains(c) || c == "-" }
+    static func isLocal(_ c: Unicode.Scalar) -> Bool { isLabel(c) || c == "." || c == "_" || c == "%" || c == "+" }
+    /// `\s` as the expressions read it (ICU): Unicode's White_Space characters.
+    static func isSpace(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace }
+
+    /// The text with every match of one form replaced by the mask.
+    mutating func replacingAll(spelled: Bool, work: inout Int) -> [Unicode.Scalar] {
+        var out: [Unicode.Scalar] = []
+        out.reserveCapacity(s.count)
+        var i = 0
+        while i < s.count {
+            work += 1
+            guard Self.isLocal(s[i]) else {
+                out.append(s[i])
+                i += 1
+                continue
+            }
+            let runEnd = localEnd[i]
+            if let end = spelled ? spelledMatch(from: i, runEnd: runEnd, work: &work) : plainMatch(runEnd: runEnd, work: &work) {
+                out.append(contentsOf: ContactMasking.mask.unicodeScalars)
+                i = end
+            } else {
+                out.append(contentsOf: s[i..<runEnd])
+                work += runEnd - i
+                i = runEnd
+            }
+        }
+        return out
+    }
+
+    /// `local@host.tld`: the local part is the whole run (`@` is not in it); the host then takes
+    /// as much as leaves `.` and two letters or more, which take every letter that follows.
+    func plainMatch(runEnd at: Int, work: inout Int) -> Int? {
+        guard at < s.count, s[at] == "@" else { return nil }
+        let hostEnd = hostEnd[at + 1]
+        var dot = hostEnd - 1
+        while dot >= at + 2 {
+            work += 1
+            if s[dot] == ".", dot + 2 < hostEnd, Self.isLetter(s[dot + 1]), Self.isLetter(s[dot + 2]) {
+                return lettersEnd(from: dot + 1, work: &work)
+            }
+            dot -= 1
+        }
+        return nil
+    }
+
+    /// `local at label dot tld` with its spaces and brackets, the local part starting at `start`.
+    mutating func spelledMatch(from start: Int, runEnd: Int, work: inout Int) -> Int? {
+        if localEnds[runEnd] == nil {
+            // Scanned down to this first start: later starts in the same run are further right.
+            var found = Self.none
+            var end = runEnd
+            while end > start {
+                work += 1
+                if let matchEnd = afterLocal(end, work: &work) {
+                    found = (end, matchEnd)
+                    break
+                }
+                end -= 1
+            }
+            localEnds[runEnd] = found
+        }
+        guard let found = localEnds[runEnd], found.at > start else { return nil }
+        return found.end
+    }
+
+    /// The match's end when the local part ends at `end`: (spaces, `(` or `[`, spaces) `at`, `AT`
+    /// or `arobase` (spaces, `)` or `]`, spaces), a domain label, and what `afterLabel` wants.
+    mutating func afterLocal(_ end: Int, work: inout Int) -> Int? {
+        let keyword = skip(from: end, brackets: ["(", "["], work: &work)
+        guard let length = Self.keyword(in: s, at: keyword, ["at", "AT", "arobase"]) else { return nil }
+        let label = skip(from: keyword + length, brackets: [")", "]"], work: &work)
+        guard label < s.count, Self.isLabel(s[label]) else { return nil }
+        let runEnd = labelEnd[label]
+        if labelEnds[runEnd] == nil {
+            // The last end of the label run that leaves a match, whatever the label's start.
+            var found = Self.none
+            var end = runEnd
+            while end > 0, Self.isLabel(s[end - 1]) {
+                work += 1
+                if let matchEnd = afterLabel(end, work: &work) {
+                    found = (end, matchEnd)
+                    break
+                }
+                end -= 1
+            }
+            labelEnds[runEnd] = found
+        }
+        guard let found = labelEnds[runEnd], found.at > label else { return nil }
+        return found.end
+    }
+
+    /// The match's end when the label ends at `end`: (spaces, `(` or `[`, spaces) `dot`, `DOT` or
+    /// `point` (spaces, `)` or `]`, spaces), then two letters or more, taking every letter there is.
+    func afterLabel(_ end: Int, work: inout Int) -> Int? {
+        let keyword = skip(from: end, brackets: ["(", "["], work: &work)
+        guard let length = Self.keyword(in: s, at: keyword, ["dot", "DOT", "point"]) else { return nil }
+        let tld = skip(from: keyword + length, brackets: [")", "]"], work: &work)
+        guard tld + 1 < s.count, Self.isLetter(s[tld]), Self.isLetter(s[tld + 1]) else { return nil }
+        return lettersEnd(from: tld, work: &work)
+    }
+
+    /// `\s*[…]?\s*`: past the spaces, one of the brackets if there, and the spaces after it.
+    func skip(from start: Int, brackets: [Unicode.Scalar], work: inout Int) -> Int {
+        var i = start
+        while i < s.count, Self.isSpace(s[i]) { i += 1 }
+        if i < s.count, brackets.contains(s[i]) {
+            i += 1
+            while i < s.count, Self.isSpace(s[i]) { i += 1 }
+        }
+        work += i - start
+        return i
+    }
+
+    func lettersEnd(from start: Int, work: inout Int) -> Int {
+        var i = start
+        while i < s.count, Self.isLetter(s[i]) { i += 1 }
+        work += i - start
+        return i
+    }
+
+    /// The length of the first of `words` written at `index`, if any.
+    static func keyword(in s: [Unicode.Scalar], at index: Int, _ words: [String]) -> Int? {
+        for word in words {
+            let scalars = word.unicodeScalars
+            guard index + scalars.count <= s.count else { continue }
+            if zip(scalars, s[index...]).allSatisfy({ $0 == $1 }) { return scalars.count }
+        }
+        return nil
+    }
+}
 /// Why someone reports a message or a person (the moderation queue).
 public enum ReportReason: String, Sendable, Hashable, Codable, CaseIterable {
     case harassment

@@ -244,4 +244,17 @@ public enum ClaimPolicy {
         let refund = max(0, min(amount, refundable))
         return (refund, amount - refund)
     }
+
+    /// Whether a claim keeps staff from refunding the shipment's whole payment after delivery: the
+    /// claim decides what goes back while it is open (filed, awaiting its second approval, or
+    /// approved and being paid), and once it has refunded part of the payment. Checked with the
+    /// shipment's row held, as the claim's payment decides its split, so the two never both
+    /// give the payment back (security-audit-2, finding 9).
+    public static func blocksRefundAfterDelivery(status: ClaimStatus, refunded: Int?) -> Bool {
+        switch status {
+        case .submitted, .awaitingSecondApproval, .approved: true
+        case .paid: (refunded ?? 0) > 0
+        case .declined: false
+        }
+    }
 }

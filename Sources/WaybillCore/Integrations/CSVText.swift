@@ -8,11 +8,15 @@ public enum CSVText {
     public enum Failure: Error, Equatable, Sendable {
         /// A quoted field never closes; `line` is where it opened (1-based).
         case unterminatedQuote(line: Int)
+        /// The file breaks one of the reader's `TableLimits` (reading stopped there).
+        case exceeded(TableOverflow)
     }
 
-    /// The rows of `bytes`, each a list of fields; blank lines are skipped. Each row carries the
-    /// line (1-based) it starts on, for error messages.
-    public static func rows(_ bytes: [UInt8]) -> Result<[(line: Int, fields: [String])], Failure> {
+    /// The rows of `bytes`, each a list of fields; blank lines, and rows whose every field is
+    /// empty, are skipped. Each row carries the line (1-based) it starts on, for error messages.
+    /// Read within `limits`: a value beyond `maxColumns`, one row or value too many, stops the
+    /// reading (`exceeded`); empty fields beyond the width are ignored, never stored.
+    public static func rows(_ bytes: [UInt8], limits: TableLimits = .unbounded) -> Result<[(line: Int, fields: [String])], Failure> {
         var data = bytes
         if data.starts(with: [0xEF, 0xBB, 0xBF]) { data.removeFirst(3) }
         if String(validating: data, as: UTF8.self) == nil {
@@ -22,55 +26,61 @@ public enum CSVText {
         }
         let delimiter = sniffDelimiter(data)
         let quote = UInt8(ascii: "\""), cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
-        var rows: [(line: Int, fields: [String])] = []
-        var fields: [String] = []
+        var table = BoundedTable(limits: limits)
+        table.startRow(line: 1)
+        var column = 0
         var field: [UInt8] = []
-        var line = 1, rowLine = 1, quoteLine = 0
+        var line = 1, quoteLine = 0
         var inQuotes = false, wasQuoted = false
         var i = 0
-        func endField() {
-            fields.append(String(decoding: field, as: UTF8.self))
+        func endField() throws(TableOverflow) {
+            try table.cell(String(decoding: field, as: UTF8.self), column: column)
+            column += 1
             field.removeAll(keepingCapacity: true)
             wasQuoted = false
         }
-        func endRow() {
-            endField()
-            if !(fields.count == 1 && fields[0].isEmpty) { rows.append((rowLine, fields)) }
-            fields.removeAll(keepingCapacity: true)
+        func endRow() throws(TableOverflow) {
+            try endField()
+            try table.endRow()
+            column = 0
         }
-        while i < data.count {
-            let byte = data[i]
-            if inQuotes {
-                if byte == quote {
-                    if i + 1 < data.count, data[i + 1] == quote { field.append(quote); i += 2; continue }
-                    inQuotes = false
-                } else {
-                    if byte == lf { line += 1 }
+        do throws(TableOverflow) {
+            while i < data.count {
+                let byte = data[i]
+                if inQuotes {
+                    if byte == quote {
+                        if i + 1 < data.count, data[i + 1] == quote { field.append(quote); i += 2; continue }
+                        inQuotes = false
+                    } else {
+                        if byte == lf { line += 1 }
+                        field.append(byte)
+                    }
+                    i += 1
+                    continue
+                }
+                switch byte {
+                case quote where field.isEmpty && !wasQuoted:
+                    inQuotes = true
+                    wasQuoted = true
+                    quoteLine = line
+                case delimiter:
+                    try endField()
+                case cr, lf:
+                    if byte == cr, i + 1 < data.count, data[i + 1] == lf { i += 1 }
+                    try endRow()
+                    line += 1
+                    table.startRow(line: line)
+                default:
                     field.append(byte)
                 }
                 i += 1
-                continue
             }
-            switch byte {
-            case quote where field.isEmpty && !wasQuoted:
-                inQuotes = true
-                wasQuoted = true
-                quoteLine = line
-            case delimiter:
-                endField()
-            case cr, lf:
-                if byte == cr, i + 1 < data.count, data[i + 1] == lf { i += 1 }
-                endRow()
-                line += 1
-                rowLine = line
-            default:
-                field.append(byte)
-            }
-            i += 1
+            if inQuotes { return .failure(.unterminatedQuote(line: quoteLine)) }
+            if !field.isEmpty || column > 0 || wasQuoted { try endRow() }
+        } catch {
+            return .failure(.exceeded(error))
         }
-        if inQuotes { return .failure(.unterminatedQuote(line: quoteLine)) }
-        if !field.isEmpty || !fields.isEmpty || wasQuoted { endRow() }
-        return .success(rows)
+        return .success(table.rows)
     }
 
     /// The delimiter of the first line: whichever of comma, semicolon and tab it holds most of,
@@ -82,10 +92,12 @@ public enum CSVText {
             if byte == UInt8(ascii: "\"") { inQuotes.toggle(); continue }
             if inQuotes { continue }
             if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            if counts[byte] != nil { counts[byte]! += 1 }
+            if let count = counts[byte] { counts[byte] = count + 1 }
         }
-        let best = counts.max { a, b in a.value != b.value ? a.value < b.value : a.key > b.key }!
-        return best.value == 0 ? UInt8(ascii: ",") : best.key
+        guard let best = counts.max(by: { a, b in a.value != b.value ? a.value < b.value : a.key > b.key }), best.value > 0 else {
+            return UInt8(ascii: ",")
+        }
+        return best.key
     }
 
     // MARK: Writing

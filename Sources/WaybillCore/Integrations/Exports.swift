@@ -22,7 +22,7 @@ public enum ExportPolicy {
     /// a company's own; nobody else (nil).
     public static func ledgerScope(_ caller: Caller, isCompany: Bool) -> LedgerScope? {
         if caller.may(.readAllStatements) { return .all }
-        if caller.may(.placeOrders), PaymentOptions.paysByInvoice(isCompany: isCompany) { return .account(caller.id) }
+        if caller.may(.placeOrders), PaymentOptions.hasStatements(isCompany: isCompany) { return .account(caller.id) }
         return nil
     }
 

@@ -111,8 +111,13 @@ public struct ImportProblem: Sendable, Equatable, Codable {
     public static func problem(_ failure: CSVText.Failure) -> ImportProblem {
         switch failure {
         case .unterminatedQuote(let line): ImportProblem(row: line, column: nil, code: "unterminated_quote")
+        case .exceeded(let overflow): ImportProblem(row: 0, column: nil, code: overflow.bound.rawValue)
         }
     }
+
+    /// The codes of a file that breaks a bound of the reader (`OrderImportPolicy.tableLimits`, or
+    /// unpacks too large): refused whole with 422, never stored.
+    public static let boundCodes: Set<String> = Set(TableLimits.Bound.allCases.map(\.rawValue)).union([unpacksTooLarge.code])
 }
 
 /// Why a whole file cannot be imported.
@@ -126,14 +131,17 @@ public struct ImportCustomer: Sendable, Equatable {
     public var id: UserID
     public var email: String
     public var isCompany: Bool
+    /// Whether staff have vetted the account for invoices (`PaymentOptions.vetted`).
+    public var vetted: Bool
     public var accountAddress: Address?
     /// Whether the account may place orders now (verified, not restricted or banned).
     public var maySend: Bool
 
-    public init(id: UserID, email: String, isCompany: Bool, accountAddress: Address?, maySend: Bool = true) {
+    public init(id: UserID, email: String, isCompany: Bool, vetted: Bool, accountAddress: Address?, maySend: Bool = true) {
         self.id = id
         self.email = email
         self.isCompany = isCompany
+        self.vetted = vetted
         self.accountAddress = accountAddress
         self.maySend = maySend
     }
@@ -153,6 +161,18 @@ public struct ImportRow: Sendable, Equatable {
 public enum OrderImportPolicy {
     public static let maxRows = 10_000
     public static let maxBytes = 10 * 1024 * 1024
+    /// Columns a value may be in (the template has 18; the rest leaves room for a spreadsheet's own notes).
+    public static let maxColumns = 64
+    /// Values (non-empty cells) a file may hold: 40 a row on average over the most rows.
+    public static let maxValues = 400_000
+    /// The reader's bounds (second audit, finding 1), checked as the file is read: the header and
+    /// `maxRows` rows, `maxColumns` wide, `maxValues` values. A file beyond is refused whole.
+    public static let tableLimits = TableLimits(maxRows: maxRows + 1, maxColumns: maxColumns, maxValues: maxValues)
+    /// Imported orders an importing account may place per day, whatever the number of files
+    /// (second audit, finding 8), unless the operator sets `IMPORTED_ORDERS_PER_DAY`. Apart from the
+    /// hourly budget of `POST /orders`, which a single file would use up: one full file a day.
+    public static let defaultImportedOrdersPerDay = 10_000
+    public static let importBudgetWindowSeconds: Int64 = 24 * 3600
     public static let maxCellLength = 2000
     public static let maxExternalReferenceLength = 100
     /// How long an uploaded file waits to be confirmed.
@@ -167,20 +187,30 @@ public enum OrderImportPolicy {
         case company
     }
 
-    /// Who may import: dispatchers for anyone, company customers for themselves; nil for everyone else.
+    /// Who may import: dispatchers for anyone, company customers staff have vetted (the
+    /// `invoice` capability) for themselves; nil for everyone else.
     public static func importer(_ caller: Caller, isCompany: Bool) -> Importer? {
         if caller.may(.dispatch) { return .dispatcher }
-        if caller.may(.placeOrders), PaymentOptions.paysByInvoice(isCompany: isCompany) { return .company }
+        if caller.may(.placeOrders), PaymentOptions.paysByInvoice(isCompany: isCompany, vetted: PaymentOptions.vetted(caller.capabilities)) {
+            return .company
+        }
         return nil
     }
 
-    /// Imported deliveries are billed, or paid in cash at the pickup: nobody completes ten thousand
-    /// checkouts. Invoice for companies, cash otherwise, when the row does not say.
-    public static func defaultPaymentMethod(isCompany: Bool) -> PaymentMethod { isCompany ? .invoice : .cash }
+    /// Whether `importer` refused a company only because staff have not vetted it yet.
+    public static func awaitsVetting(_ caller: Caller, isCompany: Bool) -> Bool {
+        importer(caller, isCompany: isCompany) == nil && caller.may(.placeOrders) && isCompany
+    }
 
-    public static func refusal(_ method: PaymentMethod, isCompany: Bool, currency: String) -> String? {
+    /// Imported deliveries are billed, or paid in cash at the pickup: nobody completes ten thousand
+    /// checkouts. Invoice for vetted companies, cash otherwise, when the row does not say.
+    public static func defaultPaymentMethod(isCompany: Bool, vetted: Bool) -> PaymentMethod {
+        PaymentOptions.paysByInvoice(isCompany: isCompany, vetted: vetted) ? .invoice : .cash
+    }
+
+    public static func refusal(_ method: PaymentMethod, isCompany: Bool, vetted: Bool, currency: String) -> String? {
         if method.isOnline { return "online_payment_not_in_import" }
-        return PaymentOptions.refusal(method, isCompany: isCompany, currency: currency)
+        return PaymentOptions.refusal(method, isCompany: isCompany, vetted: vetted, currency: currency)
     }
 }
 
@@ -288,14 +318,14 @@ extension ImportSheet {
             let service = Self.choice(value(.service, in: cells), ServiceLevel.self, default: .standard,
                                       aliases: ["normal": .standard, "urgent": .express])
             let method = Self.choice(value(.paymentMethod, in: cells), PaymentMethod.self,
-                                     default: OrderImportPolicy.defaultPaymentMethod(isCompany: customer.isCompany),
+                                     default: OrderImportPolicy.defaultPaymentMethod(isCompany: customer.isCompany, vetted: customer.vetted),
                                      aliases: ["facture": .invoice, "especes": .cash, "comptant": .cash, "carte": .card])
             let code = Self.yesNo(value(.recipientCode, in: cells))
             if weight == nil { problem(.weightClass, "invalid") }
             if service == nil { problem(.service, "invalid") }
             if method == nil { problem(.paymentMethod, "invalid") }
             if code == nil { problem(.recipientCode, "invalid") }
-            if let method, let refusal = OrderImportPolicy.refusal(method, isCompany: customer.isCompany, currency: currency) {
+            if let method, let refusal = OrderImportPolicy.refusal(method, isCompany: customer.isCompany, vetted: customer.vetted, currency: currency) {
                 problem(.paymentMethod, refusal)
             }
             let pickupGiven = [ImportColumn.pickupStreet, .pickupPostalCode, .pickupCity].contains { value($0, in: cells) != nil }
@@ -307,21 +337,23 @@ extension ImportSheet {
                     dropoff: AddressInput(street: value(.dropoffStreet, in: cells), postalCode: value(.dropoffPostalCode, in: cells),
                                           city: value(.dropoffCity, in: cells), country: value(.dropoffCountry, in: cells)),
                     weightClass: weight ?? .small, service: service ?? .standard),
-                paymentMethod: (method?.isOnline ?? true) ? .cash : method!,
+                paymentMethod: method.flatMap { $0.isOnline ? nil : $0 } ?? .cash,
                 recipientName: value(.recipientName, in: cells), recipientEmail: value(.recipientEmail, in: cells),
                 recipientPhone: value(.recipientPhone, in: cells), notes: value(.notes, in: cells),
                 requireRecipientCode: code ?? false)
             var valid: ValidOrder?
-            switch request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany, currency: currency) {
+            switch request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany, vetted: customer.vetted, currency: currency) {
             case .success(let order): valid = order
             case .failure(let failure):
                 // Without a known customer there is no account address to miss.
-                for field in failure.errors.fields.keys.sorted() where field != "paymentMethod" && (customerKnown || field != "pickup.useAccountAddress") {
-                    problems.append(ImportProblem(row: line, column: ImportColumn.column(forField: field)?.rawValue ?? field,
-                                                  code: failure.errors.fields[field]!))
+                for (field, code) in failure.errors.fields.sorted(by: { $0.key < $1.key })
+                where field != "paymentMethod" && (customerKnown || field != "pickup.useAccountAddress") {
+                    problems.append(ImportProblem(row: line, column: ImportColumn.column(forField: field)?.rawValue ?? field, code: code))
                 }
+                // A refusal met only by the fields left out above is still a refusal of the row.
+                if problems.isEmpty { problems.append(ImportProblem(row: line, column: nil, code: "invalid")) }
             }
-            if !problems.isEmpty {
+            guard problems.isEmpty, let valid else {
                 result.invalidRows += 1
                 result.problems += problems
                 continue
@@ -330,7 +362,7 @@ extension ImportSheet {
                 result.alreadyImported.append(line)
                 continue
             }
-            result.rows.append(ImportRow(line: line, customer: customer.id, externalReference: reference, order: valid!))
+            result.rows.append(ImportRow(line: line, customer: customer.id, externalReference: reference, order: valid))
         }
         return result
     }

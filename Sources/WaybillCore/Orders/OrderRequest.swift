@@ -128,9 +128,10 @@ public struct OrderRequest: Sendable, Equatable {
 
     /// Checks everything at once and returns the order as it will be stored.
     ///
-    /// - `invoice` is only for company accounts; `twint` only when the tariff is in CHF.
+    /// - `invoice` is only for company accounts staff have vetted (`PaymentOptions`); `twint` only
+    ///   when the tariff is in CHF.
     /// - A recipient code is mailed to the recipient, so it needs the recipient's email.
-    public func validated(accountAddress: Address?, isCompany: Bool, currency: String) -> Result<ValidOrder, FieldErrorsError> {
+    public func validated(accountAddress: Address?, isCompany: Bool, vetted: Bool, currency: String) -> Result<ValidOrder, FieldErrorsError> {
         var errors = FieldErrors()
         let (pickup, dropoff) = quote.validatedAddresses(accountAddress: accountAddress, into: &errors)
         let name = Validation.text(recipientName, field: "recipient.name", maxLength: Validation.maxNameLength, into: &errors)
@@ -155,7 +156,7 @@ public struct OrderRequest: Sendable, Equatable {
             if trimmed.count > Self.maxNotesLength { errors.add("notes", "too_long") }
             cleanNotes = trimmed
         }
-        if let refusal = PaymentOptions.refusal(paymentMethod, isCompany: isCompany, currency: currency) {
+        if let refusal = PaymentOptions.refusal(paymentMethod, isCompany: isCompany, vetted: vetted, currency: currency) {
             errors.add("paymentMethod", refusal)
         }
         guard errors.isEmpty else { return .failure(FieldErrorsError(errors)) }

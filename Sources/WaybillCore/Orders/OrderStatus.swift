@@ -81,9 +81,11 @@ public enum OrderStateMachine {
 
     /// The actions someone in `capacities` could take now (for clients to show the right buttons).
     public static func availableActions(from status: OrderStatus, as capacities: Set<OrderCapacity>) -> [OrderAction] {
+        // Both lists are `allCases`, so every status and capacity has its place.
         var mask = 0
-        for capacity in capacities { mask |= 1 << capacityOrder.firstIndex(of: capacity)! }
-        return actionTable[statusOrder.firstIndex(of: status)! << capacityOrder.count | mask]
+        for (bit, capacity) in capacityOrder.enumerated() where capacities.contains(capacity) { mask |= 1 << bit }
+        guard let row = statusOrder.firstIndex(of: status) else { return [] }
+        return actionTable[row << capacityOrder.count | mask]
     }
 
     private static let statusOrder = OrderStatus.allCases

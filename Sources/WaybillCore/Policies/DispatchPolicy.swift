@@ -58,23 +58,32 @@ public enum DispatchPolicy {
 
 /// The ways an account may pay, decided once for the order form, the API and the checks on a new
 /// order: card always; TWINT only in Swiss francs; cash always; a monthly invoice only for
-/// companies.
+/// companies that staff have vetted (second audit, finding 8: "company" is a box anyone ticks at
+/// sign-up, and an invoice is a delivery made before anyone pays).
 public enum PaymentOptions {
-    public static func available(isCompany: Bool, currency: String) -> [PaymentMethod] {
-        PaymentMethod.allCases.filter { refusal($0, isCompany: isCompany, currency: currency) == nil }
+    public static func available(isCompany: Bool, vetted: Bool, currency: String) -> [PaymentMethod] {
+        PaymentMethod.allCases.filter { refusal($0, isCompany: isCompany, vetted: vetted, currency: currency) == nil }
     }
 
     /// Why `method` is not open to this account (a field error code), or nil if it is.
-    public static func refusal(_ method: PaymentMethod, isCompany: Bool, currency: String) -> String? {
+    public static func refusal(_ method: PaymentMethod, isCompany: Bool, vetted: Bool, currency: String) -> String? {
         switch method {
         case .card, .cash: nil
         case .twint: currency == "CHF" ? nil : "twint_requires_chf"
-        case .invoice: paysByInvoice(isCompany: isCompany) ? nil : "invoice_requires_company"
+        case .invoice: !isCompany ? "invoice_requires_company" : vetted ? nil : "company_not_vetted"
         }
     }
 
-    /// Companies may pay by monthly invoice, and so have monthly statements.
-    public static func paysByInvoice(isCompany: Bool) -> Bool { isCompany }
+    /// Companies staff have vetted may pay by monthly invoice (and import deliveries, `OrderImportPolicy`).
+    public static func paysByInvoice(isCompany: Bool, vetted: Bool) -> Bool { isCompany && vetted }
+
+    /// Whether staff have vetted the account for invoices: the `invoice` capability, which managers
+    /// and admins grant (`CapabilityPolicy`) and a suspension or ban takes away with the rest.
+    public static func vetted(_ capabilities: Set<Capability>) -> Bool { capabilities.contains(.invoice) }
+
+    /// Companies have monthly statements and the ledger of what they were billed, vetted or not
+    /// (an account whose vetting was taken back still reads what it owes).
+    public static func hasStatements(isCompany: Bool) -> Bool { isCompany }
 }
 
 /// The driver's day: their list, in the order they work through it.

@@ -21,12 +21,17 @@ public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
     case admin
     /// Staff of a reception counter: receive and hand out parcels.
     case counter
+    /// A company staff have vetted: pays by monthly invoice and imports deliveries
+    /// (`PaymentOptions`, `OrderImportPolicy`). Granted by managers and admins; it means nothing
+    /// on an account that is not a company's.
+    case invoice
 
     /// Every verified account has these; nobody grants or removes them.
     public static let everyone: Set<Capability> = [.sender, .receiver]
 
-    /// Staff capabilities: granted by someone else, never by oneself.
-    public static let staff: Set<Capability> = [.driver, .manager, .admin, .counter]
+    /// Staff capabilities: granted by someone else, never by oneself (`invoice` too: staff vet a
+    /// company, it does not vet itself).
+    public static let staff: Set<Capability> = [.driver, .manager, .admin, .counter, .invoice]
 
     /// What an account row keeps (`users.capabilities`): the staff capabilities, and traveller
     /// (which a person takes on themself with a traveller profile).
@@ -53,9 +58,9 @@ public enum Capability: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// The staff capabilities a role change asks for (`PATCH /users/{id}` with `role`, kept for one
     /// release): the role's own, plus whatever else the account holds that a role does not speak
-    /// of (counter, admin).
+    /// of (counter, admin, invoice).
     public static func staff(for role: Role, keeping current: Set<Capability>) -> Set<Capability> {
-        granted(to: role).intersection(staff).union(current.intersection([.counter, .admin, .traveller]))
+        granted(to: role).intersection(staff).union(current.intersection([.counter, .admin, .traveller, .invoice]))
     }
 
     /// Staff capabilities (and traveller) as stored on an account (`users.capabilities`): sorted, comma-separated.
@@ -160,14 +165,14 @@ public enum CapabilityPolicy {
     }
 
     /// Whether `actor` (with their capabilities) may grant or remove `capability` on `target`.
-    /// Managers grant the operational staff capabilities (driver, counter, manager); only an admin
-    /// grants admin. Sender and receiver belong to every verified account; traveller comes with a
+    /// Managers grant the operational staff capabilities (driver, counter, manager) and vet
+    /// companies (invoice); only an admin grants admin. Sender and receiver belong to every verified account; traveller comes with a
     /// completed traveller profile.
     public static func mayChange(_ capability: Capability, on target: UserID, by actor: UserID, having: Set<Capability>) -> Decision {
         guard Capability.staff.contains(capability) else { return .notGranted }
         if target == actor { return .notOnSelf }
         switch capability {
-        case .driver, .counter, .manager: return having.contains(.manager) || having.contains(.admin) ? .allowed : .forbidden
+        case .driver, .counter, .manager, .invoice: return having.contains(.manager) || having.contains(.admin) ? .allowed : .forbidden
         case .admin: return having.contains(.admin) ? .allowed : .forbidden
         case .sender, .receiver, .traveller: return .notGranted
         }

@@ -44,6 +44,13 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
         self.day = day
     }
 
+    /// A date known to be valid (a constant).
+    private init(valid year: Int, _ month: Int, _ day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
     /// "YYYY-MM-DD" and nothing else.
     public init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
@@ -97,7 +104,7 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public var weekday: Weekday {
         // 1970-01-01 was a Thursday.
         let offset = ((dayNumber % 7) + 7 + 3) % 7
-        return Weekday(rawValue: offset + 1)!
+        return Weekday.allCases[offset]  // monday ... sunday, in order
     }
 
     public static func < (a: LocalDate, b: LocalDate) -> Bool { a.dayNumber < b.dayNumber }
@@ -106,7 +113,7 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public static func at(_ millis: Int64, in zone: TimeZone) -> LocalDate {
         let seconds = millis / 1000 + Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(millis / 1000))))
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
-        return LocalDate(dayNumber: max(0, days)) ?? LocalDate(year: 1970, month: 1, day: 1)!
+        return LocalDate(dayNumber: max(0, days)) ?? LocalDate(valid: 1970, 1, 1)
     }
 }
 

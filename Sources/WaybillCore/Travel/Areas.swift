@@ -64,7 +64,7 @@ public enum AreaRules {
     }
 
     public static func isValidLanguage(_ raw: String) -> Bool {
-        (2...8).contains(raw.count) && raw.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "-") } && raw.first!.isLetter
+        (2...8).contains(raw.count) && raw.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "-") } && raw.first?.isLetter == true
     }
 
     /// `area` cleaned (names trimmed, level lowercased), or its field errors.
@@ -173,14 +173,16 @@ public struct AreaIndex: Sendable {
     private var keys: [(key: String, area: Int32, name: String, whole: Bool)] = []
 
     public init(_ list: [Area] = []) {
+        var listed: [Area] = []
         for area in list where areas[area.id] == nil {
             areas[area.id] = area
             order.append(area.id)
+            listed.append(area)
         }
-        for id in order { if let parent = areas[id]!.parent, areas[parent] != nil { children[parent, default: []].append(id) } }
-        for id in children.keys { children[id]!.sort { areas[$0]!.name < areas[$1]!.name } }
-        for (n, id) in order.enumerated() {
-            let area = areas[id]!
+        var named: [AreaID: [(name: String, id: AreaID)]] = [:]
+        for area in listed { if let parent = area.parent, areas[parent] != nil { named[parent, default: []].append((area.name, area.id)) } }
+        children = named.mapValues { $0.sorted { $0.name < $1.name }.map(\.id) }
+        for (n, area) in listed.enumerated() {
             for name in area.allNames {
                 for (i, key) in AreaText.keys(name).enumerated() { keys.append((key, Int32(n), name, i == 0)) }
             }
@@ -268,16 +270,17 @@ public struct AreaIndex: Sendable {
         var buckets = [Int: [Int32]]()
         for n in touched { buckets[Int(bestRank[Int(n)]) * 64 + min(depthOf[Int(n)], 63), default: []].append(n) }
         var chosen: [Int32] = []
-        for key in buckets.keys.sorted() where chosen.count < limit {
-            let bucket = buckets[key]!.sorted { a, b in
+        for (_, bucket) in buckets.sorted(by: { $0.key < $1.key }) where chosen.count < limit {
+            let bucket = bucket.sorted { a, b in
                 let na = keys[Int(best[Int(a)])].name, nb = keys[Int(best[Int(b)])].name
                 return na != nb ? na < nb : order[Int(a)].rawValue < order[Int(b)].rawValue
             }
             chosen += bucket.prefix(limit - chosen.count)
         }
-        return chosen.map { n in
+        return chosen.compactMap { n in
             let id = order[Int(n)]
-            return AreaMatch(area: areas[id]!, matchedName: keys[Int(best[Int(n)])].name, ancestors: ancestors(of: id))
+            guard let area = areas[id] else { return nil }
+            return AreaMatch(area: area, matchedName: keys[Int(best[Int(n)])].name, ancestors: ancestors(of: id))
         }
     }
 

@@ -50,17 +50,27 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let device = body.device.map { (DevicePlatform($0.platform), $0.pushToken) }
         let issued = try await accounts.login(email: body.email, password: body.password, device: device)
-        return .ok(.init(body: .json(Self.auth(issued))))
+        return .ok(.init(body: .json(try Self.auth(issued))))
     }
 
     func refreshSession(_ input: Operations.RefreshSession.Input) async throws -> Operations.RefreshSession.Output {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try limitSessionTokens()
         let issued = try await accounts.refresh(token: body.refreshToken)
-        return .ok(.init(body: .json(Self.auth(issued))))
+        return .ok(.init(body: .json(try Self.auth(issued))))
+    }
+
+    /// Refresh and sign-out need no account: limited per client address (`sessionTokenLimiter`).
+    private func limitSessionTokens() throws {
+        let req = try request
+        if let wait = req.application.waybill.sessionTokenLimiter.take(req.clientAddress) {
+            throw WaybillError.tooManyRequests(retryAfter: wait)
+        }
     }
 
     func logout(_ input: Operations.Logout.Input) async throws -> Operations.Logout.Output {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
+        try limitSessionTokens()
         try await accounts.logout(token: body.refreshToken)
         return .noContent(.init())
     }
@@ -89,8 +99,8 @@ struct APIHandler: APIProtocol {
         let me = try await principal()
         // The person is told why they are restricted, and which boxes they switch between.
         let restriction = try await Accounts.restrictionInForce(of: me.user, on: request.db)
-        var user = Self.user(me.user, restriction: restriction)
-        user.boxes = OrderPolicy.boxes(for: me.caller).map { S.ShipmentBox(rawValue: $0.rawValue)! }
+        var user = try Self.user(me.user, restriction: restriction)
+        user.boxes = try OrderPolicy.boxes(for: me.caller).map { try wire($0, as: S.ShipmentBox.self) }
         return .ok(.init(body: .json(user)))
     }
 
@@ -100,7 +110,7 @@ struct APIHandler: APIProtocol {
         let user = try await accounts.updateProfile(me, changes: ProfileChanges(
             firstName: body.firstName, lastName: body.lastName, address: body.address,
             postalCode: body.postalCode, city: body.city, companyName: body.companyName))
-        return .ok(.init(body: .json(Self.user(user))))
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
@@ -115,7 +125,7 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let device = try await accounts.registerDevice(me, platform: DevicePlatform(body.platform), pushToken: body.pushToken)
         return .created(.init(body: .json(S.Device(
-            id: device.id!.uuidString, platform: body.platform, createdAt: device.createdAt ?? Date()))))
+            id: try device.storedID.uuidString, platform: body.platform, createdAt: device.createdAt ?? Date()))))
     }
 
     // MARK: users
@@ -126,7 +136,7 @@ struct APIHandler: APIProtocol {
         guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await accounts.listUsers(role: input.query.role.map(Role.init), query: input.query.q,
                                                 cursor: input.query.cursor, limit: limit, for: me)
-        return .ok(.init(body: .json(S.UserPage(items: page.users.map { Self.user($0) }, nextCursor: page.nextCursor))))
+        return .ok(.init(body: .json(S.UserPage(items: try page.users.map { try Self.user($0) }, nextCursor: page.nextCursor))))
     }
 
     func createUser(_ input: Operations.CreateUser.Input) async throws -> Operations.CreateUser.Output {
@@ -134,14 +144,14 @@ struct APIHandler: APIProtocol {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let role: Role = body.role == .manager ? .manager : .driver
         let user = try await accounts.createStaff(role: role, firstName: body.firstName, lastName: body.lastName, email: body.email, by: me)
-        return .created(.init(body: .json(Self.user(user))))
+        return .created(.init(body: .json(try Self.user(user))))
     }
 
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         let me = try await principal()
         let id: UserID = try Self.uuid(input.path.userId)
         let user = try await accounts.user(id, for: me)
-        return .ok(.init(body: .json(Self.user(user, restriction: try await Accounts.restrictionInForce(of: user, on: request.db)))))
+        return .ok(.init(body: .json(try Self.user(user, restriction: try await Accounts.restrictionInForce(of: user, on: request.db)))))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
@@ -149,7 +159,7 @@ struct APIHandler: APIProtocol {
         let id: UserID = try Self.uuid(input.path.userId)
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let user = try await accounts.updateUser(actor: me, id: id, role: body.role.map(Role.init), disabled: body.disabled)
-        return .ok(.init(body: .json(Self.user(user))))
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     func resetUser(_ input: Operations.ResetUser.Input) async throws -> Operations.ResetUser.Output {
@@ -160,20 +170,20 @@ struct APIHandler: APIProtocol {
 
     func grantCapability(_ input: Operations.GrantCapability.Input) async throws -> Operations.GrantCapability.Output {
         let me = try await principal()
-        let user = try await accounts.setCapability(Capability(rawValue: input.path.capability.rawValue)!, granted: true, on: try Self.uuid(input.path.userId), by: me)
-        return .ok(.init(body: .json(Self.user(user))))
+        let user = try await accounts.setCapability(try wire(input.path.capability, as: Capability.self), granted: true, on: try Self.uuid(input.path.userId), by: me)
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     func revokeCapability(_ input: Operations.RevokeCapability.Input) async throws -> Operations.RevokeCapability.Output {
         let me = try await principal()
-        let user = try await accounts.setCapability(Capability(rawValue: input.path.capability.rawValue)!, granted: false, on: try Self.uuid(input.path.userId), by: me)
-        return .ok(.init(body: .json(Self.user(user))))
+        let user = try await accounts.setCapability(try wire(input.path.capability, as: Capability.self), granted: false, on: try Self.uuid(input.path.userId), by: me)
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     func listRestrictions(_ input: Operations.ListRestrictions.Input) async throws -> Operations.ListRestrictions.Output {
         let me = try await principal()
         let records = try await accounts.restrictions(of: try Self.uuid(input.path.userId), for: me)
-        return .ok(.init(body: .json(S.RestrictionList(items: records.map(Self.restriction)))))
+        return .ok(.init(body: .json(S.RestrictionList(items: try records.map(Self.restriction)))))
     }
 
     func restrictUser(_ input: Operations.RestrictUser.Input) async throws -> Operations.RestrictUser.Output {
@@ -183,16 +193,16 @@ struct APIHandler: APIProtocol {
             guard let ms = UnixTime.millis(date) else { throw WaybillError.validation("until", "out_of_range") }
             return ms
         }
-        let kind = Restriction.Kind(rawValue: body.kind.rawValue)!
+        let kind = try wire(body.kind, as: Restriction.Kind.self)
         let (_, record) = try await accounts.restrict(try Self.uuid(input.path.userId), RestrictionRequest(kind: kind, until: until, reason: body.reason), by: me)
-        return .created(.init(body: .json(Self.restriction(record))))
+        return .created(.init(body: .json(try Self.restriction(record))))
     }
 
     func liftRestriction(_ input: Operations.LiftRestriction.Input) async throws -> Operations.LiftRestriction.Output {
         let me = try await principal()
         guard let restrictionID = Int(exactly: input.path.restrictionId) else { throw WaybillError.notFound }
         let user = try await accounts.lift(restriction: restrictionID, of: try Self.uuid(input.path.userId), by: me)
-        return .ok(.init(body: .json(Self.user(user))))
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     // MARK: mapping
@@ -204,36 +214,36 @@ struct APIHandler: APIProtocol {
     }
 
     /// An account; `restriction` gives the reason of the one in force (else only its kind and end).
-    static func user(_ user: User, restriction: RestrictionRecord? = nil) -> S.User {
-        let inForce: S.AccountRestriction? = user.restriction.map { kind in
+    static func user(_ user: User, restriction: RestrictionRecord? = nil) throws -> S.User {
+        let inForce: S.AccountRestriction? = try user.restriction.map { kind in
             if let restriction {
-                return S.AccountRestriction(id: Int64(restriction.id!), kind: S.RestrictionKind(rawValue: restriction.kind.rawValue)!,
+                return S.AccountRestriction(id: Int64(try restriction.storedID), kind: try wire(restriction.kind),
                                             until: restriction.until.map(UnixTime.date), reason: restriction.reason)
             }
-            return S.AccountRestriction(kind: S.RestrictionKind(rawValue: kind.rawValue)!,
+            return S.AccountRestriction(kind: try wire(kind),
                                         until: kind == .suspended ? user.restrictedUntil.map(UnixTime.date) : nil)
         }
         return S.User(
-            id: user.id!.uuidString, role: S.Role(user.role),
-            capabilities: Capability.allCases.filter(user.capabilities.contains).map { S.Capability(rawValue: $0.rawValue)! },
+            id: try user.storedID.uuidString, role: S.Role(user.role),
+            capabilities: try Capability.allCases.filter(user.capabilities.contains).map { try wire($0, as: S.Capability.self) },
             email: user.email, firstName: user.firstName,
             lastName: user.lastName, address: user.address, postalCode: user.postalCode, city: user.city,
             isCompany: user.isCompany, companyName: user.companyName, emailVerified: user.emailVerifiedAt != nil,
             disabled: user.isBanned, restriction: inForce, createdAt: user.createdAt ?? Date())
     }
 
-    static func restriction(_ record: RestrictionRecord) -> S.Restriction {
+    static func restriction(_ record: RestrictionRecord) throws -> S.Restriction {
         S.Restriction(
-            id: Int64(record.id!), kind: S.RestrictionKind(rawValue: record.kind.rawValue)!, until: record.until.map(UnixTime.date),
+            id: Int64(try record.storedID), kind: try wire(record.kind), until: record.until.map(UnixTime.date),
             reason: record.reason, setBy: record.setBy?.uuidString, setAt: UnixTime.date(record.setAt),
             liftedBy: record.liftedBy?.uuidString, liftedAt: record.liftedAt.map(UnixTime.date),
             inForce: record.liftedAt == nil && record.restriction.holds(at: UnixTime.nowMillis))
     }
 
-    static func auth(_ issued: IssuedTokens) -> S.AuthResponse {
+    static func auth(_ issued: IssuedTokens) throws -> S.AuthResponse {
         S.AuthResponse(
             accessToken: issued.accessToken, refreshToken: issued.refreshToken, tokenType: .bearer,
-            expiresIn: Int(TokenService.accessLifetime), role: S.Role(issued.user.role), user: user(issued.user))
+            expiresIn: Int(TokenService.accessLifetime), role: S.Role(issued.user.role), user: try user(issued.user))
     }
 }
 

@@ -19,7 +19,7 @@ extension APIHandler {
                                  targetID: q.target, from: q.from.map(Self.millis), to: q.to.map(Self.millis), before: q.before, limit: q.limit ?? 50)
         let entries = try await accounts.auditLog(search, for: me)
         let next = entries.count == search.limit ? entries.last?.id : nil
-        return .ok(.init(body: .json(.init(items: entries.map(Self.auditEntry), nextBefore: next))))
+        return .ok(.init(body: .json(.init(items: try entries.map(Self.auditEntry), nextBefore: next))))
     }
 
     func exportAuditLog(_ input: Operations.ExportAuditLog.Input) async throws -> Operations.ExportAuditLog.Output {
@@ -37,7 +37,7 @@ extension APIHandler {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         guard let status = ReportStatus(rawValue: body.status.rawValue) else { throw WaybillError.validation("status", "invalid") }
         let report = try await accounts.decide(report: try Self.plainID(input.path.reportId, "reportId"), status: status, note: body.note, by: me)
-        return .ok(.init(body: .json(Self.report(report))))
+        return .ok(.init(body: .json(try Self.report(report))))
     }
 
     func reportRating(_ input: Operations.ReportRating.Input) async throws -> Operations.ReportRating.Output {
@@ -46,12 +46,12 @@ extension APIHandler {
         guard let reason = ReportReason(rawValue: body.reason.rawValue) else { throw WaybillError.validation("reason", "invalid") }
         let report = try await ratings.report(RatingID(rawValue: try Self.plainID(input.path.ratingId, "ratingId")), reason: reason,
                                               note: body.note, by: me)
-        return .created(.init(body: .json(Self.report(report))))
+        return .created(.init(body: .json(try Self.report(report))))
     }
 
-    static func auditEntry(_ e: AuditEntry) -> S.AuditEntry {
-        S.AuditEntry(id: e.id, at: date(e.at), actorId: e.actor?.uuidString, action: S.AuditAction(rawValue: e.action.rawValue)!,
-                     targetKind: S.AuditEntry.TargetKindPayload(rawValue: e.targetKind.rawValue)!, targetId: e.targetID,
+    static func auditEntry(_ e: AuditEntry) throws -> S.AuditEntry {
+        S.AuditEntry(id: e.id, at: date(e.at), actorId: e.actor?.uuidString, action: try wire(e.action),
+                     targetKind: try wire(e.targetKind), targetId: e.targetID,
                      before: e.before, after: e.after, reason: e.reason, requestId: e.requestID, address: e.address)
     }
 }
@@ -63,7 +63,7 @@ extension APIHandler {
         guard let kind = ModeratedContent(rawValue: input.path.kind.rawValue) else { throw WaybillError.notFound }
         let id = try Self.plainID(input.path.id, "id")
         let done = try await accounts.setHidden(kind, id, hide: body.hidden, reason: body.reason, by: me)
-        return .ok(.init(body: .json(.init(kind: .init(rawValue: done.kind.rawValue)!, id: done.id.uuidString, hidden: done.hidden,
+        return .ok(.init(body: .json(.init(kind: try wire(done.kind), id: done.id.uuidString, hidden: done.hidden,
                                            authorId: done.author?.uuidString))))
     }
 }

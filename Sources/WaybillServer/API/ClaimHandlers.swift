@@ -54,19 +54,19 @@ extension APIHandler {
         if description == nil { errors.add("description", "required") }
         guard errors.isEmpty, let claimKind, let value, let description else { throw WaybillError.validation(errors) }
         let claim = try await claims.file(id, .init(kind: claimKind, description: description, amount: value, photos: photos), by: me)
-        return .created(.init(body: .json(Self.claim(try await claims.claim(claim.id!, for: me)))))
+        return .created(.init(body: .json(try Self.claim(try await claims.claim(try claim.storedID, for: me)))))
     }
 
     func listClaims(_ input: Operations.ListClaims.Input) async throws -> Operations.ListClaims.Output {
         let me = try await principal()
         let status = input.query.status.flatMap { ClaimStatus(rawValue: $0.rawValue) }
         let views = try await claims.list(status: status, limit: input.query.limit ?? 100, for: me)
-        return .ok(.init(body: .json(.init(items: views.map(Self.claim)))))
+        return .ok(.init(body: .json(.init(items: try views.map(Self.claim)))))
     }
 
     func getClaim(_ input: Operations.GetClaim.Input) async throws -> Operations.GetClaim.Output {
         let me = try await principal()
-        return .ok(.init(body: .json(Self.claim(try await claims.claim(try Self.uuid(input.path.claimId), for: me)))))
+        return .ok(.init(body: .json(try Self.claim(try await claims.claim(try Self.uuid(input.path.claimId), for: me)))))
     }
 
     func decideClaim(_ input: Operations.DecideClaim.Input) async throws -> Operations.DecideClaim.Output {
@@ -79,7 +79,7 @@ extension APIHandler {
             decision = .approve(amount: amount)
         case .decline: decision = .decline(reason: body.reason ?? "")
         }
-        return .ok(.init(body: .json(Self.claim(try await claims.decide(try Self.uuid(input.path.claimId), decision, by: me)))))
+        return .ok(.init(body: .json(try Self.claim(try await claims.decide(try Self.uuid(input.path.claimId), decision, by: me)))))
     }
 
     func getClaimPhoto(_ input: Operations.GetClaimPhoto.Input) async throws -> Operations.GetClaimPhoto.Output {
@@ -98,21 +98,23 @@ extension APIHandler {
             value2: .init(version: record.id ?? 0, maxInsurableValue: t.maxInsurableValue, updatedAt: date(record.createdAt)))
     }
 
-    static func claim(_ view: Claims.View) -> S.Claim {
+    static func claim(_ view: Claims.View) throws -> S.Claim {
         let c = view.claim
+        let claimID = try c.storedID
         func amount(_ value: Int?) -> S.Money? { value.map { money(Money($0, c.currency)) } }
         return S.Claim(
-            id: c.id!.uuidString, orderId: c.orderID.uuidString, reference: view.order.reference,
-            claimant: view.claimant.map { person($0, withEmail: true) },
-            kind: .init(rawValue: c.kind.rawValue)!, description: c.description, claimed: money(Money(c.claimedAmount, c.currency)),
-            declaredValue: money(Money(view.order.declaredValue ?? 0, c.currency)), status: .init(rawValue: c.status.rawValue)!,
+            id: claimID.uuidString, orderId: c.orderID.uuidString, reference: view.order.reference,
+            claimant: try view.claimant.map { try person($0, withEmail: true) },
+            kind: try wire(c.kind), description: c.description, claimed: money(Money(c.claimedAmount, c.currency)),
+            declaredValue: money(Money(view.order.declaredValue ?? 0, c.currency)), status: try wire(c.status),
             proposed: amount(c.status == .awaitingSecondApproval ? c.proposedAmount : nil), firstApproverId: c.firstApproverID?.uuidString,
             approved: amount(c.approvedAmount), decidedBy: c.decidedBy?.uuidString, decidedAt: c.decidedAt.map(date),
             declineReason: c.declineReason, refunded: c.refundID == nil ? nil : amount(c.refundedAmount), paidAt: c.paidAt.map(date),
             paymentNote: c.paymentNote, createdAt: date(c.createdAt),
-            photos: view.photos.map {
-                S.ClaimPhoto(id: $0.id!.uuidString, url: "/api/v1/claims/\(c.id!.uuidString)/photos/\($0.id!.uuidString)",
-                             contentType: $0.contentType, width: $0.width, height: $0.height)
+            photos: try view.photos.map {
+                let photoID = try $0.storedID
+                return S.ClaimPhoto(id: photoID.uuidString, url: "/api/v1/claims/\(claimID.uuidString)/photos/\(photoID.uuidString)",
+                                    contentType: $0.contentType, width: $0.width, height: $0.height)
             })
     }
 }

@@ -10,7 +10,7 @@ extension APIHandler {
     func listOrderImports(_ input: Operations.ListOrderImports.Input) async throws -> Operations.ListOrderImports.Output {
         let me = try await principal()
         let records = try await OrderImports(request: try request).recent(by: me)
-        return .ok(.init(body: .json(.init(items: records.map { Self.orderImport($0, problems: false) }))))
+        return .ok(.init(body: .json(.init(items: try records.map { try Self.orderImport($0, problems: false) }))))
     }
 
     func uploadOrderImport(_ input: Operations.UploadOrderImport.Input) async throws -> Operations.UploadOrderImport.Output {
@@ -30,19 +30,19 @@ extension APIHandler {
         }
         guard let bytes else { throw WaybillError.validation("file", "required") }
         let record = try await OrderImports(request: try request).upload(bytes, fileName: name, by: me)
-        return .created(.init(body: .json(Self.orderImport(record, problems: true))))
+        return .created(.init(body: .json(try Self.orderImport(record, problems: true))))
     }
 
     func getOrderImport(_ input: Operations.GetOrderImport.Input) async throws -> Operations.GetOrderImport.Output {
         let me = try await principal()
         let record = try await OrderImports(request: try request).find(try Self.plainID(input.path.importId, "importId"), by: me)
-        return .ok(.init(body: .json(Self.orderImport(record, problems: true))))
+        return .ok(.init(body: .json(try Self.orderImport(record, problems: true))))
     }
 
     func commitOrderImport(_ input: Operations.CommitOrderImport.Input) async throws -> Operations.CommitOrderImport.Output {
         let me = try await principal()
         let record = try await OrderImports(request: try request).commit(try Self.plainID(input.path.importId, "importId"), by: me)
-        return .ok(.init(body: .json(Self.orderImport(record, problems: true))))
+        return .ok(.init(body: .json(try Self.orderImport(record, problems: true))))
     }
 
     func getOrderImportTemplate(_ input: Operations.GetOrderImportTemplate.Input) async throws -> Operations.GetOrderImportTemplate.Output {
@@ -57,9 +57,9 @@ extension APIHandler {
         return .ok(.init(body: .csv(HTTPBody(ImportTemplate.csv(french: french)))))
     }
 
-    static func orderImport(_ r: OrderImportRecord, problems: Bool) -> S.OrderImport {
+    static func orderImport(_ r: OrderImportRecord, problems: Bool) throws -> S.OrderImport {
         S.OrderImport(
-            id: r.id!.uuidString, fileName: r.fileName, format: r.format == "xlsx" ? .xlsx : .csv,
+            id: try r.storedID.uuidString, fileName: r.fileName, format: r.format == "xlsx" ? .xlsx : .csv,
             status: S.OrderImport.StatusPayload(rawValue: r.shownStatus) ?? .ready,
             createdAt: date(r.createdAt), expiresAt: date(r.expiresAt), committedAt: r.committedAt.map(date),
             rowCount: r.rowCount, validCount: r.validCount, invalidCount: r.invalidCount, alreadyImportedCount: r.alreadyCount,

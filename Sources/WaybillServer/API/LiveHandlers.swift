@@ -34,8 +34,8 @@ extension APIHandler {
         let me = try await principal()
         let near: OrderID? = try input.query.orderId.map { try Self.uuidParameter($0, "orderId") }
         let entries = try await tracking.fleet(nearOrder: near, by: me)
-        return .ok(.init(body: .json(S.Fleet(drivers: entries.map { entry in
-            S.FleetDriver(driver: Self.person(entry.driver, withEmail: true), onDuty: entry.state?.onDuty ?? false,
+        return .ok(.init(body: .json(S.Fleet(drivers: try entries.map { entry in
+            S.FleetDriver(driver: try Self.person(entry.driver, withEmail: true), onDuty: entry.state?.onDuty ?? false,
                           position: entry.state?.position.map(Self.position), load: entry.load,
                           distanceToPickupMeters: entry.distanceToPickupMeters)
         }))))
@@ -67,8 +67,8 @@ extension APIHandler {
         let req = try request
         let view = try await tracking.publicView(token: input.path.token, clientAddress: req.clientAddress)
         return .ok(.init(body: .json(S.PublicTracking(
-            status: S.OrderStatus(rawValue: view.order.status.rawValue)!,
-            timeline: view.timeline.map { S.PublicTrackingStage(status: S.OrderStatus(rawValue: $0.status.rawValue)!, at: Self.date($0.at)) },
+            status: try wire(view.order.status),
+            timeline: try view.timeline.map { S.PublicTrackingStage(status: try wire($0.status), at: Self.date($0.at)) },
             driverFirstName: view.driverFirstName,
             eta: view.eta.map(Self.arrival),
             driverPosition: view.position.map(Self.position)))))

@@ -16,8 +16,8 @@ extension APIHandler {
             worth: Self.money(Money(rules.value(of: account.balance.points) ?? 0, account.currency)),
             nextExpiry: account.balance.nextExpiry.map { .init(points: $0.points, at: Self.date($0.expiresAt)) },
             rules: try Self.loyaltyRules(account.rules, currency: account.currency),
-            entries: account.entries.map { line in
-                S.LoyaltyEntry(kind: .init(rawValue: line.entry.kind.rawValue)!, points: line.entry.points, at: Self.date(line.entry.at),
+            entries: try account.entries.map { line in
+                S.LoyaltyEntry(kind: try wire(line.entry.kind), points: line.entry.points, at: Self.date(line.entry.at),
                                expiresAt: line.entry.kind.sign > 0 ? line.entry.expiresAt.map(Self.date) : nil,
                                orderId: line.entry.order?.uuidString, orderReference: line.reference)
             }))))

@@ -28,11 +28,11 @@ extension APIHandler {
     func createQuote(_ input: Operations.CreateQuote.Input) async throws -> Operations.CreateQuote.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        let quote = try await orders.quote(Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
+        let quote = try await orders.quote(try Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
                                                              counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
                                                              declaredValue: body.declaredValue, redeemPoints: body.redeemPoints), for: me)
         return .ok(.init(body: .json(S.Quote(price: Self.money(quote.price), distanceKm: quote.distanceKm,
-                                             breakdown: quote.breakdown.map(Self.priceLine),
+                                             breakdown: try quote.breakdown.map(Self.priceLine),
                                              insurance: quote.insurance.map { Self.cover($0, currency: quote.price.currency) },
                                              points: quote.points.map { Self.redemption($0, currency: quote.price.currency) },
                                              plan: quote.plan.map { Self.planApplied($0, currency: quote.price.currency) }))))
@@ -44,10 +44,10 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let request = OrderRequest(
-            quote: Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
+            quote: try Self.quoteRequest(body.pickup, body.dropoff, body.weightClass, body.service,
                                      counters: try Self.counterChoice(body.dropOffCounterId, body.collectionCounterId),
                                      declaredValue: body.declaredValue, redeemPoints: body.redeemPoints),
-            paymentMethod: PaymentMethod(rawValue: body.paymentMethod.rawValue)!,
+            paymentMethod: try wire(body.paymentMethod),
             recipientName: body.recipient.name, recipientEmail: body.recipient.email, recipientPhone: body.recipient.phone,
             notes: body.notes, requireRecipientCode: body.requireRecipientCode ?? false)
         var slots: [(field: String, kind: SlotKind, id: SlotID)] = []
@@ -131,7 +131,7 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id: OrderID = try Self.uuid(input.path.orderId)
-        let order = try await orders.fail(id, reason: FailureReason(rawValue: body.reason.rawValue)!, note: body.note,
+        let order = try await orders.fail(id, reason: try wire(body.reason), note: body.note,
                                           idempotencyKey: input.headers.idempotencyKey, by: me)
         return .ok(.init(body: .json(try await answer(order, me))))
     }
@@ -189,7 +189,7 @@ extension APIHandler {
         }
         guard let photo else { throw WaybillError.validation("photo", "required") }
         let file = try await orders.addPhoto(id, .init(bytes: photo, field: "photo"), by: me)
-        return .created(.init(body: .json(Self.file(file))))
+        return .created(.init(body: .json(try Self.file(file))))
     }
 
     func getOrderFile(_ input: Operations.GetOrderFile.Input) async throws -> Operations.GetOrderFile.Output {
@@ -235,16 +235,16 @@ extension APIHandler {
                                                      customerID: try input.query.customerId.map { try Self.uuidParameter($0, "customerId") }, for: me)
         let links = StatementLinks(secret: try request.application.waybill.config.jwtSecret)
         let base = try request.application.waybill.config.publicURL
-        return .ok(.init(body: .json(S.StatementList(items: statements.map { statement in
-            S.Statement(
+        return .ok(.init(body: .json(S.StatementList(items: try statements.map { statement in
+            try S.Statement(
                 customer: Self.person(statement.customer, withEmail: true), month: statement.month,
                 orders: statement.lines.map { line in
                     let o = line.order
-                    return .init(id: o.id!.uuidString, reference: o.reference, createdAt: Self.date(o.createdAt),
-                                 status: S.OrderStatus(rawValue: o.status.rawValue)!, amount: Self.money(line.money), dropoffCity: o.dropoff.city)
+                    return .init(id: try o.storedID.uuidString, reference: o.reference, createdAt: Self.date(o.createdAt),
+                                 status: try wire(o.status), amount: Self.money(line.money), dropoffCity: o.dropoff.city)
                 },
                 total: Self.money(statement.total),
-                pageUrl: "\(base)/statements/\(links.token(customerID: statement.customer.id!, month: statement.month))")
+                pageUrl: "\(base)/statements/\(links.token(customerID: try statement.customer.storedID, month: statement.month))")
         }))))
     }
 
@@ -253,7 +253,7 @@ extension APIHandler {
         let limit = input.query.limit ?? 50
         guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit", "out_of_range") }
         let page = try await orders.notifications(for: me, unreadOnly: input.query.unread ?? false, cursor: input.query.cursor, limit: limit)
-        return .ok(.init(body: .json(S.NotificationPage(items: page.items.map(Self.notification), unreadCount: page.unread, nextCursor: page.next))))
+        return .ok(.init(body: .json(S.NotificationPage(items: try page.items.map(Self.notification), unreadCount: page.unread, nextCursor: page.next))))
     }
 
     func markAllNotificationsRead(_ input: Operations.MarkAllNotificationsRead.Input) async throws -> Operations.MarkAllNotificationsRead.Output {
@@ -265,13 +265,13 @@ extension APIHandler {
     func getPaymentOptions(_ input: Operations.GetPaymentOptions.Input) async throws -> Operations.GetPaymentOptions.Output {
         let me = try await principal()
         let options = try await orders.paymentOptions(for: me)
-        return .ok(.init(body: .json(S.PaymentOptions(methods: options.methods.map { S.PaymentMethod(rawValue: $0.rawValue)! },
+        return .ok(.init(body: .json(S.PaymentOptions(methods: try options.methods.map { try wire($0, as: S.PaymentMethod.self) },
                                                       currency: options.currency))))
     }
 
     func markNotificationRead(_ input: Operations.MarkNotificationRead.Input) async throws -> Operations.MarkNotificationRead.Output {
         let me = try await principal()
-        return .ok(.init(body: .json(Self.notification(try await orders.markRead(try Self.uuid(input.path.notificationId), for: me)))))
+        return .ok(.init(body: .json(try Self.notification(try await orders.markRead(try Self.uuid(input.path.notificationId), for: me)))))
     }
 
     // MARK: Stripe
@@ -336,20 +336,20 @@ extension APIHandler {
 
     static func money(_ money: Money) -> S.Money { S.Money(amount: money.amount, currency: money.currency) }
 
-    static func priceLine(_ line: PriceLine) -> S.PriceLine {
-        S.PriceLine(kind: .init(rawValue: line.kind.rawValue)!, label: line.label, amount: line.amount)
+    static func priceLine(_ line: PriceLine) throws -> S.PriceLine {
+        S.PriceLine(kind: try wire(line.kind), label: line.label, amount: line.amount)
     }
 
     /// A missing pickup or drop-off reads as empty (422 for each field) unless a counter stands for it.
     static func quoteRequest(_ pickup: S.PickupAddress?, _ dropoff: S.Address?, _ weight: S.WeightClass, _ service: S.ServiceLevel,
-                             counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil, redeemPoints: Int? = nil) -> QuoteRequest {
+                             counters: CounterChoice = CounterChoice(), declaredValue: Int? = nil, redeemPoints: Int? = nil) throws -> QuoteRequest {
         QuoteRequest(
             pickup: PickupInput(useAccountAddress: pickup?.useAccountAddress ?? false, address: AddressInput(
                 street: pickup?.street, postalCode: pickup?.postalCode, city: pickup?.city, country: pickup?.country,
                 latitude: pickup?.latitude, longitude: pickup?.longitude)),
             dropoff: AddressInput(street: dropoff?.street, postalCode: dropoff?.postalCode, city: dropoff?.city,
                                   country: dropoff?.country, latitude: dropoff?.latitude, longitude: dropoff?.longitude),
-            weightClass: WeightClass(rawValue: weight.rawValue)!, service: ServiceLevel(rawValue: service.rawValue)!,
+            weightClass: try wire(weight), service: try wire(service),
             counters: counters, declaredValue: declaredValue, redeemPoints: redeemPoints)
     }
 
@@ -379,9 +379,15 @@ extension APIHandler {
             value2: .init(version: record.id ?? 0, updatedAt: date(record.createdAt)))
     }
 
-    static func person(_ user: some PersonNaming, withEmail: Bool, withLastName: Bool = true) -> S.PersonSummary {
-        S.PersonSummary(id: user.personID.uuidString, firstName: user.firstName, lastName: withLastName ? user.lastName : nil,
+    static func person(_ user: some PersonNaming, withEmail: Bool, withLastName: Bool = true) throws -> S.PersonSummary {
+        S.PersonSummary(id: try user.personID.uuidString, firstName: user.firstName, lastName: withLastName ? user.lastName : nil,
                         email: withEmail ? user.email : nil, companyName: user.companyName, role: S.Role(user.role))
+    }
+
+    /// The same for a person read plainly, whose id is always there (no `User` model to lack one).
+    static func person(_ row: PersonRow, withEmail: Bool, withLastName: Bool = true) -> S.PersonSummary {
+        S.PersonSummary(id: row.personID.uuidString, firstName: row.firstName, lastName: withLastName ? row.lastName : nil,
+                        email: withEmail ? row.email : nil, companyName: row.companyName, role: S.Role(row.role))
     }
 
     static func address(_ a: Address) -> S.Address {
@@ -389,14 +395,17 @@ extension APIHandler {
                   latitude: a.coordinate?.latitude, longitude: a.coordinate?.longitude)
     }
 
-    static func file(_ file: OrderFile) -> S.OrderFile {
-        S.OrderFile(id: file.id!.uuidString, kind: .init(rawValue: file.kind.rawValue)!, contentType: file.contentType,
-                    url: "/api/v1/orders/\(file.orderID.uuidString)/files/\(file.id!.uuidString)",
-                    width: file.width, height: file.height, createdAt: date(file.createdAt))
+    /// A stored file as the API shows it. Every `ShipmentFileKind` has its schema case (`FileKindTests`),
+    /// so any step's file can be shown; `wire` would fail this one request, not the process, if not.
+    static func file(_ file: OrderFile) throws -> S.OrderFile {
+        let id = try file.storedID
+        return S.OrderFile(id: id.uuidString, kind: try wire(file.kind), contentType: file.contentType,
+                           url: "/api/v1/orders/\(file.orderID.uuidString)/files/\(id.uuidString)",
+                           width: file.width, height: file.height, createdAt: date(file.createdAt))
     }
 
-    static func notification(_ n: Notification) -> S.Notification {
-        S.Notification(id: n.id!.uuidString, kind: n.kind, title: n.title, body: n.body, orderId: n.orderID?.uuidString,
+    static func notification(_ n: Notification) throws -> S.Notification {
+        S.Notification(id: try n.storedID.uuidString, kind: n.kind, title: n.title, body: n.body, orderId: n.orderID?.uuidString,
                        createdAt: date(n.createdAt), read: n.readAt != nil)
     }
 
@@ -405,20 +414,20 @@ extension APIHandler {
         let details = PartyDetails.visible(to: record.capacities)
         let recipient = o.recipient
         let signature = record.files.first { $0.kind == .signature }
-        let proof: S.Proof? = signature.flatMap { signature in
+        let proof: S.Proof? = try signature.flatMap { signature in
             guard let signedBy = o.signedBy, let at = o.deliveredAt else { return nil }
-            return S.Proof(recipientName: signedBy, deliveredAt: date(at), signature: file(signature),
-                           photo: record.files.first { $0.kind == .deliveryPhoto }.map(file),
+            return S.Proof(recipientName: signedBy, deliveredAt: date(at), signature: try file(signature),
+                           photo: try record.files.first { $0.kind == .deliveryPhoto }.map(file),
                            recipientCodeVerified: o.requireRecipientCode ? true : nil)
         }
         let full = !record.events.isEmpty
         return S.Order(
-            id: o.id.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
+            id: o.id.uuidString, reference: o.reference, status: try wire(o.status),
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
             customer: person(record.customer, withEmail: details.customerEmail),
             driver: record.driver.map { person($0, withEmail: details.driverEmail, withLastName: details.staffLastNames) },
             pickup: address(o.pickup), dropoff: address(o.dropoff),
-            weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
+            weightClass: try wire(o.weightClass), service: try wire(o.service),
             recipient: S.Recipient(name: recipient.name, email: details.recipientEmail ? recipient.email : nil,
                                    phone: details.recipientPhone ? recipient.phone : nil),
             notes: o.notes, requireRecipientCode: o.requireRecipientCode,
@@ -428,21 +437,21 @@ extension APIHandler {
             points: o.pointsRedeemed.map { redemption(LoyaltyRedemption(points: $0, discount: o.pointsDiscount ?? 0), currency: o.currency) },
             plan: o.planName.map { planApplied(PlanApplied(name: $0, included: o.planIncluded ?? false, discount: o.planDiscount ?? 0), currency: o.currency) },
             payment: S.Payment(
-                method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
+                method: try wire(o.paymentMethod),
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,
                 paidAt: o.paidAt.map(date), refundedAt: o.refundedAt.map(date),
                 cashCollected: o.cashCollected.map { money(Money($0, o.currency)) }),
-            failure: o.failureReason.map { .init(reason: .init(rawValue: $0.rawValue)!, note: o.failureNote) },
+            failure: try o.failureReason.map { .init(reason: try wire($0), note: o.failureNote) },
             cancellationReason: o.cancellationReason,
             proof: proof,
-            photos: full ? record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
-            events: full ? record.events.map { event, actor in
-                S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
+            photos: full ? try record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
+            events: full ? try record.events.map { event, actor in
+                S.OrderEvent(id: event.id ?? 0, _type: event.type, status: try event.status.map { try wire($0, as: S.OrderStatus.self) },
                              at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: details.staffLastNames || $0.personID == o.customerID) },
                              note: event.note)
             } : nil,
-            availableActions: OrderStateMachine.availableActions(from: o.status, as: record.capacities)
-                .map { S.OrderAction(rawValue: $0.rawValue)! },
+            availableActions: try OrderStateMachine.availableActions(from: o.status, as: record.capacities)
+                .map { try wire($0, as: S.OrderAction.self) },
             tracking: record.tracking.map { tracking in
                 S.OrderTracking(trackingUrl: tracking.trackingURL,
                                 driverPosition: tracking.position.map(position),

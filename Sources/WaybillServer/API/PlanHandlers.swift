@@ -10,14 +10,14 @@ extension APIHandler {
     func listPlans(_ input: Operations.ListPlans.Input) async throws -> Operations.ListPlans.Output {
         let me = try await principal()
         let plans = try await subscriptions.plans(all: input.query.all ?? false, for: me)
-        return .ok(.init(body: .json(S.PlanList(plans: plans.map(Self.plan)))))
+        return .ok(.init(body: .json(S.PlanList(plans: try plans.map(Self.plan)))))
     }
 
     func createPlan(_ input: Operations.CreatePlan.Input) async throws -> Operations.CreatePlan.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let plan = try await subscriptions.createPlan(Self.terms(body), active: body.active ?? true, by: me)
-        return .created(.init(body: .json(Self.plan(plan))))
+        return .created(.init(body: .json(try Self.plan(plan))))
     }
 
     func updatePlan(_ input: Operations.UpdatePlan.Input) async throws -> Operations.UpdatePlan.Output {
@@ -25,7 +25,7 @@ extension APIHandler {
         guard let id = UUID(uuidString: input.path.planId) else { throw WaybillError.invalidParameter("planId") }
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let plan = try await subscriptions.updatePlan(id, Self.terms(body), active: body.active ?? true, by: me)
-        return .ok(.init(body: .json(Self.plan(plan))))
+        return .ok(.init(body: .json(try Self.plan(plan))))
     }
 
     func getSubscription(_ input: Operations.GetSubscription.Input) async throws -> Operations.GetSubscription.Output {
@@ -33,22 +33,22 @@ extension APIHandler {
         guard let view = try await subscriptions.current(for: me) else {
             throw WaybillError(.notFound, .notFound, "You have no subscription.")
         }
-        return .ok(.init(body: .json(Self.subscription(view))))
+        return .ok(.init(body: .json(try Self.subscription(view))))
     }
 
     func subscribe(_ input: Operations.Subscribe.Input) async throws -> Operations.Subscribe.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         guard let planID = UUID(uuidString: body.planId) else { throw WaybillError.validation("planId", "invalid") }
-        return .created(.init(body: .json(Self.subscription(try await subscriptions.subscribe(to: planID, by: me)))))
+        return .created(.init(body: .json(try Self.subscription(try await subscriptions.subscribe(to: planID, by: me)))))
     }
 
     func cancelSubscription(_ input: Operations.CancelSubscription.Input) async throws -> Operations.CancelSubscription.Output {
-        .ok(.init(body: .json(Self.subscription(try await subscriptions.cancel(by: try await principal())))))
+        .ok(.init(body: .json(try Self.subscription(try await subscriptions.cancel(by: try await principal())))))
     }
 
     func resumeSubscription(_ input: Operations.ResumeSubscription.Input) async throws -> Operations.ResumeSubscription.Output {
-        .ok(.init(body: .json(Self.subscription(try await subscriptions.resume(by: try await principal())))))
+        .ok(.init(body: .json(try Self.subscription(try await subscriptions.resume(by: try await principal())))))
     }
 
     func listSubscribers(_ input: Operations.ListSubscribers.Input) async throws -> Operations.ListSubscribers.Output {
@@ -60,12 +60,12 @@ extension APIHandler {
         }
         let status = q.status.flatMap { SubscriptionStatus(rawValue: $0.rawValue) }
         let page = try await subscriptions.subscribers(plan: plan, status: status, cursor: q.cursor, limit: q.limit ?? 50, for: me)
-        return .ok(.init(body: .json(S.SubscriberPage(items: page.items.map(Self.subscriber), nextCursor: page.nextCursor))))
+        return .ok(.init(body: .json(S.SubscriberPage(items: try page.items.map(Self.subscriber), nextCursor: page.nextCursor))))
     }
 
     /// Admins see the account with its email, and the subscription without its invoices or its checkout.
-    static func subscriber(_ s: Subscriptions.Subscriber) -> S.Subscriber {
-        var subscription = subscription(s.view)
+    static func subscriber(_ s: Subscriptions.Subscriber) throws -> S.Subscriber {
+        var subscription = try subscription(s.view)
         subscription.invoices = nil
         subscription.checkoutUrl = nil
         return S.Subscriber(account: person(s.account, withEmail: true), subscription: subscription)
@@ -76,8 +76,8 @@ extension APIHandler {
                   discountPercent: body.discountPercent, expressIncluded: body.expressIncluded)
     }
 
-    static func plan(_ p: PlanRecord) -> S.Plan {
-        plan(p.terms, id: p.id!, currency: p.currency, active: p.active, createdAt: p.createdAt)
+    static func plan(_ p: PlanRecord) throws -> S.Plan {
+        plan(p.terms, id: try p.storedID, currency: p.currency, active: p.active, createdAt: p.createdAt)
     }
 
     static func plan(_ t: PlanTerms, id: UUID, currency: String, active: Bool, createdAt: Int64) -> S.Plan {
@@ -85,12 +85,12 @@ extension APIHandler {
                discountPercent: t.discountPercent, expressIncluded: t.expressIncluded, active: active, createdAt: date(createdAt))
     }
 
-    static func subscription(_ view: Subscriptions.View) -> S.Subscription {
+    static func subscription(_ view: Subscriptions.View) throws -> S.Subscription {
         let r = view.record
         return S.Subscription(
-            id: r.id!.uuidString,
+            id: try r.storedID.uuidString,
             plan: plan(view.terms, id: r.planID, currency: r.currency, active: true, createdAt: r.createdAt),
-            status: S.SubscriptionStatus(rawValue: r.status.rawValue)!,
+            status: try wire(r.status),
             currentPeriodStart: r.periodStart.map(date), currentPeriodEnd: r.periodEnd.map(date),
             cancelAtPeriodEnd: r.cancelAtPeriodEnd, graceEndsAt: r.status == .pastDue ? r.graceEndsAt.map(date) : nil,
             includedUsed: r.includedUsed, benefitApplies: view.benefitApplies, sandbox: r.sandbox,

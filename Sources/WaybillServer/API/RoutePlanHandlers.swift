@@ -17,25 +17,25 @@ extension APIHandler {
             ask.apply = body.apply ?? false
         }
         let outcome = try await RoutePlans(request: try request).plan(ask, by: me)
-        return .created(.init(body: .json(Self.routePlanResult(outcome))))
+        return .created(.init(body: .json(try Self.routePlanResult(outcome))))
     }
 
     func getLatestRoutePlan(_ input: Operations.GetLatestRoutePlan.Input) async throws -> Operations.GetLatestRoutePlan.Output {
         let me = try await principal()
         guard let record = try await RoutePlans(request: try request).latest(by: me) else { throw WaybillError.notFound }
-        return .ok(.init(body: .json(Self.routePlan(record))))
+        return .ok(.init(body: .json(try Self.routePlan(record))))
     }
 
     func getRoutePlan(_ input: Operations.GetRoutePlan.Input) async throws -> Operations.GetRoutePlan.Output {
         let me = try await principal()
         let record = try await RoutePlans(request: try request).find(try Self.plainID(input.path.planId, "planId"), by: me)
-        return .ok(.init(body: .json(Self.routePlan(record))))
+        return .ok(.init(body: .json(try Self.routePlan(record))))
     }
 
     func applyRoutePlan(_ input: Operations.ApplyRoutePlan.Input) async throws -> Operations.ApplyRoutePlan.Output {
         let me = try await principal()
         let outcome = try await RoutePlans(request: try request).apply(try Self.plainID(input.path.planId, "planId"), by: me)
-        return .ok(.init(body: .json(Self.routePlanResult(outcome))))
+        return .ok(.init(body: .json(try Self.routePlanResult(outcome))))
     }
 
     func getDriverRoute(_ input: Operations.GetDriverRoute.Input) async throws -> Operations.GetDriverRoute.Output {
@@ -60,15 +60,15 @@ extension APIHandler {
         S.DispatchSettings(autoDispatch: s.on, capacity: s.capacity, enabledBy: s.enabledBy?.uuidString, replanDue: s.pendingSince != nil)
     }
 
-    static func routePlanResult(_ outcome: RoutePlanApplication) -> S.RoutePlanResult {
-        S.RoutePlanResult(plan: routePlan(outcome.record), results: outcome.results.map { r in
+    static func routePlanResult(_ outcome: RoutePlanApplication) throws -> S.RoutePlanResult {
+        S.RoutePlanResult(plan: try routePlan(outcome.record), results: outcome.results.map { r in
             .init(orderId: r.orderID.uuidString, reference: r.reference, driverId: r.driverID.uuidString,
                   outcome: .init(rawValue: r.outcome.rawValue) ?? .skipped,
                   error: r.error.map { .init(code: $0.code.rawValue, message: $0.message) })
         })
     }
 
-    static func routePlan(_ record: RoutePlanRecord) -> S.RoutePlan {
+    static func routePlan(_ record: RoutePlanRecord) throws -> S.RoutePlan {
         let plan = record.plan
         return S.RoutePlan(
             id: record.id.uuidString, version: record.version, status: .init(rawValue: record.status.rawValue) ?? .superseded,
@@ -80,7 +80,7 @@ extension APIHandler {
                                distanceMeters: route.distanceMeters, durationSeconds: route.durationSeconds,
                                stops: route.stops.map(plannedStop))
             },
-            unplanned: plan.unplanned.map { .init(orderId: $0.orderID.uuidString, reference: $0.reference, reason: .init(rawValue: $0.reason.rawValue)!) })
+            unplanned: try plan.unplanned.map { .init(orderId: $0.orderID.uuidString, reference: $0.reference, reason: try wire($0.reason)) })
     }
 
     static func plannedStop(_ stop: RoutePlan.Stop) -> S.PlannedStop {

@@ -11,11 +11,11 @@ extension APIHandler {
         let me = try await principal()
         let q = input.query
         var filter = try Self.listFilter(limit: q.limit, status: q.status, cursor: q.cursor)
-        filter.box = q.box.map { ShipmentBox(rawValue: $0.rawValue)! }
+        filter.box = try q.box.map { try wire($0, as: ShipmentBox.self) }
         let page = try await orders.list(filter, for: me)
         return .ok(.init(body: .json(S.ShipmentPage(
             items: try page.records.map { try Self.shipment(ShipmentRecord(record: $0)) }, nextCursor: page.nextCursor,
-            boxes: OrderPolicy.boxes(for: me.caller).map { S.ShipmentBox(rawValue: $0.rawValue)! }))))
+            boxes: try OrderPolicy.boxes(for: me.caller).map { try wire($0, as: S.ShipmentBox.self) }))))
     }
 
     func getShipment(_ input: Operations.GetShipment.Input) async throws -> Operations.GetShipment.Output {
@@ -53,8 +53,8 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let (order, step) = try await Handovers(request: try request).lookup(body.code, by: me)
-        return .ok(.init(body: .json(.init(shipmentId: order.id!.uuidString, reference: order.reference,
-                                           status: S.OrderStatus(rawValue: order.status.rawValue)!,
+        return .ok(.init(body: .json(.init(shipmentId: try order.storedID.uuidString, reference: order.reference,
+                                           status: try wire(order.status),
                                            step: step.flatMap { .init(rawValue: $0.rawValue) }))))
     }
 
@@ -65,7 +65,7 @@ extension APIHandler {
         return S.ShipmentMoney(
             paid: money(Money(balance.paidByCustomer, balance.currency)), refunded: money(Money(balance.refunded, balance.currency)),
             paidOut: staff ? money(Money(balance.paidOut, balance.currency)) : nil,
-            entries: shown.map { .init(kind: .init(rawValue: $0.kind.rawValue)!, amount: money(Money($0.amount, $0.currency)), at: date($0.at)) })
+            entries: try shown.map { .init(kind: try wire($0.kind), amount: money(Money($0.amount, $0.currency)), at: date($0.at)) })
     }
 
     /// A list's page size (1 to 100, 50 by default), status filter and cursor, from the query.
@@ -93,29 +93,29 @@ extension APIHandler {
         let seen = shipment.visibility
         let full = shipment.detail
         let recipient = o.recipient
-        let files = Dictionary(uniqueKeysWithValues: record.files.map { ($0.id!, $0) })
+        let files = Dictionary(uniqueKeysWithValues: try record.files.map { (try $0.storedID, $0) })
         func someone(_ id: UserID?) -> S.PersonSummary? {
             id.flatMap { shipment.people[$0] }.map { person($0, withEmail: seen.carrierEmail, withLastName: seen.carrierLastNames) }
         }
-        return S.Shipment(
-            id: o.id.uuidString, reference: o.reference, status: S.OrderStatus(rawValue: o.status.rawValue)!,
+        return try S.Shipment(
+            id: o.id.uuidString, reference: o.reference, status: wire(o.status),
             createdAt: date(o.createdAt), updatedAt: date(o.updatedAt),
-            roles: shipment.roles.map(\.rawValue).sorted().map { S.ShipmentRole(rawValue: $0)! },
+            roles: shipment.roles.sorted { $0.rawValue < $1.rawValue }.map { try wire($0, as: S.ShipmentRole.self) },
             sender: person(record.customer, withEmail: seen.senderEmail),
             receiver: S.ShipmentReceiver(name: recipient.name, email: seen.receiverEmail ? recipient.email : nil,
                                          phone: seen.receiverPhone ? recipient.phone : nil),
             pickup: address(o.pickup), dropoff: address(o.dropoff),
-            weightClass: S.WeightClass(rawValue: o.weightClass.rawValue)!, service: S.ServiceLevel(rawValue: o.service.rawValue)!,
+            weightClass: wire(o.weightClass), service: wire(o.service),
             notes: o.notes, requireRecipientCode: o.requireRecipientCode, recipientCode: record.recipientCode,
             price: seen.money ? money(o.price) : nil,
             payment: seen.money || seen.amountDue ? S.Payment(
-                method: S.PaymentMethod(rawValue: o.paymentMethod.rawValue)!,
+                method: wire(o.paymentMethod),
                 status: paymentStatus(o.paymentStatus), amount: money(o.price), sandbox: o.sandbox,
                 paidAt: o.paidAt.map(date), refundedAt: o.refundedAt.map(date),
                 cashCollected: o.cashCollected.map { money(Money($0, o.currency)) }) : nil,
             money: full && seen.money ? try ledger(shipment.ledger, staff: shipment.roles.contains(.manager), currency: o.currency) : nil,
             legs: full ? shipment.legs.map { leg in
-                S.Leg(position: leg.position, kind: .init(rawValue: leg.kind.rawValue)!, status: .init(rawValue: leg.status.rawValue)!,
+                S.Leg(position: leg.position, kind: try wire(leg.kind), status: try wire(leg.status),
                       from: address(leg.from.address), to: address(leg.to.address),
                       windowStart: leg.windowStart.map(date), windowEnd: leg.windowEnd.map(date),
                       carrierCode: leg.carrierCode, trackingNumber: leg.trackingNumber,
@@ -124,21 +124,27 @@ extension APIHandler {
             handOvers: full ? shipment.handOvers.map { handOver in
                 let proof = handOver.proof
                 return S.HandOver(
-                    kind: .init(rawValue: handOver.kind.rawValue)!, leg: handOver.legPosition, at: date(handOver.at),
+                    kind: try wire(handOver.kind), leg: handOver.legPosition, at: date(handOver.at),
                     by: someone(handOver.actorID),
-                    proof: .init(kinds: proof.kinds.map(\.rawValue).sorted().map { .init(rawValue: $0)! },
+                    proof: .init(kinds: try proof.kinds.sorted { $0.rawValue < $1.rawValue }.map { try wire($0) },
                                  signedBy: seen.proofs ? proof.signedBy : nil,
-                                 signature: seen.proofs ? proof.signatureFileID.flatMap { files[$0] }.map(file) : nil,
-                                 photo: seen.proofs ? proof.photoFileID.flatMap { files[$0] }.map(file) : nil))
+                                 signature: seen.proofs ? try proof.signatureFileID.flatMap { files[$0] }.map(file) : nil,
+                                 photo: seen.proofs ? try proof.photoFileID.flatMap { files[$0] }.map(file) : nil))
             } : nil,
-            photos: full && seen.proofs ? record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
+            photos: full && seen.proofs ? try record.files.filter { $0.kind == .parcelPhoto }.map(file) : nil,
+            files: full && seen.proofs ? try record.files.filter(\.kind.shownWithShipment).map(file) : nil,
             events: full ? record.events.map { event, actor in
                 // Notes can carry money (the cash collected): only for those who see it.
-                S.OrderEvent(id: event.id ?? 0, _type: event.type, status: event.status.map { S.OrderStatus(rawValue: $0.rawValue)! },
+                S.OrderEvent(id: event.id ?? 0, _type: event.type, status: try event.status.map { try wire($0, as: S.OrderStatus.self) },
                              at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: seen.carrierLastNames || $0.personID == o.customerID) },
                              note: seen.money ? event.note : nil)
             } : nil,
-            availableActions: shipment.availableActions.map { S.ShipmentAction(rawValue: $0)! },
+            availableActions: shipment.availableActions.map { action in
+                guard let known = S.ShipmentAction(rawValue: action) else {
+                    throw WaybillError.inconsistent("shipment action \(action) has no S.ShipmentAction")
+                }
+                return known
+            },
             tracking: record.tracking.map { tracking in
                 S.OrderTracking(trackingUrl: seen.trackingLink ? tracking.trackingURL : nil,
                                 driverPosition: tracking.position.map(position), eta: tracking.eta.map(arrival))

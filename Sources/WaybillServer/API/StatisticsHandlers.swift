@@ -12,7 +12,7 @@ extension APIHandler {
         let period = OperationsStatistics.Period(rawValue: q.period?.rawValue ?? "day") ?? .day
         let r = try await OperationsStats(request: try request).report(from: q.from, to: q.to, period: period, by: me)
         return .ok(.init(body: .json(.init(
-            currency: r.currency, from: Self.date(r.from), to: Self.date(r.to), period: .init(rawValue: period.rawValue)!,
+            currency: r.currency, from: Self.date(r.from), to: Self.date(r.to), period: try wire(period),
             timeZone: OperationsStats.zoneName(r), totals: Self.figures(r.report.totals),
             buckets: r.report.buckets.map { .init(label: $0.label, start: Self.date($0.start), figures: Self.figures($0.figures)) },
             drivers: r.report.drivers.map { .init(driverId: $0.driver.uuidString, name: r.names[$0.driver] ?? "", figures: Self.figures($0.figures)) },

@@ -24,12 +24,12 @@ extension APIHandler {
         if start == nil { errors.add("start", "invalid") }
         if end == nil { errors.add("end", "invalid") }
         guard errors.isEmpty, let weekday, let start, let end else { throw WaybillError.validation(errors) }
-        let template = SlotTemplate(kind: SlotKind(rawValue: body.kind.rawValue)!, weekday: weekday, startMinute: start, endMinute: end,
+        let template = SlotTemplate(kind: try wire(body.kind), weekday: weekday, startMinute: start, endMinute: end,
                                     capacity: body.capacity, cutoffMinutes: body.cutoffMinutes ?? 120, horizonDays: body.horizonDays ?? 14,
                                     timeZone: body.timeZone ?? "Europe/Zurich", requiresApproval: body.requiresApproval ?? false)
         let counter = try body.counterId.map { CounterID(rawValue: try Self.plainID($0, "counterId")) }
         let record = try await timeslots.createTemplate(template, zone: body.zone ?? "", counter: counter, by: me)
-        return .created(.init(body: .json(Self.slotTemplate(record))))
+        return .created(.init(body: .json(try Self.slotTemplate(record))))
     }
 
     func updateSlotTemplate(_ input: Operations.UpdateSlotTemplate.Input) async throws -> Operations.UpdateSlotTemplate.Output {
@@ -37,7 +37,7 @@ extension APIHandler {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = SlotTemplateID(rawValue: try Self.plainID(input.path.templateId, "templateId"))
         let record = try await timeslots.updateTemplate(id, capacity: body.capacity, requiresApproval: body.requiresApproval, active: body.active, by: me)
-        return .ok(.init(body: .json(Self.slotTemplate(record))))
+        return .ok(.init(body: .json(try Self.slotTemplate(record))))
     }
 
     func listSlots(_ input: Operations.ListSlots.Input) async throws -> Operations.ListSlots.Output {
@@ -48,15 +48,15 @@ extension APIHandler {
             return date
         }
         let counter = try q.counterId.map { CounterID(rawValue: try Self.plainID($0, "counterId")) }
-        let slots = try await timeslots.slots(kind: SlotKind(rawValue: q.kind.rawValue)!, postalCode: q.postalCode, counter: counter, from: from,
+        let slots = try await timeslots.slots(kind: try wire(q.kind), postalCode: q.postalCode, counter: counter, from: from,
                                               days: q.days ?? 7, for: me)
-        return .ok(.init(body: .json(.init(items: slots.map(Self.slot)))))
+        return .ok(.init(body: .json(.init(items: try slots.map(Self.slot)))))
     }
 
     func holdSlot(_ input: Operations.HoldSlot.Input) async throws -> Operations.HoldSlot.Output {
         let me = try await principal()
         let view = try await timeslots.hold(SlotID(rawValue: try Self.plainID(input.path.slotId, "slotId")), by: me)
-        return .ok(.init(body: .json(Self.slot(view))))
+        return .ok(.init(body: .json(try Self.slot(view))))
     }
 
     func releaseSlot(_ input: Operations.ReleaseSlot.Input) async throws -> Operations.ReleaseSlot.Output {
@@ -68,7 +68,7 @@ extension APIHandler {
     func listOrderSlots(_ input: Operations.ListOrderSlots.Input) async throws -> Operations.ListOrderSlots.Output {
         let me = try await principal()
         let items = try await timeslots.bookings(of: OrderID(rawValue: try Self.plainID(input.path.orderId, "orderId")), for: me)
-        return .ok(.init(body: .json(.init(items: items.map(Self.slotBooking)))))
+        return .ok(.init(body: .json(.init(items: try items.map(Self.slotBooking)))))
     }
 
     func bookSlot(_ input: Operations.BookSlot.Input) async throws -> Operations.BookSlot.Output {
@@ -76,7 +76,7 @@ extension APIHandler {
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let order = OrderID(rawValue: try Self.plainID(input.path.orderId, "orderId"))
         let (view, created) = try await timeslots.book(order: order, slot: SlotID(rawValue: try Self.plainID(body.slotId, "slotId")), by: me)
-        return created ? .created(.init(body: .json(Self.slotBooking(view)))) : .ok(.init(body: .json(Self.slotBooking(view))))
+        return created ? .created(.init(body: .json(try Self.slotBooking(view)))) : .ok(.init(body: .json(try Self.slotBooking(view))))
     }
 
     func listSlotBookings(_ input: Operations.ListSlotBookings.Input) async throws -> Operations.ListSlotBookings.Output {
@@ -85,46 +85,46 @@ extension APIHandler {
             guard let date = LocalDate(text) else { throw WaybillError.invalidParameter("date") }
             return date
         }
-        let items = try await timeslots.bookings(status: input.query.status.map { SlotBookingStatus(rawValue: $0.rawValue)! }, date: date, by: me)
-        return .ok(.init(body: .json(.init(items: items.map(Self.slotBooking)))))
+        let items = try await timeslots.bookings(status: try input.query.status.map { try wire($0, as: SlotBookingStatus.self) }, date: date, by: me)
+        return .ok(.init(body: .json(.init(items: try items.map(Self.slotBooking)))))
     }
 
     func decideSlotBooking(_ input: Operations.DecideSlotBooking.Input) async throws -> Operations.DecideSlotBooking.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let id = SlotBookingID(rawValue: try Self.plainID(input.path.bookingId, "bookingId"))
-        let view = try await timeslots.decide(id, SlotBookingAction(rawValue: body.action.rawValue)!, reason: body.reason, by: me)
-        return .ok(.init(body: .json(Self.slotBooking(view))))
+        let view = try await timeslots.decide(id, try wire(body.action), reason: body.reason, by: me)
+        return .ok(.init(body: .json(try Self.slotBooking(view))))
     }
 
     // MARK: translation
 
-    static func slotTemplate(_ r: SlotTemplateRecord) -> S.SlotTemplate {
-        S.SlotTemplate(id: r.id!.uuidString, kind: S.SlotKind(rawValue: r.kind.rawValue)!, zone: r.zone, counterId: r.counterID?.uuidString, weekday: r.weekday,
+    static func slotTemplate(_ r: SlotTemplateRecord) throws -> S.SlotTemplate {
+        S.SlotTemplate(id: try r.storedID.uuidString, kind: try wire(r.kind), zone: r.zone, counterId: r.counterID?.uuidString, weekday: r.weekday,
                        start: SlotTemplate.text(minute: r.startMinute), end: SlotTemplate.text(minute: r.endMinute), capacity: r.capacity,
                        cutoffMinutes: r.cutoffMinutes, horizonDays: r.horizonDays, timeZone: r.timeZone, requiresApproval: r.requiresApproval,
                        active: r.active)
     }
 
-    static func slot(_ v: SlotView) -> S.Slot {
-        slot(v.slot, template: v.template, availability: v.availability, heldUntil: v.heldUntil)
+    static func slot(_ v: SlotView) throws -> S.Slot {
+        try slot(v.slot, template: v.template, availability: v.availability, heldUntil: v.heldUntil)
     }
 
-    static func slot(_ s: SlotRecord, template t: SlotTemplateRecord, availability: SlotAvailability, heldUntil: Int64?) -> S.Slot {
-        S.Slot(id: s.id!.uuidString, templateId: t.id!.uuidString, kind: S.SlotKind(rawValue: t.kind.rawValue)!, date: s.localDate,
+    static func slot(_ s: SlotRecord, template t: SlotTemplateRecord, availability: SlotAvailability, heldUntil: Int64?) throws -> S.Slot {
+        S.Slot(id: try s.storedID.uuidString, templateId: try t.storedID.uuidString, kind: try wire(t.kind), date: s.localDate,
                startsAt: date(s.startsAt), endsAt: date(s.endsAt), start: SlotTemplate.text(minute: t.startMinute),
                end: SlotTemplate.text(minute: t.endMinute), timeZone: t.timeZone,
-               availability: S.SlotAvailability(rawValue: availability.rawValue)!, requiresApproval: t.requiresApproval,
+               availability: try wire(availability), requiresApproval: t.requiresApproval,
                heldUntil: heldUntil.map(date))
     }
 
-    static func slotBooking(_ v: SlotBookingView) -> S.SlotBooking {
+    static func slotBooking(_ v: SlotBookingView) throws -> S.SlotBooking {
         let b = v.booking
         // A booking's slot as it stands: its seats are the booking's own, so only whether it still runs matters.
         let availability: SlotAvailability = v.slot.closed || !v.template.active ? .unavailable : .available
-        return S.SlotBooking(id: b.id!.uuidString, orderId: b.orderID.uuidString, reference: v.reference, kind: S.SlotKind(rawValue: b.kind.rawValue)!,
-                             status: S.SlotBookingStatus(rawValue: b.status.rawValue)!, reason: b.reason,
-                             slot: slot(v.slot, template: v.template, availability: availability, heldUntil: nil),
+        return S.SlotBooking(id: try b.storedID.uuidString, orderId: b.orderID.uuidString, reference: v.reference, kind: try wire(b.kind),
+                             status: try wire(b.status), reason: b.reason,
+                             slot: try slot(v.slot, template: v.template, availability: availability, heldUntil: nil),
                              createdAt: date(b.createdAt), decidedAt: b.decidedAt.map(date))
     }
 }
@@ -148,7 +148,7 @@ extension APIHandler {
         let me = try await principal()
         if input.query.mine == true {
             let mine = try await CounterDesks(request: try request).myCounters(me)
-            return .ok(.init(body: .json(.init(items: mine.map { Self.counter(CounterView(record: $0, staff: [])) }))))
+            return .ok(.init(body: .json(.init(items: try mine.map { try Self.counter(CounterView(record: $0, staff: [])) }))))
         }
         return .ok(.init(body: .json(.init(items: try await counters.list(by: me).map(Self.counter)))))
     }
@@ -162,7 +162,7 @@ extension APIHandler {
             return date
         }
         let day = try await CounterDesks(request: try request).day(try Self.counterID(input.path.counterId), date: date, for: me)
-        return .ok(.init(body: .json(S.CounterDay(counterId: day.counter.id!.uuidString, counterName: day.counter.name, date: day.date.description,
+        return .ok(.init(body: .json(try S.CounterDay(counterId: day.counter.storedID.uuidString, counterName: day.counter.name, date: day.date.description,
                                                    booked: day.booked.map(Self.counterParcel), here: day.here.map(Self.counterParcel),
                                                    expected: day.expected.map(Self.counterParcel)))))
     }
@@ -188,7 +188,7 @@ extension APIHandler {
         }
         let parcel = try await CounterDesks(request: try request).checkIn(at: counterID, code: code, reference: reference,
                                                                           photo: photo.map { .init(bytes: $0, field: "photo") }, by: me)
-        return .ok(.init(body: .json(Self.counterParcel(parcel))))
+        return .ok(.init(body: .json(try Self.counterParcel(parcel))))
     }
 
     func handOutAtCounter(_ input: Operations.HandOutAtCounter.Input) async throws -> Operations.HandOutAtCounter.Output {
@@ -197,44 +197,44 @@ extension APIHandler {
         let parcel = try await CounterDesks(request: try request).handOut(at: try Self.counterID(input.path.counterId), code: body.code,
                                                                            reference: body.reference, receiverCode: body.receiverCode,
                                                                            collectedBy: body.collectedBy, by: me)
-        return .ok(.init(body: .json(Self.counterParcel(parcel))))
+        return .ok(.init(body: .json(try Self.counterParcel(parcel))))
     }
 
-    static func counterParcel(_ p: CounterParcel) -> S.CounterParcel {
-        S.CounterParcel(orderId: p.order.id!.uuidString, reference: p.order.reference, status: S.OrderStatus(rawValue: p.order.status.rawValue)!,
-                        recipientName: p.order.recipient.name, stage: S.CounterParcel.StagePayload(rawValue: p.stage.rawValue)!,
-                        slot: p.slot.map { .init(startsAt: date($0.start), endsAt: date($0.end), status: S.SlotBookingStatus(rawValue: $0.status.rawValue)!) },
+    static func counterParcel(_ p: CounterParcel) throws -> S.CounterParcel {
+        S.CounterParcel(orderId: try p.order.storedID.uuidString, reference: p.order.reference, status: try wire(p.order.status),
+                        recipientName: p.order.recipient.name, stage: try wire(p.stage),
+                        slot: try p.slot.map { .init(startsAt: date($0.start), endsAt: date($0.end), status: try wire($0.status)) },
                         checkedInAt: p.checkedInAt.map(date))
     }
 
     func createCounter(_ input: Operations.CreateCounter.Input) async throws -> Operations.CreateCounter.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        return .created(.init(body: .json(Self.counter(try await counters.create(try Self.counterDraft(body), by: me)))))
+        return .created(.init(body: .json(try Self.counter(try await counters.create(try Self.counterDraft(body), by: me)))))
     }
 
     func getCounter(_ input: Operations.GetCounter.Input) async throws -> Operations.GetCounter.Output {
         let me = try await principal()
-        return .ok(.init(body: .json(Self.counter(try await counters.counter(try Self.counterID(input.path.counterId), by: me)))))
+        return .ok(.init(body: .json(try Self.counter(try await counters.counter(try Self.counterID(input.path.counterId), by: me)))))
     }
 
     func updateCounter(_ input: Operations.UpdateCounter.Input) async throws -> Operations.UpdateCounter.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let view = try await counters.update(try Self.counterID(input.path.counterId), try Self.counterDraft(body), active: body.active, by: me)
-        return .ok(.init(body: .json(Self.counter(view))))
+        return .ok(.init(body: .json(try Self.counter(view))))
     }
 
     func addCounterStaff(_ input: Operations.AddCounterStaff.Input) async throws -> Operations.AddCounterStaff.Output {
         let me = try await principal()
         let view = try await counters.addStaff(try Self.counterID(input.path.counterId), user: UserID(rawValue: try Self.plainID(input.path.userId, "userId")), by: me)
-        return .ok(.init(body: .json(Self.counter(view))))
+        return .ok(.init(body: .json(try Self.counter(view))))
     }
 
     func removeCounterStaff(_ input: Operations.RemoveCounterStaff.Input) async throws -> Operations.RemoveCounterStaff.Output {
         let me = try await principal()
         let view = try await counters.removeStaff(try Self.counterID(input.path.counterId), user: UserID(rawValue: try Self.plainID(input.path.userId, "userId")), by: me)
-        return .ok(.init(body: .json(Self.counter(view))))
+        return .ok(.init(body: .json(try Self.counter(view))))
     }
 
     // MARK: translation
@@ -260,16 +260,16 @@ extension APIHandler {
                             hours: CounterHours(weekly: weekly, holidays: body.hours.holidays ?? [], exceptions: exceptions))
     }
 
-    static func counter(_ v: CounterView) -> S.Counter {
+    static func counter(_ v: CounterView) throws -> S.Counter {
         let r = v.record, hours = r.hours
         let a = r.address
-        return S.Counter(
-            id: r.id!.uuidString, name: r.name,
+        return try S.Counter(
+            id: r.storedID.uuidString, name: r.name,
             address: .init(street: a.street, postalCode: a.postalCode, city: a.city, country: a.country, latitude: a.coordinate?.latitude, longitude: a.coordinate?.longitude),
             timeZone: r.timeZone,
             hours: .init(weekly: hours.weekly.map { $0.map(\.text).joined(separator: ", ") }, holidays: hours.holidays.sorted(),
                          exceptions: hours.exceptions.sorted { $0.key < $1.key }.map { .init(date: $0.key, hours: $0.value.map(\.text).joined(separator: ", ")) }),
             active: r.active, openNow: r.active && hours.isOpen(at: UnixTime.nowMillis, in: r.zone),
-            staff: v.staff.isEmpty ? nil : v.staff.map { .init(userId: $0.id!.uuidString, name: $0.displayName) })
+            staff: v.staff.isEmpty ? nil : v.staff.map { .init(userId: try $0.storedID.uuidString, name: $0.displayName) })
     }
 }

@@ -124,13 +124,13 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let user = try await travel.becomeTraveller(acceptTerms: body.acceptTerms, by: me)
-        return .ok(.init(body: .json(Self.user(user))))
+        return .ok(.init(body: .json(try Self.user(user))))
     }
 
     func getPayoutAccount(_ input: Operations.GetPayoutAccount.Input) async throws -> Operations.GetPayoutAccount.Output {
         let me = try await principal()
         let view = try await travel.payoutAccount(for: me)
-        return .ok(.init(body: .json(.init(status: .init(rawValue: view.status.rawValue)!, requirementsDue: view.requirementsDue,
+        return .ok(.init(body: .json(.init(status: try wire(view.status), requirementsDue: view.requirementsDue,
                                            sandbox: view.sandbox))))
     }
 
@@ -144,7 +144,7 @@ extension APIHandler {
         let travel = try self.travel
         let trips = try await travel.myTrips(for: me)
         let view = try await TripView.load(trips, travel: travel, me: me)
-        return .ok(.init(body: .json(.init(items: trips.map { view.trip($0) }))))
+        return .ok(.init(body: .json(.init(items: try trips.map { try view.trip($0) }))))
     }
 
     func postTrip(_ input: Operations.PostTrip.Input) async throws -> Operations.PostTrip.Output {
@@ -211,8 +211,8 @@ extension APIHandler {
         let travel = try self.travel
         let found = try await travel.searchTrips(search, limit: q.limit ?? 20, for: me)
         let view = try await TripView.load(found.map(\.1), travel: travel, me: me)
-        return .ok(.init(body: .json(.init(items: found.map { match, record in
-            S.TripMatch(trip: view.trip(record),
+        return .ok(.init(body: .json(.init(items: try found.map { match, record in
+            S.TripMatch(trip: try view.trip(record),
                         price: .init(total: Self.money(match.price.total), travellerShare: Self.money(match.price.travellerShare),
                                      platformFee: Self.money(match.price.platformFee)),
                         waitMinutes: match.waitMinutes, detourMeters: match.detourMeters)
@@ -239,7 +239,7 @@ struct TripView {
         let ids = Array(Set(trips.map(\.travellerID)))
         let users = ids.isEmpty ? [] : try await User.query(on: travel.db).filter(\.$id ~~ ids).all()
         var names = [UserID: String]()
-        for user in users { names[user.id!] = TravellerName.short(first: user.firstName, last: user.lastName) }
+        for user in users { names[try user.storedID] = TravellerName.short(first: user.firstName, last: user.lastName) }
         return TripView(index: index, names: names, me: me, language: language)
     }
 
@@ -248,12 +248,12 @@ struct TripView {
         return .init(id: id, level: "unknown", name: id)
     }
 
-    func trip(_ t: TripRecord) -> Components.Schemas.Trip {
+    func trip(_ t: TripRecord) throws -> Components.Schemas.Trip {
         let mine = t.travellerID == me.userID
         let point = { (lat: Double?, lon: Double?) in TripRecord.point(lat, lon).map { Components.Schemas.GeoPoint(latitude: $0.latitude, longitude: $0.longitude) } }
         let status = t.status(at: UnixTime.nowMillis)
         return .init(
-            id: t.id!.uuidString, traveller: .init(id: t.travellerID.uuidString, name: names[t.travellerID] ?? ""),
+            id: try t.storedID.uuidString, traveller: .init(id: t.travellerID.uuidString, name: names[t.travellerID] ?? ""),
             from: ref(t.fromAreaID), to: ref(t.toAreaID), fromPoint: point(t.fromLatitude, t.fromLongitude),
             toPoint: point(t.toLatitude, t.toLongitude), date: t.departureDate, earliest: t.earliest, latest: t.latest,
             timeZone: t.timeZone, departsFrom: APIHandler.date(t.departsFrom), departsUntil: APIHandler.date(t.departsUntil),
@@ -262,7 +262,7 @@ struct TripView {
             categories: t.categories.split(separator: ",").map(String.init),
             minimumReward: TripPolicy.showsMinimumReward(traveller: t.travellerID, to: me.caller)
                 ? t.minimumReward.map { APIHandler.money(Money($0, t.currency)) } : nil,
-            notes: t.notes, status: .init(rawValue: status.rawValue)!, mine: mine)
+            notes: t.notes, status: try wire(status), mine: mine)
     }
 }
 
@@ -278,7 +278,7 @@ extension APIHandler {
                                      attestsAllowedContents: b.attestsAllowedContents, paymentMethod: method)
         let travel = try self.travel
         let sent = try await travel.sendRequest(draft, by: me)
-        return .created(.init(body: .json(try await Self.tripRequest(try await travel.request(sent.id!, for: me), travel: travel, me: me))))
+        return .created(.init(body: .json(try await Self.tripRequest(try await travel.request(try sent.storedID, for: me), travel: travel, me: me))))
     }
 
     func listTripRequests(_ input: Operations.ListTripRequests.Input) async throws -> Operations.ListTripRequests.Output {
@@ -289,7 +289,7 @@ extension APIHandler {
         var items: [S.TripRequest] = []
         let tripView = try await TripView.load(views.map(\.trip), travel: travel, me: me)
         let people = try await Self.requestPeople(views, travel: travel)
-        for view in views { items.append(Self.tripRequest(view, tripView: tripView, people: people, me: me)) }
+        for view in views { items.append(try Self.tripRequest(view, tripView: tripView, people: people, me: me)) }
         return .ok(.init(body: .json(.init(items: items))))
     }
 
@@ -360,27 +360,27 @@ extension APIHandler {
     static func requestPeople(_ views: [Travel.RequestView], travel: Travel) async throws -> [UserID: User] {
         let ids = Array(Set(views.flatMap { [$0.request.senderID, $0.request.travellerID] }))
         guard !ids.isEmpty else { return [:] }
-        return Dictionary(uniqueKeysWithValues: try await User.query(on: travel.db).filter(\.$id ~~ ids).all().map { ($0.id!, $0) })
+        return Dictionary(uniqueKeysWithValues: try await User.query(on: travel.db).filter(\.$id ~~ ids).all().map { (try $0.storedID, $0) })
     }
 
     static func tripRequest(_ view: Travel.RequestView, travel: Travel, me: Principal) async throws -> S.TripRequest {
-        tripRequest(view, tripView: try await TripView.load([view.trip], travel: travel, me: me),
+        try tripRequest(view, tripView: try await TripView.load([view.trip], travel: travel, me: me),
                     people: try await requestPeople([view], travel: travel), me: me)
     }
 
-    static func tripRequest(_ view: Travel.RequestView, tripView: TripView, people: [UserID: User], me: Principal) -> S.TripRequest {
+    static func tripRequest(_ view: Travel.RequestView, tripView: TripView, people: [UserID: User], me: Principal) throws -> S.TripRequest {
         let r = view.request
         let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
         let progress = TripRequestProgress.of(r.status, shipment: view.shipment?.status)
         let seen = TripRequestVisibility.of(progress, for: roles)
         func name(_ id: UserID) -> String { people[id].map { TravellerName.short(first: $0.firstName, last: $0.lastName) } ?? "" }
         let items = (try? JSONDecoder().decode([String: [String]].self, from: Data(r.attestation.utf8))) ?? [:]
-        let shipment = view.shipment.map { o in
-            S.TripRequest.ShipmentPayload(id: o.id!.uuidString, reference: o.reference,
+        let shipment = try view.shipment.map { o in
+            S.TripRequest.ShipmentPayload(id: try o.storedID.uuidString, reference: o.reference,
                                           paymentUrl: seen.paymentLink ? o.checkoutURL : nil, sandbox: o.sandbox)
         }
-        return S.TripRequest(
-            id: r.id!.uuidString, trip: tripView.trip(view.trip), status: .init(rawValue: progress.rawValue)!,
+        return try S.TripRequest(
+            id: r.storedID.uuidString, trip: tripView.trip(view.trip), status: wire(progress),
             sender: .init(id: r.senderID.uuidString, name: name(r.senderID)),
             traveller: .init(id: r.travellerID.uuidString, name: name(r.travellerID)),
             category: r.category, grams: r.grams, declaredValue: money(Money(r.declaredValue, r.currency)), description: r.description,
@@ -388,7 +388,7 @@ extension APIHandler {
             price: .init(total: money(r.price.total), travellerShare: money(r.price.travellerShare), platformFee: money(r.price.platformFee)),
             prohibitedItems: items["en"] ?? items.values.first ?? [], attestedAt: date(r.attestedAt), hasPhoto: r.photoName != nil,
             answerBy: date(r.answerBy), payBy: r.payBy.map(date), reason: r.reason, shipment: shipment, createdAt: date(r.createdAt),
-            availableActions: progress.actions(for: roles).map { .init(rawValue: $0.rawValue)! })
+            availableActions: progress.actions(for: roles).map { try wire($0) })
     }
 }
 

@@ -20,8 +20,13 @@ struct ParcelPoller {
     /// Carriers without a documented budget.
     static let defaultDailyBudget = 1_000
 
-    /// Requests a day the poller may make to `carrier`.
+    /// Requests a day this server may make to `carrier`, the poller and lookups without an account together.
     static func dailyLimit(_ carrier: String) -> Int { dailyBudget[carrier] ?? defaultDailyBudget }
+    /// The share of it lookups without an account may spend (`PublicLookup`): a tenth, at least one.
+    /// The rest is the poller's and the owners' "refresh", which strangers can never spend.
+    static func publicShare(_ carrier: String) -> Int { max(1, dailyLimit(carrier) / 10) }
+    /// Requests a day the poller (and "refresh") may make to `carrier`.
+    static func pollerLimit(_ carrier: String) -> Int { dailyLimit(carrier) - publicShare(carrier) }
     /// How long a claimed parcel is left alone if the process dies while asking.
     static let leaseMillis: Int64 = 10 * 60_000
 
@@ -90,19 +95,24 @@ struct ParcelPoller {
     }
 
     /// Takes one request of today's budget for `carrier`; false if it is spent or the carrier said to wait.
-    func takeBudget(_ carrier: String) async throws -> Bool {
+    /// `anonymous`: a lookup without an account, out of its own share (`publicShare`, counted in
+    /// `public_used`), never out of the poller's (`used`, up to `pollerLimit`).
+    func takeBudget(_ carrier: String, anonymous: Bool = false) async throws -> Bool {
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10))
-        let limit = Self.dailyLimit(carrier)
+        let column = SQLIdentifier(anonymous ? "public_used" : "used")
+        let limit = anonymous ? Self.publicShare(carrier) : Self.pollerLimit(carrier)
         return try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return false }
             try await sql.raw("""
-                INSERT INTO carrier_budgets (carrier, day, used) VALUES (\(bind: carrier), \(bind: today), 0)
+                INSERT INTO carrier_budgets (carrier, day, used, public_used) VALUES (\(bind: carrier), \(bind: today), 0, 0)
                 ON CONFLICT (carrier) DO NOTHING
                 """).run()
-            try await sql.raw("UPDATE carrier_budgets SET day = \(bind: today), used = 0 WHERE carrier = \(bind: carrier) AND day <> \(bind: today)").run()
+            try await sql.raw("""
+                UPDATE carrier_budgets SET day = \(bind: today), used = 0, public_used = 0 WHERE carrier = \(bind: carrier) AND day <> \(bind: today)
+                """).run()
             let rows = try await sql.raw("""
-                UPDATE carrier_budgets SET used = used + 1 WHERE carrier = \(bind: carrier) AND used < \(bind: limit)
-                AND (blocked_until IS NULL OR blocked_until <= \(bind: UnixTime.nowMillis)) RETURNING used
+                UPDATE carrier_budgets SET \(column) = \(column) + 1 WHERE carrier = \(bind: carrier) AND \(column) < \(bind: limit)
+                AND (blocked_until IS NULL OR blocked_until <= \(bind: UnixTime.nowMillis)) RETURNING \(column)
                 """).all()
             return !rows.isEmpty
         }
@@ -125,7 +135,7 @@ struct ParcelPoller {
             var mine: [ParcelRecord] = []
             for parcel in parcels {
                 let rows = try await sql.update("parcels").set("next_check_at", to: SQLBind(lease))
-                    .where("id", .equal, SQLBind(parcel.id!)).where("next_check_at", .equal, SQLBind(parcel.nextCheckAt))
+                    .where("id", .equal, SQLBind(try parcel.storedID)).where("next_check_at", .equal, SQLBind(parcel.nextCheckAt))
                     .returning("id").all()
                 if !rows.isEmpty { mine.append(parcel) }
             }
@@ -138,7 +148,7 @@ struct ParcelPoller {
         try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return }
             for parcel in parcels {
-                var update = sql.update("parcels").set("next_check_at", to: SQLBind(at)).where("id", .equal, SQLBind(parcel.id!))
+                var update = sql.update("parcels").set("next_check_at", to: SQLBind(at)).where("id", .equal, SQLBind(try parcel.storedID))
                 if failed { update = update.set("check_failures", to: SQLRaw("check_failures + 1")) }
                 try await update.run()
             }
@@ -149,15 +159,16 @@ struct ParcelPoller {
     /// of them, the next check; the owner is told when the status changes.
     func apply(_ answer: CarrierAnswer, to parcel: ParcelRecord) async throws {
         let now = UnixTime.nowMillis
+        let parcelID = try parcel.storedID
         try await db.writeTransaction(services) { db in
-            guard let current = try await ParcelRecord.find(parcel.id!, on: db) else { return }
-            let stored = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcel.id!).all().map(\.event)
+            guard let current = try await ParcelRecord.find(parcelID, on: db) else { return }
+            let stored = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcelID).all().map(\.event)
             var status = current.status
             var estimated = current.estimatedDelivery
             var newEvents: [ParcelEvent] = []
             if case .found(let report) = answer {
                 let merged = ParcelTracking.merge(stored, report.events)
-                for event in merged.new { try await ParcelEventRecord(parcel: parcel.id!, event).create(on: db) }
+                for event in merged.new { try await ParcelEventRecord(parcel: parcelID, event).create(on: db) }
                 newEvents = merged.new
                 status = ParcelTracking.overall(merged.all, delivered: report.delivered)
                 estimated = report.estimatedDelivery ?? estimated

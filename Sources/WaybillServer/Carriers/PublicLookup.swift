@@ -36,7 +36,8 @@ final class CarrierAnswerCache: Sendable {
 /// Looking a number up without an account (issue "Parcels of every carrier", item 5): the carriers
 /// it may belong to, and — when this server has the likeliest carrier's adapter — what that
 /// carrier says now, from a ten-minute cache or one request within the carrier's daily budget.
-/// Limited per client address (the lookups' sixty a minute, and ten carrier requests a minute).
+/// Limited per client address (the lookups' sixty a minute, and ten carrier requests a minute and
+/// thirty a day), and out of its own share of the carrier's budget (a tenth: `ParcelPoller.publicShare`).
 struct PublicLookup {
     let services: WaybillServices
     let db: any Database
@@ -72,20 +73,29 @@ struct PublicLookup {
         }
         result.carrier = carrier
         let key = "\(carrier)|\(number)"
-        var answer = services.carrierAnswerCache.get(key)
-        if answer == nil {
+        let answer: CarrierAnswer
+        if let cached = services.carrierAnswerCache.get(key) {
+            answer = cached
+        } else {
             let poller = ParcelPoller(services: services, db: db, logger: logger)
-            guard services.carrierLiveLimiter.take(clientAddress) == nil else {
+            // Per address, on the application's clock: ten a minute, and thirty a day.
+            let now = Double(UnixTime.nowMillis) / 1000
+            guard services.carrierLiveLimiter.take(clientAddress, now: now) == nil else {
                 result.notAsked = "busy"
                 return result
             }
-            guard try await poller.takeBudget(carrier) else {
+            guard services.carrierLiveDailyLimiter.take(clientAddress, now: now) == nil else {
+                result.notAsked = "busy"
+                return result
+            }
+            // Out of the anonymous share of the carrier's budget, never the poller's.
+            guard try await poller.takeBudget(carrier, anonymous: true) else {
                 result.notAsked = "busy"
                 return result
             }
             do {
                 answer = try await tracker.track([number])[number] ?? .notFound
-                services.carrierAnswerCache.put(key, answer!)
+                services.carrierAnswerCache.put(key, answer)
             } catch let error as CarrierTrackingError {
                 if case .rateLimited(let retryAfter) = error { try await poller.block(carrier, seconds: retryAfter ?? 900) }
                 logger.notice("Public lookup at \(carrier) failed: \(String(describing: error))")
@@ -93,7 +103,7 @@ struct PublicLookup {
                 return result
             }
         }
-        switch answer! {
+        switch answer {
         case .found(let report): result.report = report
         case .notFound: result.unknownAtCarrier = true
         }

@@ -36,8 +36,10 @@ enum DemoData {
         var lines: [String] = []
         for account in accounts {
             let existing = try await User.query(on: app.db).filter(\.$email == account.email).first()
-            var password = known[account.email]
-            if existing == nil || password == nil {
+            let password: String
+            if existing != nil, let kept = known[account.email] {
+                password = kept
+            } else {
                 let fresh = "demo-" + Data((0..<9).map { _ in UInt8.random(in: 0...255) }).base64URLEncodedString()
                 let hash = try await app.waybill.passwords.hash(fresh)
                 if let existing {
@@ -57,7 +59,7 @@ enum DemoData {
                 }
                 password = fresh
             }
-            lines.append("\(label(account.email, account.role)) \(account.email) \(password!)")
+            lines.append("\(label(account.email, account.role)) \(account.email) \(password)")
         }
         try await seedOrders(app)
         try await seedCounter(app)
@@ -85,9 +87,9 @@ enum DemoData {
         guard let customer = try await User.query(on: app.db).filter(\.$email == accounts[2].email).first(),
               let driver = try await User.query(on: app.db).filter(\.$email == accounts[1].email).first(),
               let manager = try await User.query(on: app.db).filter(\.$email == accounts[0].email).first(),
-              try await Order.query(on: app.db).filter(\.$customerID == customer.id!).count() == 0 else { return }
+              try await Order.query(on: app.db).filter(\.$customerID == (try customer.storedID)).count() == 0 else { return }
         let orders = Orders(services: app.waybill, db: app.db, logger: app.logger)
-        let asCustomer = Principal(user: customer, sessionID: SignInID())
+        let asCustomer = try Principal(user: customer, sessionID: SignInID())
         let pickup = PickupInput(useAccountAddress: true, address: AddressInput(latitude: 47.3779, longitude: 8.5403))
         _ = try await orders.create(OrderRequest(
             quote: QuoteRequest(pickup: pickup, dropoff: AddressInput(street: "Bundesplatz 3", postalCode: "3005", city: "Bern",
@@ -101,7 +103,7 @@ enum DemoData {
                                 weightClass: .medium, service: .express),
             paymentMethod: .cash, recipientName: "Louis Exemple", notes: "Demo order: assigned to the demo driver."),
             by: asCustomer, idempotencyKey: "demo-2")
-        _ = try await orders.assign(second.record.order.id, to: driver.id!, by: Principal(user: manager, sessionID: SignInID()))
+        _ = try await orders.assign(second.record.order.id, to: try driver.storedID, by: try Principal(user: manager, sessionID: SignInID()))
     }
 
     /// A subscription plan on offer, on first start (when no plan was ever offered), offered by the
@@ -112,7 +114,7 @@ enum DemoData {
         let subscriptions = Subscriptions(services: app.waybill, db: app.db, logger: app.logger)
         _ = try await subscriptions.createPlan(PlanTerms(name: "Demo Plus", monthlyPrice: 2_900, includedDeliveries: 3, discountPercent: 10,
                                                          expressIncluded: false),
-                                               active: true, by: Principal(user: admin, sessionID: SignInID()))
+                                               active: true, by: try Principal(user: admin, sessionID: SignInID()))
     }
 
     /// A reception counter at Geneva's station, open every day 07:00–20:00, with the demo counter
@@ -133,7 +135,7 @@ enum DemoData {
             try await record.create(on: db)
             guard let sql = db.tracedSQL else { return }
             try await sql.insert(into: "counter_staff").columns("counter_id", "user_id", "added_at")
-                .values(SQLBind(record.id!), SQLBind(staff.id!), SQLBind(record.createdAt)).run()
+                .values(SQLBind(try record.storedID), SQLBind(try staff.storedID), SQLBind(record.createdAt)).run()
             try await Accounts.setStaffCapabilities(staff, to: [.counter], by: nil, on: db)
         }
     }

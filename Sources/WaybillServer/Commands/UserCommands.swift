@@ -94,7 +94,7 @@ struct UserCreateCommand: AsyncCommand {
             try await user.create(on: db)
             try await Accounts.recordGrants(of: user, by: nil, on: db)
         }
-        context.console.info("Created \(role.rawValue) \(email) (\(user.id!.uuidString)).")
+        context.console.info("Created \(role.rawValue) \(email) (\(try user.storedID.uuidString)).")
     }
 }
 

@@ -133,6 +133,8 @@ struct ConversationAccess: Sendable {
 
 /// A conversation as one participant sees it.
 struct ConversationView: Sendable {
+    /// The conversation's id (`record`'s, read once).
+    var id: ConversationID
     var record: ConversationRecord
     var access: ConversationAccess
     var closed: Bool
@@ -143,7 +145,6 @@ struct ConversationView: Sendable {
     var last: MessageRecord?
 
     var unread: Int64 { Unread.count(lastSeq: record.lastSeq, lastReadSeq: lastReadSeq) }
-    var id: ConversationID { record.id! }
 }
 
 /// A message as a participant sees it (masked when its subject asks for it).
@@ -154,11 +155,13 @@ struct MessageView: Sendable {
     var sharedReference: String?
 
     var live: LiveChatMessage {
-        LiveChatMessage(conversationId: record.conversationID, id: record.id!, seq: record.seq, senderId: record.senderID,
-                        senderName: senderName, kind: record.kind, text: text, sharedShipmentId: record.sharedOrderID,
-                        sharedReference: sharedReference, imageWidth: record.imageWidth, imageHeight: record.imageHeight,
-                        clientMessageId: record.clientMessageID, createdAt: record.createdAt,
-                        editedAt: record.editedAt, deletedAt: record.deletedAt, hiddenAt: record.hiddenAt)
+        get throws {
+            LiveChatMessage(conversationId: record.conversationID, id: try record.storedID, seq: record.seq, senderId: record.senderID,
+                            senderName: senderName, kind: record.kind, text: text, sharedShipmentId: record.sharedOrderID,
+                            sharedReference: sharedReference, imageWidth: record.imageWidth, imageHeight: record.imageHeight,
+                            clientMessageId: record.clientMessageID, createdAt: record.createdAt,
+                            editedAt: record.editedAt, deletedAt: record.deletedAt, hiddenAt: record.hiddenAt)
+        }
     }
 }
 
@@ -182,14 +185,14 @@ struct Conversations: WaybillService {
             guard let order = try await Order.find(id, on: db) else { return nil }
             let receivers = try await Notifier.receiver(of: order, on: db)
             if let request = try await TripRequestRecord.query(on: db).filter(\.$shipmentID == id).first() {
-                return access(request: request, order: order, receivers: receivers, caller: caller)
+                return try access(request: request, order: order, receivers: receivers, caller: caller)
             }
-            return access(shipment: order, receivers: receivers, caller: caller)
+            return try access(shipment: order, receivers: receivers, caller: caller)
         case .request(let id):
             guard let request = try await TripRequestRecord.find(id, on: db) else { return nil }
             let order: Order? = if let shipment = request.shipmentID { try await Order.find(shipment, on: db) } else { nil }
             let receivers = if let order { try await Notifier.receiver(of: order, on: db) } else { [User]() }
-            return access(request: request, order: order, receivers: receivers, caller: caller)
+            return try access(request: request, order: order, receivers: receivers, caller: caller)
         case .direct(let pair):
             var roles: Set<ConversationRole> = []
             if let caller {
@@ -199,7 +202,7 @@ struct Conversations: WaybillService {
             let people = try await Self.people([pair.low, pair.high], on: db)
             guard let low = people[pair.low], let high = people[pair.high] else { return nil }
             return ConversationAccess(subject: subject, roles: roles, endedAt: nil, masks: false, order: nil, request: nil,
-                                      parties: [pair.low: .peer, pair.high: .peer], linked: try await linked(low, high, on: db))
+                                      parties: [pair.low: .peer, pair.high: .peer], linked: try await linked(low, high, asking: caller?.id, on: db))
         case .booking(let id):
             // A counter booking: a drop-off slot of a counter's template.
             guard let booking = try await SlotBookingRecord.find(id, on: db), booking.kind == .dropOff,
@@ -214,17 +217,22 @@ struct Conversations: WaybillService {
                 if roles.isEmpty { return nil }
             }
             var parties: [UserID: ConversationRole] = [order.customerID: .sender]
-            for person in staff where parties[person.id!] == nil { parties[person.id!] = .counter }
+            for person in staff {
+                let id = try person.storedID
+                if parties[id] == nil { parties[id] = .counter }
+            }
             return ConversationAccess(subject: subject, roles: roles,
                                       endedAt: ConversationPolicy.endedAt(booking: booking.status, updatedAt: booking.updatedAt),
                                       masks: false, order: order, request: nil, parties: parties)
         }
     }
 
-    /// Whether two people share a shipment or a followed parcel now (`ConversationPolicy.linksDirectly`);
-    /// nobody is linked to a banned account.
-    static func linked(_ a: User, _ b: User, on db: any Database) async throws -> Bool {
-        guard !a.isBanned, !b.isBanned, let pair = DirectPair(a.id!, b.id!), let sql = db.tracedSQL else { return false }
+    /// Whether two people share a shipment or a followed parcel now (`ConversationPolicy.linksDirectly`,
+    /// `Acquaintance`), as `asking` (one of them, or nil: the server) sees it; nobody is linked to a
+    /// banned account.
+    static func linked(_ a: User, _ b: User, asking: UserID?, on db: any Database) async throws -> Bool {
+        let (idA, idB) = (try a.storedID, try b.storedID)
+        guard !a.isBanned, !b.isBanned, let pair = DirectPair(idA, idB), let sql = db.tracedSQL else { return false }
         // A parcel one of them shared with the other.
         let parcels = try await sql.select().column(SQLColumn("owner_id", table: "p")).column(SQLColumn("user_id", table: "s"))
             .from(SQLAlias(SQLIdentifier("parcels"), as: SQLIdentifier("p")))
@@ -233,46 +241,57 @@ struct Conversations: WaybillService {
             .where(SQLColumn("owner_id", table: "p"), .in, SQLBind.group([pair.low, pair.high]))
             .where(SQLColumn("user_id", table: "s"), .in, SQLBind.group([pair.low, pair.high]))
             .limit(10).all()
+        // Shared with one of them: linked once that person took it up (opened the conversation).
+        var opened: Bool?
         for row in parcels {
             let owner = try row.decode(column: "owner_id", as: UserID.self)
-            if ConversationPolicy.linksDirectly(parcelOwner: owner, sharedWith: [try row.decode(column: "user_id", as: UserID.self)], pair) { return true }
+            let sharedWith: Set<UserID> = [try row.decode(column: "user_id", as: UserID.self)]
+            if ConversationPolicy.linksDirectly(parcelOwner: owner, sharedWith: sharedWith, pair, asking: asking, conversationOpened: false) { return true }
+            if opened == nil {
+                let subject = ConversationSubject.direct(pair)
+                opened = try await ConversationRecord.query(on: db).filter(\.$subjectKind == subject.kind).filter(\.$subjectID == subject.id).first() != nil
+            }
+            if ConversationPolicy.linksDirectly(parcelOwner: owner, sharedWith: sharedWith, pair, asking: asking, conversationOpened: opened ?? false) { return true }
         }
-        // A shipment both are parties of: candidates by customer, driver and recipient email, then
-        // each checked by the policy (what each may see in its status, a traveller's parcel paid).
-        let (ca, cb) = (a.caller, b.caller)
+        // A shipment both are parties of: candidates by customer, driver and recipient email, in a
+        // status that links them that way (`Acquaintance.shipmentStatuses`), then each checked by the
+        // policy (what each may see in its status, a traveller's parcel paid).
+        let (ca, cb) = (a.caller(id: idA), b.caller(id: idB))
+        let direct = Array(Acquaintance.shipmentStatuses(throughReceiver: false))
+        let throughReceiver = Array(Acquaintance.shipmentStatuses(throughReceiver: true))
         let candidates = try await Order.query(on: db).group(.or) { or in
             for (x, y) in [(ca, cb), (cb, ca)] {
-                or.group(.and) { $0.filter(\.$customerID == x.id).filter(\.$driverID == y.id) }
+                or.group(.and) { $0.filter(\.$customerID == x.id).filter(\.$driverID == y.id).filter(\.$status ~~ direct) }
                 if let email = y.verifiedEmail {
-                    or.group(.and) { $0.filter(\.$customerID == x.id).filter("recipient_email", .equal, email) }
-                    or.group(.and) { $0.filter(\.$driverID == x.id).filter("recipient_email", .equal, email) }
+                    or.group(.and) { $0.filter(\.$customerID == x.id).filter("recipient_email", .equal, email).filter(\.$status ~~ throughReceiver) }
+                    or.group(.and) { $0.filter(\.$driverID == x.id).filter("recipient_email", .equal, email).filter(\.$status ~~ throughReceiver) }
                 }
             }
         }.sort(\.$createdAt, .descending).limit(100).all()
         guard !candidates.isEmpty else { return false }
         let requests = try await TripRequestRecord.query(on: db).filter(\.$shipmentID ~~ candidates.compactMap(\.id)).all()
         let requestByShipment = Dictionary(requests.compactMap { r in r.shipmentID.map { ($0, r) } }, uniquingKeysWith: { first, _ in first })
-        return candidates.contains { order in
-            let masked = requestByShipment[order.id!].map { ConversationPolicy.masksContacts(request: $0.status, shipmentPaid: order.paymentStatus == .paid) } ?? false
+        return try candidates.contains { order in
+            let masked = requestByShipment[try order.storedID].map { ConversationPolicy.masksContacts(request: $0.status, shipmentPaid: order.paymentStatus == .paid) } ?? false
             return ConversationPolicy.linksDirectly(shipment: order.parties, status: order.status, masked: masked, ca, cb)
         }
     }
 
     /// A courier shipment's conversation as `caller` may see it, from what was read (its receivers:
     /// the accounts its recipient's email belongs to).
-    static func access(shipment order: Order, receivers: [User], caller: Caller?) -> ConversationAccess? {
+    static func access(shipment order: Order, receivers: [User], caller: Caller?) throws -> ConversationAccess? {
         var roles: Set<ConversationRole> = []
         if let caller {
             roles = ConversationPolicy.roles(shipment: OrderPolicy.capacities(of: caller, for: order.parties), status: order.status)
             if roles.isEmpty { return nil }
         }
-        return ConversationAccess(subject: .shipment(order.id!), roles: roles,
+        return ConversationAccess(subject: .shipment(try order.storedID), roles: roles,
                                   endedAt: ConversationPolicy.endedAt(shipment: order.status, updatedAt: order.updatedAt),
-                                  masks: false, order: order, request: nil, parties: parties(of: order, receivers: receivers))
+                                  masks: false, order: order, request: nil, parties: try parties(of: order, receivers: receivers))
     }
 
     /// A traveller request's conversation (with its shipment once accepted) as `caller` may see it.
-    static func access(request: TripRequestRecord, order: Order?, receivers: [User], caller: Caller?) -> ConversationAccess? {
+    static func access(request: TripRequestRecord, order: Order?, receivers: [User], caller: Caller?) throws -> ConversationAccess? {
         var roles: Set<ConversationRole> = []
         if let caller {
             roles = ConversationPolicy.roles(request: TripRequestMachine.roles(of: caller.id, sender: request.senderID, traveller: request.travellerID))
@@ -284,10 +303,10 @@ struct Conversations: WaybillService {
         var parties: [UserID: ConversationRole] = [request.senderID: .sender, request.travellerID: .carrier]
         var endedAt = ConversationPolicy.endedAt(request: request.status, updatedAt: request.updatedAt)
         if let order {
-            parties.merge(Self.parties(of: order, receivers: receivers)) { current, _ in current }
+            parties.merge(try Self.parties(of: order, receivers: receivers)) { current, _ in current }
             if request.status == .accepted { endedAt = ConversationPolicy.endedAt(shipment: order.status, updatedAt: order.updatedAt) }
         }
-        return ConversationAccess(subject: .request(request.id!), roles: roles, endedAt: endedAt,
+        return ConversationAccess(subject: .request(try request.storedID), roles: roles, endedAt: endedAt,
                                   masks: ConversationPolicy.masksContacts(request: request.status, shipmentPaid: order?.paymentStatus == .paid),
                                   order: order, request: request, parties: parties)
     }
@@ -295,14 +314,17 @@ struct Conversations: WaybillService {
     /// A shipment's parties: its customer, its driver, and the account it is addressed to once it
     /// would see it.
     static func parties(of order: Order, on db: any Database) async throws -> [UserID: ConversationRole] {
-        parties(of: order, receivers: try await Notifier.receiver(of: order, on: db))
+        try parties(of: order, receivers: try await Notifier.receiver(of: order, on: db))
     }
 
-    static func parties(of order: Order, receivers: [User]) -> [UserID: ConversationRole] {
+    static func parties(of order: Order, receivers: [User]) throws -> [UserID: ConversationRole] {
         var parties: [UserID: ConversationRole] = [order.customerID: .sender]
         if let driver = order.driverID, parties[driver] == nil { parties[driver] = .carrier }
         if OrderPolicy.allows(.see, status: order.status, as: [.receiver]) {
-            for receiver in receivers where !receiver.isBanned && parties[receiver.id!] == nil { parties[receiver.id!] = .receiver }
+            for receiver in receivers where !receiver.isBanned {
+                let id = try receiver.storedID
+                if parties[id] == nil { parties[id] = .receiver }
+            }
         }
         return parties
     }
@@ -337,7 +359,7 @@ struct Conversations: WaybillService {
         do {
             try await db.writeTransaction(services) { db in
                 try await record.create(on: db)
-                try await Self.addMembers(access.parties, to: record.id!, on: db)
+                try await Self.addMembers(access.parties, to: try record.storedID, on: db)
             }
         } catch where Self.isUniqueViolation(error) {
             // Two parties opened it at once: theirs is the one.
@@ -370,26 +392,27 @@ struct Conversations: WaybillService {
         guard !ids.isEmpty else { return ([], 0) }
         // Everything the list shows, a query per kind of row rather than per conversation.
         let records = try await ConversationRecord.query(on: db).filter(\.$id ~~ ids).all()
-        let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id!, $0) })
+        let byID = Dictionary(uniqueKeysWithValues: try records.map { (try $0.storedID, $0) })
         let requestIDs = records.compactMap { if case .request(let id)? = $0.subject { id } else { nil } }
         let requests = requestIDs.isEmpty ? [] : try await TripRequestRecord.query(on: db).filter(\.$id ~~ requestIDs).all()
         let orderIDs = records.compactMap { if case .shipment(let id)? = $0.subject { id } else { nil } } + requests.compactMap(\.shipmentID)
         let orders = orderIDs.isEmpty ? [] : try await Order.query(on: db).filter(\.$id ~~ orderIDs).all()
-        let ordersByID = Dictionary(uniqueKeysWithValues: orders.map { ($0.id!, $0) })
+        let ordersByID = Dictionary(uniqueKeysWithValues: try orders.map { (try $0.storedID, $0) })
         let emails = Set(orders.compactMap(\.recipientColumns.email))
         let receivers = emails.isEmpty ? [] : try await User.query(on: db).filter(\.$email ~~ Array(emails)).filter(\.$emailVerifiedAt != nil).all()
         let receiversByEmail = Dictionary(grouping: receivers, by: \.email)
-        let requestsByID = Dictionary(uniqueKeysWithValues: requests.map { ($0.id!, $0) })
+        let requestsByID = Dictionary(uniqueKeysWithValues: try requests.map { (try $0.storedID, $0) })
         let members = try await Self.members(of: ids, on: db)
         var accesses: [ConversationID: ConversationAccess] = [:]
         for record in records {
+            let conversationID = try record.storedID
             let access: ConversationAccess? = switch record.subject {
             case .shipment(let id)?:
-                ordersByID[id].flatMap { Self.access(shipment: $0, receivers: $0.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [], caller: me.caller) }
+                try ordersByID[id].flatMap { try Self.access(shipment: $0, receivers: $0.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [], caller: me.caller) }
             case .request(let id)?:
-                requestsByID[id].flatMap { request in
+                try requestsByID[id].flatMap { request in
                     let order = request.shipmentID.flatMap { ordersByID[$0] }
-                    return Self.access(request: request, order: order, receivers: order?.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [],
+                    return try Self.access(request: request, order: order, receivers: order?.recipientColumns.email.flatMap { receiversByEmail[$0] } ?? [],
                                        caller: me.caller)
                 }
             case .direct(let pair)?:
@@ -400,7 +423,7 @@ struct Conversations: WaybillService {
                 try await Self.access(to: .booking(id), caller: me.caller, on: db)
             case nil: nil
             }
-            if let access { accesses[record.id!] = access }
+            if let access { accesses[conversationID] = access }
         }
         var peopleIDs = Set(accesses.values.flatMap(\.parties.keys))
         for list in members.values { peopleIDs.formUnion(list.keys) }
@@ -410,21 +433,22 @@ struct Conversations: WaybillService {
                                             uniquingKeysWith: { first, _ in first })
         let items: [ConversationView] = ids.compactMap { id in
             guard let record = byID[id], let access = accesses[id] else { return nil }
-            return view(record, access, members: members[id] ?? [:], people: people, last: lastByConversation[id], for: me.userID)
+            return view(id, record, access, members: members[id] ?? [:], people: people, last: lastByConversation[id], for: me.userID)
         }
         return (items, items.reduce(0) { $0 + $1.unread })
     }
 
     func view(_ record: ConversationRecord, _ access: ConversationAccess, for userID: UserID) async throws -> ConversationView {
-        let members = try await Self.members(of: record.id!, on: db)
+        let id = try record.storedID
+        let members = try await Self.members(of: id, on: db)
         var ids = Set(access.parties.keys)
         ids.formUnion(members.keys)
         let people = try await Self.people(ids, on: db)
-        let last = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).filter(\.$seq == record.lastSeq).first()
-        return view(record, access, members: members, people: people, last: last, for: userID)
+        let last = try await MessageRecord.query(on: db).filter(\.$conversationID == id).filter(\.$seq == record.lastSeq).first()
+        return view(id, record, access, members: members, people: people, last: last, for: userID)
     }
 
-    func view(_ record: ConversationRecord, _ access: ConversationAccess, members: [UserID: Member], people: [UserID: User], last: MessageRecord?,
+    func view(_ conversationID: ConversationID, _ record: ConversationRecord, _ access: ConversationAccess, members: [UserID: Member], people: [UserID: User], last: MessageRecord?,
               for userID: UserID) -> ConversationView {
         let mine = members[userID]
         var participants: [(user: User, role: ConversationRole, readSeq: Int64)] = []
@@ -434,7 +458,7 @@ struct Conversations: WaybillService {
         for (id, member) in members.sorted(by: { $0.key.uuidString < $1.key.uuidString }) where access.parties[id] == nil && member.role == .staff {
             if let user = people[id] { participants.append((user, .staff, member.read)) }
         }
-        return ConversationView(record: record, access: access, closed: closed(access), lastReadSeq: mine?.read ?? 0,
+        return ConversationView(id: conversationID, record: record, access: access, closed: closed(access), lastReadSeq: mine?.read ?? 0,
                                 lastDeliveredSeq: mine?.delivered ?? 0, participants: participants, last: last)
     }
 
@@ -460,7 +484,7 @@ struct Conversations: WaybillService {
         let shared = Set(records.compactMap(\.sharedOrderID))
         var references: [OrderID: String] = [:]
         if !shared.isEmpty {
-            for order in try await Order.query(on: db).filter(\.$id ~~ Array(shared)).all() { references[order.id!] = order.reference }
+            for order in try await Order.query(on: db).filter(\.$id ~~ Array(shared)).all() { references[try order.storedID] = order.reference }
         }
         return records.map { Self.view($0, access: access, sender: $0.senderID.flatMap { people[$0] }, references: references) }
     }
@@ -568,7 +592,7 @@ struct Conversations: WaybillService {
     /// The live event of a new or changed message, the others' unread counts, and (new messages
     /// only) a push to wake their apps: no text in it unless they allowed previews.
     static func announce(_ view: MessageView, in id: ConversationID, from sender: UserID?, preview: String?, on db: any Database) async throws {
-        var events: [(payload: LivePayload, topic: String)] = [(.message(view.live), LiveTopic.conversation(id).name)]
+        var events: [(payload: LivePayload, topic: String)] = [(.message(try view.live), LiveTopic.conversation(id).name)]
         guard preview != nil || view.record.kind == .system else {
             return try await LiveLog.publish(events, on: db)
         }
@@ -760,7 +784,7 @@ struct Conversations: WaybillService {
         // Plain SQL: every status change asks, inside its transaction (docs/performance.md).
         let request = try await sql.raw("SELECT * FROM \"trip_requests\" WHERE \"shipment_id\" = \(bind: orderID) LIMIT 1").first()
             .map(TripRequestRecord.init(row:))
-        let subject: ConversationSubject = request.map { .request($0.id!) } ?? .shipment(orderID)
+        let subject: ConversationSubject = try request.map { .request(try $0.storedID) } ?? .shipment(orderID)
         guard let conversation = try await sql.raw("""
             SELECT * FROM "conversations" WHERE "subject_kind" = \(bind: subject.kind) AND "subject_id" = \(bind: subject.id) LIMIT 1
             """).first().map(ConversationRecord.init(row:)), let id = conversation.id else { return }
@@ -847,9 +871,10 @@ struct Conversations: WaybillService {
             guard let subject = record.subject, let access = try await Self.access(to: subject, caller: nil, on: db),
                   let ended = ConversationPolicy.retainedFrom(subject, endedAt: access.endedAt, lastMessageAt: record.lastMessageAt),
                   ended < horizon else { continue }
-            let files = try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).filter(\.$imageName != nil).all().compactMap(\.imageName)
+            let id = try record.storedID
+            let files = try await MessageRecord.query(on: db).filter(\.$conversationID == id).filter(\.$imageName != nil).all().compactMap(\.imageName)
             try await db.writeTransaction(services) { db in
-                try await MessageRecord.query(on: db).filter(\.$conversationID == record.id!).delete()
+                try await MessageRecord.query(on: db).filter(\.$conversationID == id).delete()
             }
             for file in files { await services.files.delete(file) }
         }

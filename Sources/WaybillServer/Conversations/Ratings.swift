@@ -219,9 +219,10 @@ struct Ratings: WaybillService {
         let now = UnixTime.nowMillis
         let due = try await RatingRecord.query(on: db).filter(\.$status == .pending).filter(\.$windowClosesAt <= now).limit(500).all()
         guard !due.isEmpty else { return }
+        let ids = try due.map { try $0.storedID }
         try await db.writeTransaction(services) { db in
             // Read again inside: another process may have published them meanwhile.
-            let still = try await RatingRecord.query(on: db).filter(\.$id ~~ due.map { $0.id! }).filter(\.$status == .pending).all()
+            let still = try await RatingRecord.query(on: db).filter(\.$id ~~ ids).filter(\.$status == .pending).all()
             try await Self.publish(still, on: db)
         }
     }

@@ -23,6 +23,7 @@ import WaybillCore
 /// | `LIVE_MAX_SOCKETS_PER_ACCOUNT`, `LIVE_MAX_SOCKETS_PER_ADDRESS`, `LIVE_PUBLIC_TICKETS_PER_MINUTE` | live channel limits |
 /// | `HTTP_IDLE_TIMEOUT_SECONDS` | silent connections (slow headers included) are closed after this |
 /// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour (and requests one sender may send to travellers) |
+/// | `IMPORTED_ORDERS_PER_DAY` | orders one account may place by importing files, per day (default 10,000) |
 /// | `TRIP_REQUEST_ANSWER_HOURS` | hours a traveller has to answer a request (default 48; never past the trip's departure) |
 /// | `TRIP_REQUEST_PAY_MINUTES` | minutes a sender has to pay an accepted request (default 120) |
 /// | `CHAT_CLOSE_DAYS` | days after a shipment or request ends that its conversation becomes read-only (default 14) |
@@ -100,6 +101,8 @@ public struct WaybillConfig: Sendable {
     public var httpIdleTimeoutSeconds = 30
     /// Orders one customer may place per hour.
     public var ordersPerCustomerPerHour = 30
+    /// Orders one account may place by importing files, per day (`OrderImportPolicy`).
+    public var importedOrdersPerDay = OrderImportPolicy.defaultImportedOrdersPerDay
     /// Days a subscription plan keeps applying after a renewal failed (`SUBSCRIPTION_GRACE_DAYS`).
     public var subscriptionGraceDays = SubscriptionPolicy.defaultGraceDays
     /// An unanswered request for a place on a trip expires after this many hours (or when the trip leaves).
@@ -274,6 +277,7 @@ public struct WaybillConfig: Sendable {
         if let n = try number("LIVE_PUBLIC_TICKETS_PER_MINUTE", 1...10_000_000, "a number of tickets") { config.livePublicTicketsPerMinute = n }
         if let n = try number("HTTP_IDLE_TIMEOUT_SECONDS", 1...3_600, "a number of seconds") { config.httpIdleTimeoutSeconds = n }
         if let n = try number("ORDERS_PER_CUSTOMER_PER_HOUR", 1...100_000_000, "a number of orders") { config.ordersPerCustomerPerHour = n }
+        if let n = try number("IMPORTED_ORDERS_PER_DAY", 1...100_000_000, "a number of orders") { config.importedOrdersPerDay = n }
         if let n = try number("SUBSCRIPTION_GRACE_DAYS", SubscriptionPolicy.graceDaysRange, "a number of days") { config.subscriptionGraceDays = n }
         if let n = try number("TRIP_REQUEST_ANSWER_HOURS", 1...720, "a number of hours") { config.tripRequestAnswerHours = n }
         if let n = try number("TRIP_REQUEST_PAY_MINUTES", 5...10_080, "a number of minutes") { config.tripRequestPayMinutes = n }

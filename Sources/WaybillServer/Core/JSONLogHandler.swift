@@ -33,8 +33,8 @@ public struct JSONLogHandler: LogHandler {
         var text = "{\"ts\":\(Self.quote(ISO8601DateFormatter.string(from: now, timeZone: .gmt, formatOptions: [.withInternetDateTime, .withFractionalSeconds])))"
         text += ",\"level\":\(Self.quote(level.rawValue)),\"logger\":\(Self.quote(label)),\"msg\":\(Self.quote(message.description))"
         text += ",\"source\":\(Self.quote("\(file.split(separator: "/").last ?? ""):\(line)"))"
-        for key in fields.keys.sorted() where !["ts", "level", "logger", "msg", "source"].contains(key) {
-            text += ",\(Self.quote(key)):\(Self.quote(fields[key]!))"
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) where !["ts", "level", "logger", "msg", "source"].contains(key) {
+            text += ",\(Self.quote(key)):\(Self.quote(value))"
         }
         return text + "}\n"
     }

@@ -163,14 +163,20 @@ final class WaybillMetrics: Sendable {
         registry.makeGauge(name: "waybill_db_write_transactions", help: "Write transactions under way in this process, waiting for their turn included.")
             .set(Double(transactions.withLockedValue { $0 }))
         // Carriers' daily request budgets (shared by every process through the table).
-        struct Budget: Decodable { let carrier: String; let day: String; let used: Int; let blocked_until: Int64? }
+        struct Budget: Decodable { let carrier: String; let day: String; let used: Int; let public_used: Int; let blocked_until: Int64? }
         let today = String(ISO8601DateFormatter().string(from: UnixTime.now).prefix(10)), nowMillis = UnixTime.nowMillis
-        for budget in try await sql.raw("SELECT carrier, day, used, blocked_until FROM carrier_budgets").all(decoding: Budget.self) {
+        for budget in try await sql.raw("SELECT carrier, day, used, public_used, blocked_until FROM carrier_budgets").all(decoding: Budget.self) {
             let labels = [("carrier", budget.carrier)]
             registry.makeGauge(name: "waybill_carrier_budget_used", labels: labels, help: "Requests to the carrier's tracking API used today (UTC).")
-                .set(Double(budget.day == today ? budget.used : 0))
+                .set(Double(budget.day == today ? budget.used + budget.public_used : 0))
             registry.makeGauge(name: "waybill_carrier_budget_limit", labels: labels, help: "The carrier's daily request budget.")
                 .set(Double(ParcelPoller.dailyLimit(budget.carrier)))
+            registry.makeGauge(name: "waybill_carrier_public_budget_used", labels: labels,
+                               help: "Of those, requests made today (UTC) for lookups without an account, out of their own share.")
+                .set(Double(budget.day == today ? budget.public_used : 0))
+            registry.makeGauge(name: "waybill_carrier_public_budget_limit", labels: labels,
+                               help: "The share of the carrier's daily budget lookups without an account may spend.")
+                .set(Double(ParcelPoller.publicShare(budget.carrier)))
             registry.makeGauge(name: "waybill_carrier_blocked_seconds", labels: labels,
                                help: "Seconds until the carrier allows requests again after a 429 (0: not blocked).")
                 .set(Double(max(0, (budget.blocked_until ?? 0) - nowMillis)) / 1000)

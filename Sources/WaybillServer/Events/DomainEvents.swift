@@ -113,7 +113,7 @@ enum NotificationSubscriber {
         switch event {
         case .orderPlaced where order.driverID != nil:
             // A traveller's shipment, paid: its carrier was named when they accepted the request.
-            if let traveller = try await User.find(order.driverID!, on: db) {
+            if let travellerID = order.driverID, let traveller = try await User.find(travellerID, on: db) {
                 try await Notifier.notify([traveller], .orderAssigned, order: order,
                                           body: "The sender paid \(order.reference): pick the parcel up in \(order.pickup.city) and check it against their photo.",
                                           on: db)

@@ -88,7 +88,8 @@ struct APIKeys: WaybillService {
         }
         let now = UnixTime.nowMillis
         guard key.revokedAt == nil, key.expiresAt.map({ $0 > now }) ?? true else { throw WaybillError.invalidToken }
-        if let wait = services.apiKeyLimiter.take(key.id!.uuidString) {
+        let keyID = try key.storedID
+        if let wait = services.apiKeyLimiter.take(keyID.uuidString) {
             throw WaybillError.tooManyRequests(retryAfter: wait, "This API key made too many requests; slow down.")
         }
         guard let user = try await User.find(key.ownerID, on: db) else { throw WaybillError.invalidToken }
@@ -96,9 +97,9 @@ struct APIKeys: WaybillService {
         // Noted at most once a minute, so reading is not a write every time.
         if now - (key.lastUsedAt ?? 0) > 60_000 {
             try await services.writeLock.withLock {
-                try await APIKeyRecord.query(on: db).filter(\.$id == key.id!).set(\.$lastUsedAt, to: now).update()
+                try await APIKeyRecord.query(on: db).filter(\.$id == keyID).set(\.$lastUsedAt, to: now).update()
             }
         }
-        return Principal(user: user, sessionID: SignInID(key.id!), keyScopes: key.scopes)
+        return try Principal(user: user, sessionID: SignInID(keyID), keyScopes: key.scopes)
     }
 }

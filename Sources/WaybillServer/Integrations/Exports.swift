@@ -112,17 +112,17 @@ struct Exports: WaybillService {
                 let customer = people[o.customerID]
                 text += CSVText.line([
                     o.reference, CSVText.text(o.externalReference ?? ""), ExportPolicy.timestamp(o.createdAt), o.status.rawValue,
-                    customer?.email ?? "", CSVText.text(customer?.companyName ?? ""),
+                    CSVText.text(customer?.email ?? ""), CSVText.text(customer?.companyName ?? ""),
                     CSVText.text(o.pickup.street), CSVText.text(o.pickup.postalCode), CSVText.text(o.pickup.city), o.pickup.country,
                     CSVText.text(o.dropoff.street), CSVText.text(o.dropoff.postalCode), CSVText.text(o.dropoff.city), o.dropoff.country,
                     CSVText.text(o.recipient.name), CSVText.text(o.recipient.email ?? ""), CSVText.text(o.recipient.phone ?? ""),
                     o.weightClass.rawValue, o.service.rawValue, o.distanceMeters.map { String(format: "%.1f", Double($0) / 1000) } ?? "",
                     ExportPolicy.decimal(o.priceAmount), o.currency, o.paymentMethod.rawValue, o.paymentStatus.rawValue,
-                    o.driverID.flatMap { people[$0]?.email } ?? "", ExportPolicy.timestamp(o.deliveredAt), CSVText.text(o.signedBy ?? ""),
+                    CSVText.text(o.driverID.flatMap { people[$0]?.email } ?? ""), ExportPolicy.timestamp(o.deliveredAt), CSVText.text(o.signedBy ?? ""),
                     CSVText.text(o.cancellationReason ?? ""),
                 ])
             }
-            let next = orders.count == ExportPolicy.pageSize ? orders.last.map { CSVPages.Cursor(at: $0.createdAt, id: $0.id!.uuidString) } : nil
+            let next = try orders.count == ExportPolicy.pageSize ? orders.last.map { CSVPages.Cursor(at: $0.createdAt, id: try $0.storedID.uuidString) } : nil
             return (text, next)
         }
     }
@@ -170,7 +170,7 @@ struct Exports: WaybillService {
                 text += CSVText.line([
                     String(row.id), ExportPolicy.timestamp(row.at), row.kind, ExportPolicy.decimal(row.amount), row.currency,
                     row.shipment_id.flatMap { shipments[OrderID($0)]?.reference } ?? "",
-                    row.account_id.flatMap { people[UserID($0)]?.email } ?? "", CSVText.text(row.reference ?? ""),
+                    CSVText.text(row.account_id.flatMap { people[UserID($0)]?.email } ?? ""), CSVText.text(row.reference ?? ""),
                 ])
             }
             let next = rows.count == ExportPolicy.pageSize ? rows.last.map { CSVPages.Cursor(at: Int64($0.id), id: "") } : nil
@@ -213,7 +213,7 @@ struct Exports: WaybillService {
                 let parts = months.dateComponents([.year, .month], from: Date(timeIntervalSince1970: TimeInterval(row.at) / 1000))
                 let customer = people[shipment.customer]
                 text += CSVText.line([
-                    String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0), CSVText.text(customer?.companyName ?? ""), customer?.email ?? "",
+                    String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0), CSVText.text(customer?.companyName ?? ""), CSVText.text(customer?.email ?? ""),
                     shipment.reference, CSVText.text(shipment.external ?? ""), ExportPolicy.timestamp(shipment.createdAt),
                     ExportPolicy.decimal(balance.paidByCustomer), row.currency,
                 ])

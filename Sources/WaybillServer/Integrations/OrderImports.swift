@@ -66,6 +66,9 @@ struct OrderImports: WaybillService {
         if OrderImportPolicy.importer(Caller(id: me.userID, capabilities: me.user.capabilities), isCompany: me.user.isCompany) != nil {
             throw WaybillError.accountSuspended
         }
+        if OrderImportPolicy.awaitsVetting(me.caller, isCompany: me.user.isCompany) {
+            throw WaybillError(.forbidden, .companyNotVetted, "Imports are for company accounts our staff have vetted; contact us to have yours checked.")
+        }
         throw WaybillError(.forbidden, .forbidden, "Imports are for dispatchers and company accounts.")
     }
 
@@ -91,6 +94,11 @@ struct OrderImports: WaybillService {
         record.expiresAt = record.createdAt + OrderImportPolicy.keepSeconds * 1000
         record.createdCount = nil
         let checked = try await check(bytes, importer: importer, me: me)
+        // A file beyond the reader's bounds is refused whole, and not kept.
+        if case .rejected(let problems) = checked.outcome, let bound = problems.first(where: { ImportProblem.boundCodes.contains($0.code) }) {
+            logger.info("Import by \(me.userID.uuidString) refused: \(bound.code)")
+            throw WaybillError(.unprocessableEntity, .validationFailed, ImportText.message(bound.code).en, fields: ["file": bound.code])
+        }
         record.currency = checked.currency
         record.rowCount = checked.rowCount
         switch checked.outcome {
@@ -105,7 +113,7 @@ struct OrderImports: WaybillService {
             fill(record, problems: check.problems, valid: check.rows.count, invalid: check.invalidRows, already: check.alreadyImported.count, total: total)
         }
         try await db.writeTransaction(services) { db in try await record.create(on: db) }
-        logger.info("Import \(record.id!.uuidString) by \(me.userID.uuidString): \(record.rowCount) rows, \(record.validCount) valid")
+        logger.info("Import \(record.id?.uuidString ?? "") by \(me.userID.uuidString): \(record.rowCount) rows, \(record.validCount) valid")
         return record
     }
 
@@ -145,18 +153,12 @@ struct OrderImports: WaybillService {
         let tariff = try tariffRecord.tariff
         var checked = Checked(rowCount: 0, currency: tariff.currency, tariffVersion: tariffRecord.id ?? 0, outcome: .rejected([]))
         let table: [(line: Int, fields: [String])]
-        if XLSX.looksLikeWorkbook(bytes) {
-            do { table = try XLSX.rows(bytes) } catch {
-                checked.outcome = .rejected([error == .tooLarge ? .unpacksTooLarge : .unreadable])
-                return checked
-            }
-        } else {
-            switch CSVText.rows(bytes) {
-            case .success(let rows): table = rows
-            case .failure(let failure):
-                checked.outcome = .rejected([.problem(failure)])
-                return checked
-            }
+        // Parsing is CPU work (up to 10 MB, or a sheet of 64 MiB unpacked): on the thread pool.
+        switch try await services.threadPool.runIfActive({ Self.read(bytes) }) {
+        case .table(let rows): table = rows
+        case .problem(let problem):
+            checked.outcome = .rejected([problem])
+            return checked
         }
         checked.rowCount = max(0, table.count - 1)
         let sheet: ImportSheet
@@ -165,11 +167,11 @@ struct OrderImports: WaybillService {
         case .success(let read): sheet = read
         }
         checked.rowCount = sheet.rows.count
-        let myself = Self.customer(me.user)
+        let myself = try Self.customer(me.user)
         var customers: [String: ImportCustomer] = [:]
         if importer == .dispatcher {
             for chunk in Array(sheet.customerEmails).chunked(500) {
-                for user in try await User.query(on: db).filter(\.$email ~~ Array(chunk)).all() { customers[user.email.lowercased()] = Self.customer(user) }
+                for user in try await User.query(on: db).filter(\.$email ~~ Array(chunk)).all() { customers[user.email.lowercased()] = try Self.customer(user) }
             }
         }
         let owners = Set([myself.id] + customers.values.map(\.id))
@@ -181,9 +183,34 @@ struct OrderImports: WaybillService {
         return checked
     }
 
-    static func customer(_ user: User) -> ImportCustomer {
-        ImportCustomer(id: user.id!, email: user.email.lowercased(), isCompany: user.isCompany, accountAddress: user.accountAddress,
-                       maySend: user.caller.may(.placeOrders) && !user.isBanned)
+    enum Reading: Sendable {
+        case table([(line: Int, fields: [String])])
+        case problem(ImportProblem)
+    }
+
+    /// A file's table, read within `OrderImportPolicy.tableLimits` (the reader stops at the first
+    /// row, column or value beyond), or the problem that stops it. CPU work: run it off the event loops.
+    static func read(_ bytes: [UInt8]) -> Reading {
+        if XLSX.looksLikeWorkbook(bytes) {
+            do { return .table(try XLSX.rows(bytes, limits: OrderImportPolicy.tableLimits)) } catch {
+                switch error {
+                case .notAWorkbook: return .problem(.unreadable)
+                case .tooLarge: return .problem(.unpacksTooLarge)
+                case .exceeded(let overflow): return .problem(.problem(.exceeded(overflow)))
+                }
+            }
+        }
+        switch CSVText.rows(bytes, limits: OrderImportPolicy.tableLimits) {
+        case .success(let rows): return .table(rows)
+        case .failure(let failure): return .problem(.problem(failure))
+        }
+    }
+
+    static func customer(_ user: User) throws -> ImportCustomer {
+        let id = try user.storedID
+        let caller = user.caller(id: id)
+        return ImportCustomer(id: id, email: user.email.lowercased(), isCompany: user.isCompany, vetted: PaymentOptions.vetted(caller.capabilities),
+                              accountAddress: user.accountAddress, maySend: caller.may(.placeOrders) && !user.isBanned)
     }
 
     /// The outside references among `references` already placed by any of `customers`.
@@ -266,8 +293,9 @@ struct OrderImports: WaybillService {
         let included = counted
         try await drawFreshReferences(orders)
         let events = services.events
-        let importID = record.id!, actor = me.userID
+        let importID = try record.storedID, actor = me.userID
         let importer = me.user
+        let budgetKey = "orders:import:" + me.userID.uuidString, budget = services.config.importedOrdersPerDay
         let placed: Bool = try await db.writeTransaction(services) { db in
             // Claim the import first: a second confirmation waits here, then finds it taken.
             guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
@@ -276,6 +304,13 @@ struct OrderImports: WaybillService {
                 .where("id", .equal, SQLBind(importID)).where("status", .equal, SQLBind(OrderImportRecord.Status.ready.rawValue))
                 .returning("id").all()
             guard !claimed.isEmpty else { return false }
+            // Imported orders reach dispatch like any other: they count against the importing
+            // account's daily budget, every row of the file or none (the claim above is undone).
+            if let wait = try await Throttle(db).take(budgetKey, amount: orders.count, limit: budget, window: OrderImportPolicy.importBudgetWindowSeconds) {
+                throw WaybillError(.tooManyRequests, .tooManyOrders,
+                                   "Imports may place \(budget) orders a day per account; this file's \(orders.count) would pass it. Try again later or ask us to raise your limit.",
+                                   retryAfter: Int(clamping: wait))
+            }
             for (customer, count) in included {
                 guard let plan = plans[customer] else { continue }
                 try await Subscriptions.useIncluded(plan.subscription, of: customer, count: count, limit: plan.benefit.terms.includedDeliveries,
@@ -286,8 +321,8 @@ struct OrderImports: WaybillService {
             // round trips, not rows, are what a transaction of ten thousand orders spends its time on.
             for chunk in orders.chunked(100) {
                 try await Array(chunk).create(on: db)
-                try await chunk.map { Leg.fleet(for: $0) }.create(on: db)
-                try await chunk.map { OrderEvent(orderID: $0.id!, type: "created", status: $0.status, actorID: actor, note: "import") }.create(on: db)
+                try await chunk.map { try Leg.fleet(for: $0) }.create(on: db)
+                try await chunk.map { OrderEvent(orderID: try $0.storedID, type: "created", status: $0.status, actorID: actor, note: "import") }.create(on: db)
             }
             for order in orders {
                 try await events.record(.orderPlaced(order), on: db)

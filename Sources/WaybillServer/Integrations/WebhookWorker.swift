@@ -84,7 +84,7 @@ final class WebhookWorker: Sendable {
         let clock = UnixTime.clock, random = Randomness.current
         return await withTaskGroup(of: Int.self) { tasks in
             for id in endpointOrder {
-                let deliveries = byEndpoint[id]!
+                guard let deliveries = byEndpoint[id] else { continue }  // each one has its list, made above
                 tasks.addTask {
                     await withApplicationContext(clock: clock, random: random) {
                         do {
@@ -117,7 +117,7 @@ final class WebhookWorker: Sendable {
                 try await writeLock.withLock { try await delivery.save(on: db) }
                 continue
             }
-            let outcome = await send(delivery, to: endpoint)
+            let outcome = try await send(delivery, to: endpoint)
             let ok = try await record(outcome, of: delivery, endpoint: endpoint, on: db)
             if ok { delivered += 1 }
             if !endpoint.enabled { break }
@@ -128,10 +128,11 @@ final class WebhookWorker: Sendable {
     private func claim(_ delivery: WebhookDeliveryRecord, on db: any Database) async throws -> Bool {
         guard let sql = db.tracedSQL else { return false }
         let lease = UnixTime.nowMillis + Int64(timeoutSeconds + 60) * 1000
+        let id = try delivery.storedID
         let rows = try await writeLock.withLock {
             try await sql.update(WebhookDeliveryRecord.schema)
                 .set("next_attempt_at", to: SQLBind(lease))
-                .where("id", .equal, SQLBind(delivery.id!))
+                .where("id", .equal, SQLBind(id))
                 .where("status", .equal, SQLBind(WebhookDeliveryRecord.Status.pending.rawValue))
                 .where("next_attempt_at", .equal, SQLBind(delivery.nextAttemptAt))
                 .returning("id")
@@ -149,13 +150,14 @@ final class WebhookWorker: Sendable {
     }
 
     /// One attempt: the signed POST and what came back.
-    func send(_ delivery: WebhookDeliveryRecord, to endpoint: WebhookEndpointRecord) async -> Outcome {
+    func send(_ delivery: WebhookDeliveryRecord, to endpoint: WebhookEndpointRecord) async throws -> Outcome {
+        let deliveryID = try delivery.storedID
         let started = ContinuousClock.now
         func elapsed() -> Int {
             let d = ContinuousClock.now - started
             return Int(d.components.seconds) * 1000 + Int(d.components.attoseconds / 1_000_000_000_000_000)
         }
-        guard let secret = codes.unsealSecret(endpoint.secretSealed, context: endpoint.sealContext) else {
+        guard let secret = codes.unsealSecret(endpoint.secretSealed, context: try endpoint.sealContext) else {
             return Outcome(error: "the endpoint's secret cannot be read", durationMillis: 0)
         }
         guard let url = URLComponents(string: endpoint.url), let host = url.host,
@@ -184,12 +186,12 @@ final class WebhookWorker: Sendable {
                 return Outcome(error: "\(host) could not be resolved", durationMillis: elapsed())
             }
         }
-        let outcome = await post(delivery, secret: secret, url: endpoint.url, with: client, elapsed: elapsed)
+        let outcome = await post(delivery, id: deliveryID, secret: secret, url: endpoint.url, with: client, elapsed: elapsed)
         try? await client.shutdown()
         return outcome
     }
 
-    private func post(_ delivery: WebhookDeliveryRecord, secret: String, url: String, with client: HTTPClient,
+    private func post(_ delivery: WebhookDeliveryRecord, id deliveryID: UUID, secret: String, url: String, with client: HTTPClient,
                       elapsed: () -> Int) async -> Outcome {
         let body = Array(delivery.payload.utf8)
         var request = HTTPClientRequest(url: url)
@@ -198,7 +200,7 @@ final class WebhookWorker: Sendable {
         request.headers.add(name: "User-Agent", value: "Waybill-Webhooks/1.0")
         request.headers.add(name: "Waybill-Event", value: delivery.eventType)
         request.headers.add(name: "Waybill-Event-Id", value: "evt_" + delivery.eventID.uuidString.lowercased().replacingOccurrences(of: "-", with: ""))
-        request.headers.add(name: "Waybill-Delivery", value: delivery.id!.uuidString.lowercased())
+        request.headers.add(name: "Waybill-Delivery", value: deliveryID.uuidString.lowercased())
         request.headers.add(name: WebhookSignature.header,
                             value: WebhookSignature.headerValue(secrets: [secret], timestamp: UnixTime.nowSeconds, body: body))
         request.body = .bytes(ByteBuffer(bytes: body))
@@ -223,8 +225,9 @@ final class WebhookWorker: Sendable {
     private func record(_ outcome: Outcome, of delivery: WebhookDeliveryRecord, endpoint: WebhookEndpointRecord,
                         on db: any Database) async throws -> Bool {
         let now = UnixTime.nowMillis
+        let deliveryID = try delivery.storedID, endpointID = try endpoint.storedID
         let attempt = WebhookAttemptRecord()
-        attempt.deliveryID = delivery.id!
+        attempt.deliveryID = deliveryID
         attempt.at = now
         attempt.statusCode = outcome.statusCode
         attempt.durationMillis = outcome.durationMillis
@@ -251,7 +254,7 @@ final class WebhookWorker: Sendable {
                 endpoint.disabledReason = "failing"
                 disabledNow = true
             }
-            logger.info("Webhook delivery \(delivery.id!) to endpoint \(endpoint.id!) failed (attempt \(delivery.attempts)): \(outcome.error ?? "")")
+            logger.info("Webhook delivery \(deliveryID) to endpoint \(endpointID) failed (attempt \(delivery.attempts)): \(outcome.error ?? "")")
         }
         guard let services = services() else { return false }
         let disable = disabledNow, healthChanged = endpoint.failingSince != failingBefore
@@ -264,11 +267,11 @@ final class WebhookWorker: Sendable {
                 try await sql.update(WebhookEndpointRecord.schema)
                     .set("enabled", to: SQLBind(false)).set("disabled_reason", to: SQLBind("failing"))
                     .set("failing_since", to: SQLBind(endpoint.failingSince))
-                    .where("id", .equal, SQLBind(endpoint.id!)).run()
+                    .where("id", .equal, SQLBind(endpointID)).run()
                 try await sql.update(WebhookDeliveryRecord.schema)
                     .set("status", to: SQLBind(WebhookDeliveryRecord.Status.failed.rawValue))
                     .set("last_error", to: SQLBind("endpoint disabled"))
-                    .where("endpoint_id", .equal, SQLBind(endpoint.id!))
+                    .where("endpoint_id", .equal, SQLBind(endpointID))
                     .where("status", .equal, SQLBind(WebhookDeliveryRecord.Status.pending.rawValue)).run()
                 if let owner = try await User.find(endpoint.ownerID, on: db) {
                     try await Notifier.notify([owner], .webhookDisabled, order: nil, reference: URLComponents(string: endpoint.url)?.host ?? "",
@@ -278,7 +281,7 @@ final class WebhookWorker: Sendable {
             } else if healthChanged {  // only when it starts or stops failing: not a write per delivery
                 try await sql.update(WebhookEndpointRecord.schema)
                     .set("failing_since", to: SQLBind(endpoint.failingSince))
-                    .where("id", .equal, SQLBind(endpoint.id!)).run()
+                    .where("id", .equal, SQLBind(endpointID)).run()
             }
         }
         return outcome.succeeded

@@ -37,14 +37,14 @@ final class WebhookEndpointRecord: Model, @unchecked Sendable {
         set { eventList = "," + newValue.map(\.rawValue).joined(separator: ",") + "," }
     }
 
-    var sealContext: String { "webhook|\(id!.uuidString)" }
+    var sealContext: String { get throws { "webhook|\(try storedID.uuidString)" } }
 }
 
 /// One event queued for one endpoint: the webhooks' outbox, written in the event's transaction.
 final class WebhookDeliveryRecord: Model, @unchecked Sendable {
     static let schema = "webhook_deliveries"
 
-    enum Status: String, Codable, Sendable { case pending, delivered, failed }
+    enum Status: String, Codable, Sendable, CaseIterable { case pending, delivered, failed }
 
     @ID(custom: .id, generatedBy: .user) var id: UUID?
     @Field(key: "endpoint_id") var endpointID: UUID
@@ -187,13 +187,15 @@ struct Webhooks: WaybillService {
     func deliveries(_ id: UUID, for me: Principal, limit: Int = 50, before: Int64? = nil)
         async throws -> [(WebhookDeliveryRecord, [WebhookAttemptRecord])] {
         let endpoint = try await endpoint(id, for: me)
-        var query = WebhookDeliveryRecord.query(on: db).filter(\.$endpointID == endpoint.id!)
+        let endpointID = try endpoint.storedID
+        var query = WebhookDeliveryRecord.query(on: db).filter(\.$endpointID == endpointID)
         if let before { query = query.filter(\.$sequence < before) }
         let deliveries = try await query.sort(\.$sequence, .descending).limit(min(max(limit, 1), 100)).all()
         guard !deliveries.isEmpty else { return [] }
-        let attempts = try await WebhookAttemptRecord.query(on: db).filter(\.$deliveryID ~~ deliveries.map { $0.id! }).sort(\.$id).all()
+        let ids = try deliveries.map { try $0.storedID }
+        let attempts = try await WebhookAttemptRecord.query(on: db).filter(\.$deliveryID ~~ ids).sort(\.$id).all()
         let byDelivery = Dictionary(grouping: attempts, by: \.deliveryID)
-        return deliveries.map { ($0, byDelivery[$0.id!] ?? []) }
+        return zip(deliveries, ids).map { ($0, byDelivery[$1] ?? []) }
     }
 
     /// Sends a delivery's event again, now, as a new delivery of the same event (same event id).
@@ -207,7 +209,7 @@ struct Webhooks: WaybillService {
             throw WaybillError.notFound
         }
         try limitManual(me)
-        let copy = Self.delivery(endpoint: endpoint.id!, eventID: original.eventID, type: original.eventType,
+        let copy = Self.delivery(endpoint: try endpoint.storedID, eventID: original.eventID, type: original.eventType,
                                  subject: original.subject, payload: original.payload)
         try await db.writeTransaction(services) { db in try await copy.create(on: db) }
         services.webhookWorker.poke()
@@ -220,10 +222,10 @@ struct Webhooks: WaybillService {
         try check(endpoint.scope, me)
         guard endpoint.enabled else { throw WaybillError(.conflict, .conflict, "This endpoint is disabled: enable it first.") }
         try limitManual(me)
-        let eventID = Randomness.uuid()
-        let payload = try Self.envelope(id: eventID, type: .ping, data: PingData(endpointId: endpoint.id!.uuidString.lowercased()))
-        let delivery = Self.delivery(endpoint: endpoint.id!, eventID: eventID, type: WebhookEvent.ping.rawValue,
-                                     subject: "endpoint:\(endpoint.id!.uuidString.lowercased())", payload: payload)
+        let eventID = Randomness.uuid(), endpointID = try endpoint.storedID
+        let payload = try Self.envelope(id: eventID, type: .ping, data: PingData(endpointId: endpointID.uuidString.lowercased()))
+        let delivery = Self.delivery(endpoint: endpointID, eventID: eventID, type: WebhookEvent.ping.rawValue,
+                                     subject: "endpoint:\(endpointID.uuidString.lowercased())", payload: payload)
         try await db.writeTransaction(services) { db in try await delivery.create(on: db) }
         services.webhookWorker.poke()
         return delivery
@@ -245,13 +247,13 @@ struct Webhooks: WaybillService {
             """).all().map(WebhookEndpointRecord.init(row:))
         guard !endpoints.isEmpty else { return }
         let owners = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(endpoints.map(\.ownerID)))).all()
-            .map { ($0.id!, $0) })
+            .map { (try $0.storedID, $0) })
         let eventID = Randomness.uuid()
         // One owner's endpoints of one scope share the payload (one load of the shipment, not one per endpoint).
         var payloads: [String: (subject: String, payload: String)?] = [:]
         for endpoint in endpoints {
             guard let owner = owners[endpoint.ownerID], !owner.isBanned,
-                  WebhookPolicy.mayRegister(endpoint.scope, by: owner.caller) else { continue }
+                  WebhookPolicy.mayRegister(endpoint.scope, by: owner.caller(id: endpoint.ownerID)) else { continue }
             let key = "\(endpoint.ownerID.uuidString)|\(endpoint.scope.rawValue)"
             let built: (subject: String, payload: String)?
             do {
@@ -264,11 +266,11 @@ struct Webhooks: WaybillService {
             } catch {
                 if error is any DatabaseError { throw error }
                 // An integrator's payload must never undo the change itself: the event is logged and skipped.
-                Logger(label: "waybill.webhooks").error("Webhook payload for endpoint \(endpoint.id!) not built: \(String(describing: error))")
+                Logger(label: "waybill.webhooks").error("Webhook payload for endpoint \(endpoint.id?.uuidString ?? "") not built: \(String(describing: error))")
                 continue
             }
             guard let (subject, payload) = built else { continue }
-            try await delivery(endpoint: endpoint.id!, eventID: eventID, type: type.rawValue, subject: subject, payload: payload).create(on: db)
+            try await delivery(endpoint: try endpoint.storedID, eventID: eventID, type: type.rawValue, subject: subject, payload: payload).create(on: db)
         }
     }
 
@@ -301,7 +303,7 @@ struct Webhooks: WaybillService {
     /// The event as `owner` may see it through an endpoint of `scope`, or nil if it is not theirs to hear.
     private static func payload(of event: DomainEvent, type: WebhookEvent, eventID: UUID, for owner: User, scope: WebhookScope,
                                 services: WaybillServices, on db: any Database) async throws -> (subject: String, payload: String)? {
-        let caller = owner.caller
+        let caller = try owner.caller
         if let order = event.order {
             let capacities = OrderPolicy.capacities(of: caller, for: order.parties)
             var payee = false
@@ -318,23 +320,23 @@ struct Webhooks: WaybillService {
             case .checkoutExpired: data.reason = "checkout_expired"
             default: break
             }
-            return ("shipment:\(order.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+            return ("shipment:\(try order.storedID.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
         }
         switch event {
         case .parcelChanged(let parcel, let old, let newEvents):
             guard WebhookPolicy.receivesPersonal(scope), parcel.ownerID == owner.id else { return nil }
             let view = ParcelView(record: parcel, relation: .owner, alerts: parcel.alerts)
-            let data = ParcelData(parcel: APIHandler.parcel(view, candidates: false), previousStatus: old.rawValue,
-                                  newEvents: newEvents.map(APIHandler.parcelEvent))
-            return ("parcel:\(parcel.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+            let data = ParcelData(parcel: try APIHandler.parcel(view, candidates: false), previousStatus: old.rawValue,
+                                  newEvents: try newEvents.map(APIHandler.parcelEvent))
+            return ("parcel:\(try parcel.storedID.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
         case .tripRequestChanged(let request, _):
             guard WebhookPolicy.receivesPersonal(scope), request.senderID == owner.id || request.travellerID == owner.id else { return nil }
             guard let trip = try await TripRecord.find(request.tripID, on: db) else { return nil }
             let shipment = try await request.shipmentID.asyncMap { try await Order.find($0, on: db) } ?? nil
             let travel = Travel(services: services, db: db, logger: Logger(label: "waybill.webhooks"))
             let view = Travel.RequestView(request: request, trip: trip, shipment: shipment)
-            let data = TripRequestData(tripRequest: try await APIHandler.tripRequest(view, travel: travel, me: Principal(user: owner, sessionID: SignInID())))
-            return ("trip_request:\(request.id!.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+            let data = TripRequestData(tripRequest: try await APIHandler.tripRequest(view, travel: travel, me: try Principal(user: owner, sessionID: SignInID())))
+            return ("trip_request:\(try request.storedID.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
         default:
             return nil
         }
@@ -436,7 +438,7 @@ struct Webhooks: WaybillService {
     }
 
     private func seal(_ secret: String, _ endpoint: WebhookEndpointRecord) throws -> String {
-        guard let sealed = services.codes.sealSecret(secret, context: endpoint.sealContext) else {
+        guard let sealed = services.codes.sealSecret(secret, context: try endpoint.sealContext) else {
             throw WaybillError(.internalServerError, .internalError, "The secret could not be sealed.")
         }
         return sealed

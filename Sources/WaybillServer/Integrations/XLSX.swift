@@ -8,19 +8,28 @@ import ZIPFoundation
 /// The first worksheet of an Excel workbook (Office Open XML, ECMA-376) as rows of text, and a
 /// one-sheet workbook made from rows (the import template). Only what a table of deliveries needs:
 /// shared and inline strings, numbers, booleans; formulas are read as their cached values. Every
-/// part is read with a size limit, so a compressed bomb stops at the limit instead of filling memory.
+/// part is read with a size limit, so a compressed bomb stops at the limit instead of filling memory,
+/// and the sheet within `TableLimits` (second audit, finding 1): a row holds only what lies within
+/// the width, up to its last value, and the reading stops at the first row, column or value beyond.
+/// Parsing is CPU work: callers on a request's path run it on the thread pool.
 enum XLSX {
     enum Failure: Error, Equatable {
         case notAWorkbook
         case tooLarge
+        /// The sheet (or its shared strings) breaks one of the `TableLimits`: reading stopped there.
+        case exceeded(TableOverflow)
     }
 
     static let maxPartBytes = 64 * 1024 * 1024
+    /// XML elements a sheet (or its shared strings) may hold, empty rows and styled empty cells
+    /// included: the CPU a parse may spend, whatever deflates to 64 MiB. A full table of 10,000
+    /// rows × 64 columns, each cell a `<c>` with its `<is><t>`, is under 2 million.
+    static let maxElements = 3_000_000
 
     /// Whether `bytes` start like a ZIP archive (every .xlsx does).
     static func looksLikeWorkbook(_ bytes: [UInt8]) -> Bool { bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) }
 
-    static func rows(_ bytes: [UInt8]) throws(Failure) -> [(line: Int, fields: [String])] {
+    static func rows(_ bytes: [UInt8], limits: TableLimits = .unbounded) throws(Failure) -> [(line: Int, fields: [String])] {
         let archive: Archive
         do { archive = try Archive(data: Data(bytes), accessMode: .read) } catch { throw .notAWorkbook }
         func part(_ path: String) throws(Failure) -> Data? {
@@ -34,16 +43,18 @@ enum XLSX {
             } catch let failure as Failure { throw failure } catch { throw .notAWorkbook }
             return data
         }
-        guard let sheet = try part(try firstSheetPath(part)) else { throw .notAWorkbook }
-        let shared = try part("xl/sharedStrings.xml").map { SharedStrings.parse($0) } ?? []
-        guard let rows = SheetReader.parse(sheet, shared: shared) else { throw .notAWorkbook }
-        return rows
+        guard let sheet = try part(try firstSheetPath(part, has: { archive[$0] != nil })) else { throw .notAWorkbook }
+        // A sheet uses at most one shared string per value: more than `maxValues` is refused too.
+        let shared = try part("xl/sharedStrings.xml").map { data throws(Failure) in try SharedStrings.parse(data, limit: limits.maxValues) } ?? []
+        guard let read = try SheetReader.parse(sheet, shared: shared, limits: limits) else { throw .notAWorkbook }
+        return read
     }
 
     /// The workbook's first sheet, through its relationships (often, but not always, sheet1.xml).
-    private static func firstSheetPath(_ part: (String) throws(Failure) -> Data?) throws(Failure) -> String {
+    private static func firstSheetPath(_ part: (String) throws(Failure) -> Data?, has: (String) -> Bool) throws(Failure) -> String {
         guard let workbook = try part("xl/workbook.xml"), let rels = try part("xl/_rels/workbook.xml.rels") else {
-            if try part("xl/worksheets/sheet1.xml") != nil { return "xl/worksheets/sheet1.xml" }
+            // Whether the part is there, without unpacking it (it is unpacked once, by the caller).
+            if has("xl/worksheets/sheet1.xml") { return "xl/worksheets/sheet1.xml" }
             throw .notAWorkbook
         }
         let sheets = Elements.attributes(of: "sheet", in: workbook)
@@ -57,6 +68,19 @@ enum XLSX {
 
     /// A workbook of one sheet named `sheetName` holding `rows` as text cells (inline strings).
     static func workbook(rows: [[String]], sheetName: String = "Deliveries") throws -> Data {
+        var sheet = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>"#
+        for (r, row) in rows.enumerated() {
+            sheet += "<row r=\"\(r + 1)\">"
+            for (c, value) in row.enumerated() where !value.isEmpty {
+                sheet += "<c r=\"\(columnName(c))\(r + 1)\" t=\"inlineStr\"><is><t xml:space=\"preserve\">\(escape(value))</t></is></c>"
+            }
+            sheet += "</row>"
+        }
+        return try workbook(sheetXML: sheet + "</sheetData></worksheet>", sheetName: sheetName)
+    }
+
+    /// A workbook of one sheet named `sheetName` whose part is `sheetXML` as it is (the tests' hostile sheets too).
+    static func workbook(sheetXML: String, sheetName: String = "Deliveries") throws -> Data {
         let archive = try Archive(data: Data(), accessMode: .create)
         func add(_ path: String, _ text: String) throws {
             let data = Data(text.utf8)
@@ -80,15 +104,7 @@ enum XLSX {
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>
             """)
-        var sheet = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>"#
-        for (r, row) in rows.enumerated() {
-            sheet += "<row r=\"\(r + 1)\">"
-            for (c, value) in row.enumerated() where !value.isEmpty {
-                sheet += "<c r=\"\(columnName(c))\(r + 1)\" t=\"inlineStr\"><is><t xml:space=\"preserve\">\(escape(value))</t></is></c>"
-            }
-            sheet += "</row>"
-        }
-        try add("xl/worksheets/sheet1.xml", sheet + "</sheetData></worksheet>")
+        try add("xl/worksheets/sheet1.xml", sheetXML)
         guard let data = archive.data else { throw Failure.notAWorkbook }
         return data
     }
@@ -102,6 +118,14 @@ enum XLSX {
             n = (n - 1) / 26
         }
         return name
+    }
+
+    /// The 0-based column of a cell: its reference's, or the one after the row's previous cell when
+    /// it has none (or no letters); `Int.max` for letters beyond the last column a sheet may have.
+    static func column(of reference: String?, next: Int) -> Int {
+        guard let reference else { return next }
+        if let index = columnIndex(reference) { return index }
+        return reference.unicodeScalars.first.map { ("A"..."Z").contains($0) || ("a"..."z").contains($0) } == true ? .max : next
     }
 
     /// The 0-based column of a cell reference such as "AB12"; nil if it has no letters.
@@ -163,18 +187,30 @@ private final class Elements: NSObject, XMLParserDelegate {
 /// xl/sharedStrings.xml: each `<si>` is one string, plain (`<t>`) or in runs (`<r><t>`), phonetic
 /// hints (`<rPh>`) left out.
 private final class SharedStrings: NSObject, XMLParserDelegate {
+    let limit: Int
     var strings: [String] = []
     var current = ""
     var inText = false, inPhonetic = false
+    var overflow: TableOverflow?
+    var seen = 0
+    var elements = 0
 
-    static func parse(_ data: Data) -> [String] {
-        let delegate = SharedStrings()
+    init(limit: Int) { self.limit = limit }
+
+    /// The strings, at most `limit` of them (beyond, the parse stops and throws), in at most
+    /// `XLSX.maxElements` elements.
+    static func parse(_ data: Data, limit: Int) throws(XLSX.Failure) -> [String] {
+        let delegate = SharedStrings(limit: limit)
         _ = XLSX.parse(data, with: delegate)
+        if let overflow = delegate.overflow { throw .exceeded(overflow) }
+        if delegate.elements > XLSX.maxElements { throw .tooLarge }
         return delegate.strings
     }
 
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
                 attributes attributeDict: [String: String] = [:]) {
+        elements += 1
+        if elements > XLSX.maxElements { parser.abortParsing() }
         switch elementName {
         case "si": current = ""
         case "t": inText = !inPhonetic
@@ -185,7 +221,14 @@ private final class SharedStrings: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
         switch elementName {
-        case "si": strings.append(current)
+        case "si":
+            seen += 1
+            guard strings.count < limit else {
+                overflow = TableOverflow(bound: .values, rowsRead: 0, valuesRead: seen)
+                parser.abortParsing()
+                return
+            }
+            strings.append(current)
         case "t": inText = false
         case "rPh": inPhonetic = false
         default: break
@@ -196,36 +239,55 @@ private final class SharedStrings: NSObject, XMLParserDelegate {
 }
 
 /// A worksheet's `<sheetData>`: rows by their `r` number, cells placed by their reference so empty
-/// cells Excel leaves out keep the columns aligned.
+/// cells Excel leaves out keep the columns aligned, built as they come into a `BoundedTable`: the
+/// first row, column or value beyond its limits stops the parse.
 private final class SheetReader: NSObject, XMLParserDelegate {
     let shared: [String]
-    var rows: [(line: Int, fields: [String])] = []
-    var row: [Int: String] = [:]
+    var table: BoundedTable
+    var overflow: TableOverflow?
     var rowNumber = 0
     var cellColumn = 0, nextColumn = 0
     var cellType = ""
     var value = ""
     var collecting = false
     var failed = false
+    var elements = 0
 
-    init(shared: [String]) { self.shared = shared }
+    init(shared: [String], limits: TableLimits) {
+        self.shared = shared
+        self.table = BoundedTable(limits: limits)
+    }
 
-    static func parse(_ data: Data, shared: [String]) -> [(line: Int, fields: [String])]? {
-        let delegate = SheetReader(shared: shared)
-        guard XLSX.parse(data, with: delegate), !delegate.failed else { return nil }
-        return delegate.rows
+    /// The sheet's rows; nil when it is not well-formed or names a shared string that is not there.
+    /// Throws at a bound of `limits`, or past `XLSX.maxElements` elements (empty ones included).
+    static func parse(_ data: Data, shared: [String], limits: TableLimits) throws(XLSX.Failure) -> [(line: Int, fields: [String])]? {
+        let delegate = SheetReader(shared: shared, limits: limits)
+        let parsed = XLSX.parse(data, with: delegate)
+        if let overflow = delegate.overflow { throw .exceeded(overflow) }
+        if delegate.elements > XLSX.maxElements { throw .tooLarge }
+        guard parsed, !delegate.failed else { return nil }
+        return delegate.table.rows
+    }
+
+    /// Stops the parse at a bound. Were the parser to go on, what it reads is still refused (every
+    /// later row or value throws again) and `overflow` says how far it went: the tests count that.
+    private func stop(_ parser: XMLParser, _ overflow: TableOverflow) {
+        self.overflow = overflow
+        parser.abortParsing()
     }
 
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
                 attributes attributeDict: [String: String] = [:]) {
+        elements += 1
+        if elements > XLSX.maxElements { parser.abortParsing() }
         switch elementName {
         case "row":
-            rowNumber = attributeDict["r"].flatMap(Int.init) ?? (rowNumber + 1)
-            row = [:]
+            rowNumber = attributeDict["r"].flatMap(Int.init) ?? (rowNumber &+ 1)
+            table.startRow(line: rowNumber)
             nextColumn = 0
         case "c":
-            cellColumn = attributeDict["r"].flatMap(XLSX.columnIndex) ?? nextColumn
-            nextColumn = cellColumn + 1
+            cellColumn = XLSX.column(of: attributeDict["r"], next: nextColumn)
+            nextColumn = cellColumn == .max ? .max : cellColumn + 1
             cellType = attributeDict["t"] ?? "n"
             value = ""
         case "v", "t":
@@ -248,10 +310,11 @@ private final class SheetReader: NSObject, XMLParserDelegate {
             case "n": text = Self.number(value)
             default: text = value  // inlineStr, str (a formula's text), e (an error's text)
             }
-            if cellColumn < 16384 { row[cellColumn] = text }
+            // Only values take room: an empty cell (a styled one) is left out, wherever it is.
+            guard !text.isEmpty else { return }
+            do throws(TableOverflow) { try table.cell(text, column: cellColumn) } catch { stop(parser, error) }
         case "row":
-            let width = (row.keys.max() ?? -1) + 1
-            rows.append((rowNumber, (0..<width).map { row[$0] ?? "" }))
+            do throws(TableOverflow) { try table.endRow() } catch { stop(parser, error) }
         default: break
         }
     }

@@ -344,7 +344,7 @@ final class LiveConnection: Sendable {
         let queued = state.withLockedValue { state -> Bool in
             guard var subscription = state.subscriptions[row.topic], !state.closed else { return false }
             if subscription.waiting != nil {
-                subscription.waiting!.append(row)
+                subscription.waiting?.append(row)
                 state.subscriptions[row.topic] = subscription
                 return false
             }

@@ -67,7 +67,7 @@ enum LiveTickets {
         // The account and the session must still be good now, not only when the ticket was made.
         guard let user = try await User.find(userID, on: db), !user.isBanned,
               let session = try await Session.find(sessionID, on: db), session.revokedAt == nil else { return nil }
-        return LiveIdentity(userID: userID, sessionID: sessionID, caller: user.caller, user: user)
+        return LiveIdentity(userID: userID, sessionID: sessionID, caller: user.caller(id: userID), user: user)
     }
 }
 
@@ -236,7 +236,7 @@ struct LiveSession {
             if let allowed = identity.trackingToken, allowed != token { throw WaybillError.notFound }
             // Guesses over the socket count against the address like guesses over HTTP.
             let order = try await Tracking.lookUp(token: token, clientAddress: connection.clientAddress, services: app.waybill, db: db)
-            return Resolved(stored: LiveLog.orderTopic(order.id!), audience: .publicLink(token))
+            return Resolved(stored: LiveLog.orderTopic(try order.storedID), audience: .publicLink(token))
         case .order(let id):
             guard let caller = identity.caller, let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
             switch OrderPolicy.liveFeed(for: OrderPolicy.capacities(of: caller, for: order.parties)) {

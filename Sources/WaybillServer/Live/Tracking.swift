@@ -224,7 +224,8 @@ struct Tracking: WaybillService {
             let moved = Array(Set(kept.map(\.job.driverID)))
             var upsert = sql.insert(into: "driver_states").columns(DriverState.columns)
             for driverID in moved {
-                let state = states[driverID]!, position = state.position!
+                // Each one was kept with its newest position, just above.
+                guard let state = states[driverID], let position = state.position else { continue }
                 upsert = upsert.values(SQLBind(driverID), SQLBind(true), SQLBind(state.dutyChangedAt), SQLBind(position.latitude),
                                        SQLBind(position.longitude), SQLBind(position.accuracy), SQLBind(position.heading),
                                        SQLBind(position.speed), SQLBind(position.recordedAt))
@@ -246,9 +247,10 @@ struct Tracking: WaybillService {
                     results[index] = .success(reported)
                 }
                 trail += orders.map { ($0, points) }
-                events += Self.liveEvents(orders, newest: points.last!, carrier: job.driverID, firstName: job.firstName, speedKmh: speed,
+                guard let newest = points.last else { continue }  // kept only with a point
+                events += Self.liveEvents(orders, newest: newest, carrier: job.driverID, firstName: job.firstName, speedKmh: speed,
                                           planned: planned)
-                events.append((.location(LiveLocation(driverId: job.driverID, driverFirstName: job.firstName, orderId: nil, position: points.last!)),
+                events.append((.location(LiveLocation(driverId: job.driverID, driverFirstName: job.firstName, orderId: nil, position: newest)),
                                LiveLog.fleetTopic))
             }
             try await Self.addToTrails(trail, on: sql)
@@ -353,7 +355,7 @@ struct Tracking: WaybillService {
     /// Tells the order's watchers and the dispatch board about a new status, in the transaction
     /// that made it; when the driver sets off towards a stop, with an ETA from their position.
     static func publishStatus(_ order: Order, speedKmh: Double, on db: any Database) async throws {
-        let id = order.id!
+        let id = try order.storedID
         let now = UnixTime.nowMillis
         try await LiveLog.publish(.status(LiveStatus(orderId: id, reference: order.reference, status: order.status.rawValue,
                                                      driverId: order.driverID, at: now)),
@@ -417,6 +419,8 @@ struct Tracking: WaybillService {
 
     struct FleetEntry: Sendable {
         var driver: User
+        /// The driver's id (`driver`'s, read once).
+        var driverID: UserID
         var state: DriverState?
         /// Orders assigned, accepted or in transit.
         var load: Int
@@ -435,7 +439,7 @@ struct Tracking: WaybillService {
         }
         // The fleet: accounts whose primary role is driver (a manager's is manager), able to drive now.
         let drivers = try await User.query(on: db).filter(\.$role == .driver).sort(\.$firstName).all()
-            .filter { $0.caller.may(.drive) }
+            .filter { try $0.caller.may(.drive) }
         let states = try await sql.select().columns(DriverState.columns.map { SQLIdentifier($0) }).from("driver_states").all()
             .map(DriverState.init(row:))
         var byDriver = Dictionary(uniqueKeysWithValues: states.map { ($0.driverID, $0) })
@@ -449,12 +453,13 @@ struct Tracking: WaybillService {
         var people = drivers
         if !onDutyManagers.isEmpty {
             people += try await User.query(on: db).filter(\.$role == .manager).filter(\.$id ~~ onDutyManagers).all()
-                .filter { $0.caller.may(.drive) }
+                .filter { try $0.caller.may(.drive) }
         }
-        let entries = people.map { driver in
-            var state = byDriver.removeValue(forKey: driver.id!)
+        let entries = try people.map { driver in
+            let id = try driver.storedID
+            var state = byDriver.removeValue(forKey: id)
             if state?.onDuty == false { state?.position = nil }
-            return FleetEntry(driver: driver, state: state, load: loadByDriver[driver.id!] ?? 0, distanceToPickupMeters: nil)
+            return FleetEntry(driver: driver, driverID: id, state: state, load: loadByDriver[id] ?? 0, distanceToPickupMeters: nil)
         }
         return Self.ranked(entries, pickup: pickup)
     }
@@ -469,8 +474,8 @@ struct Tracking: WaybillService {
             if let position = entry.state?.position, let pickup {
                 entry.distanceToPickupMeters = Int(position.coordinate.distance(to: pickup).rounded())
             }
-            byID[entry.driver.id!] = entry
-            return DriverCandidate(id: entry.driver.id!, name: entry.driver.displayName, onDuty: entry.state?.onDuty == true,
+            byID[entry.driverID] = entry
+            return DriverCandidate(id: entry.driverID, name: entry.driver.displayName, onDuty: entry.state?.onDuty == true,
                                    load: entry.load, distanceToPickupMeters: entry.distanceToPickupMeters)
         }
         return DispatchPolicy.rank(candidates).compactMap { byID[$0.id] }
@@ -539,7 +544,8 @@ struct Tracking: WaybillService {
     /// the parcel is on its way, where the driver is, with the driver's first name. Nothing else.
     func publicView(token: String, clientAddress: String) async throws -> PublicView {
         let order = try await Self.lookUp(token: token, clientAddress: clientAddress, services: services, db: db)
-        let events = try await OrderEvent.query(on: db).filter(\.$orderID == order.id!).sort(\.$id).all()
+        let orderID = try order.storedID
+        let events = try await OrderEvent.query(on: db).filter(\.$orderID == orderID).sort(\.$id).all()
         var view = PublicView(order: order, timeline: events.compactMap { event in event.status.map { ($0, event.at) } })
         let shown = PublicTrackingView.visible(in: order.status)
         if let driverID = order.driverID {

@@ -35,7 +35,7 @@ struct CreateShipments: AsyncMigration {
             let parts = path.split(separator: ".").map(String.init)
             if postgres {
                 let head = parts.dropLast().map { "->'\($0)'" }.joined()
-                let text = "(\(column)::json\(head)->>'\(parts.last!)')"
+                let text = "(\(column)::json\(head)->>'\(parts.last ?? "")')"
                 return number ? "\(text)::double precision" : text
             }
             return "json_extract(\(column), '$.\(path)')"

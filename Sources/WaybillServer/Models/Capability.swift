@@ -62,6 +62,6 @@ final class RestrictionRecord: Model, @unchecked Sendable {
 
     /// As WaybillCore's `Restriction` (a migrated one counts as set by nobody known).
     var restriction: Restriction {
-        Restriction(kind: kind, until: until, reason: reason, setBy: setBy ?? UserID(rawValue: UUID(uuidString: "00000000-0000-0000-0000-000000000000")!), setAt: setAt)
+        Restriction(kind: kind, until: until, reason: reason, setBy: setBy ?? UserID(rawValue: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))), setAt: setAt)
     }
 }

@@ -81,10 +81,10 @@ struct CellsOutput: DatabaseOutput {
         let cell = cells[position]
         // Fluent asks for an optional field's value as an optional (`FailureReason?`).
         if let optional = T.self as? any OptionalColumn.Type {
-            if cell.bytes == nil { return optional.empty as! T }
-            return optional.wrapping(try Self.value(optional.wrappedType, cell, column)) as! T
+            if cell.bytes == nil { return try columnValue(optional.empty, as: T.self, column: column) }
+            return try columnValue(optional.wrapping(try Self.value(optional.wrappedType, cell, column)), as: T.self, column: column)
         }
-        return try Self.value(T.self, cell, column) as! T
+        return try columnValue(try Self.value(T.self, cell, column), as: T.self, column: column)
     }
 
     private static func value(_ type: Any.Type, _ cell: PostgresCell, _ column: String) throws -> Any {

@@ -44,9 +44,9 @@ final class Leg: Model, @unchecked Sendable {
     var state: LegState { LegState(kind, status) }
 
     /// The one leg of a courier order: a fleet driver from its pickup to its drop-off.
-    static func fleet(for order: Order) -> Leg {
+    static func fleet(for order: Order) throws -> Leg {
         let leg = Leg()
-        leg.orderID = order.id!
+        leg.orderID = try order.storedID
         leg.position = 0
         leg.kind = .fleet
         leg.status = order.status.asFleetLeg.leg
@@ -61,11 +61,11 @@ final class Leg: Model, @unchecked Sendable {
     /// A new shipment's legs: its fleet leg, with a counter leg before it when the sender drops the
     /// parcel at a counter and one after it when the receiver collects it at one (the order's pickup
     /// or drop-off is then that counter's address).
-    static func route(for order: Order, counters: CounterChoice) -> [Leg] {
+    static func route(for order: Order, counters: CounterChoice) throws -> [Leg] {
         var legs: [Leg] = []
-        func counter(_ id: String, at place: Address) -> Leg {
+        func counter(_ id: String, at place: Address) throws -> Leg {
             let leg = Leg()
-            leg.orderID = order.id!
+            leg.orderID = try order.storedID
             leg.kind = .counter
             leg.status = .open
             leg.from.address = place
@@ -75,9 +75,9 @@ final class Leg: Model, @unchecked Sendable {
             leg.updatedAt = order.updatedAt
             return leg
         }
-        if let id = counters.dropOffID { legs.append(counter(id, at: order.pickup)) }
-        legs.append(fleet(for: order))
-        if let id = counters.collectionID { legs.append(counter(id, at: order.dropoff)) }
+        if let id = counters.dropOffID { legs.append(try counter(id, at: order.pickup)) }
+        legs.append(try fleet(for: order))
+        if let id = counters.collectionID { legs.append(try counter(id, at: order.dropoff)) }
         for (position, leg) in legs.enumerated() { leg.position = position }
         return legs
     }

@@ -115,7 +115,7 @@ final class Order: Model, OrderColumns, @unchecked Sendable {
         case dueOnPickup = "due_on_pickup", collected, invoiced, void
     }
 
-    var orderID: OrderID { id! }
+    var orderID: OrderID { get throws { try storedID } }
 
     var pickup: Address {
         get { pickupPlace.address }
@@ -175,15 +175,8 @@ final class OrderEvent: Model, @unchecked Sendable {
 final class OrderFile: Model, @unchecked Sendable {
     static let schema = "order_files"
 
-    enum Kind: String, Codable, Sendable {
-        case signature, deliveryPhoto = "delivery_photo", parcelPhoto = "parcel_photo"
-        /// The receiver's photo of what reached them.
-        case receiptPhoto = "receipt_photo"
-        /// Counter staff's photo of the parcel as it was checked in.
-        case counterPhoto = "counter_photo"
-        /// The sender's photo of the damage, with an insurance claim (its claimant and staff see it).
-        case claimPhoto = "claim_photo"
-    }
+    /// One list of kinds for the server, its database and its API: WaybillCore's.
+    typealias Kind = ShipmentFileKind
 
     @ID(custom: .id, generatedBy: .random) var id: FileID?
     @Field(key: "order_id") var orderID: OrderID

@@ -5,8 +5,9 @@ import WaybillCore
 /// What an order's stored columns mean, whichever way it was read: the Fluent model (for writes)
 /// or the plain `OrderRow` (for answers and pages).
 protocol OrderColumns {
-    /// The order's id (a model being read or written already has one).
-    var orderID: OrderID { get }
+    /// The order's id (a model being read or written already has one: `Order` throws, rather than
+    /// traps, for one never saved; an `OrderRow` always has it).
+    var orderID: OrderID { get throws }
     var reference: String { get }
     var status: OrderStatus { get }
     var updatedAt: Int64 { get }
@@ -183,8 +184,8 @@ struct OrderRow: OrderColumns, Sendable, Equatable {
     }
 
     /// The same order as the model holds it (after a write, which has the model at hand).
-    init(_ o: Order) {
-        id = o.id!
+    init(_ o: Order) throws {
+        id = try o.storedID
         reference = o.reference
         customerID = o.customerID
         driverID = o.driverID

@@ -5,7 +5,8 @@ import WaybillCore
 /// What naming a person needs, whichever way the account was read: the Fluent model `User` (for
 /// sign-in and writes) or the plain `PersonRow` (the people of an order and of a list).
 protocol PersonNaming {
-    var personID: UserID { get }
+    /// Throws for a `User` never saved (`storedID`); a `PersonRow` always has it.
+    var personID: UserID { get throws }
     var role: Role { get }
     var email: String { get }
     var firstName: String { get }
@@ -18,7 +19,7 @@ extension PersonNaming {
 }
 
 extension User: PersonNaming {
-    var personID: UserID { id! }
+    var personID: UserID { get throws { try storedID } }
 }
 
 /// A person as an order's answer and pages name them, read straight from the row (`PlainRows`): a
@@ -44,8 +45,8 @@ struct PersonRow: PersonNaming, Sendable, Equatable {
         companyName = try r.optional { try $0.string() }
     }
 
-    init(_ user: User) {
-        personID = user.id!
+    init(_ user: User) throws {
+        personID = try user.storedID
         role = user.role
         email = user.email
         firstName = user.firstName

@@ -31,24 +31,35 @@ struct RowOutput: DatabaseOutput {
 
     func decode<T: Decodable>(_ key: FieldKey, as type: T.Type) throws -> T {
         let column = key.description
-        if T.self == String.self { return try row.decode(column: column, as: String.self) as! T }
-        if T.self == Int.self { return Int(try row.decode(column: column, as: Int64.self)) as! T }
-        if T.self == Int64.self { return try row.decode(column: column, as: Int64.self) as! T }
-        if T.self == UUID.self { return try row.decode(column: column, as: UUID.self) as! T }
-        if T.self == Bool.self { return try row.decode(column: column, as: Bool.self) as! T }
-        if T.self == Double.self { return try row.decode(column: column, as: Double.self) as! T }
-        if let text = T.self as? any TextColumn.Type {
+        let value: Any
+        if T.self == String.self { value = try row.decode(column: column, as: String.self) }
+        else if T.self == Int.self { value = Int(try row.decode(column: column, as: Int64.self)) }
+        else if T.self == Int64.self { value = try row.decode(column: column, as: Int64.self) }
+        else if T.self == UUID.self { value = try row.decode(column: column, as: UUID.self) }
+        else if T.self == Bool.self { value = try row.decode(column: column, as: Bool.self) }
+        else if T.self == Double.self { value = try row.decode(column: column, as: Double.self) }
+        else if let text = T.self as? any TextColumn.Type {
             let raw = try row.decode(column: column, as: String.self)
-            guard let value = text.init(rawValue: raw) else {
+            guard let parsed = text.init(rawValue: raw) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(column): \(raw)"))
             }
-            return value as! T
+            value = parsed
         }
-        if let id = T.self as? any UUIDColumn.Type { return id.init(rawValue: try row.decode(column: column, as: UUID.self)) as! T }
-        return try row.decode(column: column, as: T.self)
+        else if let id = T.self as? any UUIDColumn.Type { value = id.init(rawValue: try row.decode(column: column, as: UUID.self)) }
+        else { return try row.decode(column: column, as: T.self) }
+        return try columnValue(value, as: T.self, column: column)
     }
 
     var description: String { "RowOutput(\(row.allColumns))" }
+}
+
+/// `value`, read for a column of type `T`, as a `T`: what the readers (`RowOutput`, `CellsOutput`)
+/// read is of the type they were asked for, so a mismatch is a decoding error, not a trap.
+func columnValue<T>(_ value: Any, as _: T.Type, column: String) throws -> T {
+    guard let typed = value as? T else {
+        throw DecodingError.typeMismatch(T.self, .init(codingPath: [], debugDescription: "\(column): read as \(type(of: value))"))
+    }
+    return typed
 }
 
 extension Model {

@@ -285,8 +285,9 @@ enum SQLiteBusy {
         while true {
             do { return try attempt() } catch let failure as SQLiteHandle.Failure where failure.isBusy {
                 let now = ContinuousClock.now
-                if deadline == nil { deadline = now + patience }
-                guard now < deadline! else { throw failure }
+                let until = deadline ?? now + patience
+                deadline = until
+                guard now < until else { throw failure }
                 statistics.retried()
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))

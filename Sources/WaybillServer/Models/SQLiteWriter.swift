@@ -34,8 +34,10 @@ final class SQLiteWriter: SQLiteStatements {
     private func withHandle<T>(_ body: (SQLiteHandle) throws -> T) throws -> T {
         try connection.withLockedValue { state in
             guard !state.closed else { throw SQLiteHandle.Failure.closed }
-            if state.handle == nil { state.handle = try SQLiteHandle(path: path, readOnly: false) }
-            return try body(state.handle!)
+            if let handle = state.handle { return try body(handle) }
+            let handle = try SQLiteHandle(path: path, readOnly: false)
+            state.handle = handle
+            return try body(handle)
         }
     }
 

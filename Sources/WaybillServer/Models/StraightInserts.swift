@@ -114,7 +114,7 @@ extension OutboxMessage {
 
 extension Order {
     /// The values its row stores on SQLite, in `OrderRow.columns`' order.
-    var storedValues: [SQLiteData] { OrderRow(self).sqliteValues }
+    var storedValues: [SQLiteData] { get throws { try OrderRow(self).sqliteValues } }
 
     /// Stores this new order (as `create`). In a write transaction on SQLite, as one insert of
     /// `OrderRow`'s values: Fluent's model path collects, binds and reassigns the fifty-odd fields
@@ -126,7 +126,7 @@ extension Order {
     /// between (placing an order makes them before it waits for the write lock).
     func insert(on db: any Database, values: [SQLiteData]? = nil) async throws {
         guard let writer = db as? WriterDatabase, id != nil else { return try await create(on: db) }
-        let values = values ?? storedValues
+        let values = try values ?? storedValues
         guard values.count == OrderRow.columns.count else { return try await create(on: db) }
         _ = try writer.writer.rows(PlainInsert.text(into: Self.schema, columns: OrderRow.columns, returning: nil), values)
         $id.exists = true

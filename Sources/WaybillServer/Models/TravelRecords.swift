@@ -160,11 +160,13 @@ final class TripRecord: Model, @unchecked Sendable {
     }
 
     var candidate: TripCandidate {
-        TripCandidate(id: id!, traveller: travellerID, from: AreaID(fromAreaID), to: AreaID(toAreaID),
-                      fromPoint: Self.point(fromLatitude, fromLongitude), toPoint: Self.point(toLatitude, toLongitude),
-                      departsFrom: departsFrom, departsUntil: departsUntil, gramsLeft: capacityGrams - bookedGrams,
-                      parcelsLeft: capacityParcels - bookedParcels, categories: categories.split(separator: ",").map(String.init),
-                      minimumReward: minimumReward)
+        get throws {
+            TripCandidate(id: try storedID, traveller: travellerID, from: AreaID(fromAreaID), to: AreaID(toAreaID),
+                          fromPoint: Self.point(fromLatitude, fromLongitude), toPoint: Self.point(toLatitude, toLongitude),
+                          departsFrom: departsFrom, departsUntil: departsUntil, gramsLeft: capacityGrams - bookedGrams,
+                          parcelsLeft: capacityParcels - bookedParcels, categories: categories.split(separator: ",").map(String.init),
+                          minimumReward: minimumReward)
+        }
     }
 }
 

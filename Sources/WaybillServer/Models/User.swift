@@ -95,7 +95,9 @@ final class User: Model, @unchecked Sendable {
         Capability.held(staff: Capability.parseList(staff), emailVerified: emailVerified)
     }
     /// The account as WaybillCore's policies know it.
-    var caller: Caller { Caller(id: id!, capabilities: effectiveCapabilities, verifiedEmail: emailVerifiedAt == nil ? nil : email) }
+    var caller: Caller { get throws { caller(id: try storedID) } }
+    /// The account as WaybillCore's policies know it, its id already read (`Principal`).
+    func caller(id: UserID) -> Caller { Caller(id: id, capabilities: effectiveCapabilities, verifiedEmail: emailVerifiedAt == nil ? nil : email) }
 }
 
 /// One sign-in: the family of refresh tokens descended from it. Revoking it ends the session.

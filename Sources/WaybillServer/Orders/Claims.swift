@@ -191,9 +191,9 @@ struct Claims: WaybillService {
         if !principal.caller.may(.decideClaims) { query = query.filter(\.$claimantID == principal.userID) }
         if let status { query = query.filter(\.$status == status) }
         let claims = try await query.sort(\.$createdAt, .descending).limit(max(1, min(limit, 200))).all()
-        let ordersByID = Dictionary(try await Order.query(on: db).filter(\.$id ~~ claims.map(\.orderID)).all().map { ($0.id!, $0) },
+        let ordersByID = Dictionary(try await Order.query(on: db).filter(\.$id ~~ claims.map(\.orderID)).all().map { (try $0.storedID, $0) },
                                     uniquingKeysWith: { a, _ in a })
-        let people = Dictionary(try await User.query(on: db).filter(\.$id ~~ claims.map(\.claimantID)).all().map { ($0.id!, $0) },
+        let people = Dictionary(try await User.query(on: db).filter(\.$id ~~ claims.map(\.claimantID)).all().map { (try $0.storedID, $0) },
                                 uniquingKeysWith: { a, _ in a })
         return claims.compactMap { claim in
             ordersByID[claim.orderID].map { View(claim: claim, order: $0, photos: [], claimant: people[claim.claimantID]) }
@@ -261,7 +261,7 @@ struct Claims: WaybillService {
                                       before: before, after: ["status": claim.status.rawValue, "amount": amount.map(String.init),
                                                               "currency": claim.currency, "order": order.reference],
                                       reason: claim.declineReason, on: db)
-            try await OrderEvent(orderID: order.id!, type: "claim_\(claim.status.rawValue)", status: nil, actorID: decider,
+            try await OrderEvent(orderID: try order.storedID, type: "claim_\(claim.status.rawValue)", status: nil, actorID: decider,
                                  note: amount.map { Money($0, claim.currency).description } ?? claim.declineReason).insert(on: db)
             if claim.status != .awaitingSecondApproval, let claimant = try await User.find(claim.claimantID, on: db) {
                 let body = claim.status == .declined
@@ -286,19 +286,22 @@ struct Claims: WaybillService {
         guard var claim = try await ClaimRecord.find(id, on: db), claim.status == .approved, let approved = claim.approvedAmount,
               let order = try await Order.find(claim.orderID, on: db) else { return }
         let currency = claim.currency, orderID = claim.orderID, claimantID = claim.claimantID
-        // 1. The split, decided once.
+        // 1. The split, decided once, from the payment and the ledger as they are with the shipment's
+        //    row held: the job and the approval may pay at once, and staff may be refunding the
+        //    whole payment (`refundAfterDelivery` holds the same row; finding 9 of the second audit).
         if claim.refundedAmount == nil {
-            let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == claim.orderID).all().map(\.entry)
-            var refundable = 0
-            if order.paymentMethod.isOnline, order.paymentStatus == .paid, order.checkoutSessionID != nil,
-               let balance = try? Ledger.balance(entries), balance.currency == claim.currency {
-                refundable = max(0, balance.paidByCustomer)
-            }
-            let split = ClaimPolicy.split(approved, refundable: refundable)
             claim = try await transaction { db in
-                try await Orders.lockOrderRow(orderID, on: db)  // the job and the approval may pay at once
+                try await Orders.lockOrderRow(orderID, on: db)
                 guard let fresh = try await ClaimRecord.find(id, on: db) else { throw WaybillError.notFound }
                 if fresh.refundedAmount == nil {
+                    guard let current = try await Order.find(orderID, on: db) else { throw WaybillError.notFound }
+                    let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == orderID).all().map(\.entry)
+                    var refundable = 0
+                    if current.paymentMethod.isOnline, current.paymentStatus == .paid, current.checkoutSessionID != nil,
+                       let balance = try? Ledger.balance(entries), balance.currency == currency {
+                        refundable = max(0, balance.paidByCustomer)
+                    }
+                    let split = ClaimPolicy.split(approved, refundable: refundable)
                     fresh.refundedAmount = split.refund
                     fresh.updatedAt = UnixTime.nowMillis
                     try await fresh.save(on: db)
@@ -338,9 +341,10 @@ struct Claims: WaybillService {
             try await Orders.lockOrderRow(orderID, on: db)  // the job and the approval may pay at once
             guard let fresh = try await ClaimRecord.find(id, on: db), fresh.status == .approved else { return }
             fresh.status = .paid
-            fresh.paidAt = UnixTime.nowMillis
+            let paidAt = UnixTime.nowMillis
+            fresh.paidAt = paidAt
             fresh.paymentNote = nil
-            fresh.updatedAt = fresh.paidAt!
+            fresh.updatedAt = paidAt
             try await fresh.save(on: db)
             try await OrderEvent(orderID: orderID, type: "claim_paid", status: nil, actorID: nil,
                                  note: Money(approved, currency).description).insert(on: db)
@@ -356,7 +360,7 @@ struct Claims: WaybillService {
     /// may pay at once): its provider id on the claim, its ledger entry (`refund` or `claim_payout`)
     /// and a line of the shipment's history.
     private func recordStep(_ claim: ClaimRecord, refund: Bool, amount: Int, reference: String) async throws {
-        let id = claim.id!, orderID = claim.orderID, claimantID = claim.claimantID, currency = claim.currency
+        let id = try claim.storedID, orderID = claim.orderID, claimantID = claim.claimantID, currency = claim.currency
         try await transaction { db in
             try await Orders.lockOrderRow(orderID, on: db)
             guard let fresh = try await ClaimRecord.find(id, on: db), (refund ? fresh.refundID : fresh.transferID) == nil else { return }

@@ -58,15 +58,15 @@ struct Labels: WaybillService {
     /// The shipment's hand-over token, made on first use for shipments from before labels.
     static func handoverToken(of order: Order, on db: any Database, services: WaybillServices) async throws -> String {
         if let token = order.handoverToken { return token }
-        let token = Tracking.newTrackingToken()
+        let token = Tracking.newTrackingToken(), orderID = try order.storedID
         try await db.writeTransaction(services) { db in
             guard let sql = db.tracedSQL else { return }
-            try await sql.update("orders").set("handover_token", to: SQLBind(token)).where("id", .equal, SQLBind(order.id!))
+            try await sql.update("orders").set("handover_token", to: SQLBind(token)).where("id", .equal, SQLBind(orderID))
                 .where("handover_token", .is, SQLLiteral.null).run()
             WrittenChanges.note(order: order.id, caches: services.caches)
         }
         // Someone else's first print may have won: theirs is the one.
-        let stored = try await Order.find(order.id!, on: db)?.handoverToken ?? token
+        let stored = try await Order.find(orderID, on: db)?.handoverToken ?? token
         order.handoverToken = stored
         return stored
     }

@@ -73,18 +73,19 @@ enum Notifier {
         let title = kind.title(reference ?? order?.reference ?? "")
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
-            let id = user.personID
+            let id = try user.personID
             guard seen.insert(id).inserted else { continue }
             let notification = Notification(userID: id, orderID: order?.id, kind: kind.rawValue, title: title.en, body: body)
             try await notification.insert(on: db)
+            let notificationID = try notification.storedID
             try await LiveLog.publish(.notification(LiveNotification(
-                id: notification.id!, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
+                id: notificationID, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
             if push { try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
-                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notification.id!.uuidString,
+                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notificationID.uuidString,
                                                   // The web app's page it is about: the service worker opens it when the notification is tapped.
                                                   "path": order?.id.map { WebRoutes.order($0) } ?? WebRoutes.notifications()],
-                                           collapseKey: (order?.id?.uuidString ?? notification.id!.uuidString), on: db) }
+                                           collapseKey: (order?.id?.uuidString ?? notificationID.uuidString), on: db) }
             guard mail else { continue }
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),

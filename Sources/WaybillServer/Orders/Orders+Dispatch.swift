@@ -10,7 +10,7 @@ extension Orders {
     func assign(_ id: OrderID, to driverID: UserID, reassign: Bool = false, by principal: Principal) async throws -> Order {
         try principal.require(.dispatch)
         guard let driver = try await User.find(driverID, on: db),
-              DispatchPolicy.mayCarry(assignee: driver.caller, disabled: driver.isBanned, assignedBy: principal.caller) else {
+              DispatchPolicy.mayCarry(assignee: driver.caller(id: driverID), disabled: driver.isBanned, assignedBy: principal.caller) else {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
         return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in
@@ -18,7 +18,7 @@ extension Orders {
             order.driverID = driverID
             order.failureReason = nil
             order.failureNote = nil
-            try await OrderEvent(orderID: order.id!, type: reassign ? "reassigned" : "assigned", status: .assigned,
+            try await OrderEvent(orderID: id, type: reassign ? "reassigned" : "assigned", status: .assigned,
                                  // The timeline is read by the customer too, who knows the driver by first name.
                                  actorID: principal.userID, note: driver.firstName).insert(on: db)
             return .orderAssigned(order, driver: driver, previousDriverID: previous, actor: principal.userID)
@@ -64,7 +64,7 @@ extension Orders {
         switch action {
         case .assign(let driver):
             guard let person = try await User.find(driver, on: db),
-                  DispatchPolicy.mayCarry(assignee: person.caller, disabled: person.isBanned, assignedBy: principal.caller) else {
+                  DispatchPolicy.mayCarry(assignee: person.caller(id: driver), disabled: person.isBanned, assignedBy: principal.caller) else {
                 throw WaybillError.validation("driverId", "not_an_active_driver")
             }
         case .cancel(let reason):
@@ -97,7 +97,7 @@ extension Orders {
         try principal.require(.dispatch)
         guard ids.count <= DispatchPolicy.maxBulkOrders else { throw WaybillError.validation("orderIds", "too_many") }
         guard !ids.isEmpty, let sql = db.tracedSQL else { return [] }
-        let found = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!, $0) })
+        let found = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { (try $0.storedID, $0) })
         let people = try await Self.people(Array(Set(found.values.map(\.customerID))), on: sql)
         return ids.compactMap { found[$0] }.map { ($0, people[$0.customerID]) }
     }

@@ -28,8 +28,8 @@ extension Orders {
         let stops = try await RoutePlans(services: services, db: db, logger: logger).driverRoute(for: principal)
         var arrival: [UUID: Int64] = [:]
         for stop in stops where arrival[stop.orderID] == nil { arrival[stop.orderID] = stop.arrival }
-        let ordered = DriverDayPolicy.followingPlan(DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt),
-                                                    plannedOrder: stops.map(\.orderID), id: { $0.id!.rawValue })
+        let sorted = try DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt).map { (order: $0, id: try $0.storedID.rawValue) }
+        let ordered = DriverDayPolicy.followingPlan(sorted, plannedOrder: stops.map(\.orderID), id: \.id).map(\.order)
         return DriverDay(state: try await DriverState.find(principal.userID, on: db),
                          todo: try await summaries(ordered.map(OrderRow.init), for: principal),
                          done: try await summaries(finished.map(OrderRow.init), for: principal), plannedArrival: arrival,

@@ -36,7 +36,7 @@ extension Orders {
     func accept(_ id: OrderID, idempotencyKey: String? = nil, by principal: Principal) async throws -> Order {
         try await once(idempotencyKey, id, .accept, by: principal) { receipt in
             try await transition(id, .accept, by: principal, receipt: receipt) { order, db in
-                try await OrderEvent(orderID: order.id!, type: "accepted", status: .accepted, actorID: principal.userID).insert(on: db)
+                try await OrderEvent(orderID: id, type: "accepted", status: .accepted, actorID: principal.userID).insert(on: db)
                 return .orderAccepted(order, driver: principal.user)
             }
         }
@@ -72,16 +72,16 @@ extension Orders {
                 note = "Cash collected: \(Money(cash.amount, order.currency))"
             }
             // Stamped with the order's own time of the change: the ledger's cash entry carries it too.
-            try await OrderEvent(orderID: order.id!, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note,
+            try await OrderEvent(orderID: id, type: "picked_up", status: .inTransit, actorID: principal.userID, note: note,
                                  at: order.updatedAt).insert(on: db)
             if order.requireRecipientCode, let email = order.recipient.email {
                 let code = OneTimeCodes.randomCode()
-                order.recipientCodeHash = codes.hashRecipientCode(code, orderID: order.id!)
-                order.recipientCodeSealed = codes.sealRecipientCode(code, orderID: order.id!)
+                order.recipientCodeHash = codes.hashRecipientCode(code, orderID: id)
+                order.recipientCodeSealed = codes.sealRecipientCode(code, orderID: id)
                 order.recipientCodeAttempts = 0
                 try await Outbox.enqueue(MailTemplates.recipientCode(to: MailAddress(name: order.recipient.name, address: email),
                                                                     reference: order.reference, code: code), on: db)
-                try await OrderEvent(orderID: order.id!, type: "recipient_code_sent", status: nil, actorID: nil).insert(on: db)
+                try await OrderEvent(orderID: id, type: "recipient_code_sent", status: nil, actorID: nil).insert(on: db)
             }
             return .orderPickedUp(order, driver: principal.user, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
         }
@@ -95,7 +95,7 @@ extension Orders {
             try await transition(id, .fail, by: principal, receipt: receipt) { order, db in
                 order.failureReason = reason
                 order.failureNote = (note?.isEmpty ?? true) ? nil : note
-                try await OrderEvent(orderID: order.id!, type: "failed", status: .failed, actorID: principal.userID,
+                try await OrderEvent(orderID: id, type: "failed", status: .failed, actorID: principal.userID,
                                      note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).insert(on: db)
                 return .orderFailed(order, driver: principal.user, reason: reason)
             }

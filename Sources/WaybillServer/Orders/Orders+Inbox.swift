@@ -18,7 +18,7 @@ extension Orders {
         let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
         let unread = try await unreadCount(for: principal)
         let page = Array(rows.prefix(limit))
-        let next = rows.count > limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id!) } : nil
+        let next = try rows.count > limit ? page.last.map { Self.encodeCursor($0.createdAt, try $0.storedID) } : nil
         return (page, unread, next)
     }
 

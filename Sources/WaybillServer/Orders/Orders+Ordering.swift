@@ -54,7 +54,8 @@ extension Orders {
     func paymentOptions(for principal: Principal) async throws -> (methods: [PaymentMethod], currency: String) {
         try principal.require(.placeOrders)
         let currency = try await currentTariff().tariff.currency
-        return (PaymentOptions.available(isCompany: principal.user.isCompany, currency: currency), currency)
+        return (PaymentOptions.available(isCompany: principal.user.isCompany, vetted: PaymentOptions.vetted(principal.caller.capabilities),
+                                         currency: currency), currency)
     }
 
     func quote(_ request: QuoteRequest, for principal: Principal) async throws -> Quote {
@@ -118,6 +119,7 @@ extension Orders {
         var request = request
         request.quote.counters = try await Counters(services: services, db: db, logger: logger).choice(request.quote.counters)
         let valid = try request.validated(accountAddress: customer.accountAddress, isCompany: customer.isCompany,
+                                          vetted: PaymentOptions.vetted(principal.caller.capabilities),
                                           currency: tariff.currency).orValidationError()
         var insuranceErrors = FieldErrors()
         let insurance = request.quote.insurance(table: try await insuranceTableIfAsked(request.quote), currency: tariff.currency,
@@ -141,12 +143,13 @@ extension Orders {
         // included delivery): no checkout.
         let budgetTaken = order.status == .awaitingPayment || !services.writeLock.enabled
         if budgetTaken { try await db.writeStatement(services) { db in try await takeBudget(on: db) } }
+        let orderID = try order.storedID
         if order.status == .awaitingPayment {
             let checkout = try await services.payments.createCheckout(CheckoutRequest(
-                orderID: order.id!, reference: order.reference, price: quote.price, method: valid.paymentMethod,
+                orderID: orderID, reference: order.reference, price: quote.price, method: valid.paymentMethod,
                 customerEmail: customer.email,
                 successURL: services.config.publicURL + WebRoutes.paymentReturn(query: "session_id={CHECKOUT_SESSION_ID}"),
-                cancelURL: services.config.publicURL + WebRoutes.paymentReturn(query: "order=\(order.id!.uuidString)&cancelled=1")))
+                cancelURL: services.config.publicURL + WebRoutes.paymentReturn(query: "order=\(orderID.uuidString)&cancelled=1")))
             order.checkoutSessionID = checkout.id
             order.checkoutURL = checkout.url
         }
@@ -155,10 +158,10 @@ extension Orders {
         var attempts = 0
         var createdEvent: OrderEvent
         while true {
-            let event = OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: principal.userID)
+            let event = OrderEvent(orderID: orderID, type: "created", status: order.status, actorID: principal.userID)
             createdEvent = event
             // Made before the write lock is taken: the order's legs, and on SQLite its stored values.
-            let values = services.writeLock.enabled ? order.storedValues : nil, legs = Leg.route(for: order, counters: valid.counters)
+            let values = try services.writeLock.enabled ? order.storedValues : nil, legs = try Leg.route(for: order, counters: valid.counters)
             do {
                 try await transaction { db in
                     if !budgetTaken { try await takeBudget(on: db) }
@@ -195,8 +198,8 @@ extension Orders {
         logger.info("Order \(order.reference) created (\(order.paymentMethod.rawValue))")
         // Answered from what was just written, not read back: a new order has its one event,
         // its customer and no files.
-        let written = ReadCaches.KeptOrder(order: OrderRow(order), events: [createdEvent],
-                                           people: [principal.userID: PersonRow(customer)], files: [])
+        let written = ReadCaches.KeptOrder(order: try OrderRow(order), events: [createdEvent],
+                                           people: [principal.userID: try PersonRow(customer)], files: [])
         return try await created(order, record: record(of: written, capacities: [.owner]))
     }
 

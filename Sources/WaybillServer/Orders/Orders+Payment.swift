@@ -167,12 +167,15 @@ extension Orders {
         let order = try await visibleOrder(id, to: principal)
         try check(.refund, on: order, by: principal) { "This shipment is \($0.rawValue); cancel it to refund it." }
         guard order.priceAmount > 0 else { throw WaybillError(.conflict, .conflict, "Nothing was paid for this shipment (a plan included it).") }
-        // A full refund would give back what an insurance claim already refunded.
-        if try await ClaimRecord.query(on: db).filter(\.$orderID == id).filter(\.$refundedAmount > 0).count() > 0 {
-            throw WaybillError(.conflict, .conflict, "An insurance claim on this shipment refunds its payment; see the claim.")
-        }
         let changed = try await transaction { db -> Bool in
             guard let sql = db.tracedSQL else { return false }
+            // With the shipment's row held, as a claim's payment holds it to decide its split: a full
+            // refund would give back what a claim refunds, or is about to (finding 9 of the second audit).
+            try await Self.lockOrderRow(id, on: db)
+            let claims = try await ClaimRecord.query(on: db).filter(\.$orderID == id).all()
+            if claims.contains(where: { ClaimPolicy.blocksRefundAfterDelivery(status: $0.status, refunded: $0.refundedAmount) }) {
+                throw WaybillError(.conflict, .conflict, "An insurance claim on this shipment decides what is given back; see the claim.")
+            }
             let rows = try await sql.update(Order.schema)
                 .set("payment_status", to: SQLBind(Order.PaymentStatus.refundPending.rawValue))
                 .where("id", .equal, SQLBind(id))

@@ -61,7 +61,7 @@ extension Orders {
                 order.deliveredAt = now
                 try await signatureFile.create(on: db)
                 try await photoFile?.create(on: db)
-                try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
+                try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
                                      note: "Signed by \(name)").insert(on: db)
                 return .orderDelivered(order, signedBy: name)
             }
@@ -94,8 +94,8 @@ extension Orders {
             let now = UnixTime.nowMillis
             order.signedBy = name
             order.deliveredAt = now
-            try await OrderEvent(orderID: order.id!, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").insert(on: db)
-            try await OrderEvent(orderID: order.id!, type: "delivered", status: .delivered, actorID: principal.userID,
+            try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").insert(on: db)
+            try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
                                  note: "Receiver's code given").insert(on: db)
             return .orderDelivered(order, signedBy: name)
         }
@@ -116,10 +116,11 @@ extension Orders {
         guard let expected = order.recipientCodeHash, let sql = db.tracedSQL else {
             throw WaybillError(.conflict, .noRecipientCode, "No recipient code was sent for this order.")
         }
+        let orderID = try order.storedID
         let counted = try await services.writeLock.withLock {
             try await sql.update(Order.schema)
                 .set("recipient_code_attempts", to: SQLRaw("recipient_code_attempts + 1"))
-                .where("id", .equal, SQLBind(order.id!))
+                .where("id", .equal, SQLBind(orderID))
                 .where("recipient_code_attempts", .lessThan, SQLBind(OneTimeCodePolicy.maxAttempts))
                 .returning("id").all()
         }
@@ -128,7 +129,7 @@ extension Orders {
             throw WaybillError(.unprocessableEntity, .recipientCodeLocked,
                                "Too many wrong codes. Mark the delivery failed or ask a manager.", fields: ["code": "locked"])
         }
-        let given = services.codes.hashRecipientCode(code, orderID: order.id!)
+        let given = services.codes.hashRecipientCode(code, orderID: orderID)
         guard constantTimeEquals(Data(given.utf8), Data(expected.utf8)) else {
             throw WaybillError(.unprocessableEntity, .invalidRecipientCode, "The recipient's code is wrong.", fields: ["code": "invalid"])
         }
@@ -303,7 +304,7 @@ extension Orders {
     }
 
     private func confirmReceipt(_ order: Order, photo: Upload?, qr: String?, by principal: Principal) async throws -> Order {
-        let id = order.id!
+        let id = try order.storedID
         try check(.confirmReceipt, on: order, by: principal) { "The parcel can be confirmed once delivered; this shipment is \($0.rawValue)." }
         let image = try await photo.asyncMap {
             try await sanitize($0, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)

@@ -39,8 +39,8 @@ extension Orders {
     static func currentMonth(in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month], from: UnixTime.now)
-        return String(format: "%04d-%02d", parts.year!, parts.month!)
+        let now = UnixTime.now
+        return String(format: "%04d-%02d", calendar.component(.year, from: now), calendar.component(.month, from: now))
     }
 
     /// Company customers: their own statement. Managers: every company's (or one customer's).
@@ -53,7 +53,7 @@ extension Orders {
         if all {
             account = customerID
         } else if principal.may(.placeOrders) {
-            guard PaymentOptions.paysByInvoice(isCompany: principal.user.isCompany) else {
+            guard PaymentOptions.hasStatements(isCompany: principal.user.isCompany) else {
                 throw WaybillError(.forbidden, .notACompany, "Monthly statements are for company accounts.")
             }
             account = principal.userID
@@ -64,7 +64,7 @@ extension Orders {
         let grouped = Dictionary(grouping: lines, by: \.order.customerID)
         var customers: [UserID: User] = [:]
         if !grouped.isEmpty {
-            for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[user.id!] = user }
+            for user in try await User.query(on: db).filter(\.$id ~~ Array(grouped.keys)).all() { customers[try user.storedID] = user }
         }
         if !all, grouped.isEmpty {
             return [Statement(customer: principal.user, month: month, lines: [], total: Money(0, try await currentTariff().tariff.currency))]
@@ -82,8 +82,11 @@ extension Orders {
         let billed = try await query.sort(\.$at).sort(\.$id).all()
         let shipments = billed.compactMap(\.shipmentID)
         guard !shipments.isEmpty else { return [] }
-        let entries = Dictionary(grouping: try await LedgerRecord.query(on: db).filter(\.$shipmentID ~~ shipments).all().map(\.entry)) { $0.shipment! }
-        let orders = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ shipments).all().map { ($0.id!, $0) })
+        var entries: [OrderID: [LedgerEntry]] = [:]
+        for entry in try await LedgerRecord.query(on: db).filter(\.$shipmentID ~~ shipments).all().map(\.entry) {
+            if let shipment = entry.shipment { entries[shipment, default: []].append(entry) }  // each has one: read by it
+        }
+        let orders = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ shipments).all().map { (try $0.storedID, $0) })
         return try shipments.compactMap { id -> Statement.Line? in
             guard let order = orders[id] else { return nil }
             let mine = (entries[id] ?? []).filter { $0.kind == .invoiceLine || ($0.kind == .refund && $0.account == order.customerID) }

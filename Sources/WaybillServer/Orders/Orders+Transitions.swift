@@ -59,8 +59,9 @@ extension Orders {
     /// `awaitingPayment`: whether it awaited payment before the action.
     static func moveLegs(of order: Order, _ action: OrderAction, by principal: Principal?, capacities: Set<OrderCapacity>,
                          awaitingPayment: Bool, proof: HandOverProof, on db: any Database) async throws {
-        let legs = try await Leg.query(on: db).filter(\.$orderID == order.id!).sort(\.$position).all()
-        guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(order.id!) has no legs") }
+        let orderID = try order.storedID
+        let legs = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).all()
+        guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(orderID) has no legs") }
         let states = legs.map(\.state)
         let index = action.legAction.flatMap { ShipmentRoute.actingLeg(for: $0, in: states) }
             ?? legs.firstIndex { !$0.status.isFinal } ?? legs.count - 1
@@ -91,7 +92,7 @@ extension Orders {
             if let kind = HandOverPolicy.kind(of: legAction, legKind: leg.kind, index: index, count: legs.count) {
                 let missing = HandOverPolicy.required(kind, carriedBy: leg.kind, recipientCode: order.requireRecipientCode).subtracting(proof.kinds)
                 if let first = missing.map(\.rawValue).sorted().first { throw WaybillError.validation("proof", "missing_\(first)") }
-                let handOver = HandOver(orderID: order.id!, legPosition: leg.position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
+                let handOver = HandOver(orderID: orderID, legPosition: leg.position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
                 proof.apply(to: handOver)
                 try await handOver.create(on: db)
             }
@@ -105,14 +106,15 @@ extension Orders {
     /// Compare-and-set on the version: fails with 409 if another change landed first.
     static func claim(_ order: Order, action: OrderAction, on db: any Database) async throws {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
+        let orderID = try order.storedID
         let rows = try await sql.update(Order.schema)
             .set("version", to: SQLBind(order.version + 1))
-            .where("id", .equal, SQLBind(order.id!))
+            .where("id", .equal, SQLBind(orderID))
             .where("version", .equal, SQLBind(order.version))
             .returning("id")
             .all()
         guard !rows.isEmpty else {
-            let now = try await Order.find(order.id!, on: db)
+            let now = try await Order.find(orderID, on: db)
             throw WaybillError.invalidTransition(now?.status ?? order.status, action)
         }
         WrittenChanges.note(order: order.id, caches: nil)  // in the transition's transaction
@@ -139,15 +141,15 @@ extension Orders {
             else if order.paymentStatus == .awaiting || order.paymentStatus == .dueOnPickup || order.paymentStatus == .invoiced {
                 order.paymentStatus = .void
             }
-            try await OrderEvent(orderID: order.id!, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).insert(on: db)
+            try await OrderEvent(orderID: id, type: "cancelled", status: .cancelled, actorID: principal?.userID, note: reason).insert(on: db)
             // Staff cancelling someone else's order is audited (a ban's withdrawals are the ban's line).
             if let principal, principal.userID != order.customerID {
-                try await AuditLog.record(.orderCancelled, by: principal.userID, target: .order, order.id!.uuidString,
+                try await AuditLog.record(.orderCancelled, by: principal.userID, target: .order, id.uuidString,
                                           after: ["status": "cancelled", "payment": order.paymentStatus.rawValue, "customer": order.customerID.uuidString],
                                           reason: reason, on: db)
             }
             if order.paymentStatus == .refundPending {
-                try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: order.id!.uuidString, on: db)
+                try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: id.uuidString, on: db)
             }
             return .orderCancelled(order, actor: principal?.userID, reason: reason)
         }

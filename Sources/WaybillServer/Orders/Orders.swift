@@ -274,7 +274,7 @@ struct Orders: WaybillService {
         var users: [UserID: User] = [:]
         for row in try await ListRows.outputs(select, sql: sql) {
             let user = try User(reading: row)
-            users[user.id!] = user
+            users[try user.storedID] = user
         }
         return users
     }

@@ -11,8 +11,11 @@ struct PaymentPages: RouteCollection {
         routes.get(WebRoutes.sandboxCheckout, use: sandboxPage)
         routes.post(WebRoutes.sandboxPay, use: sandboxPay)
         routes.post(WebRoutes.sandboxCancel, use: sandboxCancel)
-        routes.get(WebRoutes.sandboxConnect, use: sandboxConnectPage)
-        routes.post(WebRoutes.sandboxConnectComplete, use: sandboxConnectComplete)
+        // The payout onboarding's stand-in changes an account: the web app's session and CSRF check
+        // (`WebSessionMiddleware`), and only for the account's owner (second audit, finding 5).
+        let web = routes.grouped(WebSessionMiddleware()).grouped(WebRedirectMiddleware())
+        web.get(WebRoutes.sandboxConnect, use: sandboxConnectPage)
+        web.post(WebRoutes.sandboxConnectComplete, use: sandboxConnectComplete)
         routes.get(WebRoutes.statement, use: statementPage)
         routes.get(WebRoutes.sandboxSubscription, use: sandboxSubscriptionPage)
         routes.post(WebRoutes.sandboxSubscriptionAct, use: sandboxSubscriptionAct)
@@ -126,19 +129,22 @@ struct PaymentPages: RouteCollection {
         return req.redirect(to: WebRoutes.paymentReturn(query: "cancelled=1"), redirectType: .normal)
     }
 
-    /// The sandbox's stand-in for Stripe's onboarding of a traveller's payout account.
+    /// The sandbox's stand-in for Stripe's onboarding of a traveller's payout account: for its owner,
+    /// signed in to the web app (else to the sign-in page and back); anyone else gets 404.
     func sandboxConnectPage(_ req: Request) async throws -> Response {
         _ = try sandboxProvider(req)
-        guard let id = req.parameters.get("id"), let account = try await SandboxAccount.find(id, on: req.db) else { throw WaybillError.notFound }
+        let (ctx, me) = try WebAuth.require(req)
+        guard let id = req.parameters.get("id"), let account = try await SandboxAccount.find(id, on: req.db),
+              account.userID == me.userID else { throw WaybillError.notFound }
         let back = Self.localPath(req.query[String.self, at: "return"])
         let action = WebRoutes.sandboxConnectComplete(id, query: "return=" + queryValue(back))
         let body = account.transfers == "active"
             ? "<p>This test account is already set up.</p><p><a href=\"\(Self.escape(back))\">Back to Waybill</a></p>"
             : """
-              <form method="post" action="\(Self.escape(action))"><button type="submit">Complete the setup (test)</button></form>
+              <form method="post" action="\(Self.escape(action))"><input type="hidden" name="_csrf" value="\(Self.escape(ctx.csrf))"><button type="submit">Complete the setup (test)</button></form>
               <p><a href="\(Self.escape(back))">Back to Waybill without finishing</a></p>
               """
-        return Self.page(title: "Test payout setup", sandbox: true, body: """
+        return Self.page(title: "Test payout setup", sandbox: true, csrf: ctx.csrf, body: """
             <h1>Test payout setup</h1>
             <p>Account <code>\(Self.escape(id))</code></p>
             <p>This server has no Stripe keys, so this page stands in for Stripe's onboarding, where a traveller proves who they are and gives a bank account. Completing it makes transfers active as if Stripe had verified everything; <strong>no money will move</strong>.</p>
@@ -146,19 +152,23 @@ struct PaymentPages: RouteCollection {
             """)
     }
 
+    /// Completes the test onboarding: a form of the page above (its CSRF token is checked by
+    /// `WebSessionMiddleware`), sent by the account's owner.
     func sandboxConnectComplete(_ req: Request) async throws -> Response {
         let sandbox = try sandboxProvider(req)
-        guard let id = req.parameters.get("id"), let userID = try await sandbox.completeOnboarding(account: id) else { throw WaybillError.notFound }
+        let (_, me) = try WebAuth.require(req)
+        guard let id = req.parameters.get("id"), try await SandboxAccount.find(id, on: req.db)?.userID == me.userID,
+              let userID = try await sandbox.completeOnboarding(account: id) else { throw WaybillError.notFound }
         // What Stripe would send as `account.updated`, applied at once.
         let state = try await sandbox.connectedAccount(id)
         try await Travel(request: req).store(state, account: id, user: userID, at: UnixTime.nowSeconds * 1000)
         return req.redirect(to: Self.localPath(req.query[String.self, at: "return"]), redirectType: .normal)
     }
 
-    /// A path on this site (never another site: no open redirect).
+    /// A path on this site (never another site: no open redirect), by the web app's rule
+    /// (`RedirectPolicy.safeLocalPath`: no tab, newline or backslash a browser would forgive).
     static func localPath(_ raw: String?) -> String {
-        guard let raw, raw.hasPrefix("/"), !raw.hasPrefix("//"), !raw.contains("\\"), raw.count <= 200 else { return "/" }
-        return raw
+        RedirectPolicy.safeLocalPath(raw) ?? "/"
     }
 
     func statementPage(_ req: Request) async throws -> Response {
@@ -199,11 +209,12 @@ struct PaymentPages: RouteCollection {
         return out
     }
 
-    static func page(title: String, sandbox: Bool, body: String) -> Response {
+    static func page(title: String, sandbox: Bool, csrf: String? = nil, body: String) -> Response {
         let banner = sandbox ? #"<div class="test" role="alert">TEST MODE — sandbox payments, no money moves</div>"# : ""
+        let token = csrf.map { "<meta name=\"csrf-token\" content=\"\(escape($0))\">" } ?? ""
         let html = """
             <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">\(token)
             <title>\(escape(title))\(sandbox ? " (test)" : "") · Waybill</title>
             <style>
             body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:0 auto;padding:1rem;color:#1a1a1a}

@@ -463,10 +463,11 @@ struct SandboxPayments: PaymentProvider {
         try await writeLock.withLock {
             let db = db()
             if let earlier = try await SandboxPayout.query(on: db).filter(\.$idempotencyKey == request.idempotencyKey).first() {
-                return earlier.id!
+                return try earlier.storedID
             }
             let row = SandboxPayout()
-            row.id = "sbx_tr_" + randomHex(bytes: 12)
+            let id = "sbx_tr_" + randomHex(bytes: 12)
+            row.id = id
             row.shipmentID = request.shipmentID
             row.accountID = request.accountID
             row.destination = request.destination
@@ -475,8 +476,8 @@ struct SandboxPayments: PaymentProvider {
             row.idempotencyKey = request.idempotencyKey
             row.createdAt = UnixTime.nowMillis
             try await row.create(on: db)
-            logger.notice("Sandbox payout \(row.id!) of \(request.amount) recorded for shipment \(request.shipmentID.uuidString): this is a test, no money moved.")
-            return row.id!
+            logger.notice("Sandbox payout \(id) of \(request.amount) recorded for shipment \(request.shipmentID.uuidString): this is a test, no money moved.")
+            return id
         }
     }
 
@@ -495,15 +496,16 @@ struct SandboxPayments: PaymentProvider {
     /// One test account per person (a second onboarding continues it).
     func createConnectedAccount(for accountID: UserID, email: String, country: String) async throws -> String {
         try await writeLock.withLock {
-            if let existing = try await SandboxAccount.query(on: db()).filter(\.$userID == accountID).first() { return existing.id! }
+            if let existing = try await SandboxAccount.query(on: db()).filter(\.$userID == accountID).first() { return try existing.storedID }
             let row = SandboxAccount()
-            row.id = "acct_sandbox_" + randomHex(bytes: 8)
+            let id = "acct_sandbox_" + randomHex(bytes: 8)
+            row.id = id
             row.userID = accountID
             row.detailsSubmitted = false
             row.transfers = "inactive"
             row.createdAt = UnixTime.nowMillis
             try await row.create(on: db())
-            return row.id!
+            return id
         }
     }
 

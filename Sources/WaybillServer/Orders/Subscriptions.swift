@@ -45,7 +45,7 @@ struct Subscriptions: WaybillService {
             plan.createdAt = UnixTime.nowMillis
             plan.updatedAt = plan.createdAt
             try await plan.create(on: db)
-            try await AuditLog.record(.planChanged, by: principal.userID, target: .plan, plan.id!.uuidString,
+            try await AuditLog.record(.planChanged, by: principal.userID, target: .plan, try plan.storedID.uuidString,
                                       after: Self.audit(plan), on: db)
             return plan
         }
@@ -108,7 +108,7 @@ struct Subscriptions: WaybillService {
             return Subscriber(view: View(record: record, terms: try record.terms, invoices: [], benefitApplies: record.term.benefitApplies(at: now)),
                               account: account)
         }
-        let next = rows.count > limit ? page.last.map { Orders.encodeCursor($0.createdAt, Tagged<SubscriptionRecord, UUID>($0.id!)) } : nil
+        let next = try rows.count > limit ? page.last.map { Orders.encodeCursor($0.createdAt, Tagged<SubscriptionRecord, UUID>(try $0.storedID)) } : nil
         return (items, next)
     }
 
@@ -155,7 +155,8 @@ struct Subscriptions: WaybillService {
     }
 
     func view(_ record: SubscriptionRecord) async throws -> View {
-        let invoices = try await SubscriptionInvoiceRecord.query(on: db).filter(\.$subscriptionID == record.id!)
+        let id = try record.storedID
+        let invoices = try await SubscriptionInvoiceRecord.query(on: db).filter(\.$subscriptionID == id)
             .sort(\.$at, .descending).limit(24).all()
         return View(record: record, terms: try record.terms, invoices: invoices, benefitApplies: record.term.benefitApplies(at: UnixTime.nowMillis))
     }
@@ -233,8 +234,9 @@ struct Subscriptions: WaybillService {
         try refuse(cancel ? SubscriptionPolicy.mayCancel(record.term) : SubscriptionPolicy.mayResume(record.term))
         guard let providerID = record.providerID else { throw WaybillError(.conflict, .conflict, "This subscription is not paid yet.") }
         let state = try await services.payments.setCancelAtPeriodEnd(subscription: providerID, cancel)
-        try await apply(state, to: record.id!)
-        logger.info("Subscription \(record.id!.uuidString) \(cancel ? "set to end at the period's end" : "renews again")")
+        let id = try record.storedID
+        try await apply(state, to: id)
+        logger.info("Subscription \(id.uuidString) \(cancel ? "set to end at the period's end" : "renews again")")
         return try await view(try await SubscriptionRecord.find(record.id, on: db) ?? record)
     }
 
@@ -257,20 +259,21 @@ struct Subscriptions: WaybillService {
         guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == state.id).first(),
               record.status == .incomplete || (record.status == .canceled && record.providerID == nil) else { return }
         if state.expired {
-            let (account, id) = (record.accountID, record.id!)
+            let (account, id) = (record.accountID, try record.storedID)
             try await orders.transaction { db in try await Self.endUnpaid(account: account, only: id, at: UnixTime.nowMillis, on: db) }
             return
         }
         guard state.complete, let providerID = state.subscription else { return }
+        let id = try record.storedID
         if record.providerID == nil {
             try await orders.transaction { db in
                 guard let sql = db.tracedSQL else { return }
                 try await sql.update(SubscriptionRecord.schema).set("provider_id", to: SQLBind(providerID))
-                    .where("id", .equal, SQLBind(record.id!)).where(SQLIdentifier("provider_id"), .is, SQLLiteral.null).run()
+                    .where("id", .equal, SQLBind(id)).where(SQLIdentifier("provider_id"), .is, SQLLiteral.null).run()
             }
         }
         guard let provider = try await services.payments.subscription(id: providerID) else { return }
-        try await apply(provider, to: record.id!)
+        try await apply(provider, to: id)
     }
 
     /// Ends an account's unpaid requests (`incomplete`): `only` one of them, or all `except` one.
@@ -287,7 +290,7 @@ struct Subscriptions: WaybillService {
     /// Reads the subscription from the provider again and keeps what it says.
     func refresh(_ record: SubscriptionRecord) async throws {
         guard let providerID = record.providerID, let state = try await services.payments.subscription(id: providerID) else { return }
-        try await apply(state, to: record.id!)
+        try await apply(state, to: try record.storedID)
     }
 
     /// Keeps the provider's view of a subscription: its status, period and renewal. A new period
@@ -356,14 +359,14 @@ struct Subscriptions: WaybillService {
             let sent = StripePayments.subscriptionState(from: object)
             guard let record = try await record(provider: sent.id, reference: sent.reference) else { return }
             let state = try await services.payments.subscription(id: sent.id) ?? sent
-            try await apply(state, to: record.id!)
+            try await apply(state, to: try record.storedID)
         case "invoice.paid", "invoice.payment_failed":
             guard let providerID = Self.subscriptionID(ofInvoice: object),
                   let record = try await record(provider: providerID, reference: Self.reference(ofInvoice: object)) else { return }
             let paid = type == "invoice.paid"
             try await recordInvoice(object, paid: paid, for: record)
             guard let state = try await services.payments.subscription(id: providerID) else { return }
-            try await apply(state, to: record.id!, failedAt: paid ? nil : UnixTime.nowMillis)
+            try await apply(state, to: try record.storedID, failedAt: paid ? nil : UnixTime.nowMillis)
         default:
             return
         }
@@ -397,7 +400,7 @@ struct Subscriptions: WaybillService {
         guard let id = invoice["id"] as? String, StripePayments.isStripeID(id) else { return }
         let amount = ((paid ? invoice["amount_paid"] : invoice["amount_due"]) as? NSNumber).flatMap { Int(exactly: $0.doubleValue) } ?? 0
         let currency = ((invoice["currency"] as? String) ?? record.currency).uppercased()
-        try await store(invoice: id, amount: amount, currency: currency, paid: paid, for: record.id!)
+        try await store(invoice: id, amount: amount, currency: currency, paid: paid, for: try record.storedID)
     }
 
     /// Keeps an invoice once; a failed one that is later paid becomes paid.
@@ -431,9 +434,10 @@ struct Subscriptions: WaybillService {
             try await settleCheckout(try await sandbox.subscriptionCheckout(id: checkout))
         }
         guard let record = try await SubscriptionRecord.query(on: db).filter(\.$checkoutID == checkout).first() else { return true }
-        if let invoice { try await store(invoice: invoice.id, amount: invoice.amount, currency: invoice.currency, paid: action != .failRenewal, for: record.id!) }
+        let id = try record.storedID
+        if let invoice { try await store(invoice: invoice.id, amount: invoice.amount, currency: invoice.currency, paid: action != .failRenewal, for: id) }
         if let state = try await sandbox.subscription(id: providerID) {
-            try await apply(state, to: record.id!, failedAt: action == .failRenewal ? UnixTime.nowMillis : nil)
+            try await apply(state, to: id, failedAt: action == .failRenewal ? UnixTime.nowMillis : nil)
         }
         return true
     }
@@ -471,7 +475,7 @@ struct Subscriptions: WaybillService {
                 try await refresh(record)
                 record = try await SubscriptionRecord.find(record.id, on: db) ?? record
             } catch {
-                logger.warning("Could not read subscription \(record.id!.uuidString) from the provider: \(String(describing: error))")
+                logger.warning("Could not read subscription \(record.id?.uuidString ?? "") from the provider: \(String(describing: error))")
             }
         }
         return try Self.benefit(of: record, at: now)
@@ -481,7 +485,7 @@ struct Subscriptions: WaybillService {
     static func benefit(of record: SubscriptionRecord, at now: Int64) throws -> Benefit? {
         guard record.term.benefitApplies(at: now) else { return nil }
         let terms = try record.terms
-        return (record.id!, record.periodStart, PlanBenefit(terms: terms, includedLeft: terms.includedDeliveries - record.includedUsed))
+        return (try record.storedID, record.periodStart, PlanBenefit(terms: terms, includedLeft: terms.includedDeliveries - record.includedUsed))
     }
 
     /// The plans of an import's customers, as orders placed now would get them, read afresh in one

@@ -24,7 +24,7 @@ struct PushDelivery {
         guard let sql = db.tracedSQL else { return }
         let devices = try await sql.raw("SELECT * FROM \"devices\" WHERE \"user_id\" = \(bind: userID)").all().map(Device.init(row:))
         for device in devices {
-            let job = PushJob(deviceID: device.id!, title: title, body: body, data: data, collapseKey: collapseKey)
+            let job = PushJob(deviceID: try device.storedID, title: title, body: body, data: data, collapseKey: collapseKey)
             try await Outbox.enqueueJob(kind: Outbox.pushKind, payload: String(decoding: try Outbox.payloadEncoder.encode(job), as: UTF8.self), on: db)
         }
     }

@@ -91,14 +91,14 @@ struct AutoDispatch: WaybillService {
                 """).first() != nil
         }
         guard claimed else { return nil }
-        guard let manager = try await User.find(UserID(rawValue: managerID), on: db), manager.caller.may(.dispatch) else {
+        guard let manager = try await User.find(UserID(rawValue: managerID), on: db), try manager.caller.may(.dispatch) else {
             logger.warning("auto-dispatch: the manager who switched it on may no longer dispatch; switching it off")
             try await db.writeTransaction(services) { db in
                 try await db.tracedSQL?.raw("UPDATE dispatch_settings SET auto_dispatch = \(bind: false) WHERE id = 1").run()
             }
             return nil
         }
-        let principal = Principal(user: manager, sessionID: .random())
+        let principal = try Principal(user: manager, sessionID: .random())
         var request = RoutePlanRequest(seconds: RoutePlanningPolicy.autoDispatchSeconds, capacity: settings.capacity)
         request.keepAssignments = true
         request.automatic = true

@@ -83,9 +83,11 @@ struct OSRMTableMatrix: TravelMatrixProvider {
         var index: [Int: Int] = [:]
         for (i, p) in sources.enumerated() { index[p] = i }
         for p in destinations where index[p] == nil { index[p] = coordinates.count; coordinates.append(p) }
+        // Each source's and destination's place in `coordinates` (every one was given one just above).
+        let sourceAt = sources.compactMap { index[$0] }, destinationAt = destinations.compactMap { index[$0] }
         let path = coordinates.map { String(format: "%.6f,%.6f", points[$0].longitude, points[$0].latitude) }.joined(separator: ";")
-        let query = "sources=" + sources.map { String(index[$0]!) }.joined(separator: ";")
-            + "&destinations=" + destinations.map { String(index[$0]!) }.joined(separator: ";")
+        let query = "sources=" + sourceAt.map(String.init).joined(separator: ";")
+            + "&destinations=" + destinationAt.map(String.init).joined(separator: ";")
             + "&annotations=duration,distance"
         let url = "\(base)/table/v1/\(profile)/\(path)?\(query)"
         let response: ClientResponse

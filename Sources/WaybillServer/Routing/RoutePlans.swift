@@ -132,14 +132,16 @@ struct RoutePlans: WaybillService {
         let applied = try await appliedStops()
         var plannedDriver: [UUID: UserID] = [:]
         for (driver, stops) in applied { for stop in stops { plannedDriver[stop.orderID] = UserID(rawValue: driver) } }
-        let underWay = Self.underWayStops(applied, orders: Dictionary(uniqueKeysWithValues: orders.map { ($0.id!.rawValue, $0) }))
+        let underWay = Self.underWayStops(applied, orders: Dictionary(uniqueKeysWithValues: try orders.map { (try $0.storedID.rawValue, $0) }))
         let fleet = try await Tracking(services: services, db: db, logger: logger).fleet(nearOrder: nil, by: principal)
             .filter { $0.state?.onDuty == true
-                && DispatchPolicy.mayCarry(assignee: $0.driver.caller, disabled: $0.driver.isBanned, assignedBy: principal.caller) }
+                && DispatchPolicy.mayCarry(assignee: $0.driver.caller(id: $0.driverID), disabled: $0.driver.isBanned, assignedBy: principal.caller) }
 
         // The problem: places (drivers' positions, then each order's ends), shipments, vehicles.
         var points: [GeoPoint] = []
         var vehicles: [Vehicle] = []
+        /// Each vehicle's driver, by the vehicle's index.
+        var drivers: [(id: UserID, name: String)] = []
         let shiftEnd = Orders.startOfToday(services.config.displayTimeZone) + 86_400_000
         let horizon = Double(max(3_600_000, shiftEnd - now)) / 1000
         // A stop under way stays first: the driver's route starts there, after getting there.
@@ -150,15 +152,16 @@ struct RoutePlans: WaybillService {
                 start = points.count
                 points.append(GeoPoint(latitude: p.latitude, longitude: p.longitude))
             }
-            if let stop = underWay[entry.driver.id!.rawValue] {
+            if let stop = underWay[entry.driverID.rawValue] {
                 fixed[vehicles.count] = (stop, start, points.count)
                 points.append(GeoPoint(latitude: stop.latitude, longitude: stop.longitude))
             }
-            vehicles.append(Vehicle(id: entry.driver.id!.uuidString, start: start, end: nil, shift: TimeWindow(start: 0, end: horizon),
-                                    capacity: [request.capacity], skills: ["driver:\(entry.driver.id!.uuidString)"]))
+            vehicles.append(Vehicle(id: entry.driverID.uuidString, start: start, end: nil, shift: TimeWindow(start: 0, end: horizon),
+                                    capacity: [request.capacity], skills: ["driver:\(entry.driverID.uuidString)"]))
+            drivers.append((entry.driverID, entry.driver.displayName))
         }
         let fixedOrders = Dictionary(fixed.values.map { ($0.stop.orderID, $0.stop.kind) }, uniquingKeysWith: { a, _ in a })
-        let onDuty = Set(fleet.map { $0.driver.id! })
+        let onDuty = Set(fleet.map(\.driverID))
         var unplanned: [RoutePlan.Unplanned] = []
         var shipments: [Shipment] = [], jobs: [Job] = []
         var byID: [UUID: Order] = [:]
@@ -170,34 +173,38 @@ struct RoutePlans: WaybillService {
             .filter(\.$kind == .counter).all().map { ($0.orderID, $0.status == .held) }, uniquingKeysWith: { a, _ in a })
         var withSlot: Set<UUID> = []
         /// The stop's window from its booked slot (`.always` without one); nil when the slot ended.
-        func window(_ order: Order, _ kind: SlotKind) -> TimeWindow? {
-            guard let booking = slots[order.id!]?.first(where: { $0.booking.kind == kind && $0.booking.status == .booked }) else { return .always }
-            withSlot.insert(order.id!.rawValue)
+        func window(_ order: OrderID, _ kind: SlotKind) -> TimeWindow? {
+            guard let booking = slots[order]?.first(where: { $0.booking.kind == kind && $0.booking.status == .booked }) else { return .always }
+            withSlot.insert(order.rawValue)
             return RoutePlanningPolicy.window(slotStart: booking.slot.startsAt, slotEnd: booking.slot.endsAt, now: now).map { TimeWindow(start: $0.start, end: $0.end) }
         }
         for order in orders {
-            let id = order.id!.rawValue
+            let orderID = try order.storedID, id = orderID.rawValue
             byID[id] = order
-            var role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: !request.keepAssignments && order.driverID != nil
-                                                && plannedDriver[id] == order.driverID)!
+            // Every status read (`plannedStatuses`) has a role.
+            guard var role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: !request.keepAssignments && order.driverID != nil
+                                                      && plannedDriver[id] == order.driverID) else { continue }
             switch fixedOrders[id] {
             case .delivery?: continue  // its last stop is the one under way
             case .pickup?: role = .onBoard  // picked up at the route's start
             case nil: break
             }
             func out(_ reason: RoutePlanningPolicy.Unplanned) { unplanned.append(.init(orderID: id, reference: order.reference, reason: reason)) }
-            guard let drop = order.dropoff.coordinate, role == .onBoard || order.pickup.coordinate != nil else { out(.noCoordinates); continue }
+            // Where it is picked up: nil for one on board (delivered only).
+            let pick: Coordinate?
+            if role == .onBoard { pick = nil } else if let coordinate = order.pickup.coordinate { pick = coordinate } else { out(.noCoordinates); continue }
+            guard let drop = order.dropoff.coordinate else { out(.noCoordinates); continue }
             // A timeslot booked on a later day keeps the order for that day's plan.
             let remaining: Set<SlotKind> = role == .onBoard ? [.delivery] : [.pickup, .delivery]
-            if slots[order.id!]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
+            if slots[orderID]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
                 out(.slotLater); continue
             }
-            guard let deliveryWindow = window(order, .delivery), var pickupWindow = role == .onBoard ? Optional(TimeWindow.always) : window(order, .pickup) else {
+            guard let deliveryWindow = window(orderID, .delivery), var pickupWindow = role == .onBoard ? Optional(TimeWindow.always) : window(orderID, .pickup) else {
                 out(.slotMissed); continue
             }
             // A parcel dropped at a counter: collected once it is there.
-            if role != .onBoard, let held = dropOffCounters[order.id!] {
-                let dropOff = slots[order.id!]?.first { $0.booking.kind == .dropOff && $0.booking.status == .booked }?.slot.endsAt
+            if role != .onBoard, let held = dropOffCounters[orderID] {
+                let dropOff = slots[orderID]?.first { $0.booking.kind == .dropOff && $0.booking.status == .booked }?.slot.endsAt
                 switch RoutePlanningPolicy.counterPickup(held: held, dropOffSlotEnd: dropOff, now: now) {
                 case .now: break
                 case .from(let end) where end >= shiftEnd: out(.slotLater); continue
@@ -205,20 +212,23 @@ struct RoutePlans: WaybillService {
                 case .notYet: out(.notAtCounter); continue
                 }
             }
-            if role != .open, let driver = order.driverID, !onDuty.contains(driver) { out(.driverOffDuty); continue }
+            // One its driver keeps goes on their route only, while they are on duty (and such a status has a driver).
+            var skills: Set<String> = []
+            if role != .open {
+                guard let driver = order.driverID, onDuty.contains(driver) else { out(.driverOffDuty); continue }
+                skills = ["driver:\(driver.uuidString)"]
+            }
             if vehicles.isEmpty { out(.noDriverOnDuty); continue }
-            let skills: Set<String> = role == .open ? [] : ["driver:\(order.driverID!.uuidString)"]
             let amount = [RoutePlanningPolicy.load(order.weightClass)]
             let priority = RoutePlanningPolicy.priority(order.service)
             let delivery = Visit(location: points.count, service: service, window: deliveryWindow)
             points.append(GeoPoint(latitude: drop.latitude, longitude: drop.longitude))
-            if role == .onBoard {
-                jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
-            } else {
-                let pick = order.pickup.coordinate!
+            if let pick {
                 let pickup = Visit(location: points.count, service: service, window: pickupWindow)
                 points.append(GeoPoint(latitude: pick.latitude, longitude: pick.longitude))
                 shipments.append(Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
+            } else {
+                jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
             }
         }
 
@@ -260,7 +270,6 @@ struct RoutePlans: WaybillService {
             let chosen = options
             let solution = try await services.threadPool.runIfActive { try RoutingSolver.solve(problem, options: chosen) }
             distance = solution.distance; seconds = solution.seconds; iterations = solution.iterations
-            let names = Dictionary(uniqueKeysWithValues: fleet.map { ($0.driver.id!.uuidString, $0.driver.displayName) })
             for route in solution.routes {
                 let vehicle = problem.vehicles[route.vehicleIndex]
                 let stops = route.stops.compactMap { stop -> RoutePlan.Stop? in
@@ -271,7 +280,8 @@ struct RoutePlans: WaybillService {
                                           latitude: place.latitude, longitude: place.longitude,
                                           arrival: now + Int64(stop.serviceStart * 1000), departure: now + Int64(stop.departure * 1000))
                 }
-                var planned = RoutePlan.Route(driverID: UUID(uuidString: vehicle.id)!, driverName: names[vehicle.id] ?? "",
+                let driver = drivers[route.vehicleIndex]
+                var planned = RoutePlan.Route(driverID: driver.id.rawValue, driverName: driver.name,
                                               start: vehicle.start.map { points[$0] }, stops: stops,
                                               distanceMeters: route.distance, durationSeconds: route.duration)
                 if let f = fixed[route.vehicleIndex] { placeFirst(f, in: &planned) }
@@ -279,7 +289,7 @@ struct RoutePlans: WaybillService {
             }
             // A driver whose only stop is the one under way.
             for (v, f) in fixed where !solution.routes.contains(where: { $0.vehicleIndex == v }) {
-                var planned = RoutePlan.Route(driverID: UUID(uuidString: vehicles[v].id)!, driverName: names[vehicles[v].id] ?? "",
+                var planned = RoutePlan.Route(driverID: drivers[v].id.rawValue, driverName: drivers[v].name,
                                               start: nil, stops: [], distanceMeters: 0, durationSeconds: 0)
                 placeFirst(f, in: &planned)
                 routes.append(planned)
@@ -296,8 +306,8 @@ struct RoutePlans: WaybillService {
             }
         }
         // Drivers on duty with nothing to do are in the plan too, with an empty route.
-        for entry in fleet where !routes.contains(where: { $0.driverID == entry.driver.id!.rawValue }) {
-            routes.append(RoutePlan.Route(driverID: entry.driver.id!.rawValue, driverName: entry.driver.displayName,
+        for entry in fleet where !routes.contains(where: { $0.driverID == entry.driverID.rawValue }) {
+            routes.append(RoutePlan.Route(driverID: entry.driverID.rawValue, driverName: entry.driver.displayName,
                                           start: entry.state?.position.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) },
                                           stops: [], distanceMeters: 0, durationSeconds: 0))
         }
@@ -468,7 +478,7 @@ struct RoutePlans: WaybillService {
         let me = principal.userID.rawValue
         guard let stops = try await appliedStops(driver: me)[me], !stops.isEmpty else { return [] }
         let ids = Array(Set(stops.map { OrderID(rawValue: $0.orderID) }))
-        let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { ($0.id!.rawValue, $0) })
+        let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { (try $0.storedID.rawValue, $0) })
         return stops.filter { stop in
             guard let order = current[stop.orderID], order.driverID == principal.userID else { return false }
             return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)

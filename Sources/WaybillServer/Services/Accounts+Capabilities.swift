@@ -85,8 +85,8 @@ extension Accounts {
     /// The restriction in force on an account (with its reason), if any.
     static func restrictionInForce(of user: User, on db: any Database) async throws -> RestrictionRecord? {
         guard user.restriction != nil else { return nil }
-        let now = UnixTime.nowMillis
-        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == user.id!).filter(\.$liftedAt == nil).all()
+        let now = UnixTime.nowMillis, userID = try user.storedID
+        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == userID).filter(\.$liftedAt == nil).all()
         return open.filter { $0.restriction.holds(at: now) }
             .max { a, b in
                 // A ban wins; of suspensions, the one that lasts longest.
@@ -110,7 +110,7 @@ extension Accounts {
     /// revocation of each one taken back, the account row (with its primary `role`), and the
     /// account's live connections closed so they reopen with what it may see now.
     static func setStaffCapabilities(_ user: User, to wanted: Set<Capability>, by actor: UserID?, on db: any Database) async throws {
-        let id = user.id!, now = UnixTime.nowMillis
+        let id = try user.storedID, now = UnixTime.nowMillis
         let current = Capability.parseList(user.staffCapabilities)
         let wanted = wanted.intersection(Capability.stored)
         guard wanted != current else { return }
@@ -144,15 +144,16 @@ extension Accounts {
     /// Records the grants of an account created with staff capabilities (invited staff, demo
     /// accounts, the operator's command line).
     static func recordGrants(of user: User, by actor: UserID?, on db: any Database) async throws {
-        let now = UnixTime.nowMillis
+        let now = UnixTime.nowMillis, userID = try user.storedID
         for capability in Capability.parseList(user.staffCapabilities).sorted(by: { $0.rawValue < $1.rawValue }) {
-            try await CapabilityGrant(userID: user.id!, capability: capability, grantedBy: actor, at: now).create(on: db)
+            try await CapabilityGrant(userID: userID, capability: capability, grantedBy: actor, at: now).create(on: db)
         }
     }
 
     /// Writes the restriction in force onto the account row, from its restrictions.
     static func refreshRestriction(_ user: User, on db: any Database) async throws {
-        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == user.id!).filter(\.$liftedAt == nil).all()
+        let userID = try user.storedID
+        let open = try await RestrictionRecord.query(on: db).filter(\.$userID == userID).filter(\.$liftedAt == nil).all()
         let standing = AccountStanding.of(capabilities: user.capabilities, restrictions: open.map(\.restriction), at: UnixTime.nowMillis)
         let wasSuspended = user.restriction == .suspended
         user.restrictedKind = standing.restriction?.kind.rawValue
@@ -160,7 +161,7 @@ extension Accounts {
         try await user.save(on: db)
         // What the account may see changes with a suspension too: its live connections reopen.
         if wasSuspended || standing.restriction?.kind == .suspended {
-            try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(user.id!), data: ["user": user.id!.uuidString], on: db)
+            try await LiveLog.publishControl(LiveRow.accessChanged, topic: LiveLog.userTopic(userID), data: ["user": userID.uuidString], on: db)
         }
     }
 }

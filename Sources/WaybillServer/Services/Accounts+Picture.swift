@@ -62,20 +62,36 @@ extension Accounts {
         return (picture, data)
     }
 
-    /// Whether the two accounts share a shipment, a trip request, or `owner` has a trip open to requests.
+    /// Whether the two accounts share a shipment that links them (`Acquaintance.shipmentLinks`: not
+    /// cancelled, and through its receiver only once picked up), a trip request, or `owner` has a
+    /// trip open to requests.
     func sharesSomething(_ owner: UserID, with me: Principal) async throws -> Bool {
         guard let sql = db.tracedSQL, let ownerUser = try await User.find(owner, on: db) else { return false }
         let viewer = me.userID
         // An account without a verified email receives nothing: NULL, which equals no row's recipient.
         let viewerEmail: String? = me.caller.verifiedEmail
         let ownerEmail: String? = ownerUser.emailVerifiedAt == nil ? nil : ownerUser.email.lowercased()
-        let shipment = try await sql.raw("""
-            SELECT 1 AS hit FROM orders WHERE
-              ((customer_id = \(bind: owner) OR driver_id = \(bind: owner) OR recipient_email = \(bind: ownerEmail))
-               AND (customer_id = \(bind: viewer) OR driver_id = \(bind: viewer) OR recipient_email = \(bind: viewerEmail)))
-            LIMIT 1
-            """).first()
-        if shipment != nil { return true }
+        // Customer and driver in a status that links them so; one of them the receiver in a status
+        // that links through the receiver. Each row found is then asked of the rule itself.
+        let direct = Acquaintance.shipmentStatuses(throughReceiver: false).map(\.rawValue).sorted()
+        let throughReceiver = Acquaintance.shipmentStatuses(throughReceiver: true).map(\.rawValue).sorted()
+        let shipments = try await sql.raw("""
+            SELECT customer_id, driver_id, recipient_email, status FROM orders WHERE
+              (((customer_id = \(bind: owner) AND driver_id = \(bind: viewer)) OR (customer_id = \(bind: viewer) AND driver_id = \(bind: owner)))
+               AND status IN (\(binds: direct)))
+              OR ((((customer_id = \(bind: owner) OR driver_id = \(bind: owner)) AND recipient_email = \(bind: viewerEmail))
+                   OR ((customer_id = \(bind: viewer) OR driver_id = \(bind: viewer)) AND recipient_email = \(bind: ownerEmail)))
+                  AND status IN (\(binds: throughReceiver)))
+            LIMIT 10
+            """).all()
+        let ownerCaller = ownerUser.caller(id: owner)
+        for row in shipments {
+            let parties = OrderParties(customerID: try row.decode(column: "customer_id", as: UserID.self),
+                                       driverID: try row.decode(column: "driver_id", as: UserID?.self),
+                                       recipientEmail: try row.decode(column: "recipient_email", as: String?.self))
+            guard let status = OrderStatus(rawValue: try row.decode(column: "status", as: String.self)) else { continue }
+            if Acquaintance.shipmentLinks(parties, status: status, ownerCaller, me.caller) { return true }
+        }
         let request = try await sql.raw("""
             SELECT 1 AS hit FROM trip_requests WHERE (sender_id = \(bind: owner) AND traveller_id = \(bind: viewer))
               OR (sender_id = \(bind: viewer) AND traveller_id = \(bind: owner)) LIMIT 1

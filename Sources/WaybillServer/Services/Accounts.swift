@@ -8,12 +8,19 @@ struct Principal: Sendable {
     let user: User
     let sessionID: SignInID
     /// Set when the caller is a machine with an API key: what the key may do (`APIKeyPolicy`).
-    var keyScopes: Set<APIKeyScope>? = nil
+    var keyScopes: Set<APIKeyScope>?
+    /// The account's id, read once from `user` (which came from the database, so it has one).
+    let userID: UserID
 
-    var userID: UserID { user.id! }
+    init(user: User, sessionID: SignInID, keyScopes: Set<APIKeyScope>? = nil) throws {
+        self.user = user
+        self.sessionID = sessionID
+        self.keyScopes = keyScopes
+        userID = try user.storedID
+    }
 
     /// The caller as WaybillCore's policies know them.
-    var caller: Caller { user.caller }
+    var caller: Caller { user.caller(id: userID) }
 
     /// 403 unless the caller's capabilities grant `permission` (`WaybillCore.Permission`).
     func require(_ permission: Permission) throws {
@@ -98,7 +105,7 @@ struct Accounts {
                                 lastName: form.lastName, address: form.address, postalCode: form.postalCode,
                                 city: form.city, isCompany: form.isCompany, companyName: form.companyName)
                 try await user.create(on: db)
-                let code = try await codes.issue(userID: user.id!, purpose: .verifyEmail, on: db)
+                let code = try await codes.issue(userID: try user.storedID, purpose: .verifyEmail, on: db)
                 try await Outbox.enqueue(MailTemplates.verifyEmail(user, code: code), on: db)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -157,18 +164,19 @@ struct Accounts {
     func login(email rawEmail: String, password: String, device: (DevicePlatform, String)?) async throws -> IssuedTokens {
         if let (platform, token) = device { try Self.validatePushToken(token, platform: platform, field: "device.pushToken") }
         let user = try await checkPassword(email: rawEmail, password: password)
-        let userID = user.id!
+        let userID = try user.storedID
         let refresh = TokenService.newRefreshToken()
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
             session.reauthenticatedAt = UnixTime.nowMillis  // the password was just proven
             try await session.create(on: db)
-            try await RefreshToken(sessionID: session.id!, tokenHash: TokenService.hash(refresh),
+            let sessionID = try session.storedID
+            try await RefreshToken(sessionID: sessionID, tokenHash: TokenService.hash(refresh),
                                    expiresAt: UnixTime.now.addingTimeInterval(TokenService.refreshLifetime)).create(on: db)
             if let (platform, token) = device {
                 try await Self.upsertDevice(userID: userID, platform: platform, pushToken: token, on: db)
             }
-            return session.id!
+            return sessionID
         }
         let access = try await services.tokens.accessToken(userID: userID, role: user.role, sessionID: sessionID)
         return IssuedTokens(accessToken: access, refreshToken: refresh, user: user)
@@ -210,14 +218,14 @@ struct Accounts {
     func webLogin(email: String, password: String) async throws -> (user: User, cookie: String) {
         let user = try await checkPassword(email: email, password: password)
         let secret = TokenService.newRefreshToken()
-        let userID = user.id!
+        let userID = try user.storedID
         let sessionID = try await transaction { db in
             let session = Session(userID: userID)
             session.reauthenticatedAt = UnixTime.nowMillis  // the password was just proven
             session.webTokenHash = TokenService.hash(secret)
             session.lastUsedAt = UnixTime.nowMillis
             try await session.create(on: db)
-            return session.id!
+            return try session.storedID
         }
         return (user, sessionID.uuidString + "." + secret)
     }
@@ -251,7 +259,7 @@ struct Accounts {
                 try await Session.query(on: db).filter(\.$id == sessionID).set(\.$lastUsedAt, to: now).update()
             }
         }
-        return Principal(user: user, sessionID: sessionID)
+        return try Principal(user: user, sessionID: sessionID)
     }
 
     /// Ends a web session (sign-out).
@@ -266,7 +274,7 @@ struct Accounts {
         let session = stored.session
         guard session.revokedAt == nil else { throw WaybillError.sessionRevoked }
         if stored.retiredAt != nil {
-            try await revokeSession(session.id!, reason: "refresh_token_reuse")
+            try await revokeSession(try session.storedID, reason: "refresh_token_reuse")
             logger.warning("Retired refresh token presented again: session revoked")
             throw WaybillError.sessionRevoked
         }
@@ -275,7 +283,7 @@ struct Accounts {
         if user.isBanned { throw WaybillError.accountDisabled }
 
         let next = TokenService.newRefreshToken()
-        let sessionID = session.id!
+        let sessionID = try session.storedID
         let rotated = try await transaction { db -> Bool in
             guard let sql = db.tracedSQL else { return false }
             let retired = try await sql.update(RefreshToken.schema)
@@ -294,7 +302,7 @@ struct Accounts {
             try await revokeSession(sessionID, reason: "refresh_token_reuse")
             throw WaybillError.sessionRevoked
         }
-        let access = try await services.tokens.accessToken(userID: user.id!, role: user.role, sessionID: sessionID)
+        let access = try await services.tokens.accessToken(userID: try user.storedID, role: user.role, sessionID: sessionID)
         return IssuedTokens(accessToken: access, refreshToken: next, user: user)
     }
 
@@ -365,7 +373,7 @@ struct Accounts {
         let user = try User(row: row)
         if user.isBanned { throw WaybillError.accountDisabled }
         guard try row.decodeNil(column: "session_revoked_at") else { throw WaybillError.sessionRevoked }
-        return Principal(user: user, sessionID: sessionID)
+        return try Principal(user: user, sessionID: sessionID)
     }
 
     // MARK: Password reset
@@ -494,9 +502,9 @@ struct Accounts {
                 let user = User(role: role, email: email, passwordHash: nil, firstName: first, lastName: last)
                 try await user.create(on: db)
                 try await Self.recordGrants(of: user, by: principal.userID, on: db)
-                try await AuditLog.record(.accountCreated, by: principal.userID, target: .user, user.id!.uuidString,
+                try await AuditLog.record(.accountCreated, by: principal.userID, target: .user, try user.storedID.uuidString,
                                           after: AuditLog.snapshot(of: user), on: db)
-                let code = try await codes.issue(userID: user.id!, purpose: .passwordReset, on: db)
+                let code = try await codes.issue(userID: try user.storedID, purpose: .passwordReset, on: db)
                 try await Outbox.enqueue(MailTemplates.invitation(to: user, code: code, publicURL: publicURL), on: db)
                 return user
             }
@@ -580,7 +588,7 @@ struct Accounts {
         try principal.require(.dispatch)
         // Drivers and managers by primary role, then whoever of them may drive now.
         return try await User.query(on: db).filter(\.$role ~~ [Role.driver, .manager]).sort(\.$firstName).all()
-            .filter { $0.caller.may(.drive) }
+            .filter { try $0.caller.may(.drive) }
     }
 
     func listUsers(role: Role?, query: String?, cursor: String?, limit: Int, for principal: Principal) async throws -> UserPage {

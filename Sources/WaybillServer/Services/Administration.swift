@@ -176,7 +176,7 @@ extension Accounts {
         guard !shipments.isEmpty else { return }
         let delivered = try await Order.query(on: db).filter(\.$id ~~ shipments).filter(\.$status == .delivered).all()
         for order in delivered {
-            try await Outbox.enqueueJob(kind: Outbox.travellerPayoutKind, payload: order.id!.uuidString, on: db)
+            try await Outbox.enqueueJob(kind: Outbox.travellerPayoutKind, payload: try order.storedID.uuidString, on: db)
         }
     }
 }
@@ -198,13 +198,13 @@ extension Accounts {
         let reports = try await reports(status: status, for: actor)
         let people = Set(reports.flatMap { [$0.reporterID, $0.reportedUserID] })
         let users = people.isEmpty ? [] : try await User.query(on: db).filter(\.$id ~~ Array(people)).all()
-        let byID = Dictionary(users.map { ($0.id!, $0) }, uniquingKeysWith: { a, _ in a })
+        let byID = Dictionary(try users.map { (try $0.storedID, $0) }, uniquingKeysWith: { a, _ in a })
         let messageIDs = reports.compactMap(\.messageID), ratingIDs = reports.compactMap(\.ratingID)
         let messages = messageIDs.isEmpty ? [] : try await MessageRecord.query(on: db).filter(\.$id ~~ messageIDs).all()
         let ratings = ratingIDs.isEmpty ? [] : try await RatingRecord.query(on: db).filter(\.$id ~~ ratingIDs).all()
-        let texts = Dictionary(messages.map { ($0.id!.rawValue, $0.body) } + ratings.map { ($0.id!.rawValue, $0.comment ?? "") },
+        let texts = Dictionary(try messages.map { (try $0.storedID.rawValue, $0.body) } + ratings.map { (try $0.storedID.rawValue, $0.comment ?? "") },
                                uniquingKeysWith: { a, _ in a })
-        let hidden = Dictionary(messages.map { ($0.id!.rawValue, $0.hiddenAt != nil) } + ratings.map { ($0.id!.rawValue, $0.hiddenAt != nil) },
+        let hidden = Dictionary(try messages.map { (try $0.storedID.rawValue, $0.hiddenAt != nil) } + ratings.map { (try $0.storedID.rawValue, $0.hiddenAt != nil) },
                                 uniquingKeysWith: { a, _ in a })
         return reports.map { r in
             let content: (ModeratedContent, UUID)? = r.messageID.map { (.message, $0.rawValue) } ?? r.ratingID.map { (.review, $0.rawValue) }
@@ -219,7 +219,7 @@ extension Accounts {
         let ids = Set(entries.compactMap(\.actor) + entries.filter { $0.targetKind == .user }.compactMap { UserID(uuidString: $0.targetID) })
         guard !ids.isEmpty else { return [:] }
         let users = try await User.query(on: db).filter(\.$id ~~ Array(ids)).all()
-        return Dictionary(users.map { ($0.id!, $0) }, uniquingKeysWith: { a, _ in a })
+        return Dictionary(try users.map { (try $0.storedID, $0) }, uniquingKeysWith: { a, _ in a })
     }
 }
 

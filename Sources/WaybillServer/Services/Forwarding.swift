@@ -38,7 +38,7 @@ struct Forwarding {
 
     /// The caller's address (made on first ask; `renew` makes a new one and the old stops working).
     func address(for me: Principal, renew: Bool = false) async throws -> String {
-        guard services.config.inboundMailDomain != nil else {
+        guard let domain = services.config.inboundMailDomain else {
             throw WaybillError(.conflict, .conflict, "This server receives no mail (INBOUND_MAIL_DOMAIN is not set); paste the confirmation instead.")
         }
         guard ParcelPolicy.allows(.change, as: .owner, by: me.caller) else { throw WaybillError.accountSuspended }
@@ -56,7 +56,7 @@ struct Forwarding {
             try await record.create(on: db)
             return record.token
         }
-        return address(token)!
+        return "\(Self.localPart)+\(token)@\(domain)"  // as `address(_:)`
     }
 
     /// One message from the mail server. Returns the numbers followed; nil when it is addressed to
@@ -72,9 +72,9 @@ struct Forwarding {
         }
         for token in tokens {
             guard let record = try await ForwardingAddressRecord.query(on: db).filter(\.$token == token).first(),
-                  let user = try await User.find(record.id!, on: db) else { continue }
-            guard ParcelPolicy.allows(.change, as: .owner, by: user.caller) else { return (0, 0) }
-            let me = Principal(user: user, sessionID: SignInID())
+                  let user = try await User.find(try record.storedID, on: db) else { continue }
+            let me = try Principal(user: user, sessionID: SignInID())
+            guard ParcelPolicy.allows(.change, as: .owner, by: me.caller) else { return (0, 0) }
             do {
                 let (added, skipped) = try await Parcels(services: services, db: db, logger: logger)
                     .addAll(from: [message.subject ?? "", message.text].joined(separator: "\n"), name: message.subject.map { String($0.prefix(80)) }, by: me)

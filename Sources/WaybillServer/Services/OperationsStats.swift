@@ -89,8 +89,9 @@ struct OperationsStats: WaybillService {
         }
         lines.append(line("total", "", r.report.totals))
         for b in r.report.buckets { lines.append(line(r.period.rawValue, b.label, b.figures)) }
-        for d in r.report.drivers { lines.append(line("driver", r.names[d.driver] ?? d.driver.uuidString, d.figures)) }
-        for a in r.report.areas { lines.append(line("area", a.area, a.figures)) }
+        // Names and areas come from people (a display name, a postal code): neutralised like every such cell.
+        for d in r.report.drivers { lines.append(line("driver", CSVText.text(r.names[d.driver] ?? d.driver.uuidString), d.figures)) }
+        for a in r.report.areas { lines.append(line("area", CSVText.text(a.area), a.figures)) }
         for f in r.report.failures { lines.append(CSVText.line(["failure", f.reason.rawValue, "", "", String(f.count), "", "", "", "", "", "", ""])) }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -123,7 +123,8 @@ extension Parcels {
             throw WaybillError.notFound
         }
         services.trackingMissLimiter.giveBack(clientAddress)
-        let events = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == record.id!).sort(\.$at, .descending).limit(500).all().map(\.event)
+        let parcelID = try record.storedID
+        let events = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcelID).sort(\.$at, .descending).limit(500).all().map(\.event)
         return (record, events)
     }
 
@@ -156,7 +157,7 @@ extension Parcels {
 enum ParcelNews {
     static func tell(_ parcel: ParcelRecord, from old: ParcelStatus, on db: any Database) async throws {
         var audience: [(user: UserID, alerts: ParcelAlerts?)] = [(parcel.ownerID, parcel.alerts)]
-        audience += try await ParcelShares(db: db).of(parcel: parcel.id!).map { ($0.user, $0.alerts) }
+        audience += try await ParcelShares(db: db).of(parcel: try parcel.storedID).map { ($0.user, $0.alerts) }
         let title = parcel.name ?? parcel.number
         let body = "\(title) (\(parcel.number)) is now \(parcel.status.rawValue.replacingOccurrences(of: "_", with: " "))."
         for (userID, alerts) in audience {
@@ -172,8 +173,9 @@ extension Parcels {
     /// Follows every tracking number found in pasted text (a shop's shipping confirmation), each with
     /// its likeliest carrier; numbers already followed are skipped. At most 20 a time.
     func addAll(from text: String, name: String?, by me: Principal) async throws -> (added: [ParcelRecord], skipped: [String]) {
-        guard text.count <= 20_000 else { throw WaybillError.validation("text", "too_long") }
-        let found = CarrierDetection.standard.numbers(in: text).prefix(20)
+        guard text.count <= CarrierDetection.maxTextLength else { throw WaybillError.validation("text", "too_long") }
+        // Bounded work (at most `CarrierDetection.maxChecks` checks), done on the thread pool, not an event loop.
+        let found = try await services.threadPool.runIfActive { CarrierDetection.standard.scan(text, maxNumbers: 20).numbers }
         guard !found.isEmpty else { throw WaybillError.validation("text", "no_tracking_number") }
         var added: [ParcelRecord] = []
         var skipped: [String] = []

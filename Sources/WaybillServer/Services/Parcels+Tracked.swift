@@ -5,8 +5,8 @@ import WaybillCore
 /// One line of the list of everything a person follows: a parcel of another carrier (theirs or
 /// shared with them) or one of Waybill's own shipments (sent, or addressed to them).
 struct TrackedItem: Sendable {
-    enum Kind: String, Sendable { case parcel, shipment }
-    enum Direction: String, Sendable { case sent, incoming }
+    enum Kind: String, Sendable, CaseIterable { case parcel, shipment }
+    enum Direction: String, Sendable, CaseIterable { case sent, incoming }
 
     var kind: Kind
     var id: UUID
@@ -31,7 +31,7 @@ extension Parcels {
     /// policies as each list alone (`Parcels.list`, `Orders.list` with the sent and incoming boxes).
     func tracked(for me: Principal, filter: TrackedFilter) async throws -> [TrackedItem] {
         var items: [TrackedItem] = try await list(for: me).map { v in
-            TrackedItem(kind: .parcel, id: v.record.id!.rawValue, name: v.record.name, number: v.record.number, carrier: v.record.carrier,
+            TrackedItem(kind: .parcel, id: try v.record.storedID.rawValue, name: v.record.name, number: v.record.number, carrier: v.record.carrier,
                         status: v.record.status, updatedAt: v.record.updatedAt, estimatedDelivery: v.record.estimatedDelivery, sharedBy: v.sharedBy)
         }
         let orders = Orders(services: services, db: db, logger: logger)

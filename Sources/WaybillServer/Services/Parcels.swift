@@ -78,7 +78,10 @@ struct Parcels: WaybillService {
             let records = try await shared.limit(ParcelPolicy.maxPerAccount).all()
             let owners = try await ownerNames(Set(records.map(\.ownerID)))
             let alerts = Dictionary(shares.map { ($0.parcel, $0.alerts) }, uniquingKeysWith: { a, _ in a })
-            views += records.map { ParcelView(record: $0, relation: .shared, sharedBy: owners[$0.ownerID], alerts: alerts[$0.id!] ?? nil) }
+            views += try records.map { record in
+                let id = try record.storedID
+                return ParcelView(record: record, relation: .shared, sharedBy: owners[record.ownerID], alerts: alerts[id] ?? nil)
+            }
             views.sort { $0.record.createdAt > $1.record.createdAt }
         }
         return views
@@ -86,7 +89,7 @@ struct Parcels: WaybillService {
 
     private func ownerNames(_ ids: Set<UserID>) async throws -> [UserID: String] {
         guard !ids.isEmpty else { return [:] }
-        return Dictionary(try await User.query(on: db).filter(\.$id ~~ Array(ids)).all().map { ($0.id!, $0.firstName) }, uniquingKeysWith: { a, _ in a })
+        return Dictionary(try await User.query(on: db).filter(\.$id ~~ Array(ids)).all().map { (try $0.storedID, $0.firstName) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The parcel and how the caller stands to it; 404 for anyone else, as if it did not exist.
@@ -114,7 +117,7 @@ struct Parcels: WaybillService {
         let rows = try await ParcelShares(db: db).of(parcel: id)
         let names = try await User.query(on: db).filter(\.$id ~~ rows.map(\.user)).all()
         return ParcelView(record: record, relation: .owner, alerts: record.alerts,
-                          sharedWith: names.map { ($0.id!, $0.displayName) }.sorted { $0.1 < $1.1 },
+                          sharedWith: try names.map { (try $0.storedID, $0.displayName) }.sorted { $0.1 < $1.1 },
                           shareURL: record.shareToken.map { services.config.publicURL + WebRoutes.sharedParcel($0) })
     }
 

@@ -38,7 +38,9 @@ struct Shops: WaybillService {
         self.logger = logger
     }
 
-    func webhookURL(_ shop: ShopRecord) -> String { services.config.publicURL + APIHandler.basePath + "/shops/\(shop.id!.uuidString.lowercased())/webhook" }
+    func webhookURL(_ shop: ShopRecord) throws -> String {
+        services.config.publicURL + APIHandler.basePath + "/shops/\(try shop.storedID.uuidString.lowercased())/webhook"
+    }
 
     /// Connects a shop; answers it with its signing secret (shown this once).
     func connect(platform: ShopPlatform, name: String, secret given: String?, by me: Principal) async throws -> (ShopRecord, String) {
@@ -48,11 +50,12 @@ struct Shops: WaybillService {
         var generator = Randomness.generator
         let secret = given ?? "wbshop_" + Data((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
         let shop = ShopRecord()
-        shop.id = UUID()
+        let id = UUID()
+        shop.id = id
         shop.ownerID = me.userID
         shop.platform = platform
         shop.name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let sealed = services.codes.sealSecret(secret, context: "shop|\(shop.id!.uuidString)") else {
+        guard let sealed = services.codes.sealSecret(secret, context: "shop|\(id.uuidString)") else {
             throw WaybillError(.internalServerError, .internalError, "The secret could not be sealed.")
         }
         shop.secretSealed = sealed
@@ -93,7 +96,7 @@ struct Shops: WaybillService {
         }
         let numbers = ShopOrders.trackingNumbers(shop.platform, json)
         // A suspended owner's shop is heard but adds nothing (the shop must not give up on the endpoint).
-        guard let owner = try await User.find(shop.ownerID, on: db), ParcelPolicy.allows(.change, as: .owner, by: owner.caller) else { return 0 }
+        guard let owner = try await User.find(shop.ownerID, on: db), ParcelPolicy.allows(.change, as: .owner, by: owner.caller(id: shop.ownerID)) else { return 0 }
         // Each delivery once: retried deliveries carry the same id.
         if let deliveryID, !deliveryID.isEmpty {
             do {
@@ -107,7 +110,7 @@ struct Shops: WaybillService {
             }
         }
         // The shop acts for its owner, through the same service and rules as the owner's own requests.
-        let me = Principal(user: owner, sessionID: SignInID())
+        let me = try Principal(user: owner, sessionID: SignInID())
         let parcels = Parcels(services: services, db: db, logger: logger)
         var followed = 0
         for found in numbers {

@@ -35,17 +35,18 @@ struct Throttle {
         return entry
     }
 
-    /// The one upsert behind `record` and `take`: counts one event (a new window when the last one
-    /// has ended) unless the current window already holds `limit`. The state after it, or nil when full.
-    private func count(_ key: String, window: Int64, now: Int64, below limit: Int) async throws -> Entry? {
+    /// The one upsert behind `record` and `take`: counts `amount` events (a new window when the
+    /// last one has ended) unless the current window has no room for them under `limit`. The state
+    /// after it, or nil when full. `amount` is at most `limit` (the callers see to it).
+    private func count(_ key: String, window: Int64, now: Int64, below limit: Int, amount: Int = 1) async throws -> Entry? {
         let expired = now &- window
         return try await sql.raw("""
-            INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), 1, \(bind: now))
+            INSERT INTO throttles (key, window_start, count, last_at) VALUES (\(bind: key), \(bind: now), \(bind: amount), \(bind: now))
             ON CONFLICT (key) DO UPDATE SET
-              count = CASE WHEN throttles.window_start <= \(bind: expired) THEN 1 ELSE throttles.count + 1 END,
+              count = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: amount) ELSE throttles.count + \(bind: amount) END,
               window_start = CASE WHEN throttles.window_start <= \(bind: expired) THEN \(bind: now) ELSE throttles.window_start END,
               last_at = \(bind: now)
-            WHERE throttles.window_start <= \(bind: expired) OR throttles.count < \(bind: limit)
+            WHERE throttles.window_start <= \(bind: expired) OR throttles.count <= \(bind: limit - amount)
             RETURNING count, window_start, last_at
             """).first(decoding: Entry.self)
     }
@@ -67,8 +68,12 @@ struct Throttle {
     /// "At most `limit` per window": nil when counted, else the seconds to wait. One statement, an
     /// upsert that counts only while the window has room, so it is atomic by itself on both
     /// databases (on SQLite the caller holds the write lock); it needs no transaction around it.
-    func take(_ key: String, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
-        let counted = try await count(key, window: window, now: now, below: limit)
+    /// `amount` events at once (a file of imported orders): all counted, or none and the wait;
+    /// more than `limit` at once never fits (a whole window to wait, for the message).
+    func take(_ key: String, amount: Int = 1, limit: Int, window: Int64, now: Int64 = UnixTime.nowSeconds) async throws -> Int64? {
+        guard amount > 0 else { return nil }
+        guard amount <= limit else { return window }
+        let counted = try await count(key, window: window, now: now, below: limit, amount: amount)
         guard counted == nil else { return nil }
         // Full: how long until its window ends.
         let entry = try await sql.select().columns("count", "window_start", "last_at").from("throttles")

@@ -70,12 +70,13 @@ extension Travel {
             guard let person = try await query.first() else { return .none }
             guard ProviderEventOrder.supersedes(time, stored: person.payoutStatusAt) else { return person.payoutStatus }
             guard let sql = db.tracedSQL else { return status }
+            let personID = try person.storedID
             try await sql.update(User.schema)
                 .set("payout_status", to: SQLBind(status.rawValue)).set("payout_status_at", to: SQLBind(time))
-                .where("id", .equal, SQLBind(person.id!)).run()
+                .where("id", .equal, SQLBind(personID)).run()
             WrittenChanges.note(person.id, caches: services.caches)
             if status != person.payoutStatus {
-                logger.info("Payout account of \(person.id!.uuidString) is now \(status.rawValue)")
+                logger.info("Payout account of \(personID.uuidString) is now \(status.rawValue)")
             }
             return status
         }

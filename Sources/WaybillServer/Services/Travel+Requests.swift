@@ -44,17 +44,18 @@ extension Travel {
             }
             let now = UnixTime.nowMillis
             let (clean, price): (TripRequestDraft, TravelPrice)
-            switch draft.validated(trip: trip.candidate, tripStatus: trip.status(at: now), by: me.userID, tariff: tariff) {
+            switch draft.validated(trip: try trip.candidate, tripStatus: trip.status(at: now), by: me.userID, tariff: tariff) {
             case .success(let ok): (clean, price) = ok
             case .failure(.fields(let e)): throw WaybillError.validation(e.errors)
             case .failure(.refused(let refusal)): throw Self.refusal(refusal)
             }
-            let open = try await TripRequestRecord.query(on: db).filter(\.$tripID == trip.id!).filter(\.$senderID == me.userID)
+            let tripID = try trip.storedID
+            let open = try await TripRequestRecord.query(on: db).filter(\.$tripID == tripID).filter(\.$senderID == me.userID)
                 .filter(\.$status == .requested).count()
             if open > 0 { throw WaybillError(.conflict, .conflict, "You already have a request waiting on this trip.") }
             let r = TripRequestRecord()
             r.id = .random()
-            r.tripID = trip.id!
+            r.tripID = tripID
             r.senderID = me.userID
             r.travellerID = trip.travellerID
             r.status = .requested
@@ -145,8 +146,8 @@ extension Travel {
         let trips = try await TripRecord.query(on: db).filter(\.$id ~~ Array(Set(list.map(\.tripID)))).all()
         let shipmentIDs = list.compactMap(\.shipmentID)
         let shipments = shipmentIDs.isEmpty ? [] : try await Order.query(on: db).filter(\.$id ~~ shipmentIDs).all()
-        let tripByID = Dictionary(uniqueKeysWithValues: trips.map { ($0.id!, $0) })
-        let shipmentByID = Dictionary(uniqueKeysWithValues: shipments.map { ($0.id!, $0) })
+        let tripByID = Dictionary(uniqueKeysWithValues: try trips.map { (try $0.storedID, $0) })
+        let shipmentByID = Dictionary(uniqueKeysWithValues: try shipments.map { (try $0.storedID, $0) })
         return list.compactMap { r in tripByID[r.tripID].map { RequestView(request: r, trip: $0, shipment: r.shipmentID.flatMap { shipmentByID[$0] }) } }
     }
 
@@ -182,10 +183,11 @@ extension Travel {
         let index = try await areas()
         let from = index[AreaID(trip.fromAreaID)], to = index[AreaID(trip.toAreaID)]
         let order = Self.shipment(for: existing, trip: trip, from: from, to: to, sandbox: services.payments.isSandbox)
+        let orderID = try order.storedID
         let checkout = try await services.payments.createCheckout(CheckoutRequest(
-            orderID: order.id!, reference: order.reference, price: order.price, method: existing.paymentMethod, customerEmail: sender.email,
+            orderID: orderID, reference: order.reference, price: order.price, method: existing.paymentMethod, customerEmail: sender.email,
             successURL: services.config.publicURL + WebRoutes.paymentReturn(query: "session_id={CHECKOUT_SESSION_ID}"),
-            cancelURL: services.config.publicURL + WebRoutes.paymentReturn(query: "order=\(order.id!.uuidString)&cancelled=1")))
+            cancelURL: services.config.publicURL + WebRoutes.paymentReturn(query: "order=\(orderID.uuidString)&cancelled=1")))
         order.checkoutSessionID = checkout.id
         order.checkoutURL = checkout.url
         let payMinutes = services.config.tripRequestPayMinutes
@@ -201,12 +203,12 @@ extension Travel {
             try await trip.save(on: db)
             try await order.create(on: db)
             try await Self.travellerLeg(for: order, trip: trip, from: from, to: to).create(on: db)
-            try await OrderEvent(orderID: order.id!, type: "created", status: order.status, actorID: me.userID,
+            try await OrderEvent(orderID: orderID, type: "created", status: order.status, actorID: me.userID,
                                  note: "Accepted by the traveller on their trip of \(trip.departureDate)").insert(on: db)
             if let name = r.photoName, let type = r.photoType {
                 let file = OrderFile()
                 file.id = .generated()
-                file.orderID = order.id!
+                file.orderID = orderID
                 file.kind = .parcelPhoto
                 file.contentType = type
                 file.storageName = name
@@ -250,18 +252,29 @@ extension Travel {
     /// Requests nobody answered in time expire; accepted ones nobody paid in time lapse (their
     /// shipment is cancelled, which frees the room). Run before reading or changing requests, by
     /// any process: each change is a compare-and-set on the status, so two sweeps do it once.
-    func sweep() async throws {
+    /// At most `limit` of each a sweep.
+    func sweep(limit: Int = 100) async throws {
         let now = UnixTime.nowMillis
-        let overdue = try await TripRequestRecord.query(on: db).filter(\.$status == .requested).filter(\.$answerBy <= now).limit(100).all()
+        let overdue = try await TripRequestRecord.query(on: db).filter(\.$status == .requested).filter(\.$answerBy <= now).limit(limit).all()
         for r in overdue {
-            _ = try? await transition(r.id!, .expire, roles: [.system]) { r, _, db in
+            _ = try? await transition(try r.storedID, .expire, roles: [.system]) { r, _, db in
                 try await services.events.record(.tripRequestChanged(r, .expired), on: db)
                 try await Self.notify(r.senderID, .tripRequestExpired, body: "Your request got no answer in time. Other trips may still take your parcel.", on: db)
             }
         }
-        let unpaid = try await TripRequestRecord.query(on: db).filter(\.$status == .accepted).filter(\.$payBy <= now).limit(100).all()
-        for r in unpaid {
-            guard let shipment = r.shipmentID, let order = try await Order.find(shipment, on: db), order.status == .awaitingPayment else { continue }
+        // Paid requests stay `accepted` with their `pay_by` passed for ever: only those whose shipment
+        // still awaits its payment are asked for, in SQL, so however many paid ones exist the unpaid
+        // ones lapse, and a sweep reads nothing it does not change (second audit, finding 6).
+        guard let sql = db.tracedSQL else { return }
+        let unpaid = try await sql.raw("""
+            SELECT r.shipment_id FROM trip_requests r JOIN orders o ON o.id = r.shipment_id
+            WHERE r.status = \(bind: TripRequestStatus.accepted.rawValue) AND r.pay_by <= \(bind: now)
+              AND o.status = \(bind: OrderStatus.awaitingPayment.rawValue)
+            ORDER BY r.pay_by LIMIT \(bind: limit)
+            """).all().map { try $0.decode(column: "shipment_id", as: OrderID.self) }
+        for shipment in unpaid {
+            // Read again: paid or cancelled meanwhile, it is left alone.
+            guard let order = try await Order.find(shipment, on: db), order.status == .awaitingPayment else { continue }
             do { _ = try await orders.transition(shipment, .cancel, by: nil) { order, db in
                 order.cancellationReason = "Not paid in time"
                 order.paymentStatus = .void
@@ -360,9 +373,9 @@ extension Travel {
         return order
     }
 
-    static func travellerLeg(for order: Order, trip: TripRecord, from: Area?, to: Area?) -> Leg {
+    static func travellerLeg(for order: Order, trip: TripRecord, from: Area?, to: Area?) throws -> Leg {
         let leg = Leg()
-        leg.orderID = order.id!
+        leg.orderID = try order.storedID
         leg.position = 0
         leg.kind = .traveller
         leg.status = .accepted
@@ -406,10 +419,11 @@ enum TripRequestSubscriber {
         switch event {
         case .orderCancelled(let order, _, _), .checkoutExpired(let order):
             guard let sql = db.tracedSQL else { return }
+            let orderID = try order.storedID
             let next: TripRequestStatus = if case .checkoutExpired = event { .lapsed } else { .cancelled }
             let rows = try await sql.update(TripRequestRecord.schema)
                 .set("status", to: SQLBind(next.rawValue)).set("updated_at", to: SQLBind(UnixTime.nowMillis))
-                .where("shipment_id", .equal, SQLBind(order.id!)).where("status", .equal, SQLBind(TripRequestStatus.accepted.rawValue))
+                .where("shipment_id", .equal, SQLBind(orderID)).where("status", .equal, SQLBind(TripRequestStatus.accepted.rawValue))
                 .returning("trip_id", "grams").all()
             for row in rows {
                 let trip = try row.decode(column: "trip_id", as: UUID.self), grams = try row.decode(column: "grams", as: Int.self)
@@ -419,8 +433,9 @@ enum TripRequestSubscriber {
                     """).run()
             }
         case .orderDelivered(let order, _):
-            if try await TripRequestRecord.query(on: db).filter(\.$shipmentID == order.id!).first() != nil {
-                try await Outbox.enqueueJob(kind: Outbox.travellerPayoutKind, payload: order.id!.uuidString, on: db)
+            let orderID = try order.storedID
+            if try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first() != nil {
+                try await Outbox.enqueueJob(kind: Outbox.travellerPayoutKind, payload: orderID.uuidString, on: db)
             }
         default:
             break

@@ -126,7 +126,7 @@ struct Travel: WaybillService {
                 var insert = sql.insert(into: AreaRecord.schema).columns(columns)
                 for area in batch {
                     let r = AreaRecord(area, at: now)
-                    insert = insert.values([SQLBind(r.id!), SQLBind(r.parentID), SQLBind(r.level), SQLBind(r.name), SQLBind(r.names),
+                    insert = insert.values([SQLBind(area.id.rawValue), SQLBind(r.parentID), SQLBind(r.level), SQLBind(r.name), SQLBind(r.names),
                                             SQLBind(r.latitude), SQLBind(r.longitude), SQLBind(r.keywords), SQLBind(now)])
                 }
                 try await insert.onConflict(with: ["id"]) { conflict in
@@ -305,8 +305,8 @@ struct Travel: WaybillService {
         if fromIDs.count <= 500 { query = query.filter(\.$fromAreaID ~~ fromIDs.map(\.rawValue)) }
         if toIDs.count <= 500 { query = query.filter(\.$toAreaID ~~ toIDs.map(\.rawValue)) }
         let records = try await query.sort(\.$departsFrom).limit(2000).all()
-        let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id!, $0) })
-        let ranked = TripMatching.rank(records.map(\.candidate), for: search, tariff: tariff, areas: index, by: me.userID, now: now)
+        let byID = Dictionary(uniqueKeysWithValues: try records.map { (try $0.storedID, $0) })
+        let ranked = TripMatching.rank(try records.map { try $0.candidate }, for: search, tariff: tariff, areas: index, by: me.userID, now: now)
         return ranked.prefix(limit).compactMap { match in byID[match.trip.id].map { (match, $0) } }
     }
 

@@ -33,14 +33,23 @@ public final class WaybillServices: Sendable {
     let publicTicketLimiter: TokenBuckets
     /// Calls one account makes the payment provider do for it (onboarding links, status reads): ten a minute.
     let providerCallLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
+    /// Refresh tokens presented without an account (refresh, sign-out), per client address: a burst of
+    /// 120, then two a second. An app refreshes every quarter of an hour; the tokens are 256 random
+    /// bits, so this only keeps a stranger from spending the server's time on guesses.
+    let sessionTokenLimiter = TokenBuckets(ratePerSecond: 2, burst: 120)
     /// Carrier lookups without an account, per client address: sixty a minute.
     let carrierLookupLimiter = TokenBuckets(ratePerSecond: 1, burst: 60)
     /// Asking a carrier again by hand: once every five minutes per parcel.
     let parcelRefreshLimiter = TokenBuckets(ratePerSecond: 1.0 / 300, burst: 1)
     /// Asking a carrier for someone without an account: ten a minute per client address.
     let carrierLiveLimiter = TokenBuckets(ratePerSecond: 10.0 / 60, burst: 10)
+    /// And thirty a day per client address (a token back every 48 minutes), so a few addresses do not
+    /// spend the whole of the anonymous share of a carrier's budget (`ParcelPoller.publicShare`).
+    let carrierLiveDailyLimiter = TokenBuckets(ratePerSecond: 30.0 / 86_400, burst: 30)
     /// What carriers said about numbers looked up without an account, for ten minutes.
     let carrierAnswerCache = CarrierAnswerCache()
+    /// The public board of delivery statistics per carrier, worked out at most once every five minutes.
+    let statisticsBoard = PublicBoardCache()
     /// Shop webhooks: two a second per shop (a bulk fulfilment), bursts of a hundred.
     let shopWebhookLimiter = TokenBuckets(ratePerSecond: 2, burst: 100)
     /// Webhook deliveries asked for by hand (test events, redeliveries): sixty an hour per account,
@@ -113,6 +122,9 @@ public final class WaybillServices: Sendable {
                                            burst: Double(config.livePublicTicketsPerMinute))
         positionLimiter = TokenBuckets(ratePerSecond: config.positionReportsPerSecond,
                                        burst: config.positionReportBurst ?? config.positionReportsPerSecond * 2)
+        // The shipped carrier table, read now: a broken build stops at start-up, never in a request
+        // (`CarrierDetection.standard`).
+        _ = CarrierDetection.standard
     }
 }
 
@@ -142,10 +154,12 @@ extension Application {
     /// Waybill's services, or nil before `configure` (or after the application shut down).
     var waybillIfConfigured: WaybillServices? { storage[ServicesKey.self] }
 
-    /// Waybill's services. Set by `configure`.
+    /// Waybill's services. Set by `configure` before it registers any route, so a request always
+    /// finds them; work outside requests (jobs, workers) that may outlive the application reads
+    /// `waybillIfConfigured` instead.
     public var waybill: WaybillServices {
         get {
-            guard let services = storage[ServicesKey.self] else { fatalError("configure(_:) has not run") }
+            guard let services = storage[ServicesKey.self] else { fatalError("configure(_:) has not run") }  // cannot fail: set by configure before any route
             return services
         }
         set { storage[ServicesKey.self] = newValue }

@@ -6,7 +6,7 @@ import WaybillCore
 
 /// A parcel as a counter's staff see it at their desk.
 struct CounterParcel: Sendable {
-    enum Stage: String, Sendable {
+    enum Stage: String, Sendable, CaseIterable {
         /// The sender will bring it (booked drop-off slot or not).
         case dropOffExpected = "drop_off_expected"
         /// A driver is bringing it for the receiver to collect.
@@ -86,7 +86,8 @@ struct CounterDesks: WaybillService {
         guard me.caller.may(.receiveAtCounter), let token = HandOverPolicy.token(fromScan: scanned),
               let order = try await Order.query(on: db).filter(\.$handoverToken == token).first() else { return nil }
         let mine = Set(try await myCounters(me).compactMap { $0.id?.uuidString })
-        let legs = try await Leg.query(on: db).filter(\.$orderID == order.id!).filter(\.$kind == .counter).sort(\.$position).all()
+        let orderID = try order.storedID
+        let legs = try await Leg.query(on: db).filter(\.$orderID == orderID).filter(\.$kind == .counter).sort(\.$position).all()
         return legs.first { !$0.status.isFinal && mine.contains($0.counterID ?? "") }
             .flatMap { $0.counterID.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
     }
@@ -139,7 +140,7 @@ struct CounterDesks: WaybillService {
         let counter = try await counter(counterID, for: me)
         let step = "counter_check_in"
         let (found, token, typed) = try await find(code: code, reference: reference, by: me, step: step)
-        let id = found.id!
+        let id = try found.storedID
         let orders = Orders(services: services, db: db, logger: logger)
         let image = try await photo.asyncMap {
             try await orders.sanitize($0, allowed: [.png, .jpeg], maxBytes: UploadLimits.photoBytes, maxPixels: UploadLimits.photoPixels)
@@ -210,7 +211,7 @@ struct CounterDesks: WaybillService {
         let counter = try await counter(counterID, for: me)
         let step = HandOverKind.delivery.rawValue
         let (found, token, typed) = try await find(code: code, reference: reference, by: me, step: step)
-        let id = found.id!
+        let id = try found.storedID
         let collector = name.trimmingCharacters(in: .whitespacesAndNewlines)
         var errors = FieldErrors()
         Validation.text(collector, field: "collectedBy", maxLength: Validation.maxNameLength, into: &errors)
@@ -287,10 +288,10 @@ struct CounterDesks: WaybillService {
         let checkIns = try await HandOver.query(on: db).filter(\.$orderID ~~ ids).filter(\.$kind ~~ [.counterDropOff, .legToLeg]).all()
         let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ ids).filter(\.$kind == .dropOff)
             .filter(\.$status ~~ [.pending, .booked, .completed]).all()
-        let slots = Dictionary(uniqueKeysWithValues: try await SlotRecord.query(on: db).filter(\.$id ~~ bookings.map(\.slotID)).all().map { ($0.id!, $0) })
+        let slots = Dictionary(uniqueKeysWithValues: try await SlotRecord.query(on: db).filter(\.$id ~~ bookings.map(\.slotID)).all().map { (try $0.storedID, $0) })
         let here = counterID.rawValue.uuidString
-        return orders.compactMap { order in
-            let legs = byOrder[order.id!] ?? []
+        return try orders.compactMap { order in
+            let legs = byOrder[try order.storedID] ?? []
             guard let leg = legs.first(where: { $0.kind == .counter && $0.counterID == here }) else { return nil }
             let last = leg.position == legs.count - 1
             let stage: CounterParcel.Stage = switch leg.status {
@@ -322,8 +323,8 @@ struct CounterDesks: WaybillService {
         let done = missing.isEmpty ? [] : try await Order.query(on: db).filter(\.$id ~~ missing).all()
         let all = try await parcels(orders + done, at: counterID)
         let bookedIDs = Set(dayBookings.map(\.orderID))
-        let booked = all.filter { bookedIDs.contains($0.order.id!) }.sorted { ($0.slot?.start ?? 0, $0.order.reference) < ($1.slot?.start ?? 0, $1.order.reference) }
-        let rest = all.filter { !bookedIDs.contains($0.order.id!) }
+        let booked = try all.filter { bookedIDs.contains(try $0.order.storedID) }.sorted { ($0.slot?.start ?? 0, $0.order.reference) < ($1.slot?.start ?? 0, $1.order.reference) }
+        let rest = try all.filter { !bookedIDs.contains(try $0.order.storedID) }
         return CounterDay(counter: counter, date: today,
                           booked: booked,
                           here: rest.filter { $0.stage == .waitingForDriver || $0.stage == .waitingForReceiver }.sorted { ($0.checkedInAt ?? 0) < ($1.checkedInAt ?? 0) },

@@ -29,7 +29,7 @@ final class CounterRecord: Model, @unchecked Sendable {
     init() {}
 
     var hours: CounterHours { (try? JSONDecoder().decode(CounterHours.self, from: Data(hoursJSON.utf8))) ?? CounterHours() }
-    var zone: TimeZone { TimeZone(identifier: timeZone) ?? TimeZone(identifier: "Europe/Zurich")! }
+    var zone: TimeZone { TimeZone(identifier: timeZone) ?? TimeZone(identifier: "Europe/Zurich") ?? .gmt }  // as `WaybillConfig.displayTimeZone`
     var address: Address {
         Address(street: street, postalCode: postalCode, city: city, country: country,
                 coordinate: latitude.flatMap { lat in longitude.map { Coordinate(latitude: lat, longitude: $0) } })
@@ -79,7 +79,7 @@ struct Counters: WaybillService {
         let actor = me.userID
         try await db.writeTransaction(services) { db in
             try await record.create(on: db)
-            try await AuditLog.record(.counterChanged, by: actor, target: .counter, record.id!.uuidString,
+            try await AuditLog.record(.counterChanged, by: actor, target: .counter, try record.storedID.uuidString,
                                       after: ["name": record.name, "active": "true"], on: db)
         }
         return CounterView(record: record, staff: [])
@@ -114,7 +114,7 @@ struct Counters: WaybillService {
         let records = try await query.sort(\.$name).limit(500).all()
         guard admin else { return records.map { CounterView(record: $0, staff: []) } }
         let staff = try await Self.staff(of: records.compactMap(\.id), on: db)
-        return records.map { CounterView(record: $0, staff: staff[$0.id!] ?? []) }
+        return try records.map { CounterView(record: $0, staff: staff[try $0.storedID] ?? []) }
     }
 
     /// The active counters, by name, for a customer to choose from (and dispatch, for drop-off templates).
@@ -130,7 +130,8 @@ struct Counters: WaybillService {
     }
 
     private func view(_ record: CounterRecord) async throws -> CounterView {
-        CounterView(record: record, staff: try await Self.staff(of: [record.id!], on: db)[record.id!] ?? [])
+        let id = try record.storedID
+        return CounterView(record: record, staff: try await Self.staff(of: [id], on: db)[id] ?? [])
     }
 
     /// The counters a new shipment chose, with their addresses (422 when one is not an active counter).
@@ -157,7 +158,7 @@ struct Counters: WaybillService {
             .map { (try $0.decode(column: "counter_id", as: CounterID.self), try $0.decode(column: "user_id", as: UserID.self)) }
         guard !rows.isEmpty else { return [:] }
         let users = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(rows.map(\.1)))).sort(\.$lastName).all()
-            .map { ($0.id!, $0) })
+            .map { (try $0.storedID, $0) })
         var result: [CounterID: [User]] = [:]
         for (counter, user) in rows { if let person = users[user] { result[counter, default: []].append(person) } }
         return result.mapValues { $0.sorted { $0.lastName < $1.lastName } }
@@ -195,7 +196,7 @@ struct Counters: WaybillService {
         guard !clean.isEmpty, clean.count <= 320, let user = try await User.query(on: db).filter(\.$email == clean).first() else {
             throw WaybillError.validation("email", "no_account")
         }
-        return try await addStaff(id, user: user.id!, by: me)
+        return try await addStaff(id, user: try user.storedID, by: me)
     }
 
     /// Takes someone off a counter's staff (their `counter` capability stays for other counters;

@@ -202,8 +202,9 @@ struct Timeslots: WaybillService {
     /// The template's slots in the window, as rows (inserted when missing; an existing row stays).
     private func materialize(_ templates: [SlotTemplateRecord], from: LocalDate?, days: Int, now: Int64) async throws -> [SlotRecord] {
         guard let sql = db.tracedSQL else { return [] }
-        var wanted: [(SlotTemplateRecord, SlotOccurrence)] = []
+        var wanted: [(id: SlotTemplateID, record: SlotTemplateRecord, occurrence: SlotOccurrence)] = []
         for record in templates {
+            let id = try record.storedID
             let template = record.template
             guard let zone = template.zone else { continue }
             let today = LocalDate.at(now, in: zone)
@@ -211,21 +212,21 @@ struct Timeslots: WaybillService {
             guard let horizonEnd = today.adding(days: template.horizonDays) else { continue }
             let span = min(days, max(0, horizonEnd.dayNumber - start.dayNumber))
             for occurrence in SlotCalendar.occurrences(of: template, from: start, days: span) where occurrence.endsAt > now {
-                wanted.append((record, occurrence))
+                wanted.append((id, record, occurrence))
             }
         }
         guard !wanted.isEmpty else { return [] }
         for chunk in stride(from: 0, to: wanted.count, by: 200) {
             var insert = sql.insert(into: "slots").columns("id", "template_id", "local_date", "starts_at", "ends_at", "capacity", "booked", "closed")
-            for (record, occurrence) in wanted[chunk..<min(chunk + 200, wanted.count)] {
-                insert = insert.values(SQLBind(Randomness.uuid()), SQLBind(record.id!), SQLBind(occurrence.date.description), SQLBind(occurrence.startsAt),
+            for (id, record, occurrence) in wanted[chunk..<min(chunk + 200, wanted.count)] {
+                insert = insert.values(SQLBind(Randomness.uuid()), SQLBind(id), SQLBind(occurrence.date.description), SQLBind(occurrence.startsAt),
                                        SQLBind(occurrence.endsAt), SQLBind(record.capacity), SQLBind(0), SQLBind(false))
             }
             try await insert.ignoringConflicts(with: ["template_id", "local_date"]).run()
         }
-        let ids = Array(Set(wanted.map { $0.0.id! }))
-        let dates = Array(Set(wanted.map { $0.1.date.description }))
-        let keys = Set(wanted.map { "\($0.0.id!.uuidString)/\($0.1.date.description)" })
+        let ids = Array(Set(wanted.map(\.id)))
+        let dates = Array(Set(wanted.map { $0.occurrence.date.description }))
+        let keys = Set(wanted.map { "\($0.id.uuidString)/\($0.occurrence.date.description)" })
         return try await SlotRecord.query(on: db).filter(\.$templateID ~~ ids).filter(\.$localDate ~~ dates).all()
             .filter { keys.contains("\($0.templateID.uuidString)/\($0.localDate)") }
             .sorted { ($0.startsAt, $0.endsAt) < ($1.startsAt, $1.endsAt) }
@@ -234,14 +235,15 @@ struct Timeslots: WaybillService {
     private func views(_ slots: [SlotRecord], templates: [SlotTemplateRecord], counters: [CounterID: CounterRecord] = [:], for userID: UserID,
                        now: Int64) async throws -> [SlotView] {
         guard !slots.isEmpty else { return [] }
-        let byTemplate = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
-        let (others, mine) = try await holds(on: slots.map { $0.id! }, for: userID, now: now)
-        return slots.compactMap { slot in
+        let byTemplate = Dictionary(uniqueKeysWithValues: try templates.map { (try $0.storedID, $0) })
+        let ids = try slots.map { try $0.storedID }
+        let (others, mine) = try await holds(on: ids, for: userID, now: now)
+        return zip(ids, slots).compactMap { id, slot in
             guard let template = byTemplate[slot.templateID] else { return nil }
-            let availability = SlotPolicy.availability(capacity: slot.capacity, booked: slot.booked, held: others[slot.id!] ?? 0,
+            let availability = SlotPolicy.availability(capacity: slot.capacity, booked: slot.booked, held: others[id] ?? 0,
                                                        startsAt: slot.startsAt, cutoffMinutes: template.cutoffMinutes,
                                                        closed: Self.closed(slot, template, counter: template.counterID.flatMap { counters[$0] }), now: now)
-            return SlotView(slot: slot, template: template, availability: availability, heldUntil: mine[slot.id!])
+            return SlotView(slot: slot, template: template, availability: availability, heldUntil: mine[id])
         }
     }
 
@@ -426,16 +428,17 @@ struct Timeslots: WaybillService {
     @discardableResult
     static func bookWithin(_ order: Order, slot: SlotRecord, template: SlotTemplateRecord, by userID: UserID, now: Int64,
                            on db: any Database) async throws -> SlotBookingRecord {
-        guard try await takeSeat(slot.id!, for: userID, now: now, on: db) else {
+        let slotID = try slot.storedID
+        guard try await takeSeat(slotID, for: userID, now: now, on: db) else {
             throw WaybillError(.conflict, .slotFull, ErrorCode.slotFull.english)
         }
         if let sql = db.tracedSQL {
-            try await sql.delete(from: "slot_holds").where("slot_id", .equal, SQLBind(slot.id!)).where("holder_id", .equal, SQLBind(userID)).run()
+            try await sql.delete(from: "slot_holds").where("slot_id", .equal, SQLBind(slotID)).where("holder_id", .equal, SQLBind(userID)).run()
         }
         let booking = SlotBookingRecord()
         booking.id = .generated()
-        booking.slotID = slot.id!
-        booking.orderID = order.id!
+        booking.slotID = slotID
+        booking.orderID = try order.storedID
         booking.kind = template.kind
         booking.status = template.requiresApproval ? .pending : .booked
         booking.bookedBy = userID
@@ -491,12 +494,12 @@ struct Timeslots: WaybillService {
     static func views(_ bookings: [SlotBookingRecord], references withReferences: Bool, on db: any Database) async throws -> [SlotBookingView] {
         guard !bookings.isEmpty else { return [] }
         let slots = try await SlotRecord.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.slotID)))).all()
-        let slotsByID = Dictionary(uniqueKeysWithValues: slots.map { ($0.id!, $0) })
+        let slotsByID = Dictionary(uniqueKeysWithValues: try slots.map { (try $0.storedID, $0) })
         let templates = try await SlotTemplateRecord.query(on: db).filter(\.$id ~~ Array(Set(slots.map(\.templateID)))).all()
-        let templatesByID = Dictionary(uniqueKeysWithValues: templates.map { ($0.id!, $0) })
+        let templatesByID = Dictionary(uniqueKeysWithValues: try templates.map { (try $0.storedID, $0) })
         var references: [OrderID: String] = [:]
         if withReferences {
-            for order in try await Order.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.orderID)))).all() { references[order.id!] = order.reference }
+            for order in try await Order.query(on: db).filter(\.$id ~~ Array(Set(bookings.map(\.orderID)))).all() { references[try order.storedID] = order.reference }
         }
         return bookings.compactMap { booking in
             guard let slot = slotsByID[booking.slotID], let template = templatesByID[slot.templateID] else { return nil }

@@ -47,7 +47,7 @@ struct AccountPages {
     func loginPage(_ req: Request) async throws -> Response {
         let ctx = try req.web
         if ctx.user != nil { return req.redirect(to: safeLocalPath(req.query[String.self, at: "next"]) ?? WebRoutes.home()) }
-        return LoginPage(values: ["next": req.query[String.self, at: "next"] ?? "", "email": req.query[String.self, at: "email"] ?? ""],
+        return try LoginPage(values: ["next": req.query[String.self, at: "next"] ?? "", "email": req.query[String.self, at: "email"] ?? ""],
                          notice: req.query[String.self, at: "verified"] != nil ? ctx.t(.verifiedNowSignIn)
                             : req.query[String.self, at: "reset"] != nil ? ctx.t(.passwordResetNowSignIn) : nil).response(ctx)
     }
@@ -66,7 +66,7 @@ struct AccountPages {
             if error.code == .emailNotVerified {
                 return req.redirect(to: WebRoutes.verify(query: "email=" + queryValue(email)), redirectType: .normal)
             }
-            let response = LoginPage(values: ["email": email, "next": form["next"] ?? ""], error: ctx.message(error), status: error.status).response(ctx)
+            let response = try LoginPage(values: ["email": email, "next": form["next"] ?? ""], error: ctx.message(error), status: error.status).response(ctx)
             if let retry = error.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
             return response
         }
@@ -83,7 +83,7 @@ struct AccountPages {
     // MARK: Registration and verification
 
     func registerPage(_ req: Request) async throws -> Response {
-        RegisterPage(values: [:], errors: [:]).response(try req.web)
+        try RegisterPage(values: [:], errors: [:]).response(try req.web)
     }
 
     func register(_ req: Request) async throws -> Response {
@@ -98,16 +98,16 @@ struct AccountPages {
         do {
             try await Accounts(request: req).register(registration)
         } catch let error as WaybillError {
-            return RegisterPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+            return try RegisterPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
         } catch let error as FieldErrorsError {
-            return RegisterPage(values: form, errors: error.errors.fields, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
+            return try RegisterPage(values: form, errors: error.errors.fields, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
         }
         return req.redirect(to: WebRoutes.verify(query: "sent=1&email=" + queryValue(form["email"] ?? "")), redirectType: .normal)
     }
 
     func verifyPage(_ req: Request) async throws -> Response {
         let ctx = try req.web
-        return VerifyPage(email: req.query[String.self, at: "email"] ?? "",
+        return try VerifyPage(email: req.query[String.self, at: "email"] ?? "",
                           notice: req.query[String.self, at: "sent"] != nil ? ctx.t(.codeSent) : nil).response(ctx)
     }
 
@@ -118,7 +118,7 @@ struct AccountPages {
         do {
             try await Accounts(request: req).verifyEmail(email: email, code: (form["code"] ?? "").trimmingCharacters(in: .whitespaces))
         } catch let error as WaybillError {
-            return VerifyPage(email: email, error: ctx.message(error), status: error.status).response(ctx)
+            return try VerifyPage(email: email, error: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.login(query: "verified=1&email=" + queryValue(email)), redirectType: .normal)
     }
@@ -133,7 +133,7 @@ struct AccountPages {
     // MARK: Forgotten password
 
     func forgotPage(_ req: Request) async throws -> Response {
-        ForgotPage().response(try req.web)
+        try ForgotPage().response(try req.web)
     }
 
     func forgot(_ req: Request) async throws -> Response {
@@ -145,7 +145,7 @@ struct AccountPages {
 
     func resetPage(_ req: Request) async throws -> Response {
         let ctx = try req.web
-        return ResetPage(values: ["email": req.query[String.self, at: "email"] ?? ""], errors: [:],
+        return try ResetPage(values: ["email": req.query[String.self, at: "email"] ?? ""], errors: [:],
                          notice: req.query[String.self, at: "sent"] != nil ? ctx.t(.resetCodeSent) : nil).response(ctx)
     }
 
@@ -157,7 +157,7 @@ struct AccountPages {
             try await Accounts(request: req).completePasswordReset(email: email, code: (form["code"] ?? "").trimmingCharacters(in: .whitespaces),
                                                                    newPassword: form["newPassword"] ?? "")
         } catch let error as WaybillError {
-            return ResetPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+            return try ResetPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.login(query: "reset=1&email=" + queryValue(email)), redirectType: .normal)
     }
@@ -169,7 +169,7 @@ struct AccountPages {
         var page = AccountPage(me)
         page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
         page.notice = req.query[String.self, at: "saved"] != nil ? ctx.t(.saved) : req.query[String.self, at: "password"] != nil ? ctx.t(.passwordChanged) : nil
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func updateAccount(_ req: Request) async throws -> Response {
@@ -190,7 +190,7 @@ struct AccountPages {
             page.errors = error.fields ?? [:]
             page.message = ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.account(query: "saved=1"), redirectType: .normal)
     }
@@ -205,7 +205,7 @@ struct AccountPages {
             page.errors = error.fields ?? [:]
             page.message = ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.account(query: "password=1"), redirectType: .normal)
     }
@@ -438,15 +438,16 @@ struct NotificationsPage: PageView {
         return NotificationsPage(items: page.items, unread: page.unread)
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx)
-        let list = items.map { n -> String in
-            """
+        let list = try items.map { n -> String in
+            let id = try n.storedID
+            return """
             <li class="\(n.readAt == nil ? "unread" : "read")">
             <p><strong>\(h(ctx.notificationTitle(n)))</strong> \(ctx.time(n.createdAt))</p>
             <p>\(h(n.body))</p>
             <p>\(n.orderID.map { "<a href=\"\(WebRoutes.order($0))\">\(h(ctx.t(.openDelivery)))</a>" } ?? "")
-            \(n.readAt == nil ? "<form method=\"post\" action=\"\(WebRoutes.readNotification(n.id!))\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.markRead)))</button></form>" : "")</p>
+            \(n.readAt == nil ? "<form method=\"post\" action=\"\(WebRoutes.readNotification(id))\" class=\"inline\">\(form.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.markRead)))</button></form>" : "")</p>
             </li>
             """
         }.joined()

@@ -45,7 +45,7 @@ struct AdminPages {
 
     func confirmPage(_ req: Request) async throws -> Response {
         let (ctx, _) = try WebAuth.require(req)
-        return ConfirmPasswordPage(next: Self.next(req.query[String.self, at: "next"])).response(ctx)
+        return try ConfirmPasswordPage(next: Self.next(req.query[String.self, at: "next"])).response(ctx)
     }
 
     func confirm(_ req: Request) async throws -> Response {
@@ -55,7 +55,7 @@ struct AdminPages {
         do {
             try await Accounts(request: req).reauthenticate(password: form["password"] ?? "", by: me)
         } catch let error as WaybillError where error.code == .invalidCredentials {
-            return ConfirmPasswordPage(next: next, wrong: true, status: .unprocessableEntity).response(ctx)
+            return try ConfirmPasswordPage(next: next, wrong: true, status: .unprocessableEntity).response(ctx)
         }
         return req.redirect(to: next, redirectType: .normal)
     }
@@ -65,7 +65,7 @@ struct AdminPages {
         let raw = req.query[String.self, at: "status"] ?? "pending"
         let status = raw == "all" ? nil : ReportStatus(rawValue: raw) ?? .pending
         let views = try await Accounts(request: req).reportViews(status: status, for: me)
-        return ReportsPage(reports: views, status: status, me: me).response(ctx)
+        return try ReportsPage(reports: views, status: status, me: me).response(ctx)
     }
 
     func decide(_ req: Request) async throws -> Response {
@@ -111,7 +111,7 @@ struct AdminPages {
         let search = Self.search(req, ctx)
         let accounts = Accounts(request: req)
         let entries = try await accounts.auditLog(search, for: me)
-        return AuditPage(entries: entries, people: try await accounts.auditPeople(entries), query: req.url.query ?? "",
+        return try AuditPage(entries: entries, people: try await accounts.auditPeople(entries), query: req.url.query ?? "",
                          values: ["actor": req.query[String.self, at: "actor"] ?? "", "action": req.query[String.self, at: "action"] ?? "",
                                   "target": req.query[String.self, at: "target"] ?? "", "from": req.query[String.self, at: "from"] ?? "",
                                   "to": req.query[String.self, at: "to"] ?? ""],
@@ -153,7 +153,7 @@ struct ReportsPage: PageView {
     var status: ReportStatus?
     var me: Principal
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let hidden = Form(ctx: ctx).hidden()
         let back = WebRoutes.admin(query: "status=" + (status?.rawValue ?? "all"))
         let filters = ([("pending", ctx.t(.reportPending)), ("reviewed", ctx.t(.reportReviewed)), ("dismissed", ctx.t(.reportDismissed)),
@@ -161,24 +161,25 @@ struct ReportsPage: PageView {
             let current = (status?.rawValue ?? "all") == value
             return "<a href=\"\(WebRoutes.admin(query: "status=" + value))\"\(current ? " aria-current=\"page\" class=\"current\"" : "")>\(h(label))</a>"
         }.joined(separator: " · ")
-        let items = reports.map { view -> String in
+        let items = try reports.map { view -> String in
             let r = view.report
+            let id = try r.storedID
             let kind = r.ratingID != nil ? ctx.t(.reportOfReview) : r.messageID != nil ? ctx.t(.reportOfMessage) : ctx.t(.reportOfPerson)
             let choices = ReportStatus.allCases.filter { ReportDecisionRule.next(from: r.status, to: $0) }
             let decided = r.reviewedAt.map { _ in
                 "<p class=\"hint\">\(h(ctx.t(.reportDecided, h(AdminCatalogue.status(r.status).in(ctx.lang)), r.decisionNote ?? "—")))</p>"
             } ?? ""
             let form = choices.isEmpty ? "" : """
-                <form method="post" action="\(WebRoutes.decideReport(r.id!))" class="stack">\(hidden)
+                <form method="post" action="\(WebRoutes.decideReport(id))" class="stack">\(hidden)
                 <input type="hidden" name="return" value="\(h(back))">
-                <div class="row"><div class="field"><label for="decision-\(r.id!)">\(h(ctx.t(.reportDecision)))</label>
-                <select id="decision-\(r.id!)" name="status" required>\(choices.map { "<option value=\"\($0.rawValue)\">\(h(AdminCatalogue.status($0).in(ctx.lang)))</option>" }.joined())</select></div>
-                <div class="field"><label for="note-\(r.id!)">\(h(ctx.t(.reportDecisionNote))) <span class="optional">(\(h(ctx.t(.optional))))</span></label>
-                <input id="note-\(r.id!)" name="note" maxlength="2000"></div></div>
+                <div class="row"><div class="field"><label for="decision-\(id)">\(h(ctx.t(.reportDecision)))</label>
+                <select id="decision-\(id)" name="status" required>\(choices.map { "<option value=\"\($0.rawValue)\">\(h(AdminCatalogue.status($0).in(ctx.lang)))</option>" }.joined())</select></div>
+                <div class="field"><label for="note-\(id)">\(h(ctx.t(.reportDecisionNote))) <span class="optional">(\(h(ctx.t(.optional))))</span></label>
+                <input id="note-\(id)" name="note" maxlength="2000"></div></div>
                 <button type="submit">\(h(ctx.t(.reportDecide)))</button></form>
                 """
             return """
-                <li class="card report" data-report="\(r.id!.uuidString.lowercased())">
+                <li class="card report" data-report="\(id.uuidString.lowercased())">
                 <p><strong>\(h(Text.reason(r.reason).in(ctx.lang)))</strong> · \(h(kind)) · \(ctx.time(r.createdAt)) · \(h(AdminCatalogue.status(r.status).in(ctx.lang)))</p>
                 <p>\(h(ctx.t(.reportAbout))): \(h(view.reported?.displayName ?? "—")) <a href="\(WebRoutes.user(r.reportedUserID))">\(h(ctx.t(.openPerson)))</a></p>
                 \(view.excerpt.map { "<blockquote>\(h($0))</blockquote>" } ?? "")

@@ -133,6 +133,7 @@ extension Text {
     static let capTraveller = Text("Traveller", "Voyageur")
     static let capAdmin = Text("Administrator", "Administrateur")
     static let capCounter = Text("Counter staff", "Personnel de guichet")
+    static let capInvoice = Text("Vetted company: pays by invoice, imports deliveries", "Entreprise vérifiée : paie sur facture, importe des livraisons")
     static let capabilities = Text("What this person may do", "Ce que cette personne peut faire")
     static let alsoHolds = Text("Like every verified account:", "Comme tout compte vérifié :")
     static let restrictions = Text("Suspensions and bans", "Suspensions et exclusions")
@@ -478,7 +479,7 @@ enum CatalogueIndex {
         .myDeliveries,
         .incoming,
         .boxSent, .boxCarrying, .boxAll, .views,
-        .capSender, .capReceiver, .capTraveller, .capAdmin, .capCounter, .capabilities, .alsoHolds, .restrictions,
+        .capSender, .capReceiver, .capTraveller, .capAdmin, .capCounter, .capInvoice, .capabilities, .alsoHolds, .restrictions,
         .noRestrictions, .restrict, .restrictHint, .suspended, .suspendedBanner, .banned, .liftRestriction, .inForce, .lifted, .over, .kind, .until,
         .incomingHint,
         .noIncoming,

@@ -30,14 +30,14 @@ struct ClaimPages {
         let raw = req.query[String.self, at: "status"] ?? (me.caller.may(.decideClaims) ? "submitted" : "all")
         let status = raw == "all" ? nil : ClaimStatus(rawValue: raw)
         let views = try await Claims(request: req).list(status: status, for: me)
-        return ClaimsPage(claims: views, status: status, staff: me.caller.may(.decideClaims)).response(ctx)
+        return try ClaimsPage(claims: views, status: status, staff: me.caller.may(.decideClaims)).response(ctx)
     }
 
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         let claims = Claims(request: req)
         let view = try await claims.claim(try WebRoutes.id(req), for: me)
-        return ClaimPage(view: view, table: try await claims.currentTable().table, me: me,
+        return try ClaimPage(view: view, table: try await claims.currentTable().table, me: me,
                          filed: req.query[String.self, at: "filed"] != nil).response(ctx)
     }
 
@@ -57,7 +57,7 @@ struct ClaimPages {
             _ = try await claims.decide(id, decision, by: me)
         } catch let error as WaybillError where error.status == .unprocessableEntity || error.code == .secondApproverRequired {
             let view = try await claims.claim(id, for: me)
-            return ClaimPage(view: view, table: try await claims.currentTable().table, me: me, values: form,
+            return try ClaimPage(view: view, table: try await claims.currentTable().table, me: me, values: form,
                              errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.claim(id), redirectType: .normal)
@@ -92,14 +92,14 @@ struct ClaimPages {
         do {
             let claim = try await Claims(request: req).file(id, .init(kind: ClaimKind(rawValue: form.kind ?? "") ?? .damaged,
                                                                        description: form.description ?? "", amount: amount, photos: photos), by: me)
-            return req.redirect(to: WebRoutes.claim(claim.id!, query: "filed=1"), redirectType: .normal)
+            return req.redirect(to: WebRoutes.claim(try claim.storedID, query: "filed=1"), redirectType: .normal)
         } catch let error as WaybillError where error.status == .unprocessableEntity || error.status == .conflict
                     || error.status == .unsupportedMediaType {
             var page = try await OrderPage.load(id, req, for: me)
             page.claimValues = ["kind": form.kind ?? "", "amount": form.amount ?? "", "description": form.description ?? ""]
             page.claimErrors = error.fields ?? [:]
             page.claimMessage = ctx.message(error)
-            let response = page.response(ctx)
+            let response = try page.response(ctx)
             response.status = error.status
             return response
         }
@@ -110,7 +110,7 @@ struct ClaimPages {
     func table(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .manageInsurance)
         let record = try await Claims(request: req).table(for: me)
-        return InsuranceTablePage(values: InsuranceTablePage.values(try record.table), saved: req.query[String.self, at: "saved"] != nil).response(ctx)
+        return try InsuranceTablePage(values: InsuranceTablePage.values(try record.table), saved: req.query[String.self, at: "saved"] != nil).response(ctx)
     }
 
     func saveTable(_ req: Request) async throws -> Response {
@@ -135,7 +135,7 @@ struct ClaimPages {
                 errors[parts.count == 3 ? "\(parts[2])\(parts[1])".replacingOccurrences(of: "rateBasisPoints", with: "rate")
                     .replacingOccurrences(of: "minimumPremium", with: "minimum") : key] = value
             }
-            return InsuranceTablePage(values: form, errors: errors, message: ctx.message(error), status: error.status).response(ctx)
+            return try InsuranceTablePage(values: form, errors: errors, message: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.insurance(query: "saved=1"), redirectType: .normal)
     }
@@ -148,12 +148,13 @@ enum InsurancePageLimits {
 
 extension OrderPage {
     /// The shipment's insurance: what it is insured for, its claim, or the form to claim.
-    func insuranceBlock(_ ctx: WebContext) -> String {
+    func insuranceBlock(_ ctx: WebContext) throws -> String {
         let order = record.order
         guard let declared = order.declaredValue, details.money else { return "" }
         var block = "<section class=\"insurance\" id=\"insurance\"><h2>\(h(ctx.t(.insurance)))</h2><p>\(h(ctx.t(.insuredFor, Money(declared, order.currency).description, Money(order.insurancePremium ?? 0, order.currency).description)))</p>"
         if let claim {
-            block += "<p data-claim-status=\"\(claim.claim.status.rawValue)\">\(h(ctx.t(.claim))): \(h(InsuranceCatalogue.status(claim.claim.status).in(ctx.lang))) · <a href=\"\(WebRoutes.claim(claim.claim.id!))\">\(h(ctx.t(.claimOpen)))</a></p>"
+            let claimID = try claim.claim.storedID
+            block += "<p data-claim-status=\"\(claim.claim.status.rawValue)\">\(h(ctx.t(.claim))): \(h(InsuranceCatalogue.status(claim.claim.status).in(ctx.lang))) · <a href=\"\(WebRoutes.claim(claimID))\">\(h(ctx.t(.claimOpen)))</a></p>"
         } else if !claimKinds.isEmpty {
             let form = Form(ctx: ctx, values: claimValues, errors: claimErrors, idPrefix: "claim-")
             block += """
@@ -178,16 +179,16 @@ struct ClaimsPage: PageView {
     var status: ClaimStatus?
     var staff: Bool
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let filters = (ClaimStatus.allCases.map { ($0.rawValue, InsuranceCatalogue.status($0).in(ctx.lang)) } + [("all", ctx.t(.claimAll))])
             .map { value, label -> String in
                 let current = (status?.rawValue ?? "all") == value
                 return "<a href=\"\(WebRoutes.claims(query: "status=" + value))\"\(current ? " aria-current=\"page\" class=\"current\"" : "")>\(h(label))</a>"
             }.joined(separator: " · ")
-        let rows = claims.map { view -> String in
-            let c = view.claim
+        let rows = try claims.map { view -> String in
+            let c = view.claim, id = try c.storedID
             return """
-                <tr data-claim="\(c.id!.uuidString.lowercased())"><td><a href="\(WebRoutes.claim(c.id!))">\(h(view.order.reference))</a></td>
+                <tr data-claim="\(id.uuidString.lowercased())"><td><a href="\(WebRoutes.claim(id))">\(h(view.order.reference))</a></td>
                 <td>\(h(InsuranceCatalogue.kind(c.kind).in(ctx.lang)))</td><td class="num">\(ctx.money(Money(c.claimedAmount, c.currency)))</td>
                 \(staff ? "<td>\(h(view.claimant?.displayName ?? "—"))</td>" : "")
                 <td>\(h(InsuranceCatalogue.status(c.status).in(ctx.lang)))</td><td>\(ctx.time(c.createdAt))</td></tr>
@@ -214,11 +215,12 @@ struct ClaimPage: PageView {
     var status: HTTPResponseStatus = .ok
     var filed = false
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let c = view.claim, order = view.order
+        let claimID = try c.storedID, orderID = try order.storedID
         func money(_ amount: Int?) -> String { amount.map { ctx.money(Money($0, c.currency)) } ?? "—" }
-        let photos = view.photos.map {
-            "<figure><img src=\"\(WebRoutes.claimPhoto((c.id!, $0.id!)))\" alt=\"\(h(ctx.t(.claim)))\" width=\"\($0.width)\" height=\"\($0.height)\" class=\"file claim_photo\" loading=\"lazy\"></figure>"
+        let photos = try view.photos.map {
+            "<figure><img src=\"\(WebRoutes.claimPhoto((claimID, try $0.storedID)))\" alt=\"\(h(ctx.t(.claim)))\" width=\"\($0.width)\" height=\"\($0.height)\" class=\"file claim_photo\" loading=\"lazy\"></figure>"
         }.joined()
         var decision = ""
         if me.caller.may(.decideClaims), c.status.isUndecided, c.claimantID != me.userID {
@@ -229,13 +231,13 @@ struct ClaimPage: PageView {
                 <section class="decision"><h2>\(h(second ? ctx.t(.claimConfirmApproval) : ctx.t(.claimApprove)))</h2>
                 \(form.summary(message: message, shown: ["amount", "reason"]))
                 <p class="hint">\(h(ctx.t(.claimSecondHint, Money(table.secondApprovalAbove, c.currency).description)))</p>
-                <form method="post" action="\(WebRoutes.claimDecision(c.id!))" class="stack">\(form.hidden())
-                <input type="hidden" name="decision" value="approve"><input type="hidden" name="return" value="\(WebRoutes.claim(c.id!))">
+                <form method="post" action="\(WebRoutes.claimDecision(claimID))" class="stack">\(form.hidden())
+                <input type="hidden" name="decision" value="approve"><input type="hidden" name="return" value="\(WebRoutes.claim(claimID))">
                 \(second ? "<input type=\"hidden\" name=\"amount\" value=\"\(h(OrderPages.decimal(Money(c.proposedAmount ?? 0, c.currency))))\"><p>\(h(ctx.t(.claimProposed, Money(c.proposedAmount ?? 0, c.currency).description)))</p>"
                     : form.field("amount", ctx.t(.claimApproveAmount, c.currency), attributes: "inputmode=\"decimal\""))
                 <button type="submit" class="primary">\(h(second ? ctx.t(.claimConfirmApproval) : ctx.t(.claimApprove)))</button></form>
-                <form method="post" action="\(WebRoutes.claimDecision(c.id!))" class="stack">\(form.hidden())
-                <input type="hidden" name="decision" value="decline"><input type="hidden" name="return" value="\(WebRoutes.claim(c.id!))">
+                <form method="post" action="\(WebRoutes.claimDecision(claimID))" class="stack">\(form.hidden())
+                <input type="hidden" name="decision" value="decline"><input type="hidden" name="return" value="\(WebRoutes.claim(claimID))">
                 \(form.field("reason", ctx.t(.claimDeclineWhy), attributes: "maxlength=\"\(ClaimPolicy.reasonLimit)\""))
                 <button type="submit" class="danger">\(h(ctx.t(.claimDecline)))</button></form></section>
                 """
@@ -247,7 +249,7 @@ struct ClaimPage: PageView {
             \(c.paymentNote.map { "<div class=\"alert info\" role=\"note\">\(h($0))</div>" } ?? "")
             <p class="big-status" data-claim-status="\(c.status.rawValue)">\(h(InsuranceCatalogue.status(c.status).in(ctx.lang)))</p>
             <dl class="summary">
-            <dt>\(h(ctx.t(.claimOrder)))</dt><dd><a href="\(WebRoutes.order(order.id!))">\(h(order.reference))</a></dd>
+            <dt>\(h(ctx.t(.claimOrder)))</dt><dd><a href="\(WebRoutes.order(orderID))">\(h(order.reference))</a></dd>
             \(view.claimant.map { "<dt>\(h(ctx.t(.claimBy)))</dt><dd>\(h($0.displayName))</dd>" } ?? "")
             <dt>\(h(ctx.t(.claimKind)))</dt><dd>\(h(InsuranceCatalogue.kind(c.kind).in(ctx.lang)))</dd>
             <dt>\(h(ctx.t(.insuredValue)))</dt><dd>\(money(order.declaredValue))</dd>

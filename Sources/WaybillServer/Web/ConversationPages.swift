@@ -49,7 +49,7 @@ struct ConversationPages {
         let (ctx, me) = try WebAuth.require(req)
         let chats = Conversations(request: req)
         let (items, _) = try await chats.list(for: me)
-        return ConversationListPage(items: items, me: me.userID, previews: try await chats.previews(for: me),
+        return try ConversationListPage(items: items, me: me.userID, previews: try await chats.previews(for: me),
                                     saved: req.query[String.self, at: "saved"] != nil).response(ctx)
     }
 
@@ -103,7 +103,7 @@ struct ConversationPages {
             page.error = error.fields?["text"].map { _ in ctx.message(error) } ?? ctx.message(error)
             page.draft = draft.text
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -219,14 +219,14 @@ struct ConversationPage: PageView {
     var reported = false
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let id = view.id
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         // How far the others read: "Read" under my newest message they have all seen.
         let othersRead = view.participants.filter { $0.user.id != me }.map(\.readSeq).min() ?? 0
         let myLastRead = messages.last { $0.record.senderID == me && $0.record.seq <= othersRead }?.record.seq
-        let items = messages.map { message -> String in
-            let r = message.record
+        let items = try messages.map { message -> String in
+            let r = message.record, messageID = try r.storedID
             let mine = r.senderID == me
             let time = "<time>\(ctx.time(r.createdAt))</time>"
             if r.kind == .system {
@@ -242,7 +242,7 @@ struct ConversationPage: PageView {
             } else {
                 body = message.text.isEmpty ? "" : "<p>\(h(message.text).replacingOccurrences(of: "\n", with: "<br>"))</p>"
                 if r.imageName != nil {
-                    body = "<p><img src=\"\(WebRoutes.messageImage((id, r.id!)))\" width=\"\(r.imageWidth ?? 0)\" height=\"\(r.imageHeight ?? 0)\" alt=\"\(h(ctx.t(.photoFrom, who)))\" loading=\"lazy\" class=\"chat-photo\"></p>" + body
+                    body = "<p><img src=\"\(WebRoutes.messageImage((id, messageID)))\" width=\"\(r.imageWidth ?? 0)\" height=\"\(r.imageHeight ?? 0)\" alt=\"\(h(ctx.t(.photoFrom, who)))\" loading=\"lazy\" class=\"chat-photo\"></p>" + body
                 }
                 if let shared = r.sharedOrderID, let reference = message.sharedReference {
                     body += "<p class=\"card\"><a href=\"\(WebRoutes.order(shared))\">\(h(ctx.t(.sharedDelivery, reference))) · \(h(ctx.t(.openTracking)))</a></p>"
@@ -255,17 +255,17 @@ struct ConversationPage: PageView {
                 if mayChange {
                     tools = """
                         <details><summary>\(h(ctx.t(.editMessage)))</summary>
-                        <form method="post" action="\(WebRoutes.messageAction((id, r.id!, "edit")))" class="stack">\(csrf)
+                        <form method="post" action="\(WebRoutes.messageAction((id, messageID, "edit")))" class="stack">\(csrf)
                         <textarea id="edit-\(r.seq)" name="text" rows="2" maxlength="\(MessageDraft.maxLength)" aria-label="\(h(ctx.t(.editMessage)))">\(h(r.body))</textarea>
                         <button type="submit" class="secondary">\(h(ctx.t(.saveMessage)))</button></form>
-                        <form method="post" action="\(WebRoutes.messageAction((id, r.id!, "delete")))">\(csrf)
+                        <form method="post" action="\(WebRoutes.messageAction((id, messageID, "delete")))">\(csrf)
                         <button type="submit" class="danger">\(h(ctx.t(.deleteMessage)))</button></form></details>
                         """
                 } else if !mine, r.senderID != nil {
                     let reasons = ReportReason.allCases.map { "<option value=\"\($0.rawValue)\">\(h(ctx.t(.reason($0))))</option>" }.joined()
                     tools = """
                         <details><summary>\(h(ctx.t(.reportMessage)))</summary>
-                        <form method="post" action="\(WebRoutes.messageAction((id, r.id!, "report")))" class="stack">\(csrf)
+                        <form method="post" action="\(WebRoutes.messageAction((id, messageID, "report")))" class="stack">\(csrf)
                         <div class="field"><label for="report-\(r.seq)">\(h(ctx.t(.reportReason)))</label><select id="report-\(r.seq)" name="reason">\(reasons)</select></div>
                         <div class="field"><label for="report-note-\(r.seq)">\(h(ctx.t(.note)))</label><input id="report-note-\(r.seq)" name="note" maxlength="2000"></div>
                         <button type="submit" class="danger">\(h(ctx.t(.reportMessage)))</button></form></details>
@@ -286,14 +286,16 @@ struct ConversationPage: PageView {
         }
         if reported { notes += "<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.reportSent)))</div>" }
         let people = view.participants.map { "\(h($0.user.id == me ? ctx.t(.you) : $0.user.firstName)) (\(h(ctx.t(.role($0.role)))))" }.joined(separator: ", ")
-        let subjectLink = view.access.order.map { "<p><a href=\"\(WebRoutes.order($0.id!))\">\(h(ctx.t(.openTracking)))</a></p>" } ?? ""
+        let subjectLink = try view.access.order.map { "<p><a href=\"\(WebRoutes.order(try $0.storedID))\">\(h(ctx.t(.openTracking)))</a></p>" } ?? ""
         // A party may write to another party privately (not in a direct conversation already, and not
         // while contact details are masked: the pair would not be linked yet).
         var direct = ""
         if view.access.parties[me] != nil, !view.access.masks, !view.closed {
             if case .direct = view.access.subject {} else {
-                direct = view.participants.filter { $0.user.id != me && view.access.parties[$0.user.id!] != nil }
-                    .map { ConversationPages.directButton(ctx, to: $0.user.id!, name: $0.user.firstName) }.joined(separator: " ")
+                direct = view.participants.compactMap { p -> String? in
+                    guard let user = p.user.id, user != me, view.access.parties[user] != nil else { return nil }
+                    return ConversationPages.directButton(ctx, to: user, name: p.user.firstName)
+                }.joined(separator: " ")
             }
         }
         if !direct.isEmpty { direct = "<div class=\"direct-links\">\(direct)</div>" }

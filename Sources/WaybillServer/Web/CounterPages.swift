@@ -54,7 +54,7 @@ struct CounterPages {
 
     func list(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .manageCounters)
-        return CountersPage(counters: try await Counters(request: req).list(by: me)).response(ctx)
+        return try CountersPage(counters: try await Counters(request: req).list(by: me)).response(ctx)
     }
 
     func create(_ req: Request) async throws -> Response {
@@ -70,7 +70,7 @@ struct CounterPages {
             page.errors = error.fields ?? [:]
             page.message = ctx.message(error)
             page.status = .unprocessableEntity
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -89,7 +89,7 @@ struct CounterPages {
         let coordinate = lat.flatMap { la in lon.map { Coordinate(latitude: la, longitude: $0) } }
         return CounterDraft(name: form["name"] ?? "",
                             address: Address(street: form["street"] ?? "", postalCode: form["postalCode"] ?? "", city: form["city"] ?? "", coordinate: coordinate),
-                            timeZone: (form["timeZone"] ?? "").isEmpty ? "Europe/Zurich" : form["timeZone"]!,
+                            timeZone: form["timeZone"].flatMap { $0.isEmpty ? nil : $0 } ?? "Europe/Zurich",
                             hours: CounterHours(weekly: weekly, holidays: holidays))
     }
 
@@ -104,7 +104,7 @@ struct CounterPages {
             var page = CountersPage(counters: try await counters.list(by: me))
             page.message = ctx.message(error)
             page.status = .unprocessableEntity
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -128,29 +128,30 @@ struct CountersPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         let now = UnixTime.nowMillis
-        let items = counters.map { v -> String in
+        let items = try counters.map { v -> String in
             let r = v.record, hours = r.hours
+            let id = try r.storedID
             let week = (1...7).map { day in
                 "<li>\(h(ctx.weekday(day))): \(h(hours.weekly.indices.contains(day - 1) ? hours.weekly[day - 1].map(\.text).joined(separator: ", ") : ""))</li>"
             }.joined()
             let state = !r.active ? ctx.t(.counterOff) : hours.isOpen(at: now, in: r.zone) ? ctx.t(.counterOpenNow) : ctx.t(.counterClosedNow)
-            let staff = v.staff.map { user in
-                "<li>\(h(user.displayName)) <form method=\"post\" action=\"\(WebRoutes.counterStaffRemove((r.id!, user.id!)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"link\">\(h(ctx.t(.counterRemove)))</button></form></li>"
+            let staff = try v.staff.map { user -> String in
+                "<li>\(h(user.displayName)) <form method=\"post\" action=\"\(WebRoutes.counterStaffRemove((id, try user.storedID)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"link\">\(h(ctx.t(.counterRemove)))</button></form></li>"
             }.joined()
             return """
-                <li class="card" data-counter="\(r.id!.uuidString)"><h2>\(h(r.name))</h2>
+                <li class="card" data-counter="\(id.uuidString)"><h2>\(h(r.name))</h2>
                 <p>\(ctx.address(r.address)) · <strong>\(h(state))</strong></p>
                 <ul class="hours">\(week)</ul>
                 \(hours.holidays.isEmpty ? "" : "<p class=\"hint\">\(h(ctx.t(.counterHolidays))): \(h(hours.holidays.sorted().joined(separator: ", ")))</p>")
                 <h3>\(h(ctx.t(.counterStaff)))</h3>
                 \(staff.isEmpty ? "" : "<ul class=\"list\">\(staff)</ul>")
-                <form method="post" action="\(WebRoutes.counterStaff(r.id!))" class="inline">\(csrf)
+                <form method="post" action="\(WebRoutes.counterStaff(id))" class="inline">\(csrf)
                 <input name="email" type="email" required aria-label="\(h(ctx.t(.counterStaffEmail)))" placeholder="\(h(ctx.t(.counterStaffEmail)))">
                 <button type="submit" class="secondary">\(h(ctx.t(.counterStaffEmail)))</button></form>
-                <form method="post" action="\(WebRoutes.counterActive(r.id!))" class="inline">\(csrf)<input type="hidden" name="active" value="\(r.active ? "off" : "on")">
+                <form method="post" action="\(WebRoutes.counterActive(id))" class="inline">\(csrf)<input type="hidden" name="active" value="\(r.active ? "off" : "on")">
                 <button type="submit" class="link">\(h(ctx.t(r.active ? .counterSwitchOff : .counterSwitchOn)))</button></form></li>
                 """
         }.joined()

@@ -96,7 +96,7 @@ struct DeskPages {
         let (ctx, me) = try WebAuth.require(req, .receiveAtCounter)
         let mine = try await CounterDesks(request: req).myCounters(me)
         if mine.count == 1, let id = mine.first?.id { return req.redirect(to: WebRoutes.deskCounter(id), redirectType: .normal) }
-        let items = mine.map { "<li><a href=\"\(WebRoutes.deskCounter($0.id!))\">\(h($0.name))</a> · \(ctx.address($0.address))</li>" }.joined()
+        let items = try mine.map { "<li><a href=\"\(WebRoutes.deskCounter(try $0.storedID))\">\(h($0.name))</a> · \(ctx.address($0.address))</li>" }.joined()
         return WebPage(title: ctx.t(.desk), body: """
             <h1>\(h(ctx.t(.desk)))</h1>
             \(items.isEmpty ? "<p>\(h(ctx.t(.deskNone)))</p>" : "<ul class=\"list\">\(items)</ul>")
@@ -113,7 +113,7 @@ struct DeskPages {
         if let done = req.query[String.self, at: "out"] { notice = ctx.t(.deskHandedOut, done) }
         // A label a phone's camera opened (`/h/…`): in both forms, ready to send.
         let scanned = req.query[String.self, at: "code"].flatMap(HandOverPolicy.token(fromScan:))
-        return DeskPage(day: day, notice: notice, values: scanned.map { ["code": $0, "outCode": $0] } ?? [:]).response(ctx)
+        return try DeskPage(day: day, notice: notice, values: scanned.map { ["code": $0, "outCode": $0] } ?? [:]).response(ctx)
     }
 
     func checkIn(_ req: Request) async throws -> Response {
@@ -131,7 +131,7 @@ struct DeskPages {
             return req.redirect(to: WebRoutes.deskCounter(id, query: "in=" + parcel.order.reference), redirectType: .normal)
         } catch let error as WaybillError where error.status != .forbidden && error.status != .tooManyRequests {
             let day = try await desks.day(id, date: nil, for: me)
-            return DeskPage(day: day, error: ctx.message(error), values: ["code": code ?? ""], status: error.status).response(ctx)
+            return try DeskPage(day: day, error: ctx.message(error), values: ["code": code ?? ""], status: error.status).response(ctx)
         }
     }
 
@@ -149,7 +149,7 @@ struct DeskPages {
             let day = try await desks.day(id, date: nil, for: me)
             var values = form
             values["receiverCode"] = nil
-            return DeskPage(day: day, error: ctx.message(error), values: values, status: error.status).response(ctx)
+            return try DeskPage(day: day, error: ctx.message(error), values: values, status: error.status).response(ctx)
         }
     }
 }
@@ -161,7 +161,7 @@ struct DeskPage: PageView {
     var values: [String: String] = [:]
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         func list(_ parcels: [CounterParcel], id: String) -> String {
             guard !parcels.isEmpty else { return "<p id=\"\(id)\">\(h(ctx.t(.deskNothing)))</p>" }
@@ -172,14 +172,14 @@ struct DeskPage: PageView {
             }.joined()
             return "<ul class=\"list\" id=\"\(id)\">\(items)</ul>"
         }
-        let c = day.counter
+        let c = day.counter, counterID = try c.storedID
         // The desk's forms are its staff's; admins and dispatch look at the day.
         let checkIn = """
             <section><h2>\(h(ctx.t(.deskCheckIn)))</h2>
             <p class="hint">\(h(ctx.t(.deskCheckInHint)))</p>
             <div data-scanner hidden><video data-scanner-video playsinline muted class="scanner" hidden></video>
             <p><button type="button" class="secondary" data-scanner-start>\(h(ctx.t(.scanCamera)))</button></p></div>
-            <form method="post" action="\(WebRoutes.deskCheckIn(c.id!))" enctype="multipart/form-data" class="stack" id="scan-form">\(csrf)
+            <form method="post" action="\(WebRoutes.deskCheckIn(counterID))" enctype="multipart/form-data" class="stack" id="scan-form">\(csrf)
             <div class="field"><label for="scan-code">\(h(ctx.t(.scanCode)))</label>
             <input id="scan-code" name="code" required maxlength="300" autocomplete="off" autocapitalize="off" value="\(h(values["code"]))"></div>
             <div class="field"><label for="desk-photo">\(h(ctx.t(.deskPhoto))) <span class="optional">(\(h(ctx.t(.optional))))</span></label>
@@ -188,7 +188,7 @@ struct DeskPage: PageView {
             """
         let handOut = """
             <section><h2>\(h(ctx.t(.deskHandOut)))</h2>
-            <form method="post" action="\(WebRoutes.deskHandOut(c.id!))" class="stack" id="hand-out-form">\(csrf)
+            <form method="post" action="\(WebRoutes.deskHandOut(counterID))" class="stack" id="hand-out-form">\(csrf)
             <div class="field"><label for="out-code">\(h(ctx.t(.scanCode)))</label>
             <input id="out-code" name="outCode" required maxlength="300" autocomplete="off" autocapitalize="off" value="\(h(values["outCode"]))"></div>
             <div class="field"><label for="out-receiver-code">\(h(ctx.t(.deskReceiverCode)))</label>
@@ -204,8 +204,8 @@ struct DeskPage: PageView {
             \(error.map { "<div class=\"alert error\" role=\"alert\">\(h($0))</div>" } ?? "")
             \(day.atDesk ? checkIn : "")
             <section><h2>\(h(ctx.t(.deskBooked, day.date.description)))</h2>
-            <p class="pager">\(day.date.adding(days: -1).map { "<a rel=\"prev\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">← \(h(ctx.t(.deskPreviousDay)))</a>" } ?? "")
-            \(day.date.adding(days: 1).map { "<a rel=\"next\" href=\"\(WebRoutes.deskCounter(c.id!, query: "date=\($0)"))\">\(h(ctx.t(.deskNextDay))) →</a>" } ?? "")</p>
+            <p class="pager">\(day.date.adding(days: -1).map { "<a rel=\"prev\" href=\"\(WebRoutes.deskCounter(counterID, query: "date=\($0)"))\">← \(h(ctx.t(.deskPreviousDay)))</a>" } ?? "")
+            \(day.date.adding(days: 1).map { "<a rel=\"next\" href=\"\(WebRoutes.deskCounter(counterID, query: "date=\($0)"))\">\(h(ctx.t(.deskNextDay))) →</a>" } ?? "")</p>
             \(list(day.booked, id: "desk-booked"))</section>
             <section><h2>\(h(ctx.t(.deskHere)))</h2>\(list(day.here, id: "desk-here"))</section>
             <section><h2>\(h(ctx.t(.deskExpected)))</h2>\(list(day.expected, id: "desk-expected"))</section>

@@ -85,7 +85,7 @@ struct DriverPages {
             guard let action = req.parameters.get("action").flatMap(OrderAction.init(rawValue:)),
                   [.accept, .pickup, .deliver, .fail].contains(action) else { throw WaybillError.notFound }
             let order = try await step(action, id, req, by: me)
-            return IslandEndpoints.json(["id": order.id!.uuidString, "reference": order.reference, "status": order.status.rawValue,
+            return IslandEndpoints.json(["id": try order.storedID.uuidString, "reference": order.reference, "status": order.status.rawValue,
                                          "url": WebRoutes.order(id, query: "done=" + order.status.rawValue)])
         }
     }
@@ -124,7 +124,7 @@ struct DriverPages {
         let (ctx, me) = try WebAuth.require(req)
         let id: OrderID = try WebRoutes.id(req)
         let order = try await Orders(request: req).visibleOrder(id, to: me)
-        return ProofPage(order: order, values: ["recipientName": order.recipient.name,
+        return try ProofPage(order: order, values: ["recipientName": order.recipient.name,
                                                 "scannedCode": req.query[String.self, at: "scan"].flatMap(HandOverPolicy.token(fromScan:)) ?? ""]).response(ctx)
     }
 
@@ -165,7 +165,7 @@ struct DriverPages {
             let form = try? req.content.decode(ProofForm.self)
             let values = ["recipientName": form?.recipientName ?? "", "code": form?.code ?? "", "scannedCode": form?.scannedCode ?? ""]
             let message = error.fields?["signature"] != nil ? ctx.t(.signatureMissing) : ctx.message(error)
-            return ProofPage(order: order, values: values, errors: error.fields ?? [:], message: message, status: error.status).response(ctx)
+            return try ProofPage(order: order, values: values, errors: error.fields ?? [:], message: message, status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.order(id, query: "done=" + delivered.status.rawValue), redirectType: .normal)
     }
@@ -181,16 +181,16 @@ struct ProofPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx, values: values, errors: errors)
-        let id = order.id!
+        let id = try order.storedID
         let code = order.requireRecipientCode
             ? form.field("code", ctx.t(.recipientCode), autocomplete: "off", hint: ctx.t(.recipientCodeHint), attributes: "inputmode=\"numeric\"") : ""
         return WebPage(title: ctx.t(.proofOfDelivery), body: """
             <h1>\(h(ctx.t(.proofOfDelivery)))</h1>
             <p>\(h(order.reference)) · \(ctx.address(order.dropoff))</p>
             \(form.summary(message: message, shown: ["recipientName", "code", "signature", "photo"]))
-            <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))"\(StepForm.attributes(ctx, .deliver, order))>
+            <form method="post" action="\(WebRoutes.deliver(id))" enctype="multipart/form-data" class="stack" data-empty-signature="\(h(ctx.t(.signatureMissing)))"\(try StepForm.attributes(ctx, .deliver, order))>
             \(form.hidden())\(StepForm.key())
             \(values["scannedCode"].flatMap { $0.isEmpty ? nil : "<input type=\"hidden\" name=\"scannedCode\" value=\"\(h($0))\"><p class=\"alert ok\" role=\"status\">\(h(ctx.t(.labelScanned)))</p>" } ?? "")
             <div class="field\(errors["signature"] == nil ? "" : " invalid")"><p class="label" id="sig-label">\(h(ctx.t(.signHere)))</p>

@@ -54,7 +54,7 @@ struct HandoverPages {
         }
         do {
             let (order, _) = try await Handovers(request: req).lookup(token, by: me)
-            return req.redirect(to: WebRoutes.order(order.id!, query: "scan=" + token), redirectType: .normal)
+            return req.redirect(to: WebRoutes.order(try order.storedID, query: "scan=" + token), redirectType: .normal)
         } catch let error as WaybillError where error.status == .notFound {
             return WebPage(title: ctx.t(.handoverTitle), body: """
                 <h1>\(h(ctx.t(.handoverTitle)))</h1>

@@ -85,6 +85,7 @@ enum ImportText {
         case "duplicate_in_file": Text("This external reference appears twice in the file.", "Cette référence externe apparaît deux fois dans le fichier.")
         case "online_payment_not_in_import": Text("Imported deliveries are billed or paid in cash, not by card or TWINT.", "Les livraisons importées sont facturées ou payées en espèces, pas par carte ni TWINT.")
         case "invoice_requires_company": Text("Only company accounts pay by invoice.", "Seuls les comptes d’entreprise paient sur facture.")
+        case "company_not_vetted": Text("This company pays by invoice once our staff have checked it.", "Cette entreprise paie sur facture une fois vérifiée par notre équipe.")
         case "twint_requires_chf": Text("TWINT needs Swiss francs.", "TWINT demande des francs suisses.")
         case "too_many_cells": Text("The row has more cells than the header.", "La ligne a plus de cellules que l’en-tête.")
         case "unknown_column": Text("Unknown column (ignored).", "Colonne inconnue (ignorée).")
@@ -93,6 +94,9 @@ enum ImportText {
         case "empty_file": Text("The file is empty.", "Le fichier est vide.")
         case "no_rows": Text("The file has a header but no delivery.", "Le fichier a un en-tête mais aucune livraison.")
         case "too_many_rows": Text("More than 10,000 rows: split the file.", "Plus de 10 000 lignes : divisez le fichier.")
+        case "too_many_columns": Text("A value lies beyond the 64th column (BL): the file is not a table of deliveries.",
+                                      "Une valeur se trouve au-delà de la 64e colonne (BL) : le fichier n’est pas un tableau de livraisons.")
+        case "too_many_values": Text("More than 400,000 filled cells: split the file.", "Plus de 400 000 cellules remplies : divisez le fichier.")
         case "unterminated_quote": Text("A quoted cell never closes (from this line).", "Une cellule entre guillemets ne se ferme jamais (depuis cette ligne).")
         case "unreadable_file": Text("Not a CSV or Excel (.xlsx) file Waybill can read.", "Pas un fichier CSV ou Excel (.xlsx) lisible par Waybill.")
         case "file_too_large": Text("The workbook is too large once unpacked.", "Le classeur est trop volumineux une fois décompressé.")
@@ -102,9 +106,9 @@ enum ImportText {
 
     static let codes = ["required", "too_long", "invalid", "invalid_email", "invalid_postal_code", "out_of_range", "required_for_recipient_code",
                         "no_account_address", "unknown_customer", "not_your_account", "customer_cannot_send", "duplicate_in_file",
-                        "online_payment_not_in_import", "invoice_requires_company", "twint_requires_chf", "too_many_cells", "unknown_column",
-                        "missing_column", "duplicate_column", "empty_file", "no_rows", "too_many_rows", "unterminated_quote", "unreadable_file",
-                        "file_too_large"]
+                        "online_payment_not_in_import", "invoice_requires_company", "company_not_vetted", "twint_requires_chf", "too_many_cells",
+                        "unknown_column", "missing_column", "duplicate_column", "empty_file", "no_rows", "too_many_rows", "too_many_columns",
+                        "too_many_values", "unterminated_quote", "unreadable_file", "file_too_large"]
 }
 
 enum ImportCatalogue {

@@ -56,7 +56,7 @@ struct ImportPages {
 
     func list(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        return ImportListPage(recent: try await OrderImports(request: req).recent(by: me)).response(ctx)
+        return try ImportListPage(recent: try await OrderImports(request: req).recent(by: me)).response(ctx)
     }
 
     func upload(_ req: Request) async throws -> Response {
@@ -66,23 +66,24 @@ struct ImportPages {
             var page = ImportListPage(recent: try await imports.recent(by: me))
             page.error = ctx.t(.errValidation)
             page.status = .unprocessableEntity
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         do {
             let record = try await imports.upload(Array(buffer: file.data), fileName: file.filename, by: me)
-            return req.redirect(to: WebRoutes.importFile(record.id!), redirectType: .normal)
+            return req.redirect(to: WebRoutes.importFile(try record.storedID), redirectType: .normal)
         } catch let error as WaybillError where error.status != .forbidden && error.status != .notFound {
             var page = ImportListPage(recent: try await imports.recent(by: me))
-            page.error = ctx.message(error)
+            // A file beyond a bound is told by the bound it broke.
+            page.error = error.fields?["file"].flatMap { ImportProblem.boundCodes.contains($0) ? ctx.t(ImportText.message($0)) : nil } ?? ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
         guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
-        return ImportPage(record: try await OrderImports(request: req).find(id, by: me)).response(ctx)
+        return try ImportPage(record: try await OrderImports(request: req).find(id, by: me)).response(ctx)
     }
 
     func commit(_ req: Request) async throws -> Response {
@@ -91,11 +92,11 @@ struct ImportPages {
         let imports = OrderImports(request: req)
         do {
             _ = try await imports.commit(id, by: me)
-        } catch let error as WaybillError where error.status == .conflict {
+        } catch let error as WaybillError where error.status == .conflict || error.code == .tooManyOrders {
             var page = ImportPage(record: try await imports.find(id, by: me))
             page.error = ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.importFile(id), redirectType: .normal)
     }
@@ -122,7 +123,7 @@ struct ImportPages {
             var page = try await DispatchBoardPage.load(for: me, orders: orders, tracking: Tracking(request: req))
             page.notice = error.fields?["orderIds"] == "required" ? ctx.t(.bulkNoneSelected) : ctx.message(error)
             page.noticeIsError = true
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -140,7 +141,7 @@ struct ImportPages {
         guard !ids.isEmpty else { return req.redirect(to: WebRoutes.dispatch(query: "bulk=none"), redirectType: .normal) }
         let orders = try await Orders(request: req).labels(ids, by: me)
         let tracking = Tracking(request: req)
-        return LabelsPage(orders: orders, trackingURL: { $0.trackingToken.map(tracking.trackingURL) }).response(ctx)
+        return try LabelsPage(orders: orders, trackingURL: { $0.trackingToken.map(tracking.trackingURL) }).response(ctx)
     }
 }
 
@@ -160,10 +161,11 @@ struct ImportListPage: PageView {
     var error: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let french = ctx.lang == .fr
-        let rows = recent.map { r in
-            "<li data-import=\"\(r.id!.uuidString)\"><a href=\"\(WebRoutes.importFile(r.id!))\">\(h(r.fileName))</a> · \(h(ctx.t(.importRows, String(r.rowCount)))) · <span class=\"status\">\(h(ctx.importStatus(r)))</span> · <small>\(h(ctx.time(r.createdAt)))</small></li>"
+        let rows = try recent.map { r -> String in
+            let id = try r.storedID
+            return "<li data-import=\"\(id.uuidString)\"><a href=\"\(WebRoutes.importFile(id))\">\(h(r.fileName))</a> · \(h(ctx.t(.importRows, String(r.rowCount)))) · <span class=\"status\">\(h(ctx.importStatus(r)))</span> · <small>\(h(ctx.time(r.createdAt)))</small></li>"
         }.joined()
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         return WebPage(title: ctx.t(.imports), body: """
@@ -190,7 +192,7 @@ struct ImportPage: PageView {
     var error: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let r = record
         let problems = r.problems
         let rows = problems.map { p -> String in
@@ -216,7 +218,7 @@ struct ImportPage: PageView {
         default:
             if r.mayCommit {
                 action = """
-                    <form method="post" action="\(WebRoutes.importCommit(r.id!))" class="stack">\(csrf)
+                    <form method="post" action="\(WebRoutes.importCommit(try r.storedID))" class="stack">\(csrf)
                     <button type="submit" class="primary" id="import-commit">\(h(ctx.t(.importCommit, String(r.validCount))))</button></form>
                     """
             }

@@ -27,15 +27,15 @@ struct IntegrationPages {
         let scopes = APIKeyScope.allCases.filter { form["scope_\($0.rawValue.replacingOccurrences(of: ":", with: "_"))"] == "on" }.map(\.rawValue)
         let days = form["days"].flatMap { $0.isEmpty ? nil : $0 }
         do {
-            guard days == nil || Int(days!) != nil else { throw WaybillError.validation("expiresInDays", "invalid") }
+            guard days.map({ Int($0) != nil }) ?? true else { throw WaybillError.validation("expiresInDays", "invalid") }
             let (_, token) = try await APIKeys(request: req).create(name: form["name"] ?? "", scopes: scopes, expiresInDays: days.flatMap { Int($0) }, by: me)
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]))
             page.madeKey = token
-            return page.response(ctx)
+            return try page.response(ctx)
         } catch let error as WaybillError where error.fields != nil {
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]), keyForm: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -50,7 +50,7 @@ struct IntegrationPages {
         let (ctx, me) = try TravelPages.signedIn(req)
         var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: ["scope": "own"]))
         page.deleted = req.query[String.self, at: "deleted"] != nil
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func create(_ req: Request) async throws -> Response {
@@ -62,11 +62,11 @@ struct IntegrationPages {
             let (endpoint, secret) = try await webhooks.create(
                 .init(url: (form["url"] ?? "").trimmingCharacters(in: .whitespaces), events: events,
                       scope: WebhookScope(rawValue: form["scope"] ?? "") ?? .own, description: form["description"]), by: me)
-            return try await Self.endpointPage(req, ctx, me, endpoint.id!, secret: secret, notice: .webhookCreated)
+            return try await Self.endpointPage(req, ctx, me, try endpoint.storedID, secret: secret, notice: .webhookCreated)
         } catch let error as WaybillError where error.fields != nil {
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -85,7 +85,7 @@ struct IntegrationPages {
         let webhooks = Webhooks(request: req)
         let endpoint = try await webhooks.endpoint(id, for: me)
         let log = try await webhooks.deliveries(id, for: me, limit: 50)
-        return WebhookPage(endpoint: endpoint, log: log, secret: secret, notice: notice).response(ctx)
+        return try WebhookPage(endpoint: endpoint, log: log, secret: secret, notice: notice).response(ctx)
     }
 
     func act(_ req: Request) async throws -> Response {
@@ -159,17 +159,18 @@ struct WebhookListPage: PageView {
     }
 
     /// API keys: the list (never the keys), the one just made, the form.
-    func keySection(_ ctx: WebContext) -> String {
+    func keySection(_ ctx: WebContext) throws -> String {
         let f = keyForm
         let now = UnixTime.nowMillis
-        let rows = keys.map { k -> String in
+        let rows = try keys.map { k -> String in
+            let id = try k.storedID
             let state = k.revokedAt != nil ? ctx.t(.apiKeyRevoked)
                 : k.expiresAt.map { $0 <= now ? ctx.t(.apiKeyExpired) : "\(ctx.t(.apiKeyExpires)) \(ctx.time($0, dateOnly: true))" } ?? ""
             let used = k.lastUsedAt.map { "\(ctx.t(.apiKeyLastUsed)) \(ctx.time($0))" } ?? ctx.t(.apiKeyNeverUsed)
             let revoke = k.revokedAt == nil
-                ? "<form method=\"post\" action=\"\(WebRoutes.apiKeyRevoke(k.id!))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.apiKeyRevoke)))</button></form>"
+                ? "<form method=\"post\" action=\"\(WebRoutes.apiKeyRevoke(id))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.apiKeyRevoke)))</button></form>"
                 : ""
-            return "<li data-api-key=\"\(k.id!.uuidString)\"><code>\(h(k.hint))…</code> \(h(k.name)) · <small>\(h(k.scopes.map(\.rawValue).sorted().joined(separator: ", ")))</small> · <small>\(h([state, used].filter { !$0.isEmpty }.joined(separator: " · ")))</small> \(revoke)</li>"
+            return "<li data-api-key=\"\(id.uuidString)\"><code>\(h(k.hint))…</code> \(h(k.name)) · <small>\(h(k.scopes.map(\.rawValue).sorted().joined(separator: ", ")))</small> · <small>\(h([state, used].filter { !$0.isEmpty }.joined(separator: " · ")))</small> \(revoke)</li>"
         }.joined()
         let boxes = APIKeyScope.allCases.filter { $0 != .dispatch || mayDispatch }
             .map { f.checkbox("scope_\($0.rawValue.replacingOccurrences(of: ":", with: "_"))", scopeLabel(ctx, $0)) }.joined()
@@ -190,9 +191,10 @@ struct WebhookListPage: PageView {
             """
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
-        let rows = endpoints.map { e in
-            "<li data-endpoint=\"\(e.id!.uuidString)\"><a href=\"\(WebRoutes.webhook(e.id!))\">\(h(e.about ?? e.url))</a> · <small>\(h(e.url))</small> · <span class=\"status\">\(h(ctx.webhookState(e)))</span></li>"
+    func page(_ ctx: WebContext) throws -> WebPage {
+        let rows = try endpoints.map { e -> String in
+            let id = try e.storedID
+            return "<li data-endpoint=\"\(id.uuidString)\"><a href=\"\(WebRoutes.webhook(id))\">\(h(e.about ?? e.url))</a> · <small>\(h(e.url))</small> · <span class=\"status\">\(h(ctx.webhookState(e)))</span></li>"
         }.joined()
         let boxes = WebhookEvent.subscribable.enumerated().map { index, event in form.checkbox("ev\(index)", event.rawValue) }.joined()
         let eventsError = form.errors["events"].map { "<p class=\"error\">\(h($0 == "required" ? ctx.t(.errChooseEvent) : ctx.fieldError("events", $0)))</p>" } ?? ""
@@ -214,7 +216,7 @@ struct WebhookListPage: PageView {
             <button type="submit" class="primary">\(h(ctx.t(.webhookAdd)))</button>
             </form>
             <p class="note">\(h(ctx.t(.webhookHowToVerify)))</p>
-            \(keySection(ctx))
+            \(try keySection(ctx))
             """, status: status)
     }
 }
@@ -226,13 +228,14 @@ struct WebhookPage: PageView {
     var secret: String?
     var notice: Text?
 
-    func page(_ ctx: WebContext) -> WebPage {
-        let e = endpoint, id = e.id!
+    func page(_ ctx: WebContext) throws -> WebPage {
+        let e = endpoint, id = try e.storedID
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         func button(_ action: String, _ label: Text, _ cls: String = "") -> String {
             "<form method=\"post\" action=\"\(WebRoutes.webhookAction((id, action)))\" class=\"inline\">\(csrf)<button type=\"submit\"\(cls.isEmpty ? "" : " class=\"\(cls)\"")>\(h(ctx.t(label)))</button></form>"
         }
-        let rows = log.map { d, attempts -> String in
+        let rows = try log.map { d, attempts -> String in
+            let deliveryID = try d.storedID
             let state = switch d.status {
             case .pending: ctx.t(.webhookPending)
             case .delivered: ctx.t(.webhookDelivered)
@@ -242,9 +245,9 @@ struct WebhookPage: PageView {
             let tries = attempts.map { a in "\(ctx.time(a.at)) → \(a.statusCode.map(String.init) ?? "—") (\(a.durationMillis) ms)\(a.error.map { " \($0)" } ?? "")" }
                 .joined(separator: "\n")
             let again = e.enabled
-                ? "<form method=\"post\" action=\"\(WebRoutes.webhookRedeliver((id, d.id!)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"link\">\(h(ctx.t(.webhookRedeliver)))</button></form>"
+                ? "<form method=\"post\" action=\"\(WebRoutes.webhookRedeliver((id, deliveryID)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"link\">\(h(ctx.t(.webhookRedeliver)))</button></form>"
                 : ""
-            return "<tr data-delivery=\"\(d.id!.uuidString)\" data-status=\"\(d.status.rawValue)\"><td>\(h(d.eventType))</td><td>\(h(state))</td><td title=\"\(h(tries))\">\(d.attempts)</td><td>\(h(answer))</td><td>\(h(ctx.time(d.createdAt)))</td><td>\(again)</td></tr>"
+            return "<tr data-delivery=\"\(deliveryID.uuidString)\" data-status=\"\(d.status.rawValue)\"><td>\(h(d.eventType))</td><td>\(h(state))</td><td title=\"\(h(tries))\">\(d.attempts)</td><td>\(h(answer))</td><td>\(h(ctx.time(d.createdAt)))</td><td>\(again)</td></tr>"
         }.joined()
         let table = log.isEmpty ? "<p>\(h(ctx.t(.webhookLogNone)))</p>" : """
             <div class="table-wrap"><table><thead><tr><th scope="col">\(h(ctx.t(.webhookEvent)))</th><th scope="col">\(h(ctx.t(.webhookState)))</th>

@@ -9,13 +9,15 @@ func h(_ text: String?) -> String { PaymentPages.escape(text ?? "") }
 
 /// A page's view. The conforming struct's stored properties are the page's model (built by the
 /// page's one query function, `load`, where it shows stored data, or by the handler from a form);
-/// `page(_:)` only renders it: no database, no service, no rule of its own.
+/// `page(_:)` only renders it: no database, no service, no rule of its own. It throws only where
+/// the model is not what it should be (a stored record without its id, `storedID`): that request
+/// answers 500, nothing traps.
 protocol PageView {
-    func page(_ ctx: WebContext) -> WebPage
+    func page(_ ctx: WebContext) throws -> WebPage
 }
 
 extension PageView {
-    func response(_ ctx: WebContext) -> Response { page(ctx).render(ctx) }
+    func response(_ ctx: WebContext) throws -> Response { try page(ctx).render(ctx) }
 }
 
 /// A page of the web app: the shell (header, navigation, language switch) around its content.
@@ -189,7 +191,7 @@ struct WebPage {
         if caller.may(.placeOrders) {
             links.append((WebRoutes.newOrder(), ctx.t(.newDelivery)))
             if OrderPolicy.defaultBox(for: caller) == .sent { links.append((WebRoutes.orders(), ctx.t(.myDeliveries))) }
-            if PaymentOptions.paysByInvoice(isCompany: user.isCompany) { links.append((WebRoutes.statements(), ctx.t(.statements))) }
+            if PaymentOptions.hasStatements(isCompany: user.isCompany) { links.append((WebRoutes.statements(), ctx.t(.statements))) }
         }
         // Travellers carry, everyone may send with one (`TripPolicy`).
         if caller.may(.placeOrders) { links.append((WebRoutes.travel(), ctx.t(.travel))) }
@@ -533,6 +535,7 @@ extension WebContext {
         case .manager: t(.roleManager)
         case .admin: t(.capAdmin)
         case .counter: t(.capCounter)
+        case .invoice: t(.capInvoice)
         }
     }
 

@@ -18,13 +18,13 @@ struct LoyaltyPages {
 
     func points(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
-        return PointsPage(account: try await Loyalty(request: req).account(for: me, limit: 200)).response(ctx)
+        return try PointsPage(account: try await Loyalty(request: req).account(for: me, limit: 200)).response(ctx)
     }
 
     func rules(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .manageLoyalty)
         let (record, currency) = try await Loyalty(request: req).rules(for: me)
-        return LoyaltyRulesPage(values: LoyaltyRulesPage.values(try record.rules, currency: currency),
+        return try LoyaltyRulesPage(values: LoyaltyRulesPage.values(try record.rules, currency: currency),
                                 saved: req.query[String.self, at: "saved"] != nil).response(ctx)
     }
 
@@ -41,7 +41,7 @@ struct LoyaltyPages {
         do {
             _ = try await loyalty.replaceRules(rules, by: me)
         } catch let error as WaybillError where error.status == .unprocessableEntity {
-            return LoyaltyRulesPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+            return try LoyaltyRulesPage(values: form, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.loyaltyRules(query: "saved=1"), redirectType: .normal)
     }

@@ -33,7 +33,7 @@ struct DispatchPages {
             if counts.count == 2 { page.notice = ctx.t(.bulkDone, String(counts[0]), String(counts[1])); page.noticeIsError = counts[1] > 0 }
             else { page.notice = ctx.t(.bulkNoneSelected); page.noticeIsError = true }
         }
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func assign(_ req: Request) async throws -> Response {
@@ -50,7 +50,7 @@ struct DispatchPages {
 
     func fleet(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
-        return FleetPage(entries: try await Tracking(request: req).fleet(nearOrder: nil, by: me)).response(ctx)
+        return try FleetPage(entries: try await Tracking(request: req).fleet(nearOrder: nil, by: me)).response(ctx)
     }
 
     // MARK: People
@@ -66,7 +66,7 @@ struct DispatchPages {
         guard let role = Role(rawValue: form["role"] ?? ""), AccountPolicy.creatableRoles.contains(role) else {
             var page = try await UsersPage.load(req, for: me, values: form)
             (page.errors, page.message, page.status) = (["role": "invalid"], ctx.t(.errValidation), .unprocessableEntity)
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         do {
             _ = try await Accounts(request: req).createStaff(role: role, firstName: form["firstName"] ?? "", lastName: form["lastName"] ?? "",
@@ -74,11 +74,11 @@ struct DispatchPages {
         } catch let error as WaybillError {
             var page = try await UsersPage.load(req, for: me, values: form)
             (page.errors, page.message, page.status) = (error.fields ?? [:], ctx.message(error), error.status)
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         var page = try await UsersPage.load(req, for: me, values: ["role": "driver"])
         (page.notice, page.status) = (ctx.t(.invited, form["email"] ?? ""), .created)
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func resetUser(_ req: Request) async throws -> Response {
@@ -86,7 +86,7 @@ struct DispatchPages {
         try await Accounts(request: req).resetUser(id: try WebRoutes.id(req), by: me)
         var page = try await UsersPage.load(req, for: me, values: ["role": "driver"])
         page.notice = ctx.t(.resetSent)
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func disableUser(_ req: Request) async throws -> Response {
@@ -104,7 +104,7 @@ struct DispatchPages {
     func person(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .manageUsers)
         let page = try await PersonPage.load(try WebRoutes.id(req), req, for: me)
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     /// The capability checkboxes: each one changed is granted or taken back under
@@ -123,7 +123,7 @@ struct DispatchPages {
         } catch let error as WaybillError {
             var page = try await PersonPage.load(id, req, for: me)
             (page.message, page.status) = (ctx.message(error), error.status)
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.user(id, query: "saved=1"), redirectType: .normal)
     }
@@ -141,7 +141,7 @@ struct DispatchPages {
             var page = try await PersonPage.load(id, req, for: me)
             (page.values, page.errors, page.message, page.status) = (form, error.fields ?? [:], ctx.message(error), error.status)
             if kind == .suspended, until == nil, page.errors["until"] == nil { page.errors["until"] = "required" }
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.user(id, query: "saved=1"), redirectType: .normal)
     }
@@ -159,7 +159,7 @@ struct DispatchPages {
     func tariffPage(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .manageTariff)
         let record = try await Orders(request: req).tariff(for: me)
-        return TariffPage(values: TariffPage.values(try record.tariff), version: record.id ?? 0,
+        return try TariffPage(values: TariffPage.values(try record.tariff), version: record.id ?? 0,
                           notice: req.query[String.self, at: "saved"] != nil ? ctx.t(.saved) : nil).response(ctx)
     }
 
@@ -184,12 +184,12 @@ struct DispatchPages {
                             expressMultiplierPercent: integer("expressMultiplierPercent"), roundingIncrement: integer("roundingIncrement"))
         let version = try await Orders(request: req).tariff(for: me).id ?? 0
         guard errors.isEmpty else {
-            return TariffPage(values: form, version: version, errors: errors, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
+            return try TariffPage(values: form, version: version, errors: errors, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
         }
         do {
             _ = try await Orders(request: req).replaceTariff(tariff, by: me)
         } catch let error as WaybillError {
-            return TariffPage(values: form, version: version, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
+            return try TariffPage(values: form, version: version, errors: error.fields ?? [:], message: ctx.message(error), status: error.status).response(ctx)
         }
         return req.redirect(to: WebRoutes.tariff(query: "saved=1"), redirectType: .normal)
     }
@@ -208,20 +208,20 @@ struct AssignForm {
     var me: User?
 
     /// `fleet` is `Tracking.fleet(nearOrder: nil)`, read once for a whole board.
-    static func load(_ order: some OrderColumns, reassign: Bool, by me: Principal, fleet: [Tracking.FleetEntry]) -> AssignForm {
+    static func load(_ order: some OrderColumns, reassign: Bool, by me: Principal, fleet: [Tracking.FleetEntry]) throws -> AssignForm {
         let ranked = Tracking.ranked(fleet, pickup: order.pickup.coordinate)
-        return AssignForm(orderID: order.orderID, reference: order.reference, reassign: reassign, current: order.driverID, drivers: ranked,
+        return AssignForm(orderID: try order.orderID, reference: order.reference, reassign: reassign, current: order.driverID, drivers: ranked,
                           me: ranked.contains { $0.driver.id == me.userID } ? nil : me.user)
     }
 
-    func render(_ ctx: WebContext) -> String {
-        var options = drivers.map { entry -> (String, String) in
+    func render(_ ctx: WebContext) throws -> String {
+        var options = try drivers.map { entry -> (String, String) in
             var text = entry.driver.displayName + " · " + ctx.t(.loadCount, String(entry.load))
             if let d = entry.distanceToPickupMeters { text += " · " + String(format: "%.1f km", Double(d) / 1000) }
             if entry.state?.onDuty != true { text += " · " + ctx.t(.offDuty) }
-            return (entry.driver.id!.uuidString, text)
+            return (try entry.driver.storedID.uuidString, text)
         }
-        if let me { options.append((me.id!.uuidString, ctx.t(.myself, me.displayName))) }
+        if let me { options.append((try me.storedID.uuidString, ctx.t(.myself, me.displayName))) }
         var form = Form(ctx: ctx, values: ["driverId": current?.uuidString ?? options.first?.0 ?? ""])
         form.idPrefix = "assign-\(reference)-"  // a board holds one such form per card
         return """
@@ -261,11 +261,11 @@ struct DispatchBoardPage: PageView {
     static func load(for me: Principal, orders: Orders, tracking: Tracking) async throws -> DispatchBoardPage {
         let fleet = try await tracking.fleet(nearOrder: nil, by: me)
         let board = try await orders.dispatchBoard(by: me)
-        var page = DispatchBoardPage(columns: DispatchColumn.allCases.map { column in
-            (column, board.orders.filter { $0.status.dispatchColumn == column }.map { order in
+        var page = DispatchBoardPage(columns: try DispatchColumn.allCases.map { column in
+            (column, try board.orders.filter { $0.status.dispatchColumn == column }.map { order in
                 let action = DispatchPolicy.assignAction(for: order.status)
                 return Card(order: order, customer: board.people[order.customerID], driver: order.driverID.flatMap { board.people[$0] },
-                            assign: action == .assign ? AssignForm.load(order, reassign: false, by: me, fleet: fleet) : nil)
+                            assign: try action == .assign ? AssignForm.load(order, reassign: false, by: me, fleet: fleet) : nil)
             })
         })
         page.drivers = Tracking.ranked(fleet, pickup: nil)
@@ -279,21 +279,21 @@ struct DispatchBoardPage: PageView {
         return page
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
-        func card(_ card: Card) -> String {
-            let order = card.order
+    func page(_ ctx: WebContext) throws -> WebPage {
+        func card(_ card: Card) throws -> String {
+            let order = card.order, id = try order.storedID
             let pickup = ctx.address(order.pickup), dropoff = ctx.address(order.dropoff)
             return """
                 <li class="card" id="card-\(order.reference)">
-                <label class="card-pick"><input type="checkbox" name="order_\(order.id!.uuidString)" form="bulk-form"><span class="visually-hidden">\(h(ctx.t(.bulkSelect, order.reference)))</span></label>
-                <p class="card-head"><a href="\(WebRoutes.order(order.id!))"><strong>\(h(order.reference))</strong></a> \(order.service == .express ? "<span class=\"status express\">\(h(ctx.t(.express)))</span>" : "") <span class="when">\(ctx.time(order.createdAt))</span></p>
+                <label class="card-pick"><input type="checkbox" name="order_\(id.uuidString)" form="bulk-form"><span class="visually-hidden">\(h(ctx.t(.bulkSelect, order.reference)))</span></label>
+                <p class="card-head"><a href="\(WebRoutes.order(id))"><strong>\(h(order.reference))</strong></a> \(order.service == .express ? "<span class=\"status express\">\(h(ctx.t(.express)))</span>" : "") <span class="when">\(ctx.time(order.createdAt))</span></p>
                 <p>\(h(card.customer?.companyName ?? card.customer?.displayName ?? "")) · \(h(ctx.weight(order.weightClass))) · \(ctx.money(order.price)) · \(h(ctx.payment(order.paymentMethod)))</p>
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(pickup)</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(dropoff)</p>
                 \(card.driver.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
-                \(TimeslotPages.windows(ctx, slots[order.id!] ?? [], arrival: { arrivals["\(order.id!.uuidString)/\($0 == .pickup ? "pickup" : "delivery")"] }, now: now))
-                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[order.id!.rawValue].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
-                \(card.assign?.render(ctx) ?? "")
+                \(TimeslotPages.windows(ctx, slots[id] ?? [], arrival: { arrivals["\(id.uuidString)/\($0 == .pickup ? "pickup" : "delivery")"] }, now: now))
+                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[id.rawValue].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
+                \(try card.assign?.render(ctx) ?? "")
                 </li>
                 """
         }
@@ -306,14 +306,14 @@ struct DispatchBoardPage: PageView {
             case .underWay: ctx.t(.colUnderWay)
             case .failed: ctx.t(.colFailed)
             }
-            let items = cards.map(card).joined()
+            let items = try cards.map(card).joined()
             html += """
                 <section class="column" id="col-\(id)" aria-labelledby="h-\(id)"><h2 id="h-\(id)">\(h(title)) <span class="count">\(cards.count)</span></h2>
                 \(items.isEmpty ? "<p class=\"empty\">\(h(ctx.t(.none)))</p>" : "<ol class=\"cards\">\(items)</ol>")</section>
                 """
         }
-        var options = drivers.map { ($0.driver.id!.uuidString, $0.driver.displayName + ($0.state?.onDuty == true ? "" : " · " + ctx.t(.offDuty))) }
-        if let me { options.append((me.id!.uuidString, ctx.t(.myself, me.displayName))) }
+        var options = try drivers.map { (try $0.driver.storedID.uuidString, $0.driver.displayName + ($0.state?.onDuty == true ? "" : " · " + ctx.t(.offDuty))) }
+        if let me { options.append((try me.storedID.uuidString, ctx.t(.myself, me.displayName))) }
         var bulkForm = Form(ctx: ctx, values: ["driverId": options.first?.0 ?? ""])
         bulkForm.idPrefix = "bulk-"
         let banner = notice.map { "<div class=\"alert \(noticeIsError ? "error" : "ok")\" role=\"\(noticeIsError ? "alert" : "status")\">\(h($0))</div>" } ?? ""
@@ -352,17 +352,18 @@ struct DispatchBoardPage: PageView {
 struct FleetPage: PageView {
     var entries: [Tracking.FleetEntry]
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         var map = WebMap(id: "fleet-map", label: ctx.t(.fleetMap), fleet: true)
         for entry in entries {
             if let p = entry.state?.position, entry.state?.onDuty == true {
-                map.markers.append(.init(id: "driver:\(entry.driver.id!.uuidString)", latitude: p.latitude, longitude: p.longitude,
+                let driverID = try entry.driver.storedID
+                map.markers.append(.init(id: "driver:\(driverID.uuidString)", latitude: p.latitude, longitude: p.longitude,
                                          label: entry.driver.firstName, kind: "driver"))
             }
         }
-        let rows = entries.map { entry -> String in
-            let duty = entry.state?.onDuty == true
-            return "<tr><td>\(h(entry.driver.displayName))</td><td>\(duty ? h(ctx.t(.onDuty)) : h(ctx.t(.offDuty)))</td><td class=\"num\">\(entry.load)</td><td>\(duty ? entry.state?.position.map { ctx.time($0.recordedAt) } ?? "—" : "—")</td><td><a href=\"\(WebRoutes.orders(query: "driver=" + entry.driver.id!.uuidString))\">\(h(ctx.t(.orders)))</a></td></tr>"
+        let rows = try entries.map { entry -> String in
+            let duty = entry.state?.onDuty == true, driverID = try entry.driver.storedID
+            return "<tr><td>\(h(entry.driver.displayName))</td><td>\(duty ? h(ctx.t(.onDuty)) : h(ctx.t(.offDuty)))</td><td class=\"num\">\(entry.load)</td><td>\(duty ? entry.state?.position.map { ctx.time($0.recordedAt) } ?? "—" : "—")</td><td><a href=\"\(WebRoutes.orders(query: "driver=" + driverID.uuidString))\">\(h(ctx.t(.orders)))</a></td></tr>"
         }.joined()
         return WebPage(title: ctx.t(.fleet), body: """
             <h1>\(h(ctx.t(.fleet)))</h1>
@@ -397,11 +398,11 @@ struct UsersPage: PageView {
                          mayBan: me.may(.moderate))
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let hidden = form.hidden()
-        let rows = users.map { user -> String in
-            let id = user.id!
+        let rows = try users.map { user -> String in
+            let id = try user.storedID
             let back = "<input type=\"hidden\" name=\"return\" value=\"\(WebRoutes.users())\">"
             let toggle = !mayBan ? "" : user.isBanned
                 ? "<form method=\"post\" action=\"\(WebRoutes.enableUser(id))\" class=\"inline\">\(hidden)\(back)<button type=\"submit\" class=\"small\">\(h(ctx.t(.enable)))</button></form>"
@@ -439,8 +440,9 @@ struct UsersPage: PageView {
 /// as checkboxes), the restriction in force with its reason, the form to suspend or ban them,
 /// and their restrictions so far.
 struct PersonPage: PageView {
-    /// The capabilities a person page shows as checkboxes: the granted ones.
-    static let shown: [Capability] = [.driver, .manager, .counter, .admin]
+    /// The capabilities a person page shows as checkboxes: the granted ones (`invoice` only on a
+    /// company's account, or one that holds it).
+    static let shown: [Capability] = [.driver, .manager, .counter, .admin, .invoice]
 
     var user: User
     var me: Principal
@@ -462,21 +464,22 @@ struct PersonPage: PageView {
                           notice: req.query[String.self, at: "saved"] != nil ? "saved" : nil)
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
-        let id = user.id!
+    func page(_ ctx: WebContext) throws -> WebPage {
+        let id = try user.storedID
         let held = user.capabilities
         let hidden = Form(ctx: ctx, values: [:]).hidden() + "<input type=\"hidden\" name=\"return\" value=\"\(WebRoutes.user(id))\">"
-        let boxes = Self.shown.map { capability -> String in
+        let boxes = Self.shown.filter { $0 != .invoice || user.isCompany || held.contains($0) }.map { capability -> String in
             let changeable = CapabilityPolicy.mayChange(capability, on: id, by: me.userID, having: me.caller.capabilities) == .allowed
             return "<div class=\"field\"><label class=\"choice\"><input type=\"checkbox\" name=\"\(capability.rawValue)\" value=\"on\"\(held.contains(capability) ? " checked" : "")\(changeable ? "" : " disabled")> \(h(ctx.capability(capability)))</label></div>"
         }.joined()
         let always = Capability.allCases.filter { held.contains($0) && !Self.shown.contains($0) }.map { h(ctx.capability($0)) }.joined(separator: ", ")
         let mayRestrict = CapabilityPolicy.mayRestrict(id, targetHas: held, by: me.userID, having: me.caller.capabilities) == .allowed
         let now = UnixTime.nowMillis
-        let history = restrictions.map { record -> String in
+        let history = try restrictions.map { record -> String in
+            let recordID = try record.storedID
             let inForce = record.liftedAt == nil && record.restriction.holds(at: now)
             let lift = inForce && mayRestrict
-                ? "<form method=\"post\" action=\"\(WebRoutes.liftRestriction((id, record.id!)))\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.liftRestriction)))</button></form>" : ""
+                ? "<form method=\"post\" action=\"\(WebRoutes.liftRestriction((id, recordID)))\" class=\"inline\">\(hidden)<button type=\"submit\" class=\"small\">\(h(ctx.t(.liftRestriction)))</button></form>" : ""
             let state = inForce ? ctx.t(.inForce) : record.liftedAt != nil ? ctx.t(.lifted) : ctx.t(.over)
             return "<tr><td>\(h(ctx.restrictionKind(record.kind)))</td><td>\(h(record.reason))</td><td>\(ctx.time(record.setAt))</td><td>\(record.until.map { ctx.time($0) } ?? "—")</td><td>\(h(state))</td><td class=\"actions\">\(lift)</td></tr>"
         }.joined()

@@ -20,13 +20,13 @@ struct OrderFormPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let own = accountAddress
         var pickupModes: [(String, String)] = []
         if let own { pickupModes.append(("own", ctx.t(.useMyAddress, "\(own.street), \(own.postalCode) \(own.city)"))) }
         pickupModes.append(("other", ctx.t(.anotherAddress)))
-        let counterOptions = counters.map { ($0.id!.uuidString, "\($0.name), \($0.street), \($0.city)") }
+        let counterOptions = try counters.map { (try $0.storedID.uuidString, "\($0.name), \($0.street), \($0.city)") }
         if !counters.isEmpty { pickupModes.append(("counter", ctx.t(.dropAtCounter))) }
         let dropOffCounter = counters.isEmpty ? "" : "<div class=\"counter-choice\">" + form.select("dropOffCounter", ctx.t(.counterWhich), options: counterOptions, required: false) + "</div>"
         let collection = counters.isEmpty ? "" : form.radios("dropoffMode", ctx.t(.dropoffWhere), options: [("address", ctx.t(.deliverToAddress)), ("counter", ctx.t(.collectAtCounter))])
@@ -114,7 +114,7 @@ struct ReviewPage: PageView {
             return (method.rawValue, label)
         }
         func counter(_ id: String?) -> String? {
-            counters.first { $0.id!.uuidString == id }.map { h(ctx.t(.atCounter, $0.name)) + " · " + ctx.address($0.address) }
+            counters.first { $0.id?.uuidString == id }.map { h(ctx.t(.atCounter, $0.name)) + " · " + ctx.address($0.address) }
         }
         let pickupText = counter(request.counters.dropOffID) ?? (request.pickup.useAccountAddress
             ? accountAddress.map { ctx.address($0) } ?? ""
@@ -194,7 +194,7 @@ struct HistoryPage: PageView {
             mayImport: OrderImportPolicy.importer(me.caller, isCompany: me.user.isCompany) != nil)
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let rows = records.map { record -> String in
             let order = record.order
             let who = manager ? "<td>\(h(record.customer.companyName ?? record.customer.displayName))</td><td>\(h(record.driver?.displayName ?? "—"))</td>" : ""
@@ -206,8 +206,11 @@ struct HistoryPage: PageView {
         let statusOptions = [("", ctx.t(.allStatuses))] + OrderStatus.allCases.filter { manager || $0.listedForCustomer }.map { ($0.rawValue, ctx.status($0)) }
         var driverFilter = ""
         if manager {
-            driverFilter = "<div class=\"field\"><label for=\"f-driver\">\(h(ctx.t(.driver)))</label><select id=\"f-driver\" name=\"driver\" data-autosubmit><option value=\"\">\(h(ctx.t(.allDrivers)))</option>"
-                + drivers.map { "<option value=\"\($0.id!.uuidString)\"\(chosenDriver == $0.id!.uuidString ? " selected" : "")>\(h($0.displayName))</option>" }.joined()
+            driverFilter = try "<div class=\"field\"><label for=\"f-driver\">\(h(ctx.t(.driver)))</label><select id=\"f-driver\" name=\"driver\" data-autosubmit><option value=\"\">\(h(ctx.t(.allDrivers)))</option>"
+                + drivers.map { driver -> String in
+                    let id = try driver.storedID.uuidString
+                    return "<option value=\"\(id)\"\(chosenDriver == id ? " selected" : "")>\(h(driver.displayName))</option>"
+                }.joined()
                 + "</select></div>"
         }
         let filterForm = Form(ctx: ctx, values: filters)
@@ -331,7 +334,7 @@ struct OrderPage: PageView {
                 ? (PositionSharing.mode(for: me.caller) == .fleet ? ((try await tracking.duty(of: me))?.onDuty ?? false) : false) : nil,
             showsTrackingLink: OrderPolicy.allows(.renewTrackingLink, status: order.status, as: caps))
         if actions.contains(.assign) || actions.contains(.reassign) {
-            page.assign = AssignForm.load(order, reassign: !actions.contains(.assign), by: me, fleet: try await tracking.fleet(nearOrder: nil, by: me))
+            page.assign = try AssignForm.load(order, reassign: !actions.contains(.assign), by: me, fleet: try await tracking.fleet(nearOrder: nil, by: me))
         }
         page.sharingOnDuty = PositionSharing.mode(for: me.caller) == .fleet
         page.created = req.query[String.self, at: "created"] != nil
@@ -367,7 +370,7 @@ struct OrderPage: PageView {
     static func counterHints(_ legs: Timeslots.LegKinds, _ req: Request) async throws -> [String] {
         let ids = legs.counters.compactMap { $0.flatMap(UUID.init(uuidString:)) }.map(CounterID.init(rawValue:))
         guard !ids.isEmpty else { return [] }
-        let counters = Dictionary(uniqueKeysWithValues: try await CounterRecord.query(on: req.db).filter(\.$id ~~ ids).all().map { ($0.id!.uuidString, $0) })
+        let counters = Dictionary(uniqueKeysWithValues: try await CounterRecord.query(on: req.db).filter(\.$id ~~ ids).all().map { (try $0.storedID.uuidString, $0) })
         let ctx = try req.web
         return zip(legs.kinds, legs.counters).enumerated().compactMap { position, leg -> String? in
             guard leg.0 == .counter, let counter = leg.1.flatMap({ counters[$0] }) else { return nil }
@@ -376,7 +379,7 @@ struct OrderPage: PageView {
         }
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let order = record.order
         let id = order.id
         let form = Form(ctx: ctx)
@@ -420,7 +423,7 @@ struct OrderPage: PageView {
         let showMap = !map.markers.isEmpty || order.status.nextStop != nil
 
         // Files: the parcel photo, the signature and the delivery photo.
-        let files = record.files.map { file -> String in
+        let files = try record.files.map { file -> String in
             let label = switch file.kind {
             case .signature: ctx.t(.signature)
             case .deliveryPhoto: ctx.t(.deliveryPhoto)
@@ -429,7 +432,7 @@ struct OrderPage: PageView {
             case .counterPhoto: ctx.t(.counterPhoto)
             case .claimPhoto: ctx.t(.claim)
             }
-            return "<figure><img src=\"\(WebRoutes.orderFile((id, file.id!)))\" alt=\"\(h(label))\" width=\"\(file.width)\" height=\"\(file.height)\" class=\"file \(file.kind.rawValue)\" loading=\"lazy\"><figcaption>\(h(label))</figcaption></figure>"
+            return "<figure><img src=\"\(WebRoutes.orderFile((id, try file.storedID)))\" alt=\"\(h(label))\" width=\"\(file.width)\" height=\"\(file.height)\" class=\"file \(file.kind.rawValue)\" loading=\"lazy\"><figcaption>\(h(label))</figcaption></figure>"
         }.joined()
 
         var actionBlocks: [String] = []
@@ -458,7 +461,7 @@ struct OrderPage: PageView {
                 <button type="submit" class="danger">\(h(ctx.t(.markFailed)))</button></form></details>
                 """)
         }
-        if let assign { actionBlocks.append(assign.render(ctx)) }
+        if let assign { actionBlocks.append(try assign.render(ctx)) }
         if mayConfirmReceipt {
             // Seed Mesajem: "click received, then take a photo".
             actionBlocks.append("""
@@ -523,7 +526,7 @@ struct OrderPage: PageView {
             \(actionBlocks.isEmpty ? "" : "<div class=\"actions\">\(actionBlocks.joined(separator: "\n"))</div>")
             </div>
             \(ConversationPolicy.roles(shipment: record.capacities, status: order.status).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .shipment(id)) + "</div>")
-            \(slots.render(ctx, order: id, capacities: record.capacities, status: order.status, notice: slotNotice))
+            \(try slots.render(ctx, order: id, capacities: record.capacities, status: order.status, notice: slotNotice))
             \(sharingBlock)
             \(showMap ? map.render(ctx) : "")
             <div class="columns">
@@ -541,12 +544,12 @@ struct OrderPage: PageView {
             \(order.signedBy.map { "<dt>\(h(ctx.t(.signedBy)))</dt><dd>\(h($0)) \(ctx.time(order.deliveredAt))</dd>" } ?? "")
             \(receipt.map { "<dt>\(h(ctx.t(.receiptConfirmed)))</dt><dd>\(ctx.time($0.at))</dd>" } ?? "")
             </dl>
-            \(insuranceBlock(ctx))
+            \(try insuranceBlock(ctx))
             <div class="files" id="files" data-live-refresh="status">\(files)</div>
             \(linkBlock)
             </section>
             </div>
-            \(ratings.map { RatingPages.section(ctx, order: id, ratings: $0, me: ctx.principal?.userID ?? UserID(rawValue: UUID()), justRated: justRated) } ?? "")
+            \(try ratings.map { try RatingPages.section(ctx, order: id, ratings: $0, me: ctx.principal?.userID ?? UserID(rawValue: UUID()), justRated: justRated) } ?? "")
             """, scripts: (showMap ? ["map"] : []) + (sharingBlock.isEmpty ? [] : ["position"]), liveTopics: ["order:\(id.uuidString)"], wide: true)
     }
 }

@@ -141,7 +141,7 @@ struct OrderPages {
         // One key per review: pressing "Order" twice makes one order; changing the order makes a new one.
         values["idempotencyKey"] = Randomness.uuid().uuidString
         values["paymentMethod"] = values["paymentMethod"] ?? "card"
-        return ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values,
+        return try ReviewPage(request: form.quoteRequest, accountAddress: me.user.accountAddress, counters: try await Counters(request: req).active(by: me), values: values,
                           quote: quote, methods: methods).response(ctx)
     }
 
@@ -243,7 +243,7 @@ struct OrderPages {
         filter.box = .incoming
         filter.cursor = req.query[String.self, at: "cursor"].flatMap { $0.isEmpty ? nil : $0 }
         let page = try await Orders(request: req).list(filter, for: me)
-        return IncomingPage(records: page.records, email: me.user.email,
+        return try IncomingPage(records: page.records, email: me.user.email,
                             nextQuery: page.nextCursor.map { "cursor=" + queryValue($0) }, boxes: OrderPolicy.boxes(for: me.caller)).response(ctx)
     }
 
@@ -269,6 +269,6 @@ struct OrderPages {
         guard Orders.monthBounds(month, in: ctx.timeZone) != nil else { throw WaybillError.invalidParameter("month") }
         let list = try await Orders(request: req).statements(month: month, customerID: nil, for: me)
         let links = StatementLinks(secret: req.application.waybill.config.jwtSecret)
-        return StatementsPage(month: month, rows: list.map { ($0, links.token(customerID: $0.customer.id!, month: month)) }).response(ctx)
+        return try StatementsPage(month: month, rows: try list.map { ($0, links.token(customerID: try $0.customer.storedID, month: month)) }).response(ctx)
     }
 }

@@ -27,14 +27,23 @@ enum OutboxCatalogue {
 /// offline queue (`outbox.js`) shows for it while it waits.
 enum StepForm {
     /// Attributes for the `<form>` element.
-    static func attributes(_ ctx: WebContext, _ action: OrderAction, _ order: some OrderColumns) -> String {
+    static func attributes(_ ctx: WebContext, _ action: OrderAction, _ order: some OrderColumns) throws -> String {
+        attributes(ctx, action, id: try order.orderID, reference: order.reference)
+    }
+
+    /// The same for an order read plainly (its id always there).
+    static func attributes(_ ctx: WebContext, _ action: OrderAction, _ order: OrderRow) -> String {
+        attributes(ctx, action, id: order.id, reference: order.reference)
+    }
+
+    private static func attributes(_ ctx: WebContext, _ action: OrderAction, id: OrderID, reference: String) -> String {
         let label = switch action {
         case .accept: ctx.t(.accept)
         case .pickup: ctx.t(.pickedUp)
         case .deliver: ctx.t(.confirmDelivery)
         default: ctx.t(.markFailed)
         }
-        return " data-outbox=\"\(WebRoutes.queuedStep((order.orderID, action)))\" data-outbox-label=\"\(h(order.reference + " · " + label))\""
+        return " data-outbox=\"\(WebRoutes.queuedStep((id, action)))\" data-outbox-label=\"\(h(reference + " · " + label))\""
     }
 
     /// The hidden field with a fresh key.

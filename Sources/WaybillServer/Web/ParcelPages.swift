@@ -42,7 +42,7 @@ struct ParcelPages {
                 candidates = []
             }
         }
-        return TrackParcelPage(number: number, candidates: candidates, signedIn: ctx.principal != nil, live: live).response(ctx)
+        return try TrackParcelPage(number: number, candidates: candidates, signedIn: ctx.principal != nil, live: live).response(ctx)
     }
 
     func list(_ req: Request) async throws -> Response {
@@ -51,7 +51,7 @@ struct ParcelPages {
         page.removed = req.query[String.self, at: "removed"] != nil
         page.saved = req.query[String.self, at: "saved"] != nil
         page.imported = req.query[Int.self, at: "imported"].map { ($0, req.query[Int.self, at: "skipped"] ?? 0) }
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     /// Everything the person follows, filtered (`?filter=`, on the way by default), with the forms.
@@ -79,13 +79,13 @@ struct ParcelPages {
             let (shop, secret) = try await shops.connect(platform: platform, name: form["name"] ?? "",
                                                          secret: form["secret"].flatMap { $0.isEmpty ? nil : $0 }, by: me)
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
-            page.connected = (shop, shops.webhookURL(shop), secret)
-            return page.response(ctx)
+            page.connected = (shop, try shops.webhookURL(shop), secret)
+            return try page.response(ctx)
         } catch let error as WaybillError where error.fields != nil {
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
             page.shopForm = Form(ctx: ctx, values: form, errors: error.fields ?? [:])
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -107,7 +107,7 @@ struct ParcelPages {
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx))
             page.pasteForm = Form(ctx: ctx, values: form, errors: error.fields ?? [:])
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -122,11 +122,15 @@ struct ParcelPages {
     /// How fast carriers deliver: the public board, and the person's own figures when signed in.
     func statistics(_ req: Request) async throws -> Response {
         let ctx = try req.web
+        // The public board: limited per address like the API's, and shared (`DeliveryStats.publicBoard`).
+        if let wait = req.application.waybill.carrierLookupLimiter.take(req.clientAddress) {
+            return WebErrors.page(for: WaybillError.tooManyRequests(retryAfter: wait, "Too many requests from this address."), ctx)
+        }
         let stats = DeliveryStats(db: req.db)
-        let board = try await stats.board()
-        var mine: (carriers: [DeliveryStatistics.Row], routes: [DeliveryStatistics.Row])?
+        let board = try await DeliveryStats.publicBoard(req.application.waybill)
+        var mine: DeliveryStats.Board?
         if let me = ctx.principal { mine = try await stats.board(for: me.userID) }
-        return CarrierStatisticsPage(board: board, mine: mine).response(ctx)
+        return try CarrierStatisticsPage(board: board, mine: mine).response(ctx)
     }
 
     /// A parcel's public link: no sign-in; misses spend the address's budget.
@@ -137,7 +141,7 @@ struct ParcelPages {
             let (record, events) = try await Parcels.shared(token: token, clientAddress: req.clientAddress, services: req.application.waybill, db: req.db)
             var page = ParcelPage(parcel: ParcelView(record: record, relation: .shared), events: events, notice: nil)
             page.publicView = true
-            let response = page.response(ctx)
+            let response = try page.response(ctx)
             response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
             response.headers.replaceOrAdd(name: "X-Robots-Tag", value: "noindex")
             return response
@@ -153,11 +157,11 @@ struct ParcelPages {
                                 name: form["name"], notes: nil)
         do {
             let parcel = try await Parcels(request: req).add(draft, by: me)
-            return req.redirect(to: WebRoutes.parcel(parcel.id!, query: "added=1"), redirectType: .normal)
+            return req.redirect(to: WebRoutes.parcel(try parcel.storedID, query: "added=1"), redirectType: .normal)
         } catch let error as WaybillError where error.fields != nil {
             var page = try await Self.listPage(req, me, form: Form(ctx: ctx, values: form, errors: error.fields ?? [:]))
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         } catch let error as WaybillError {
             return WebErrors.page(for: error, ctx)
         }
@@ -167,7 +171,7 @@ struct ParcelPages {
         let (ctx, me) = try TravelPages.signedIn(req)
         let parcels = Parcels(request: req)
         let parcel = try await parcels.view(try WebRoutes.id(req), for: me)
-        return ParcelPage(parcel: parcel, events: try await parcels.events(of: parcel.record.id!),
+        return try ParcelPage(parcel: parcel, events: try await parcels.events(of: try parcel.record.storedID),
                           notice: req.query[String.self, at: "added"] != nil ? ctx.t(.parcelAdded) : nil).response(ctx)
     }
 
@@ -202,7 +206,7 @@ struct ParcelPages {
             var page = ParcelPage(parcel: parcel, events: try await parcels.events(of: id), notice: nil)
             page.error = error.fields?["email"].map { ctx.fieldError("email", $0) } ?? ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.parcel(id), redirectType: .normal)
     }
@@ -265,11 +269,12 @@ struct ParcelListPage: PageView {
     var status: HTTPResponseStatus = .ok
 
     /// Connected shops, and the form to connect one (seed M-Track: "link e-shops").
-    func shopSection(_ ctx: WebContext) -> String {
+    func shopSection(_ ctx: WebContext) throws -> String {
         var f = shopForm ?? Form(ctx: ctx, values: ["platform": "shopify"])
         f.idPrefix = "shop-"  // the page's three forms each have a "name" field
-        let list = shops.map { s in
-            "<li data-shop=\"\(s.id!.uuidString)\">\(h(s.name)) · \(s.platform == .shopify ? "Shopify" : "WooCommerce") · \(h(ctx.t(.shopNumbers))) \(s.numbersReceived) <form method=\"post\" action=\"\(WebRoutes.shopRemove(s.id!))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.shopDisconnect)))</button></form></li>"
+        let list = try shops.map { s -> String in
+            let id = try s.storedID
+            return "<li data-shop=\"\(id.uuidString)\">\(h(s.name)) · \(s.platform == .shopify ? "Shopify" : "WooCommerce") · \(h(ctx.t(.shopNumbers))) \(s.numbersReceived) <form method=\"post\" action=\"\(WebRoutes.shopRemove(id))\" class=\"inline\">\(f.hidden())<button type=\"submit\" class=\"link\">\(h(ctx.t(.shopDisconnect)))</button></form></li>"
         }.joined()
         let just = connected.map { c in
             """
@@ -313,7 +318,7 @@ struct ParcelListPage: PageView {
             """
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let rows = items.map { i -> String in
             let href = i.kind == .parcel ? WebRoutes.parcel(ParcelID(i.id)) : WebRoutes.order(OrderID(i.id))
             let title: String = switch (i.kind, i.direction) {
@@ -368,7 +373,7 @@ struct ParcelListPage: PageView {
             \(paste(ctx))
             <h2>\(h(ctx.t(.followedParcels)))</h2>
             \(list)
-            \(shopSection(ctx))
+            \(try shopSection(ctx))
             \(alertsForm)
             """, status: status)
     }
@@ -432,8 +437,8 @@ struct ParcelPage: PageView {
     /// The page of a public link: what it shows, and no actions.
     var publicView = false
 
-    func page(_ ctx: WebContext) -> WebPage {
-        let p = parcel.record, id = parcel.record.id!
+    func page(_ ctx: WebContext) throws -> WebPage {
+        let p = parcel.record, id = try parcel.record.storedID
         let owner = parcel.relation == .owner && !publicView
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         let candidates = CarrierDetection.standard.candidates(for: p.number)
@@ -460,7 +465,7 @@ struct ParcelPage: PageView {
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
             \(Self.map(ctx, events))
             \(Self.timeline(ctx, events))
-            \(publicView ? "" : actions(ctx, owner: owner, csrf: csrf))
+            \(publicView ? "" : actions(ctx, id: id, owner: owner, csrf: csrf))
             \(publicView ? "" : "<p><a href=\"\(WebRoutes.parcels())\">\(h(ctx.t(.back)))</a></p>")
             """, status: status)
     }
@@ -497,8 +502,7 @@ struct ParcelPage: PageView {
     }
 
     /// Ask now, when to be told, and: for its owner sharing and stopping; for others leaving.
-    private func actions(_ ctx: WebContext, owner: Bool, csrf: String) -> String {
-        let id = parcel.record.id!
+    private func actions(_ ctx: WebContext, id: ParcelID, owner: Bool, csrf: String) -> String {
         let alerts = Form(ctx: ctx, values: ["alerts": parcel.alerts?.rawValue ?? "default"])
         let alertsForm = """
             <form method="post" action="\(WebRoutes.parcelAction((id, "alerts")))" class="stack">\(csrf)
@@ -508,8 +512,10 @@ struct ParcelPage: PageView {
             """
         var sharing = ""
         if owner {
+            // No "write privately" here: sharing a parcel with someone does not let its owner write to
+            // them first; the person it is shared with may (`Acquaintance.parcelShareLinks`).
             let people = parcel.sharedWith.map { person in
-                "<li data-shared-with=\"\(person.id.uuidString)\">\(h(person.name)) <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unshare")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"user\" value=\"\(person.id.uuidString)\"><button type=\"submit\">\(h(ctx.t(.stopSharing)))</button></form> \(ConversationPages.directButton(ctx, to: person.id, name: person.name))</li>"
+                "<li data-shared-with=\"\(person.id.uuidString)\">\(h(person.name)) <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unshare")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"user\" value=\"\(person.id.uuidString)\"><button type=\"submit\">\(h(ctx.t(.stopSharing)))</button></form></li>"
             }.joined()
             let link = parcel.shareURL.map { url in
                 "<p><input type=\"text\" readonly value=\"\(h(url))\" aria-label=\"\(h(ctx.t(.publicLink)))\" data-share-url></p><form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "link")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.renewParcelLink)))</button></form> <form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "unlink")))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.withdrawLink)))</button></form>"

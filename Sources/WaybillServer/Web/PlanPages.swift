@@ -40,7 +40,7 @@ struct PlanPages {
         let subscriptions = Subscriptions(request: req)
         let current = try await subscriptions.current(for: me)
         let plans = try await subscriptions.plans(all: false, for: me)
-        return PlanPage(current: current, plans: plans, notice: notice, message: message, status: status).response(ctx)
+        return try PlanPage(current: current, plans: plans, notice: notice, message: message, status: status).response(ctx)
     }
 
     func subscribe(_ req: Request) async throws -> Response {
@@ -88,7 +88,7 @@ struct PlanPages {
         let plans = try await subscriptions.plans(all: true, for: me)
         let counts = try await subscriptions.subscriberCounts(for: me)
         let currency = try await Orders(request: req).currentTariff().tariff.currency
-        return AdminPlansPage(plans: plans, subscribers: counts, currency: currency, values: values, errors: errors, editing: editing,
+        return try AdminPlansPage(plans: plans, subscribers: counts, currency: currency, values: values, errors: errors, editing: editing,
                               message: message, saved: saved, status: status).response(ctx)
     }
 
@@ -100,7 +100,7 @@ struct PlanPages {
         let subscriptions = Subscriptions(request: req)
         let page = try await subscriptions.subscribers(plan: plan, status: status, cursor: req.query[String.self, at: "cursor"], limit: 50, for: me)
         let plans = try await subscriptions.plans(all: true, for: me)
-        return AdminSubscribersPage(items: page.items, plans: plans, values: ["plan": planText, "status": statusText],
+        return try AdminSubscribersPage(items: page.items, plans: plans, values: ["plan": planText, "status": statusText],
                                     next: page.nextCursor).response(ctx)
     }
 
@@ -173,14 +173,14 @@ struct PlanPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx)
         let holding = current?.record.status.isPaid ?? false
-        let cards = plans.map { plan -> String in
-            let terms = plan.terms
+        let cards = try plans.map { plan -> String in
+            let terms = plan.terms, planID = try plan.storedID
             let benefits = terms.benefits(ctx).map { "<li>\(h($0))</li>" }.joined()
             let action = holding ? "" : """
-                <form method="post" action="\(WebRoutes.planSubscribe())">\(form.hidden())<input type="hidden" name="planId" value="\(plan.id!.uuidString)">
+                <form method="post" action="\(WebRoutes.planSubscribe())">\(form.hidden())<input type="hidden" name="planId" value="\(planID.uuidString)">
                 <button type="submit" class="primary">\(h(ctx.t(.subscribe)))</button></form>
                 """
             return """
@@ -272,10 +272,10 @@ struct AdminPlansPage: PageView {
         """
     }
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let shown: Set<String> = ["name", "monthlyPrice", "includedDeliveries", "discountPercent"]
-        let existing = plans.enumerated().map { index, plan -> String in
-            let id = plan.id!
+        let existing = try plans.enumerated().map { index, plan -> String in
+            let id = try plan.storedID
             let mine = editing == id
             let form = Form(ctx: ctx, values: mine ? values : Self.values(plan), errors: mine ? errors : [:], idPrefix: "plan\(index)-")
             return """
@@ -310,7 +310,7 @@ struct AdminSubscribersPage: PageView {
     var values: [String: String]
     var next: String?
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx, values: values)
         let rows = items.map { item -> String in
             let r = item.view.record, terms = item.view.terms
@@ -325,7 +325,7 @@ struct AdminSubscribersPage: PageView {
                 <td>\(period)</td><td class="num">\(used)</td><td>\(ctx.time(r.createdAt, dateOnly: true))</td></tr>
                 """
         }.joined()
-        let planOptions = [("", ctx.t(.subscribersAllPlans))] + plans.map { ($0.id!.uuidString, $0.name) }
+        let planOptions = try [("", ctx.t(.subscribersAllPlans))] + plans.map { (try $0.storedID.uuidString, $0.name) }
         let statusOptions = [("", ctx.t(.subscribersPaid))] + [SubscriptionStatus.active, .pastDue, .incomplete, .canceled].map { ($0.rawValue, $0.text(ctx)) }
         var query = values.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
         if let next { query.append("cursor=\(next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")") }

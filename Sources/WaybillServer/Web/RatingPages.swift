@@ -47,7 +47,7 @@ struct RatingPages {
     static func stars(_ n: Int) -> String { String(repeating: "★", count: max(0, min(5, n))) + String(repeating: "☆", count: max(0, 5 - n)) }
 
     /// The ratings section of a shipment's page.
-    static func section(_ ctx: WebContext, order: OrderID, ratings: Ratings.ShipmentRatings, me: UserID, justRated: Bool) -> String {
+    static func section(_ ctx: WebContext, order: OrderID, ratings: Ratings.ShipmentRatings, me: UserID, justRated: Bool) throws -> String {
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
         var blocks: [String] = []
         if justRated { blocks.append("<div class=\"alert ok\" role=\"status\">\(h(ctx.t(.ratingSaved)))</div>") }
@@ -58,10 +58,11 @@ struct RatingPages {
             let tags = direction.tags.map { tag in
                 "<label><input type=\"checkbox\" name=\"tags[]\" value=\"\(h(tag))\"> \(h(ctx.t(.ratingTag(tag))))</label>"
             }.joined(separator: " ")
-            let key = ratee.id!.uuidString.prefix(8)
+            let rateeID = try ratee.storedID
+            let key = rateeID.uuidString.prefix(8)
             blocks.append("""
                 <form method="post" action="\(WebRoutes.rateShipment(order))" class="stack rating-form">\(csrf)
-                <input type="hidden" name="rateeId" value="\(ratee.id!.uuidString)">
+                <input type="hidden" name="rateeId" value="\(rateeID.uuidString)">
                 <fieldset><legend>\(h(ctx.t(.rateWho, ratee.firstName)))</legend>\(choices)</fieldset>
                 <fieldset><legend>\(h(ctx.t(.ratingTags)))</legend>\(tags)</fieldset>
                 <div class="field"><label for="comment-\(key)">\(h(ctx.t(.ratingComment)))</label><textarea id="comment-\(key)" name="comment" rows="2" maxlength="\(RatingDraft.maxTextLength)"></textarea></div>
@@ -70,7 +71,7 @@ struct RatingPages {
                 """)
         }
         for view in ratings.ratings {
-            let r = view.record
+            let r = view.record, ratingID = try r.storedID
             let who = r.reviewerID == me ? ctx.t(.you) : view.reviewerName
             let whom = r.rateeID == me ? ctx.t(.you) : (view.rateeName ?? r.carrier ?? "")
             var text = "<p><strong>\(h(ctx.t(.ratedBy, who, whom)))</strong> <span class=\"stars\" aria-label=\"\(h(ctx.t(.starsOutOfFive, String(r.stars))))\">\(Self.stars(r.stars))</span></p>"
@@ -81,9 +82,9 @@ struct RatingPages {
             if let response = r.response { text += "<p><em>\(h(ctx.t(.ratingAnswer, view.rateeName ?? "")))</em> \(h(response))</p>" }
             else if r.status == .published, r.rateeID == me {
                 text += """
-                    <form method="post" action="\(WebRoutes.ratingResponse((order, r.id!)))" class="stack">\(csrf)
-                    <div class="field"><label for="answer-\(r.id!.uuidString.prefix(8))">\(h(ctx.t(.answerRating)))</label>
-                    <textarea id="answer-\(r.id!.uuidString.prefix(8))" name="text" rows="2" maxlength="\(RatingDraft.maxTextLength)" required></textarea></div>
+                    <form method="post" action="\(WebRoutes.ratingResponse((order, ratingID)))" class="stack">\(csrf)
+                    <div class="field"><label for="answer-\(ratingID.uuidString.prefix(8))">\(h(ctx.t(.answerRating)))</label>
+                    <textarea id="answer-\(ratingID.uuidString.prefix(8))" name="text" rows="2" maxlength="\(RatingDraft.maxTextLength)" required></textarea></div>
                     <button type="submit" class="secondary">\(h(ctx.t(.sendAnswer)))</button></form>
                     """
             }

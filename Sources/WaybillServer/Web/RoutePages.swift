@@ -33,7 +33,7 @@ struct RoutePages {
         } else if let made = req.query[String.self, at: "made"], let version = Int(made) {
             page.notice = ctx.t(.planMade, String(version))
         }
-        return page.response(ctx)
+        return try page.response(ctx)
     }
 
     func plan(_ req: Request) async throws -> Response {
@@ -58,7 +58,7 @@ struct RoutePages {
             page.notice = ctx.message(error)
             page.noticeIsError = true
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -77,7 +77,7 @@ struct RoutePages {
             page.notice = ctx.message(error)
             page.noticeIsError = true
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 }

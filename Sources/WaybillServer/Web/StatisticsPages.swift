@@ -25,7 +25,7 @@ struct StatisticsPages {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
         let q = query(req)
         let result = try await OperationsStats(request: req).report(from: q.from, to: q.to, period: q.period, by: me)
-        return StatisticsPage(result: result).response(ctx)
+        return try StatisticsPage(result: result).response(ctx)
     }
 
     func export(_ req: Request) async throws -> Response {

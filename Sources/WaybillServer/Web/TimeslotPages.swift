@@ -167,27 +167,29 @@ struct TimeslotPages {
             return section
         }
 
-        func render(_ ctx: WebContext, order id: OrderID, capacities: Set<OrderCapacity>, status: OrderStatus, notice: String?) -> String {
+        func render(_ ctx: WebContext, order id: OrderID, capacities: Set<OrderCapacity>, status: OrderStatus, notice: String?) throws -> String {
             guard !bookings.isEmpty || !choices.isEmpty else { return "" }
             let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
-            let list = bookings.reversed().map { b -> String in
+            let list = try bookings.reversed().map { b -> String in
+                let bookingID = try b.booking.storedID
                 let mayCancel = b.booking.status.takesSeat && SlotPolicy.mayBook(b.booking.kind, as: capacities, status: status,
                                                                                  legKind: SlotPolicy.legKind(of: b.booking.kind))
                 let cancel = mayCancel ? """
-                     <form method="post" action="\(WebRoutes.slotBookingAction((b.booking.id!, "cancel")))" class="inline">\(csrf)<button type="submit" class="link">\(h(ctx.t(.slotCancel)))</button></form>
+                     <form method="post" action="\(WebRoutes.slotBookingAction((bookingID, "cancel")))" class="inline">\(csrf)<button type="submit" class="link">\(h(ctx.t(.slotCancel)))</button></form>
                     """ : ""
                 // A drop-off at a counter: its customer may write to the counter's staff about it.
                 let write = b.booking.kind == .dropOff && capacities.contains(.owner)
-                    ? ConversationPages.bookingButton(ctx, booking: b.booking.id!, label: .writeToCounter) : ""
+                    ? ConversationPages.bookingButton(ctx, booking: bookingID, label: .writeToCounter) : ""
                 return "<li data-booking=\"\(b.booking.status.rawValue)\">\(h(ctx.slotKind(b.booking.kind))): \(h(ctx.slotWhen(b.slot, b.template))) · <strong>\(h(ctx.bookingStatus(b.booking.status)))</strong>\(b.booking.reason.map { " (" + h($0) + ")" } ?? "")\(cancel)\(write)</li>"
             }.joined()
-            let forms = choices.map { kind, slots -> String in
+            let forms = try choices.map { kind, slots -> String in
                 let mine = Set(bookings.filter { $0.booking.status.takesSeat }.map(\.booking.slotID))
-                let options = slots.map { v -> String in
-                    let chosen = mine.contains(v.slot.id!)
+                let options = try slots.map { v -> String in
+                    let slotID = try v.slot.storedID
+                    let chosen = mine.contains(slotID)
                     let usable = !chosen && v.availability != .full && v.availability != .unavailable
                     let state = chosen ? ctx.t(.slotYours) : ctx.availability(v.availability)
-                    return "<label class=\"choice\"><input type=\"radio\" name=\"slotId\" value=\"\(v.slot.id!.uuidString)\"\(usable ? "" : " disabled")> \(h(ctx.slotWhen(v.slot, v.template))) · <span class=\"slot-\(chosen ? "yours" : v.availability.rawValue)\">\(h(state))</span></label>"
+                    return "<label class=\"choice\"><input type=\"radio\" name=\"slotId\" value=\"\(slotID.uuidString)\"\(usable ? "" : " disabled")> \(h(ctx.slotWhen(v.slot, v.template))) · <span class=\"slot-\(chosen ? "yours" : v.availability.rawValue)\">\(h(state))</span></label>"
                 }.joined()
                 return """
                     <form method="post" action="\(WebRoutes.orderSlots(id))" class="stack" data-slot-kind="\(kind.rawValue)">\(csrf)
@@ -237,7 +239,7 @@ struct TimeslotPages {
     func dispatchPage(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
         let timeslots = Timeslots(request: req)
-        return DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
+        return try DispatchTimeslotsPage(templates: try await timeslots.templates(by: me),
                                      counters: try await Counters(request: req).active(by: me),
                                      pending: try await timeslots.bookings(status: .pending, date: nil, by: me),
                                      booked: try await timeslots.bookings(status: .booked, date: nil, by: me)).response(ctx)
@@ -273,7 +275,7 @@ struct TimeslotPages {
             page.errors = error.fields ?? [:]
             page.message = ctx.message(error)
             page.status = .unprocessableEntity
-            return page.response(ctx)
+            return try page.response(ctx)
         }
     }
 
@@ -288,7 +290,7 @@ struct TimeslotPages {
 
     func scanPage(_ req: Request) async throws -> Response {
         let (ctx, _) = try WebAuth.require(req)
-        return ScanPage().response(ctx)
+        return try ScanPage().response(ctx)
     }
 
     /// The code the camera (or the person) read: the parcel's page with the scan carried along.
@@ -298,9 +300,9 @@ struct TimeslotPages {
         do {
             let (order, _) = try await Handovers(request: req).lookup(code, by: me)
             let token = HandOverPolicy.token(fromScan: code) ?? ""
-            return req.redirect(to: WebRoutes.order(order.id!, query: "scan=" + token), redirectType: .normal)
+            return req.redirect(to: WebRoutes.order(try order.storedID, query: "scan=" + token), redirectType: .normal)
         } catch let error as WaybillError where error.status == .notFound {
-            return ScanPage(error: ctx.t(.handoverUnknown), code: code, status: .notFound).response(ctx)
+            return try ScanPage(error: ctx.t(.handoverUnknown), code: code, status: .notFound).response(ctx)
         }
     }
 }
@@ -316,29 +318,32 @@ struct DispatchTimeslotsPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
-        let rows = templates.map { t -> String in
-            """
-            <tr data-template="\(t.id!.uuidString)"><td>\(h(ctx.slotKind(t.kind)))</td><td>\(h(ctx.weekday(t.weekday)))</td>
+        let rows = try templates.map { t -> String in
+            let id = try t.storedID
+            return """
+            <tr data-template="\(id.uuidString)"><td>\(h(ctx.slotKind(t.kind)))</td><td>\(h(ctx.weekday(t.weekday)))</td>
             <td>\(SlotTemplate.text(minute: t.startMinute))–\(SlotTemplate.text(minute: t.endMinute))</td><td>\(t.capacity)</td>
             <td>\(h(t.zone.isEmpty ? "*" : t.zone))</td><td>\(t.requiresApproval ? "✓" : "")</td>
-            <td><form method="post" action="\(WebRoutes.timeslotTemplate(t.id!))" class="inline">\(csrf)<input type="hidden" name="active" value="\(t.active ? "off" : "on")">
+            <td><form method="post" action="\(WebRoutes.timeslotTemplate(id))" class="inline">\(csrf)<input type="hidden" name="active" value="\(t.active ? "off" : "on")">
             <button type="submit" class="link">\(h(ctx.t(t.active ? .slotOff : .slotOn)))</button></form></td></tr>
             """
         }.joined()
-        func item(_ b: SlotBookingView, actions: [(SlotBookingAction, Text, Bool)]) -> String {
+        func item(_ b: SlotBookingView, actions: [(SlotBookingAction, Text, Bool)]) throws -> String {
+            let bookingID = try b.booking.storedID
             let forms = actions.map { action, label, needsReason in
                 """
-                <form method="post" action="\(WebRoutes.slotBookingAction((b.booking.id!, action.rawValue)))" class="inline">\(csrf)\(needsReason ? "<input name=\"reason\" required maxlength=\"500\" aria-label=\"\(h(ctx.t(.reason)))\" placeholder=\"\(h(ctx.t(.reason)))\">" : "")
+                <form method="post" action="\(WebRoutes.slotBookingAction((bookingID, action.rawValue)))" class="inline">\(csrf)\(needsReason ? "<input name=\"reason\" required maxlength=\"500\" aria-label=\"\(h(ctx.t(.reason)))\" placeholder=\"\(h(ctx.t(.reason)))\">" : "")
                 <button type="submit" class="\(needsReason ? "secondary" : "primary")">\(h(ctx.t(label)))</button></form>
                 """
             }.joined(separator: " ")
-            return "<li data-booking=\"\(b.booking.id!.uuidString)\"><a href=\"\(WebRoutes.order(b.booking.orderID))\">\(h(b.reference ?? ""))</a> · \(h(ctx.slotKind(b.booking.kind))) · \(h(ctx.slotWhen(b.slot, b.template))) \(forms)</li>"
+            return "<li data-booking=\"\(bookingID.uuidString)\"><a href=\"\(WebRoutes.order(b.booking.orderID))\">\(h(b.reference ?? ""))</a> · \(h(ctx.slotKind(b.booking.kind))) · \(h(ctx.slotWhen(b.slot, b.template))) \(forms)</li>"
         }
-        let waiting = pending.map { item($0, actions: [(.approve, .slotApprove, false), (.decline, .slotDecline, true)]) }.joined()
-        let visits = booked.map { item($0, actions: [(.complete, .slotComplete, false), (.fail, .slotFail, true)]) }.joined()
+        let waiting = try pending.map { try item($0, actions: [(.approve, .slotApprove, false), (.decline, .slotDecline, true)]) }.joined()
+        let visits = try booked.map { try item($0, actions: [(.complete, .slotComplete, false), (.fail, .slotFail, true)]) }.joined()
         let form = Form(ctx: ctx, values: values, errors: errors)
+        let counterOptions = try [("", "—")] + counters.map { (try $0.storedID.uuidString, $0.name) }
         return WebPage(title: ctx.t(.timeslots), body: """
             <h1>\(h(ctx.t(.timeslots)))</h1>
             <p class="hint">\(h(ctx.t(.timeslotsIntro)))</p>
@@ -353,7 +358,7 @@ struct DispatchTimeslotsPage: PageView {
             \(form.summary(message: message, shown: ["kind", "counterId", "weekday", "start", "end", "capacity", "zone"]))
             \(form.select("kind", ctx.t(.timeslots), options: [("delivery", ctx.t(.slotDelivery)), ("pickup", ctx.t(.slotPickup))]
                 + (counters.isEmpty ? [] : [("drop_off", ctx.t(.slotDropOff))])))
-            \(counters.isEmpty ? "" : form.select("counterId", ctx.t(.counterWhich), options: [("", "—")] + counters.map { ($0.id!.uuidString, $0.name) }, required: false))
+            \(counters.isEmpty ? "" : form.select("counterId", ctx.t(.counterWhich), options: counterOptions, required: false))
             \(form.select("weekday", ctx.t(.slotWeekday), options: (1...7).map { (String($0), ctx.weekday($0)) }))
             \(form.field("start", ctx.t(.slotStart), attributes: "pattern=\"[0-2][0-9]:[0-5][0-9]\" placeholder=\"08:00\""))
             \(form.field("end", ctx.t(.slotEnd), attributes: "pattern=\"[0-2][0-9]:[0-5][0-9]\" placeholder=\"10:00\""))

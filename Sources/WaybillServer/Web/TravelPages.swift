@@ -50,7 +50,7 @@ struct TravelPages {
             page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
             page.message = error.fields?["photo"] == "not_square" ? ctx.t(.pictureNotSquare) : ctx.message(error)
             page.status = error.status
-            return page.response(ctx)
+            return try page.response(ctx)
         }
         return req.redirect(to: WebRoutes.account(query: "saved=1"), redirectType: .normal)
     }
@@ -73,7 +73,7 @@ struct TravelPages {
         // The provider is asked again only when coming back from its onboarding.
         let payouts = TripPolicy.mayPost(me.caller)
             ? try await travel.payoutAccount(for: me, refresh: req.query[String.self, at: "payouts"] != nil) : nil
-        return TravelHubPage(isTraveller: me.caller.capabilities.contains(.traveller), trips: trips, sent: sent, received: received,
+        return try TravelHubPage(isTraveller: me.caller.capabilities.contains(.traveller), trips: trips, sent: sent, received: received,
                              index: index, payouts: payouts,
                              notice: req.query[String.self, at: "done"].map { _ in ctx.t(.travelDone) }).response(ctx)
     }
@@ -123,7 +123,7 @@ struct TravelPages {
     func newTrip(_ req: Request) async throws -> Response {
         let (ctx, me) = try Self.signedIn(req)
         guard TripPolicy.mayPost(me.caller) else { return req.redirect(to: WebRoutes.travel()) }
-        return NewTripPage(values: ["timeZone": "Europe/Zurich", "parcels": "1"], tariff: try await Travel(request: req).tariff()).response(ctx)
+        return try NewTripPage(values: ["timeZone": "Europe/Zurich", "parcels": "1"], tariff: try await Travel(request: req).tariff()).response(ctx)
     }
 
     func postTrip(_ req: Request) async throws -> Response {
@@ -137,21 +137,22 @@ struct TravelPages {
         let to = Self.resolve(form["to"] ?? "", index, field: "to", into: &errors)
         let grams = Self.grams(form["kg"], field: "kg", into: &errors)
         let categories = tariff.categories.map(\.id).filter { form["cat_" + $0] == "on" }
-        if !errors.isEmpty {
-            return NewTripPage(values: form, errors: errors, tariff: tariff, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
+        // `resolve` answers nil only with an error for its field.
+        guard errors.isEmpty, let from, let to else {
+            return try NewTripPage(values: form, errors: errors, tariff: tariff, message: ctx.t(.errValidation), status: .unprocessableEntity).response(ctx)
         }
-        let draft = TripDraft(from: from!, to: to!, date: form["date"] ?? "", earliest: form["earliest"] ?? "", latest: form["latest"] ?? "",
+        let draft = TripDraft(from: from, to: to, date: form["date"] ?? "", earliest: form["earliest"] ?? "", latest: form["latest"] ?? "",
                               timeZone: form["timeZone"] ?? "Europe/Zurich", capacityGrams: grams ?? 0,
                               capacityParcels: Int(form["parcels"] ?? "") ?? 0, categories: categories,
                               notes: form["notes"].flatMap { $0.isEmpty ? nil : $0 })
         do {
             let trip = try await travel.postTrip(draft, by: me)
-            return req.redirect(to: WebRoutes.trip(trip.id!), redirectType: .normal)
+            return req.redirect(to: WebRoutes.trip(try trip.storedID), redirectType: .normal)
         } catch let error as WaybillError {
             var fields = error.fields ?? [:]
             if let e = fields.removeValue(forKey: "capacityGrams") { fields["kg"] = e }
             if let e = fields.removeValue(forKey: "capacityParcels") { fields["parcels"] = e }
-            return NewTripPage(values: form, errors: fields, tariff: tariff, message: ctx.message(error), status: error.status).response(ctx)
+            return try NewTripPage(values: form, errors: fields, tariff: tariff, message: ctx.message(error), status: error.status).response(ctx)
         }
     }
 
@@ -164,11 +165,11 @@ struct TravelPages {
 
     static func tripPage(_ trip: TripRecord, travel: Travel, me: Principal, ctx: WebContext, values: [String: String] = [:],
                          errors: [String: String] = [:], message: String? = nil, status: HTTPResponseStatus = .ok) async throws -> Response {
-        let requests = trip.travellerID == me.userID ? try await travel.requests(received: true, trip: trip.id!, for: me) : []
+        let requests = trip.travellerID == me.userID ? try await travel.requests(received: true, trip: try trip.storedID, for: me) : []
         let names = try await TripView.load([trip], travel: travel, me: me).names
         let hasPicture = try await Accounts(services: travel.services, db: travel.db, logger: travel.logger, clientAddress: "")
             .showsPicture(of: trip.travellerID, to: me)
-        return TripPage(trip: trip, mine: trip.travellerID == me.userID, travellerName: names[trip.travellerID] ?? "", hasPicture: hasPicture,
+        return try TripPage(trip: trip, mine: trip.travellerID == me.userID, travellerName: names[trip.travellerID] ?? "", hasPicture: hasPicture,
                         index: try await travel.areas(), tariff: try await travel.tariff(), requests: requests,
                         values: values, errors: errors, message: message, status: status).response(ctx)
     }
@@ -190,25 +191,27 @@ struct TravelPages {
         let (ctx, me) = try Self.signedIn(req)
         let travel = Travel(request: req)
         let tariff = try await travel.tariff(), index = try await travel.areas()
-        let values = ["from": req.query[String.self, at: "from"] ?? "", "to": req.query[String.self, at: "to"] ?? "",
-                      "category": req.query[String.self, at: "category"] ?? "", "kg": req.query[String.self, at: "kg"] ?? ""]
-        guard !values["from"]!.isEmpty || !values["to"]!.isEmpty else {
-            return FindTripsPage(values: values, tariff: tariff, index: index, results: nil).response(ctx)
+        let fromText = req.query[String.self, at: "from"] ?? "", toText = req.query[String.self, at: "to"] ?? ""
+        let category = req.query[String.self, at: "category"] ?? "", kg = req.query[String.self, at: "kg"] ?? ""
+        let values = ["from": fromText, "to": toText, "category": category, "kg": kg]
+        guard !fromText.isEmpty || !toText.isEmpty else {
+            return try FindTripsPage(values: values, tariff: tariff, index: index, results: nil).response(ctx)
         }
         var errors: [String: String] = [:]
-        let from = Self.resolve(values["from"]!, index, field: "from", into: &errors)
-        let to = Self.resolve(values["to"]!, index, field: "to", into: &errors)
-        let grams = Self.grams(values["kg"], field: "kg", into: &errors)
-        if !errors.isEmpty {
-            return FindTripsPage(values: values, errors: errors, tariff: tariff, index: index, results: nil, message: ctx.t(.errValidation),
+        let from = Self.resolve(fromText, index, field: "from", into: &errors)
+        let to = Self.resolve(toText, index, field: "to", into: &errors)
+        let grams = Self.grams(kg, field: "kg", into: &errors)
+        // `resolve` answers nil only with an error for its field.
+        guard errors.isEmpty, let from, let to else {
+            return try FindTripsPage(values: values, errors: errors, tariff: tariff, index: index, results: nil, message: ctx.t(.errValidation),
                                  status: .unprocessableEntity).response(ctx)
         }
         do {
-            let found = try await travel.searchTrips(TripSearch(from: from!, to: to!, grams: grams ?? 0, category: values["category"]!), limit: 20, for: me)
+            let found = try await travel.searchTrips(TripSearch(from: from, to: to, grams: grams ?? 0, category: category), limit: 20, for: me)
             let names = try await TripView.load(found.map(\.1), travel: travel, me: me).names
-            return FindTripsPage(values: values, tariff: tariff, index: index, results: found, names: names).response(ctx)
+            return try FindTripsPage(values: values, tariff: tariff, index: index, results: found, names: names).response(ctx)
         } catch let error as WaybillError {
-            return FindTripsPage(values: values, errors: error.fields ?? [:], tariff: tariff, index: index, results: nil,
+            return try FindTripsPage(values: values, errors: error.fields ?? [:], tariff: tariff, index: index, results: nil,
                                  message: ctx.message(error), status: error.status).response(ctx)
         }
     }
@@ -231,7 +234,7 @@ struct TravelPages {
         do {
             if !errors.isEmpty { throw WaybillError.validation(FieldErrors(errors)) }
             let sent = try await travel.sendRequest(draft, by: me)
-            return req.redirect(to: WebRoutes.tripRequest(sent.id!), redirectType: .normal)
+            return req.redirect(to: WebRoutes.tripRequest(try sent.storedID), redirectType: .normal)
         } catch let error as WaybillError {
             let trip = try await travel.trip(tripID, for: me)
             var fields = error.fields ?? [:]
@@ -262,7 +265,7 @@ struct TravelPages {
             let entries = try await LedgerRecord.query(on: travel.db).filter(\.$shipmentID == shipment).filter(\.$kind == .payout).all()
             if !entries.isEmpty { paidOut = Money(entries.reduce(0) { $0 + $1.amount }, view.request.currency) }
         }
-        return TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(), paidOut: paidOut,
+        return try TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(), paidOut: paidOut,
                                message: message, status: status).response(ctx)
     }
 
@@ -375,15 +378,17 @@ struct TravelHubPage: PageView {
     var payouts: Travel.PayoutAccountView?
     var notice: String?
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let now = UnixTime.nowMillis
-        func tripLine(_ t: TripRecord) -> String {
-            "<li><a href=\"\(WebRoutes.trip(t.id!))\">\(h(ctx.areaName(t.fromAreaID, index))) → \(h(ctx.areaName(t.toAreaID, index)))</a> · \(h(t.departureDate)) \(h(t.earliest))–\(h(t.latest)) · <span class=\"status\">\(h(ctx.tripStatus(t.status(at: now))))</span></li>"
+        func tripLine(_ t: TripRecord) throws -> String {
+            "<li><a href=\"\(WebRoutes.trip(try t.storedID))\">\(h(ctx.areaName(t.fromAreaID, index))) → \(h(ctx.areaName(t.toAreaID, index)))</a> · \(h(t.departureDate)) \(h(t.earliest))–\(h(t.latest)) · <span class=\"status\">\(h(ctx.tripStatus(t.status(at: now))))</span></li>"
         }
-        func requestLine(_ v: Travel.RequestView) -> String {
+        func requestLine(_ v: Travel.RequestView) throws -> String {
             let p = TripRequestProgress.of(v.request.status, shipment: v.shipment?.status)
-            return "<li><a href=\"\(WebRoutes.tripRequest(v.request.id!))\">\(h(ctx.areaName(v.trip.fromAreaID, index))) → \(h(ctx.areaName(v.trip.toAreaID, index)))</a> · \(h(v.trip.departureDate)) · \(h(ctx.kg(v.request.grams))) · <span class=\"status\">\(h(ctx.requestStatus(p)))</span></li>"
+            return "<li><a href=\"\(WebRoutes.tripRequest(try v.request.storedID))\">\(h(ctx.areaName(v.trip.fromAreaID, index))) → \(h(ctx.areaName(v.trip.toAreaID, index)))</a> · \(h(v.trip.departureDate)) · \(h(ctx.kg(v.request.grams))) · <span class=\"status\">\(h(ctx.requestStatus(p)))</span></li>"
         }
+        let tripItems = try trips.map(tripLine).joined()
+        let receivedItems = try received.map(requestLine).joined(), sentItems = try sent.map(requestLine).joined()
         let traveller: String
         if isTraveller {
             let payoutBlock = payouts.map { p -> String in
@@ -410,9 +415,9 @@ struct TravelHubPage: PageView {
                 \(payoutBlock)
                 <h2>\(h(ctx.t(.myTrips)))</h2>
                 <p><a class="button primary" href="\(WebRoutes.newTrip())">\(h(ctx.t(.postTrip)))</a></p>
-                \(trips.isEmpty ? "<p>\(h(ctx.t(.noTrips)))</p>" : "<ul class=\"list\">\(trips.map(tripLine).joined())</ul>")
+                \(trips.isEmpty ? "<p>\(h(ctx.t(.noTrips)))</p>" : "<ul class=\"list\">\(tripItems)</ul>")
                 <h2>\(h(ctx.t(.requestsReceived)))</h2>
-                \(received.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(received.map(requestLine).joined())</ul>")
+                \(received.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(receivedItems)</ul>")
                 """
         } else {
             let form = Form(ctx: ctx, values: [:], errors: [:])
@@ -431,7 +436,7 @@ struct TravelHubPage: PageView {
             <p>\(h(ctx.t(.travelIntro)))</p>
             <p><a class="button primary" href="\(WebRoutes.findTrips())">\(h(ctx.t(.findTraveller)))</a></p>
             <h2>\(h(ctx.t(.myRequests)))</h2>
-            \(sent.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(sent.map(requestLine).joined())</ul>")
+            \(sent.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(sentItems)</ul>")
             \(traveller)
             """)
     }
@@ -481,14 +486,15 @@ struct FindTripsPage: PageView {
     var message: String?
     var status: HTTPResponseStatus = .ok
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let form = Form(ctx: ctx, values: values, errors: errors)
         let options = tariff.categories.map { ($0.id, $0.name(in: ctx.lang.rawValue)) }
         var list = ""
         if let results {
-            list = results.isEmpty ? "<p>\(h(ctx.t(.noMatch)))</p>" : "<ul class=\"list\">" + results.map { match, trip in
-                """
-                <li><a href="\(WebRoutes.trip(trip.id!))">\(h(ctx.areaName(trip.fromAreaID, index))) → \(h(ctx.areaName(trip.toAreaID, index)))</a>
+            list = try results.isEmpty ? "<p>\(h(ctx.t(.noMatch)))</p>" : "<ul class=\"list\">" + results.map { match, trip -> String in
+                let id = try trip.storedID
+                return """
+                <li><a href="\(WebRoutes.trip(id))">\(h(ctx.areaName(trip.fromAreaID, index))) → \(h(ctx.areaName(trip.toAreaID, index)))</a>
                 · \(h(ctx.t(.leavesOn, trip.departureDate, trip.earliest, trip.latest))) · \(h(names[trip.travellerID] ?? "")) · <strong>\(ctx.money(match.price.total))</strong></li>
                 """
             }.joined() + "</ul>"
@@ -519,11 +525,12 @@ struct TripPage: PageView {
     var message: String?
     var status: HTTPResponseStatus
 
-    func page(_ ctx: WebContext) -> WebPage {
+    func page(_ ctx: WebContext) throws -> WebPage {
         let now = UnixTime.nowMillis
         let tripStatus = trip.status(at: now)
         let title = "\(ctx.areaName(trip.fromAreaID, index)) → \(ctx.areaName(trip.toAreaID, index))"
         let form = Form(ctx: ctx, values: values, errors: errors)
+        let tripID = try trip.storedID
         var body = """
             <h1>\(h(title))</h1>
             <p>\(hasPicture ? "<img class=\"avatar\" src=\"\(WebRoutes.picture(trip.travellerID))\" alt=\"\" width=\"48\" height=\"48\"> " : "")<span class="status">\(h(ctx.tripStatus(tripStatus)))</span> · \(h(ctx.t(.leavesOn, trip.departureDate, trip.earliest, trip.latest))) (\(h(trip.timeZone))) · \(h(travellerName))</p>
@@ -534,20 +541,21 @@ struct TripPage: PageView {
             """
         // The administration hides a trip from searches (or shows it again).
         if !mine, ctx.principal?.may(.moderate) == true {
-            body += AdminPages.moderationForm(ctx, .trip, trip.id!.rawValue, hidden: trip.hiddenAt != nil, back: WebRoutes.trip(trip.id!))
+            body += AdminPages.moderationForm(ctx, .trip, tripID.rawValue, hidden: trip.hiddenAt != nil, back: WebRoutes.trip(tripID))
         }
         if mine {
-            let list = requests.map { v -> String in
+            let list = try requests.map { v -> String in
                 let p = TripRequestProgress.of(v.request.status, shipment: v.shipment?.status)
-                return "<li><a href=\"\(WebRoutes.tripRequest(v.request.id!))\">\(h(ctx.kg(v.request.grams))) · \(h(ctx.category(v.request.category, tariff))) · \(h(v.request.description))</a> · <span class=\"status\">\(h(ctx.requestStatus(p)))</span></li>"
+                return "<li><a href=\"\(WebRoutes.tripRequest(try v.request.storedID))\">\(h(ctx.kg(v.request.grams))) · \(h(ctx.category(v.request.category, tariff))) · \(h(v.request.description))</a> · <span class=\"status\">\(h(ctx.requestStatus(p)))</span></li>"
             }.joined()
             body += """
                 <h2>\(h(ctx.t(.requestsReceived)))</h2>
                 \(requests.isEmpty ? "<p>\(h(ctx.t(.noRequests)))</p>" : "<ul class=\"list\">\(list)</ul>")
                 """
-            if TripPolicy.mayCancel(traveller: trip.travellerID, status: tripStatus, bookedParcels: trip.bookedParcels, by: ctx.principal!.caller) == .allowed {
+            if let caller = ctx.principal?.caller,
+               TripPolicy.mayCancel(traveller: trip.travellerID, status: tripStatus, bookedParcels: trip.bookedParcels, by: caller) == .allowed {
                 body += """
-                    <form method="post" action="\(WebRoutes.cancelTrip(trip.id!))">\(form.hidden())<button type="submit" class="danger">\(h(ctx.t(.cancelTrip)))</button></form>
+                    <form method="post" action="\(WebRoutes.cancelTrip(tripID))">\(form.hidden())<button type="submit" class="danger">\(h(ctx.t(.cancelTrip)))</button></form>
                     """
             }
         } else if tripStatus == .open {
@@ -556,7 +564,7 @@ struct TripPage: PageView {
             body += """
                 <h2>\(h(ctx.t(.requestPlace)))</h2>
                 \(form.summary(message: message, shown: ["category", "kg", "description", "declaredValue", "receiverName", "receiverEmail", "receiverPhone", "attest"]))
-                <form method="post" action="\(WebRoutes.requestPlace(trip.id!))" class="stack">\(form.hidden())
+                <form method="post" action="\(WebRoutes.requestPlace(tripID))" class="stack">\(form.hidden())
                 <div class="row">\(form.select("category", ctx.t(.parcelCategory), options: categories))\(form.field("kg", ctx.t(.weightKg), attributes: "inputmode=\"decimal\""))</div>
                 \(form.field("description", ctx.t(.whatIsIt)))
                 \(form.field("declaredValue", ctx.t(.declaredValue, tariff.currency), required: false, attributes: "inputmode=\"decimal\""))
@@ -585,8 +593,8 @@ struct TripRequestPage: PageView {
     var message: String?
     var status: HTTPResponseStatus
 
-    func page(_ ctx: WebContext) -> WebPage {
-        let r = view.request
+    func page(_ ctx: WebContext) throws -> WebPage {
+        let r = view.request, id = try r.storedID
         let p = TripRequestProgress.of(r.status, shipment: view.shipment?.status)
         let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
         let csrf = "<input type=\"hidden\" name=\"_csrf\" value=\"\(h(ctx.csrf))\">"
@@ -599,22 +607,22 @@ struct TripRequestPage: PageView {
                     actions += "<p><a class=\"button primary\" href=\"\(h(url))\">\(h(ctx.t(.payNow, r.price.total.description)))</a>\(view.shipment?.sandbox == true ? " <small>(\(h(ctx.t(.sandboxNote))))</small>" : "")</p>"
                 }
             case .accept:
-                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((r.id!, .accept)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.acceptRequest)))</button></form> "
+                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((id, .accept)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"primary\">\(h(ctx.t(.acceptRequest)))</button></form> "
             case .reject:
-                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((r.id!, .reject)))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.rejectRequest)))</button></form> "
+                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((id, .reject)))\" class=\"inline\">\(csrf)<button type=\"submit\">\(h(ctx.t(.rejectRequest)))</button></form> "
             case .cancel:
-                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((r.id!, .cancel)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"danger\">\(h(ctx.t(.cancelRequest)))</button></form> "
+                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((id, .cancel)))\" class=\"inline\">\(csrf)<button type=\"submit\" class=\"danger\">\(h(ctx.t(.cancelRequest)))</button></form> "
             case .pickUp:
-                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((r.id!, .pickUp)))\" class=\"stack\">\(csrf)<p>\(h(ctx.t(.checkAgainstPhoto)))</p><button type=\"submit\" class=\"primary\">\(h(ctx.t(.iHaveTheParcel)))</button></form>"
+                actions += "<form method=\"post\" action=\"\(WebRoutes.tripRequestAction((id, .pickUp)))\" class=\"stack\">\(csrf)<p>\(h(ctx.t(.checkAgainstPhoto)))</p><button type=\"submit\" class=\"primary\">\(h(ctx.t(.iHaveTheParcel)))</button></form>"
             case .deliver:
                 actions += """
-                    <form method="post" action="\(WebRoutes.tripRequestAction((r.id!, .deliver)))" class="stack">\(csrf)
+                    <form method="post" action="\(WebRoutes.tripRequestAction((id, .deliver)))" class="stack">\(csrf)
                     <div class="field"><label for="f-code">\(h(ctx.t(.receiverCode)))</label><input id="f-code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" required></div>
                     <button type="submit" class="primary">\(h(ctx.t(.deliverWithCode)))</button></form>
                     """
             }
         }
-        let shipmentLink = view.shipment.map { "<p><a href=\"\(WebRoutes.order($0.id!))\">\(h($0.reference))</a></p>" } ?? ""
+        let shipmentLink = try view.shipment.map { "<p><a href=\"\(WebRoutes.order(try $0.storedID))\">\(h($0.reference))</a></p>" } ?? ""
         // The traveller shares their position from here while carrying (sender and receiver follow it).
         let sharing = view.shipment.map { s in
             OrderPolicy.allows(.sharePosition, status: s.status, as: OrderPolicy.capacities(of: me.caller, for: s.parties))
@@ -633,7 +641,7 @@ struct TripRequestPage: PageView {
             \(paidOut.map { "<dt>\(h(ctx.t(.paidOutLedger)))</dt><dd data-paid-out>\(ctx.money($0))</dd>" } ?? "")
             </dl>
             \(shipmentLink)
-            \(ConversationPolicy.roles(request: roles).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .request(r.id!)) + "</div>")
+            \(ConversationPolicy.roles(request: roles).isEmpty ? "" : "<div class=\"chat-link\">" + ConversationPages.button(ctx, subject: .request(id)) + "</div>")
             <div class="actions">\(actions)</div>
             \(sharing)
             <p><a href="\(WebRoutes.travel())">\(h(ctx.t(.back)))</a></p>

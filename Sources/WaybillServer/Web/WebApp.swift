@@ -222,7 +222,7 @@ enum WebAssets {
         app.get("sw.js") { req in
             guard let script = worker else { return Response(status: .notFound) }
             var headers = HTTPHeaders()
-            headers.replaceOrAdd(name: .contentType, value: types["js"]!)
+            headers.replaceOrAdd(name: .contentType, value: types["js"] ?? "text/javascript; charset=utf-8")
             headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
             return Response(status: .ok, headers: headers, body: .init(string: script))
         }
@@ -234,7 +234,7 @@ enum WebAssets {
             }
             let path = req.application.waybill.config.vendorAssetsPath + "/leaflet/" + parts.joined(separator: "/")
             guard let data = FileManager.default.contents(atPath: path) else { throw Abort(.notFound) }
-            let ext = (parts.last! as NSString).pathExtension
+            let ext = ((parts.last ?? "") as NSString).pathExtension
             var headers = HTTPHeaders()
             headers.replaceOrAdd(name: .contentType, value: types[ext] ?? "application/octet-stream")
             headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=86400")

@@ -24,8 +24,11 @@ struct SDKTravelTests {
                 // Payouts first: the onboarding link (the sandbox's test page here), then active.
                 #expect(try await ada.payoutAccount().status == .none)
                 let link = try await ada.startPayoutOnboarding()
-                let path = link.path + "/complete?" + (link.query ?? "")
-                #expect(try await server.page(.POST, path).status == .seeOther)
+                // The test page is its owner's, signed in to the web app, with the page's form token.
+                let browser = TestBrowser(server)
+                _ = try await browser.signIn("ada@example.com")
+                let page = link.path + "?" + (link.query ?? "")
+                #expect(try await browser.post(link.path + "/complete?" + (link.query ?? ""), [:], from: page).status == .seeOther)
                 #expect(try await ada.payoutAccount().status == .active)
                 let trip = try await ada.postTrip(TripDraft(from: AreaID("CH-M5586"), to: AreaID("CH-M261"), date: TravelTests.date(inDays: 3),
                                                               earliest: "07:00", latest: "09:00", timeZone: "Europe/Zurich",

@@ -311,11 +311,19 @@ struct TestServer: Sendable {
 
     /// Registers a customer and confirms their email, as the app's sign-up would.
     @discardableResult
-    func registerCustomer(_ email: String, isCompany: Bool = false, password: String = TestServer.password) async throws -> Reply {
+    /// A company is vetted by staff at once (the `invoice` capability: it pays by invoice and
+    /// imports) unless `vetted` is false, as an operator's `waybill user grant --capability invoice` does.
+    func registerCustomer(_ email: String, isCompany: Bool = false, vetted: Bool = true, password: String = TestServer.password) async throws -> Reply {
         let registered = try await send(.POST, "/auth/register", json: Self.form(email, isCompany: isCompany, password: password))
         try #require(registered.status == .created, "register: \(registered)")
         let verified = try await send(.POST, "/auth/verify-email", json: ["email": email, "code": try await code(for: email)])
         try #require(verified.status == .ok, "verify: \(verified)")
+        if isCompany, vetted {
+            let user = try #require(try await User.query(on: db).filter(\.$email == email.lowercased()).first())
+            try await db.transaction { db in
+                try await Accounts.setStaffCapabilities(user, to: Capability.parseList(user.staffCapabilities).union([.invoice]), by: nil, on: db)
+            }
+        }
         return registered
     }
 
