@@ -28,7 +28,7 @@ extension WaybillCrashes {
         app.logger.warning("\(trapRouteVariable)=1: GET /_crash-test/trap ends this process (for scripts/crash-test only)")
         app.get("_crash-test", "trap") { req -> HTTPStatus in
             let nothing = Int(req.headers.first(name: "X-Crash-Test") ?? "not a number")
-            _ = nothing!  // deliberate trap: the crash test's, registered only by trapRouteVariable outside production
+            _ = nothing!  // cannot fail: in service (route only with trapRouteVariable=1, never in production); the crash test's trap
             return .ok
         }
     }
