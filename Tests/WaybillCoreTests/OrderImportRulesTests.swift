@@ -150,8 +150,14 @@ struct OrderImportRulesTests {
         #expect(try read("h\n,,\n\n1\n,\n2\n").get() == [["h"], ["1"], ["2"]])
         // A value beyond the width stops at once; empty fields beyond it are ignored, not stored.
         #expect(read("a,b,c,d,e\n") == .failure(.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 4))))
-        let delimiters = "a" + String(repeating: ",", count: 1_000_000) + "\nb\n"
-        #expect(try read(delimiters).get() == [["a", "", "", ""], ["b"]], "a line of a million delimiters is four fields")
+        let delimiters = "a" + String(repeating: ",", count: CSVText.widestRow - 1) + "\nb\n"
+        #expect(try read(delimiters).get() == [["a", "", "", ""], ["b"]], "a line as wide as a spreadsheet's widest is four fields")
+        // A row wider than any spreadsheet writes stops at its 16,385th field, not at its end.
+        let commas = "a\n" + String(repeating: ",", count: 10_000_000) + "\n"
+        #expect(read(commas) == .failure(.exceeded(TableOverflow(bound: .columns, rowsRead: 1, valuesRead: 1))), "a line of ten million commas")
+        #expect(read(String(repeating: ",", count: CSVText.widestRow) + "\n") == .failure(.exceeded(TableOverflow(bound: .columns, rowsRead: 0, valuesRead: 0))))
+        // A file of blank lines is empty, not an error.
+        #expect(try read(String(repeating: "\r\n", count: 100_000)).get().isEmpty)
         // Values counted in all.
         #expect(read("a,b,c,d\n1,2,3,4\n5,6,7,8\n") == .failure(.exceeded(TableOverflow(bound: .values, rowsRead: 2, valuesRead: 11))))
         // The import's own bounds, by the codes the API names them by.

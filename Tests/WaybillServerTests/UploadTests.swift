@@ -7,6 +7,25 @@ import WaybillCore
 
 @Suite("Uploads: signatures and photos")
 struct UploadTests {
+    @Test("Every operation that takes a file lets through a body as large as the file it accepts (the default ceiling is 64 KiB)")
+    func bodyCeilings() throws {
+        let yaml = try String(contentsOfFile: #filePath.replacingOccurrences(of: "Tests/WaybillServerTests/UploadTests.swift", with: "openapi.yaml"), encoding: .utf8)
+        let spec = try SpecValidator(yaml: yaml)
+        let files: [String: Int] = [
+            "addOrderPhoto": UploadLimits.photoBytes, "confirmReceipt": UploadLimits.photoBytes, "deliverOrder": UploadLimits.photoBytes,
+            "setTripRequestPhoto": UploadLimits.photoBytes, "sendImageMessage": UploadLimits.photoBytes, "checkInAtCounter": UploadLimits.photoBytes,
+            "setProfilePicture": ProfilePicturePolicy.maxBytes, "uploadOrderImport": OrderImportPolicy.maxBytes, "fileClaim": 5 * UploadLimits.photoBytes,
+        ]
+        // A shop's webhook also takes bodies other than JSON (form-encoded text), within the default.
+        let uploads = spec.operations.filter { $0.acceptsOtherBodies && $0.operationID != "shopWebhook" }
+        #expect(Set(uploads.compactMap(\.operationID)) == Set(files.keys), "each upload's file limit is listed here")
+        for operation in uploads {
+            let id = operation.operationID ?? "?"
+            let ceiling = try #require(operation.maxBodySize, "\(id) declares no x-waybill-max-body-bytes")
+            #expect(ceiling > files[id] ?? 0, "\(id): \(ceiling) bytes")
+        }
+    }
+
     @Test("Wrong type, wrong format, too big, damaged or missing: refused with a clear error and nothing stored", arguments: TestDatabase.available)
     func badUploads(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in

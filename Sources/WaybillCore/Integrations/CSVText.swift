@@ -12,10 +12,16 @@ public enum CSVText {
         case exceeded(TableOverflow)
     }
 
+    /// The most fields a row may have, empty ones included: the widest sheet a spreadsheet writes
+    /// (column XFD, the 16,384th, in Excel and LibreOffice). A longer row (a line of ten million
+    /// commas) is refused as `too_many_columns` after reading that many, not after reading them all.
+    public static let widestRow = 16_384
+
     /// The rows of `bytes`, each a list of fields; blank lines, and rows whose every field is
     /// empty, are skipped. Each row carries the line (1-based) it starts on, for error messages.
-    /// Read within `limits`: a value beyond `maxColumns`, one row or value too many, stops the
-    /// reading (`exceeded`); empty fields beyond the width are ignored, never stored.
+    /// Read within `limits`: a value beyond `maxColumns`, one row or value too many, a row of more
+    /// than `widestRow` fields, stops the reading (`exceeded`); empty fields beyond the width are
+    /// ignored, never stored.
     public static func rows(_ bytes: [UInt8], limits: TableLimits = .unbounded) -> Result<[(line: Int, fields: [String])], Failure> {
         var data = bytes
         if data.starts(with: [0xEF, 0xBB, 0xBF]) { data.removeFirst(3) }
@@ -34,12 +40,18 @@ public enum CSVText {
         var inQuotes = false, wasQuoted = false
         var i = 0
         func endField() throws(TableOverflow) {
+            guard column < widestRow else { throw TableOverflow(bound: .columns, rowsRead: table.rowsRead, valuesRead: table.valuesRead) }
+            if field.isEmpty, !wasQuoted, column >= limits.maxColumns {
+                column += 1  // an empty field past the width: nothing to keep, only counted
+                return
+            }
             try table.cell(String(decoding: field, as: UTF8.self), column: column)
             column += 1
             field.removeAll(keepingCapacity: true)
             wasQuoted = false
         }
         func endRow() throws(TableOverflow) {
+            if column == 0, field.isEmpty, !wasQuoted { return }  // a blank line
             try endField()
             try table.endRow()
             column = 0
@@ -84,20 +96,29 @@ public enum CSVText {
     }
 
     /// The delimiter of the first line: whichever of comma, semicolon and tab it holds most of,
-    /// outside quotes (a comma when it holds none).
+    /// outside quotes (a comma when it holds none; on a tie, tab before comma before semicolon).
+    /// Only the first 64 KiB are looked at: a header line is never longer.
     static func sniffDelimiter(_ data: [UInt8]) -> UInt8 {
-        var counts: [UInt8: Int] = [UInt8(ascii: ","): 0, UInt8(ascii: ";"): 0, UInt8(ascii: "\t"): 0]
+        var commas = 0, semicolons = 0, tabs = 0
         var inQuotes = false
-        for byte in data {
-            if byte == UInt8(ascii: "\"") { inQuotes.toggle(); continue }
-            if inQuotes { continue }
-            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            if let count = counts[byte] { counts[byte] = count + 1 }
+        for byte in data.prefix(64 * 1024) {
+            switch byte {
+            case UInt8(ascii: "\""): inQuotes.toggle()
+            case _ where inQuotes: continue
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"): return best(commas, semicolons, tabs)
+            case UInt8(ascii: ","): commas += 1
+            case UInt8(ascii: ";"): semicolons += 1
+            case UInt8(ascii: "\t"): tabs += 1
+            default: continue
+            }
         }
-        guard let best = counts.max(by: { a, b in a.value != b.value ? a.value < b.value : a.key > b.key }), best.value > 0 else {
-            return UInt8(ascii: ",")
-        }
-        return best.key
+        return best(commas, semicolons, tabs)
+    }
+
+    private static func best(_ commas: Int, _ semicolons: Int, _ tabs: Int) -> UInt8 {
+        let most = max(commas, semicolons, tabs)
+        if most == 0 || (commas == most && tabs < most) { return UInt8(ascii: ",") }
+        return tabs == most ? UInt8(ascii: "\t") : UInt8(ascii: ";")
     }
 
     // MARK: Writing

@@ -21,7 +21,7 @@ import WaybillCore
 /// | `APNS_*`, `FCM_*`, `VAPID_*` | push notifications: see `PushSettings` |
 /// | `TRUSTED_PROXIES` | reverse proxies (CIDR list) whose forwarding headers name the client |
 /// | `LIVE_MAX_SOCKETS_PER_ACCOUNT`, `LIVE_MAX_SOCKETS_PER_ADDRESS`, `LIVE_PUBLIC_TICKETS_PER_MINUTE` | live channel limits |
-/// | `HTTP_IDLE_TIMEOUT_SECONDS` | silent connections (slow headers included) are closed after this |
+/// | `HTTP_IDLE_TIMEOUT_SECONDS` | silent connections (slow headers included, and a request still being worked on: Vapor's idle timer counts both directions) are closed after this |
 /// | `ORDERS_PER_CUSTOMER_PER_HOUR` | orders one customer may place per hour (and requests one sender may send to travellers) |
 /// | `IMPORTED_ORDERS_PER_DAY` | orders one account may place by importing files, per day (default 10,000) |
 /// | `TRIP_REQUEST_ANSWER_HOURS` | hours a traveller has to answer a request (default 48; never past the trip's departure) |

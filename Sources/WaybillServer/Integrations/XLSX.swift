@@ -30,24 +30,56 @@ enum XLSX {
     static func looksLikeWorkbook(_ bytes: [UInt8]) -> Bool { bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) }
 
     static func rows(_ bytes: [UInt8], limits: TableLimits = .unbounded) throws(Failure) -> [(line: Int, fields: [String])] {
-        let archive: Archive
-        do { archive = try Archive(data: Data(bytes), accessMode: .read) } catch { throw .notAWorkbook }
+        // The archive's layout is read and checked here, not by ZIPFoundation's `Archive` (which
+        // traps on offsets past the end and loops on a deflate stream cut short): see `ZIPLayout`.
+        guard let entries = ZIPLayout.entries(bytes) else { throw .notAWorkbook }
+        var byName: [String: ZIPEntry] = [:]
+        for entry in entries where byName[entry.name] == nil { byName[entry.name] = entry }
         func part(_ path: String) throws(Failure) -> Data? {
-            guard let entry = archive[path] else { return nil }
-            var data = Data()
-            do {
-                _ = try archive.extract(entry, skipCRC32: false) { chunk in
-                    guard data.count + chunk.count <= maxPartBytes else { throw Failure.tooLarge }
-                    data.append(chunk)
-                }
-            } catch let failure as Failure { throw failure } catch { throw .notAWorkbook }
-            return data
+            guard let entry = byName[path] else { return nil }
+            return try unpack(entry, from: bytes)
         }
-        guard let sheet = try part(try firstSheetPath(part, has: { archive[$0] != nil })) else { throw .notAWorkbook }
+        guard let sheet = try part(try firstSheetPath(part, has: { byName[$0] != nil })) else { throw .notAWorkbook }
         // A sheet uses at most one shared string per value: more than `maxValues` is refused too.
         let shared = try part("xl/sharedStrings.xml").map { data throws(Failure) in try SharedStrings.parse(data, limit: limits.maxValues) } ?? []
         guard let read = try SheetReader.parse(sheet, shared: shared, limits: limits) else { throw .notAWorkbook }
         return read
+    }
+
+    /// The bytes inflated at a time.
+    static let chunkSize = 64 * 1024
+
+    /// One entry's bytes, unpacked within `maxPartBytes` and checked against its CRC-32. Deflated
+    /// entries go through ZIPFoundation's inflater with a provider that hands it whole buffers (it
+    /// tells zlib a buffer is full whatever it was given) and throws past the entry's end (where it
+    /// would otherwise ask for more for ever).
+    static func unpack(_ entry: ZIPEntry, from bytes: [UInt8]) throws(Failure) -> Data {
+        guard entry.uncompressedSize <= maxPartBytes else { throw .tooLarge }
+        var data = Data()
+        let checksum: CRC32
+        switch entry.method {
+        case 0:
+            data = Data(bytes[entry.data])
+            checksum = data.crc32(checksum: 0)
+        case 8:
+            let stored = entry.data
+            do {
+                checksum = try Data.decompress(size: Int64(stored.count), bufferSize: chunkSize, skipCRC32: false, provider: { position, size in
+                    guard position >= 0, position < Int64(stored.count), size > 0 else { throw Failure.notAWorkbook }
+                    let start = stored.lowerBound + Int(position)
+                    var chunk = Data(bytes[start..<min(stored.upperBound, start + size)])
+                    if chunk.count < size { chunk.append(Data(count: size - chunk.count)) }
+                    return chunk
+                }, consumer: { chunk in
+                    guard data.count + chunk.count <= maxPartBytes else { throw Failure.tooLarge }
+                    data.append(chunk)
+                })
+            } catch let failure as Failure { throw failure } catch { throw .notAWorkbook }
+        default:
+            throw .notAWorkbook
+        }
+        guard checksum == entry.crc32, data.count == entry.uncompressedSize else { throw .notAWorkbook }
+        return data
     }
 
     /// The workbook's first sheet, through its relationships (often, but not always, sheet1.xml).

@@ -94,8 +94,8 @@ enum ImportText {
         case "empty_file": Text("The file is empty.", "Le fichier est vide.")
         case "no_rows": Text("The file has a header but no delivery.", "Le fichier a un en-tête mais aucune livraison.")
         case "too_many_rows": Text("More than 10,000 rows: split the file.", "Plus de 10 000 lignes : divisez le fichier.")
-        case "too_many_columns": Text("A value lies beyond the 64th column (BL): the file is not a table of deliveries.",
-                                      "Une valeur se trouve au-delà de la 64e colonne (BL) : le fichier n’est pas un tableau de livraisons.")
+        case "too_many_columns": Text("A value lies beyond the 64th column (BL), or a row is wider than any spreadsheet (16,384 columns): the file is not a table of deliveries.",
+                                      "Une valeur se trouve au-delà de la 64e colonne (BL), ou une ligne est plus large qu’aucun tableur (16 384 colonnes) : le fichier n’est pas un tableau de livraisons.")
         case "too_many_values": Text("More than 400,000 filled cells: split the file.", "Plus de 400 000 cellules remplies : divisez le fichier.")
         case "unterminated_quote": Text("A quoted cell never closes (from this line).", "Une cellule entre guillemets ne se ferme jamais (depuis cette ligne).")
         case "unreadable_file": Text("Not a CSV or Excel (.xlsx) file Waybill can read.", "Pas un fichier CSV ou Excel (.xlsx) lisible par Waybill.")

@@ -94,6 +94,12 @@ struct WebSessionMiddleware: AsyncMiddleware {
             } catch {
                 return WebErrors.page(for: WaybillError(.payloadTooLarge, .payloadTooLarge, "The form is too large."), context)
             }
+            // The form reader (MultipartKit) traps on some malformed bodies instead of refusing them:
+            // those are refused here, after one linear pass over the body (`MultipartShape`).
+            if isUpload, let boundary = request.headers.contentType?.parameters["boundary"],
+               !(request.body.data?.withUnsafeReadableBytes { MultipartShape.isReadable($0, boundary: boundary) } ?? true) {
+                return WebErrors.page(for: WaybillError(.badRequest, .invalidMultipart, "The uploaded form is malformed; send it again from the page."), context)
+            }
             // NUL is no text a person types, and PostgreSQL cannot store it: refuse it in any form field
             // (an urlencoded body spells it %00; multipart text fields are checked where they are read).
             if request.headers.contentType == .urlEncodedForm,
