@@ -29,7 +29,7 @@ struct CarrierStatisticsTests {
                 }
             }
             #expect(try await ParcelPollingTests.poll(server) == 1)
-            // The public board is kept five minutes (`PublicBoardCache`).
+            // The public board is kept five minutes (`BoardCache`).
             server.clock.advance(minutes: 6)
             let board = try await server.send(.GET, "/statistics/carriers")
             let dhl = try #require(board.json["carriers"].array.first { $0["carrier"].string == "dhl" }, "\(board)")
@@ -53,10 +53,11 @@ struct CarrierStatisticsTests {
         }
     }
 
-    @Test("The public board is worked out once for any number of requests, again only after five minutes, and limited per address (429)",
+    @Test("The public board is worked out once for any number of requests, again only after five minutes, and limited per address (429); one's own once a minute",
           arguments: TestDatabase.available)
     func cachedAndLimited(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
+            let cast = try await server.cast()
             let cache = server.app.waybill.statisticsBoard
             let before = cache.computations
             #expect(try await server.send(.GET, "/statistics/carriers").status == .ok)
@@ -78,6 +79,16 @@ struct CarrierStatisticsTests {
             let page = try await TestBrowser(server).get("/carrier-statistics")
             #expect(page.status == .tooManyRequests && page.headers.first(name: .retryAfter) != nil)
             #expect(cache.computations == before + 2)
+
+            // Each person's own board: worked out once a minute per person, whatever they ask.
+            let own = cache.computations
+            for _ in 0..<3 { #expect(try await server.send(.GET, "/me/statistics/carriers", token: cast.customer.access).status == .ok) }
+            #expect(cache.computations == own + 1)
+            #expect(try await server.send(.GET, "/me/statistics/carriers", token: cast.otherCustomer.access).status == .ok)
+            #expect(cache.computations == own + 2, "another person's board is their own")
+            server.clock.advance(minutes: 2)
+            #expect(try await server.send(.GET, "/me/statistics/carriers", token: cast.customer.access).status == .ok)
+            #expect(cache.computations == own + 3, "a minute on, worked out again")
         }
     }
 }

@@ -40,7 +40,7 @@ extension APIHandler {
 
     func getMyCarrierStatistics(_ input: Operations.GetMyCarrierStatistics.Input) async throws -> Operations.GetMyCarrierStatistics.Output {
         let me = try await principal()
-        let board = try await DeliveryStats(db: try request.db).board(for: me.userID)
+        let board = try await DeliveryStats.ownBoard(me.userID, try request.application.waybill)
         return .ok(.init(body: .json(Self.statistics(board, minimum: 1))))
     }
 

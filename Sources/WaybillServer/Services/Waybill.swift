@@ -49,7 +49,7 @@ public final class WaybillServices: Sendable {
     /// What carriers said about numbers looked up without an account, for ten minutes.
     let carrierAnswerCache = CarrierAnswerCache()
     /// The public board of delivery statistics per carrier, worked out at most once every five minutes.
-    let statisticsBoard = PublicBoardCache()
+    let statisticsBoard = BoardCache()
     /// Shop webhooks: two a second per shop (a bulk fulfilment), bursts of a hundred.
     let shopWebhookLimiter = TokenBuckets(ratePerSecond: 2, burst: 100)
     /// Webhook deliveries asked for by hand (test events, redeliveries): sixty an hour per account,

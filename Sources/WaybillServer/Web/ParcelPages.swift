@@ -126,10 +126,9 @@ struct ParcelPages {
         if let wait = req.application.waybill.carrierLookupLimiter.take(req.clientAddress) {
             return WebErrors.page(for: WaybillError.tooManyRequests(retryAfter: wait, "Too many requests from this address."), ctx)
         }
-        let stats = DeliveryStats(db: req.db)
         let board = try await DeliveryStats.publicBoard(req.application.waybill)
         var mine: DeliveryStats.Board?
-        if let me = ctx.principal { mine = try await stats.board(for: me.userID) }
+        if let me = ctx.principal { mine = try await DeliveryStats.ownBoard(me.userID, req.application.waybill) }
         return try CarrierStatisticsPage(board: board, mine: mine).response(ctx)
     }
 
