@@ -81,6 +81,17 @@ struct MalformedUploadTests {
         #expect(refused > 0, "the damage reached the layout the check guards")
     }
 
+    @Test("A CSV file whose cells hold a NUL (a header, a value) is unreadable, not stored")
+    func nulInTables() {
+        func code(_ bytes: [UInt8]) -> String? {
+            if case .problem(let problem) = OrderImports.read(bytes) { return problem.code }
+            return nil
+        }
+        #expect(code(Array("recipient_name,dropoff_city\nAda,Bern\n".utf8)) == nil)
+        #expect(code(Array("recipient_name,dropoff_city\nA\u{0}da,Bern\n".utf8)) == "unreadable_file")
+        #expect(code(Array("Re\u{0}cipient,dropoff_city\nAda,Bern\n".utf8)) == "unreadable_file")
+    }
+
     static let form = Array("""
         --XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nPNG body\r\n\
         --XyZ\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\ntoken\r\n--XyZ--\r\n

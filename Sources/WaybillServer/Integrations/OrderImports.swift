@@ -191,6 +191,15 @@ struct OrderImports: WaybillService {
     /// A file's table, read within `OrderImportPolicy.tableLimits` (the reader stops at the first
     /// row, column or value beyond), or the problem that stops it. CPU work: run it off the event loops.
     static func read(_ bytes: [UInt8]) -> Reading {
+        switch table(bytes) {
+        // NUL is no text a person types, and PostgreSQL cannot store or compare it: a file whose
+        // cells hold one is not a table of deliveries (found by scripts/attack on PostgreSQL).
+        case .table(let rows) where rows.contains(where: { $0.fields.contains { $0.utf8.contains(0) } }): return .problem(.unreadable)
+        case let reading: return reading
+        }
+    }
+
+    private static func table(_ bytes: [UInt8]) -> Reading {
         if XLSX.looksLikeWorkbook(bytes) {
             do { return .table(try XLSX.rows(bytes, limits: OrderImportPolicy.tableLimits)) } catch {
                 switch error {
