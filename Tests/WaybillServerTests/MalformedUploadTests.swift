@@ -10,8 +10,9 @@ import WaybillCore
 /// to the readers the server uses (`XLSX.rows` over `ZIPLayout`; `MultipartShape` before MultipartKit).
 @Suite("Malformed uploads never reach a dependency that would trap on them")
 struct MalformedUploadTests {
-    /// A deterministic generator, so a failure names the damage that caused it.
-    struct Dice: RandomNumberGenerator {
+    /// A deterministic generator (SplitMix64, as `WaybillCoreTests`' image fuzzing uses: the two test
+    /// targets share no module), so a failure names the damage that caused it.
+    struct SplitMix64: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
@@ -67,7 +68,7 @@ struct MalformedUploadTests {
         for length in stride(from: 0, to: workbook.count, by: 7) {
             _ = try? XLSX.rows(Array(workbook.prefix(length)))
         }
-        var dice = Dice(state: 50)
+        var dice = SplitMix64(state: 50)
         var refused = 0
         for _ in 0..<3_000 {
             var damaged = workbook
@@ -116,7 +117,7 @@ struct MalformedUploadTests {
             #expect(!body.withUnsafeBytes { MultipartShape.isReadable($0, boundary: boundary) })
         }
         Self.decode(Self.form, boundary: "XyZ")
-        var dice = Dice(state: 7)
+        var dice = SplitMix64(state: 7)
         var refused = 0, read = 0
         for _ in 0..<5_000 {
             var damaged = Self.form
