@@ -78,7 +78,9 @@ let package = Package(
             dependencies: ["WaybillRouting"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // Types, server protocol and client generated from openapi.yaml.
+        // Generated from openapi.yaml, in three targets so that no build compiles what it does not use
+        // and the three compile side by side: the types (and APIProtocol), the server's registration of
+        // handlers (WaybillServer only) and the client (the SDK only).
         .target(
             name: "WaybillAPI",
             dependencies: [
@@ -88,12 +90,33 @@ let package = Package(
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .target(
+            name: "WaybillAPIServer",
+            dependencies: [
+                "WaybillAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6), noMetadataPrespecialization],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .target(
+            name: "WaybillAPIClient",
+            dependencies: [
+                "WaybillAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .target(
             name: "WaybillServer",
             dependencies: [
                 "WaybillCore",
                 "WaybillRouting",
                 "WaybillLabels",
                 "WaybillAPI",
+                "WaybillAPIServer",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
@@ -146,6 +169,7 @@ let package = Package(
             dependencies: [
                 "WaybillCore",
                 "WaybillAPI",
+                "WaybillAPIClient",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession",

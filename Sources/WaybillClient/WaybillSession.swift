@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 @_exported import WaybillAPI
+import WaybillAPIClient
 @_exported import WaybillCore
 #if canImport(Darwin)
 import OpenAPIURLSession

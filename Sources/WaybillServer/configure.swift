@@ -10,6 +10,7 @@ import Vapor
 import WaybillCore
 import NIOConcurrencyHelpers
 import WaybillAPI
+import WaybillAPIServer
 
 /// Sets up storage, services, middleware and routes. The executable and the tests both call this.
 ///

@@ -166,7 +166,7 @@ struct AdministrationTests {
         }
     }
 
-    @Test("The audit log is append-only: the database refuses to change or delete a line", arguments: TestDatabase.available)
+    @Test("The audit log is append-only: the database refuses to change or delete a line", arguments: TestDatabase.both)
     func appendOnly(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

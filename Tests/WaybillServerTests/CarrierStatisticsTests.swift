@@ -9,7 +9,7 @@ import WaybillCore
 @Suite("Statistics per carrier: delivered parcels and Waybill shipments on a public board (five or more) and in one's own")
 struct CarrierStatisticsTests {
     @Test("Five DHL parcels make a public row; Waybill's own delivery shows in the sender's figures; each delivery counts once",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func board(db: TestDatabase) async throws {
         try await ParcelPollingTests.withCarriers(db) { server, fake in
             let cast = try await server.cast()

@@ -22,7 +22,7 @@ struct ConversationTests {
     }
 
     @Test("Customer and driver write to each other about a delivery; a retry is stored once; strangers see nothing; unread counts follow the read markers",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func customerAndDriverTalk(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -166,7 +166,7 @@ struct DirectJSONTests {
         }
     }
 
-    @Test("An order's detail and a manager's list, at every step, as the API answers them", arguments: TestDatabase.available)
+    @Test("An order's detail and a manager's list, at every step, as the API answers them", arguments: TestDatabase.both)
     func ordersAsAnswered(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

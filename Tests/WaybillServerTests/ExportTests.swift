@@ -18,7 +18,7 @@ struct ExportTests {
     }
 
     @Test("Shipments: a dispatcher gets every one, a customer their own, for the days asked; thousands of rows come in order, each once",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func shipments(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -96,7 +96,7 @@ struct ExportTests {
     }
 
     @Test("Ledger and statements: managers see every account, a company its own, a private customer nothing; credits net out",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func ledgerAndStatements(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -26,7 +26,7 @@ struct HardeningTests {
     }
 
     @Test("Forty sign-in guesses sent at once: at most the free allowance is checked, the rest wait (429, Retry-After)",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func parallelGuesses(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("target@example.com")
@@ -88,7 +88,7 @@ struct HardeningTests {
     }
 
     @Test("An hourly budget counts while it has room, refuses with the seconds left, and starts over when its window ends",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func budgetWindows(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let throttle = try Throttle(server.db)
@@ -170,7 +170,7 @@ struct HardeningTests {
 
 extension HardeningTests {
     @Test("Positions and list filters with times beyond any calendar are refused or match nothing, never a crash",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func farTimes(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -127,7 +127,7 @@ struct HardeningWebTests {
         }
     }
 
-    @Test("Ten photos uploaded at once still leave at most five on the order", arguments: TestDatabase.available)
+    @Test("Ten photos uploaded at once still leave at most five on the order", arguments: TestDatabase.both)
     func parallelPhotos(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -176,7 +176,7 @@ struct InsuranceTests {
     }
 
     @Test("Staff refunding a lost shipment while another approves its claim give the payment back once: the claim decides, the full refund is refused, at the same moment or after",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func refundRacesClaim(db: TestDatabase) async throws {
         try await PaymentTests.withStripe(db) { server, stripe in
             let cast = try await server.cast()

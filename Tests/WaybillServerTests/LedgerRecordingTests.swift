@@ -7,7 +7,7 @@ import WaybillCore
 @Suite("The money ledger, recorded")
 struct LedgerRecordingTests {
     @Test("Every movement of money is one ledger entry, written with the change; the migration fills the same entries for older orders",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func recordedAndBackfilled(db: TestDatabase) async throws {
         try await PaymentTests.withStripe(db) { server, stripe in
             let cast = try await server.cast()
@@ -55,7 +55,7 @@ struct LedgerRecordingTests {
     }
 
     @Test("A payout goes through Stripe Connect as a transfer to the traveller's account, is one ledger entry, never twice and never more than was paid",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func payoutThroughStripe(db: TestDatabase) async throws {
         try await PaymentTests.withStripe(db) { server, stripe in
             let cast = try await server.cast()
@@ -86,7 +86,7 @@ struct LedgerRecordingTests {
     }
 
     @Test("Two payouts of one shipment asked at once, to two carriers, never add up to more than was paid",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func concurrentPayouts(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

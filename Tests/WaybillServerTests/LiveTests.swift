@@ -106,7 +106,7 @@ struct LiveTests {
     }
 
     @Test("Positions: only on duty, impossible values refused by index, a retried batch ignored, a flood limited",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func positionRules(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -159,7 +159,7 @@ struct LiveTests {
     }
 
     @Test("Drivers reporting at the same moment are each answered once their own position is stored; one off duty or one teleporting is refused without failing the others",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func positionsTogether(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -330,7 +330,7 @@ struct LiveTests {
         }
     }
 
-    @Test("A client that reconnects gets what it missed since its last event id", arguments: TestDatabase.available)
+    @Test("A client that reconnects gets what it missed since its last event id", arguments: TestDatabase.both)
     func replayAfterReconnect(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -98,7 +98,7 @@ struct LoyaltyTests {
     }
 
     @Test("Points expire after the rules' validity, oldest first, shown in the history; a cancelled order gives its points back; a refund after delivery takes back what it earned, never below zero",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func expiryCancellationRefund(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             var cast = try await server.cast()
@@ -151,7 +151,7 @@ struct LoyaltyTests {
     }
 
     @Test("Eight parallel checkouts spending the same points: one is placed, the others get 422 not_enough_points, and the balance never goes below zero",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func parallelCheckoutsSpendOnce(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

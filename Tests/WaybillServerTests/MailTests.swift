@@ -51,7 +51,7 @@ enum SMTPSink {
 
 @Suite("Mail: outbox and SMTP")
 struct MailTests {
-    @Test("A failed delivery stays in the outbox and goes out once the mail server is back", arguments: TestDatabase.available)
+    @Test("A failed delivery stays in the outbox and goes out once the mail server is back", arguments: TestDatabase.both)
     func outboxSurvivesSMTPFailure(db: TestDatabase) async throws {
         // A real SMTP client pointed at a port where nothing listens: every delivery fails.
         let closedPort = SMTPSettings(host: "127.0.0.1", port: 1, security: .none)
@@ -114,7 +114,7 @@ struct MailTests {
         #expect(Outbox.backoffSeconds(afterAttempts: 30) == 3600)
     }
 
-    @Test("The mail, queued in the same transaction as the account, is not sent when the account is not created", arguments: TestDatabase.available)
+    @Test("The mail, queued in the same transaction as the account, is not sent when the account is not created", arguments: TestDatabase.both)
     func noMailForFailedRegistration(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("once@example.com")

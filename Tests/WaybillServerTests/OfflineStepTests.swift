@@ -14,7 +14,7 @@ struct OfflineStepTests {
     }
 
     @Test("Accept, pick up and deliver sent twice with the same key through the API are each done once; a key reused for another step is refused",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func apiStepsOnce(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -95,7 +95,7 @@ struct OfflineStepTests {
         }
     }
 
-    @Test("A delivery kept offline is recorded once with its signature when the queue sends it twice", arguments: TestDatabase.available)
+    @Test("A delivery kept offline is recorded once with its signature when the queue sends it twice", arguments: TestDatabase.both)
     func queuedDelivery(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -237,7 +237,7 @@ struct PublicPageLanguageTests {
 
 @Suite("Migrations")
 struct MigrationSeedTests {
-    @Test("A new database starts with the first tariff as written in its migration", arguments: TestDatabase.available)
+    @Test("A new database starts with the first tariff as written in its migration", arguments: TestDatabase.both)
     func firstTariff(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let first = try #require(try await TariffRecord.find(1, on: server.db))
@@ -318,7 +318,7 @@ struct DomainEventTests {
     struct Refused: Error {}
 
     @Test("Each state change records exactly one event, in its transaction: a subscriber that fails undoes the change",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func oneEventPerChange(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let seen = NIOLockedValueBox<[String]>([])

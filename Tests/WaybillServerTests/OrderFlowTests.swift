@@ -102,7 +102,7 @@ struct OrderFlowTests {
         }
     }
 
-    @Test("Customers see their own orders, drivers theirs, managers all, with filters and cursor paging", arguments: TestDatabase.available)
+    @Test("Customers see their own orders, drivers theirs, managers all, with filters and cursor paging", arguments: TestDatabase.both)
     func listing(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -197,7 +197,7 @@ struct OrderFlowTests {
         }
     }
 
-    @Test("The same Idempotency-Key gives back the same order instead of a second one", arguments: TestDatabase.available)
+    @Test("The same Idempotency-Key gives back the same order instead of a second one", arguments: TestDatabase.both)
     func idempotentCreate(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -27,7 +27,7 @@ struct OrderImportTests {
     }
 
     @Test("A company checks a file: problems per row and column, nothing created; confirming creates the valid rows once, like orders placed alone",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func companyImport(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -268,7 +268,7 @@ struct OrderImportTests {
         }
     }
 
-    @Test("Confirming from two tabs at once places the rows once", arguments: TestDatabase.available)
+    @Test("Confirming from two tabs at once places the rows once", arguments: TestDatabase.both)
     func parallelCommits(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

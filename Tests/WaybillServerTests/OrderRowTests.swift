@@ -10,7 +10,7 @@ import WaybillCore
 @Suite("An order read plainly is the order Fluent reads")
 struct OrderRowTests {
     @Test("Every column, set or empty, reads the same as through the model; a list leaves out the secrets",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func plainReadMatchesTheModel(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -224,7 +224,7 @@ struct OrderRowTests {
     }
 
     @Test("The people an order names read plainly as the account holds them, with or without a company",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func peopleReadAsTheModelHoldsThem(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             _ = try await server.cast()
@@ -246,7 +246,7 @@ struct OrderRowTests {
     }
 
     @Test("The managers told of each new order, read plainly, are those the model says may dispatch: banned, suspended and stripped ones left out",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func managersReadPlainlyAsTheModelJudgesThem(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             _ = try await server.cast()

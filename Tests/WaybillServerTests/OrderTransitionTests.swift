@@ -77,7 +77,7 @@ struct OrderTransitionTests {
         }
     }
 
-    @Test("Two managers assigning the same order at once: one wins, the other gets 409", arguments: TestDatabase.available)
+    @Test("Two managers assigning the same order at once: one wins, the other gets 409", arguments: TestDatabase.both)
     func concurrentAssign(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -8,11 +8,15 @@ import WaybillCore
 /// The HTML of every main page, for each role, in English and in French, compared with the copy
 /// kept under `__Snapshots__/PageSnapshotTests/`. What changes from run to run (ids, references,
 /// times, form tokens, asset hashes, link tokens) is replaced by placeholders first. A page that
-/// changes on purpose is re-recorded with `SNAPSHOT_RECORD=1 swift test --filter PageSnapshot`;
+/// changes on purpose is re-recorded with `SNAPSHOT_RECORD=1 scripts/build test --filter PageSnapshot`;
 /// the diff of the snapshot files is then the review of what people will see.
 @Suite("Page snapshots: every main page in both languages")
 struct PageSnapshotTests {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    /// In the clone the tests were started from (`WAYBILL_CLONE`, set by scripts/build and scripts/test,
+    /// which build from a copy in the build cache), so a recording lands where it is committed.
+    static let directory = (ProcessInfo.processInfo.environment["WAYBILL_CLONE"].map {
+        URL(fileURLWithPath: $0).appendingPathComponent("Tests/WaybillServerTests")
+    } ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent())
         .appendingPathComponent("__Snapshots__/PageSnapshotTests")
 
     static let replacements: [(String, String)] = [

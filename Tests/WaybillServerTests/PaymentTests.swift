@@ -86,7 +86,7 @@ struct PaymentTests {
         }
     }
 
-    @Test("Webhook: a good signature confirms once; bad, stale or duplicate deliveries change nothing", arguments: TestDatabase.available)
+    @Test("Webhook: a good signature confirms once; bad, stale or duplicate deliveries change nothing", arguments: TestDatabase.both)
     func webhook(db: TestDatabase) async throws {
         try await Self.withStripe(db) { server, stripe in
             let cast = try await server.cast()

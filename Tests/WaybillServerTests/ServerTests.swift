@@ -67,7 +67,7 @@ struct ServerTests {
         }
     }
 
-    @Test("Concurrent registrations of one email create one account", arguments: TestDatabase.available)
+    @Test("Concurrent registrations of one email create one account", arguments: TestDatabase.both)
     func concurrentRegistration(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in

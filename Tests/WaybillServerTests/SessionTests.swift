@@ -171,7 +171,7 @@ struct SessionTests {
         }
     }
 
-    @Test("At most 100 failures an hour per account, then no attempt is heard until the hour ends", arguments: TestDatabase.available)
+    @Test("At most 100 failures an hour per account, then no attempt is heard until the hour ends", arguments: TestDatabase.both)
     func hourlyCap(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             try await server.registerCustomer("capped@example.com")

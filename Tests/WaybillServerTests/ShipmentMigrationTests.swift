@@ -58,7 +58,7 @@ struct ShipmentMigrationTests {
     final class Box: @unchecked Sendable { var before: Snapshot = [:] }
 
     @Test("Every order of the previous release is a shipment with one fleet leg, its hand-overs and proofs; every other field is as it was",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func migratesEveryField(db: TestDatabase) async throws {
         let box = Box()
         let kind = db == .sqlite ? "sqlite" : "pg"

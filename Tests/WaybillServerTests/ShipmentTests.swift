@@ -135,7 +135,7 @@ struct ShipmentTests {
     }
 
     @Test("The manager's lists read every kind of row: a failed order's reason, a delivered one's driver, a cancelled one's reason, on both databases",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func listsReadEveryRow(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -8,7 +8,7 @@ import WaybillCore
 @Suite("Operations statistics for dispatchers: figures, per period, driver and area, as JSON, CSV and a page with charts")
 struct StatisticsTests {
     @Test("A manager reads the period's figures; a failed and a cancelled order count as such; others are refused; bad periods are 400",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func figures(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

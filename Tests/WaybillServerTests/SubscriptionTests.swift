@@ -139,7 +139,7 @@ struct SubscriptionTests {
     }
 
     @Test("Cancel at the period's end (and keep it again); a failed renewal starts the grace, the plan applies until it ends; events are deduplicated and read again from Stripe; a renewal counts included deliveries from zero; a deleted subscription ends the plan",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func renewalsAndGrace(db: TestDatabase) async throws {
         try await PaymentTests.withStripe(db) { server, stripe in
             let cast = try await server.cast()
@@ -234,7 +234,7 @@ struct SubscriptionTests {
     }
 
     @Test("Admins see who subscribes: the paying ones by default, one status or one plan on asking, newest first and paged; with the account's email but not the invoices or the checkout; others 403; in the web app too, with each plan's count, in French as well",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func adminsListSubscribers(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

@@ -85,7 +85,7 @@ struct TimeslotTests {
         }
     }
 
-    @Test("Fifty people book the last five seats at once: exactly five get one, the rest hear the slot is full", arguments: TestDatabase.available)
+    @Test("Fifty people book the last five seats at once: exactly five get one, the rest hear the slot is full", arguments: TestDatabase.both)
     func lastSeatsOnce(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -121,7 +121,7 @@ struct TimeslotTests {
     }
 
     @Test("A hold keeps a seat for ten minutes: others see the slot full and cannot take it, then can; choosing another slot lets the first go",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func holds(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -353,7 +353,7 @@ struct TimeslotTests {
     }
 
     @Test("A timeslot chosen with a new order is booked in the order's own transaction: the last seat taken, no seat means no order; a slot of the wrong kind or zone is refused",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func slotWithTheOrder(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()

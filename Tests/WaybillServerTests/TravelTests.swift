@@ -43,7 +43,7 @@ struct TravelTests {
     }
 
     @Test("Areas are found by the start of any of their names, accents ignored, with the areas above them; admins edit them, nobody else",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func areas(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let cast = try await server.cast()
@@ -356,7 +356,7 @@ struct TripRequestTests {
     }
 
     @Test("Two accepts cannot oversell a trip; a rejection, an expiry and an unpaid lapse free the room",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func room(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let (cast, trip) = try await Self.setUp(server)
@@ -389,7 +389,7 @@ struct TripRequestTests {
     }
 
     @Test("However many paid requests there are (paid ones keep their passed pay-by time), an unpaid one still lapses and frees its room",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func unpaidLapseAmongManyPaid(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let (cast, trip) = try await Self.setUp(server)

@@ -70,7 +70,7 @@ struct UserManagementTests {
         }
     }
 
-    @Test("Search by role and text, page by cursor", arguments: TestDatabase.available)
+    @Test("Search by role and text, page by cursor", arguments: TestDatabase.both)
     func searchAndPaging(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let manager = try await server.createAccount("boss@example.com", role: .manager)

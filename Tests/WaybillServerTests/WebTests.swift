@@ -233,7 +233,7 @@ struct WebTests {
         }
     }
 
-    @Test("A NUL character is refused with a clear error, in the API and in the web app, never a 500", arguments: TestDatabase.available)
+    @Test("A NUL character is refused with a clear error, in the API and in the web app, never a 500", arguments: TestDatabase.both)
     func nulCharacters(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
             let api = try await server.send(.POST, "/auth/password-reset", json: ["email": "a\u{0}@example.com"])

@@ -334,7 +334,7 @@ struct WebhookTests {
     }
 
     @Test("Two workers (two processes on one database) send each delivery once, and each shipment's events in order",
-          arguments: TestDatabase.available)
+          arguments: TestDatabase.both)
     func twoWorkers(db: TestDatabase) async throws {
         try await Self.withReceiver(db) { server, receiver in
             let cast = try await server.cast()

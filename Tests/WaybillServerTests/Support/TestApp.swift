@@ -10,8 +10,12 @@ import VaporTesting
 @testable import WaybillServer
 import WaybillCore
 
-/// Which database the server tests run against: SQLite always; PostgreSQL when
-/// `WAYBILL_TEST_POSTGRES_URL` is set (scripts/test sets it).
+/// Which database a server test runs against. PostgreSQL is there when `WAYBILL_TEST_POSTGRES_URL` is
+/// set (scripts/test sets it).
+/// - `both`: tests whose subject is SQL, locking, transactions or concurrency (two requests at once,
+///   a migration, an aggregate query, a row lock) run on SQLite and on PostgreSQL in every run.
+/// - `available`: every other test runs on SQLite, and on both databases in the full tier
+///   (`WAYBILL_TEST_ALL_DATABASES=1`, which `scripts/test full` sets). docs/testing.md lists the split.
 enum TestDatabase: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite, postgres
 
@@ -19,8 +23,13 @@ enum TestDatabase: String, CaseIterable, CustomTestStringConvertible, Sendable {
         ProcessInfo.processInfo.environment["WAYBILL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The databases available in this run.
-    static var available: [TestDatabase] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+    /// SQLite, and PostgreSQL when it is there: for tests of SQL, locking, transactions and concurrency.
+    static var both: [TestDatabase] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    /// SQLite; both databases in the full tier.
+    static var available: [TestDatabase] {
+        ProcessInfo.processInfo.environment["WAYBILL_TEST_ALL_DATABASES"] == "1" ? both : [.sqlite]
+    }
 
     var testDescription: String { rawValue }
 }
