@@ -68,13 +68,46 @@ public actor PositionUploader {
     /// Set with `overLiveChannel`: where batches go instead of `POST /drivers/me/locations`.
     public let channel: LivePositionChannel?
 
-    public private(set) var pending: [PositionReport] = []
-    public private(set) var state: State = .idle
+    public private(set) var pending: [PositionReport] = [] { didSet { publish() } }
+    public private(set) var state: State = .idle { didSet { publish() } }
     /// Points the server stored, and points it already had (resent) or found too close together.
-    public private(set) var accepted = 0
-    public private(set) var ignored = 0
+    public private(set) var accepted = 0 { didSet { publish() } }
+    public private(set) var ignored = 0 { didSet { publish() } }
     /// Points dropped because the server called them impossible.
-    public private(set) var rejected: [PositionReport] = []
+    public private(set) var rejected: [PositionReport] = [] { didSet { publish() } }
+
+    /// Where the uploader stands, for an app's "3 positions waiting to be sent" line.
+    public struct Progress: Sendable, Equatable {
+        public let pending: Int
+        public let state: State
+        public let accepted: Int
+        public let ignored: Int
+        public let rejected: Int
+    }
+
+    public var progress: Progress {
+        Progress(pending: pending.count, state: state, accepted: accepted, ignored: ignored, rejected: rejected.count)
+    }
+
+    /// The current ``progress``, then each change of it, as it happens (no polling).
+    public func progressUpdates() -> AsyncStream<Progress> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Progress.self, bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        observers[id] = continuation
+        continuation.yield(progress)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.stopObserving(id) }
+        }
+        return stream
+    }
+
+    private var observers: [UUID: AsyncStream<Progress>.Continuation] = [:]
+    private func stopObserving(_ id: UUID) { observers[id] = nil }
+    private func publish() {
+        guard !observers.isEmpty else { return }
+        let now = progress
+        for observer in observers.values { observer.yield(now) }
+    }
     private var loaded = false
     private var lastRecorded: Int64?
     private var waiter: CheckedContinuation<Void, Never>?

@@ -30,15 +30,48 @@ public final class RoutingRun: @unchecked Sendable {
 
     public init() {}
 
+    private var ended = false
+    private var waiting: [CheckedContinuation<RoutingSolution?, Never>] = []
+
     public func cancel() { lock.lock(); cancelled = true; lock.unlock() }
     public var isCancelled: Bool { lock.lock(); defer { lock.unlock() }; return cancelled }
     /// The best plan found so far by any of the searches (nil before the first).
     public var bestSoFar: RoutingSolution? { lock.lock(); defer { lock.unlock() }; return latest }
 
+    /// The first plan as soon as a search has one (a screen can show it while the search goes on);
+    /// nil when the search ended without any (its input was refused).
+    public func firstPlan() async -> RoutingSolution? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RoutingSolution?, Never>) in
+            lock.lock()
+            if latest != nil || ended {
+                let now = latest
+                lock.unlock()
+                continuation.resume(returning: now)
+                return
+            }
+            waiting.append(continuation)
+            lock.unlock()
+        }
+    }
+
     func offer(_ solution: RoutingSolution) {
-        lock.lock(); defer { lock.unlock() }
-        if let latest, latest.cost <= solution.cost { return }
+        lock.lock()
+        if let latest, latest.cost <= solution.cost { lock.unlock(); return }
         latest = solution
+        let woken = waiting
+        waiting = []
+        lock.unlock()
+        for waiter in woken { waiter.resume(returning: solution) }
+    }
+
+    /// The search returned or threw: nobody waits for a first plan any more.
+    func end() {
+        lock.lock()
+        ended = true
+        let woken = waiting, now = latest
+        waiting = []
+        lock.unlock()
+        for waiter in woken { waiter.resume(returning: now) }
     }
 }
 
@@ -47,6 +80,7 @@ public enum RoutingSolver {
     /// served come back in `unassigned` with the reason.
     public static func solve(_ problem: RoutingProblem, options: RoutingOptions = .init(),
                              run: RoutingRun? = nil) throws -> RoutingSolution {
+        defer { run?.end() }
         let errors = problem.validationErrors()
         if !errors.isEmpty { throw RoutingInputErrors(errors: errors) }
         let inst = Instance(problem)

@@ -272,6 +272,45 @@ public func prepareToServe(_ app: Application, demo: Bool) async throws {
     try await migrate(app)
     if demo { try await DemoData.seed(app) }
     app.lifecycle.use(BackgroundWorkers(outbox: app.waybill.outbox, liveFeed: app.waybill.liveFeed))
+    app.servers.use { app in AnnouncingServer(inner: app.http.server.shared) }
+}
+
+/// Vapor's HTTP server, which says on standard output where it listens once its socket is bound
+/// (`Waybill is listening on http://127.0.0.1:8080`): the line people open, and what scripts and
+/// tests that start `waybill serve` wait for (the port actually bound, when asked for port 0).
+struct AnnouncingServer: Server {
+    let inner: HTTPServer
+
+    var onShutdown: EventLoopFuture<Void> { inner.onShutdown }
+
+    func start(address: BindAddress?) async throws {
+        try await inner.start(address: address)
+        announce()
+    }
+
+    @available(*, noasync)
+    func start(address: BindAddress?) throws {
+        try inner.start(address: address)
+        announce()
+    }
+
+    @available(*, deprecated)
+    func start(hostname: String?, port: Int?) throws {
+        try inner.start(address: .hostname(hostname, port: port))
+        announce()
+    }
+
+    func shutdown() async { await inner.shutdown() }
+
+    @available(*, noasync)
+    func shutdown() { inner.shutdown() }
+
+    private func announce() {
+        guard let address = inner.localAddress, let ip = address.ipAddress, let port = address.port else { return }
+        let host = ip.contains(":") ? "[\(ip)]" : ip
+        // Unbuffered: whoever reads the pipe sees the line at once.
+        FileHandle.standardOutput.write(Data("Waybill is listening on http://\(host):\(port)\n".utf8))
+    }
 }
 
 /// On SIGTERM, before anything else shuts down: stops the HTTP server (no new connections; open ones

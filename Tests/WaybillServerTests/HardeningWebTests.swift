@@ -158,7 +158,8 @@ struct HardeningWebTests {
                 let driver = try await server.live(port: port, token: cast.otherDriver.access)
                 let reply = try await driver.subscribe("order:\(id)", since: 0)
                 #expect(reply["type"].string == "subscribed", "\(reply)")
-                try await Task.sleep(for: .milliseconds(200))
+                // Everything the server had for this socket has arrived once a ping's pong has.
+                _ = try await driver.settle()
                 #expect(!driver.messages.contains { $0["code"].string == "forbidden" })
                 // It sees its own assignment, not the earlier driver's period.
                 let statuses = driver.events.filter { $0["type"].string == "status" }

@@ -25,8 +25,12 @@ struct PositionCommitsTests {
         let groups = NIOLockedValueBox<[[PositionCommits.Job]]>([])
         let failNext = NIOLockedValueBox(false)
 
+        /// Signalled when a group reaches the writer.
+        let arrived = ChangeSignal()
+
         func write(_ jobs: [PositionCommits.Job]) async throws -> [Result<Tracking.Reported, any Error>] {
             groups.withLockedValue { $0.append(jobs) }
+            arrived.signal()
             await gate.wait()
             if failNext.withLockedValue({ value in defer { value = false }; return value }) {
                 throw WaybillError(.serviceUnavailable, .internalError, "the database went away")
@@ -45,9 +49,17 @@ struct PositionCommitsTests {
                             batch: (0..<points).map { PositionReport(latitude: 47, longitude: 8, recordedAt: Int64($0)) })
     }
 
-    /// Waits (without a deadline that could fail a slow machine) until `condition` holds.
-    static func until(_ condition: () -> Bool) async {
-        while !condition() { try? await Task.sleep(for: .milliseconds(2)) }
+    /// Waits until the writer has been handed groups of these sizes, woken by each hand-over (the
+    /// guard is ten minutes: a slow machine must not fail it, a hang must).
+    static func until(_ writer: Writer, has sizes: @escaping @Sendable ([Int]) -> Bool) async throws {
+        let reached = try await writer.arrived.wait(guard: .seconds(600)) { sizes(writer.sizes) ? true : nil }
+        try #require(reached == true, "the writer got \(writer.sizes)")
+    }
+
+    /// Waits until `count` reports wait for the next transaction, woken by each change of the queue.
+    static func until(_ commits: PositionCommits, queued count: Int) async throws {
+        let reached = try await commits.queueChanges.wait(guard: .seconds(600)) { commits.queued == count ? true : nil }
+        try #require(reached == true, "\(commits.queued) queued")
     }
 
     @Test("Five reports that arrive during a transaction are written together by the next one, each answered with its own result")
@@ -56,12 +68,12 @@ struct PositionCommitsTests {
         let writer = Writer()
         let write: PositionCommits.Writer = { try await writer.write($0) }
         let first = Task { try await commits.submit(Self.job(1), write: write) }
-        await Self.until { writer.sizes == [1] }
+        try await Self.until(writer) { $0 == [1] }
         let later = (0..<5).map { n in Task { try await commits.submit(Self.job(n), write: write) } }
-        await Self.until { commits.queued == 5 }
+        try await Self.until(commits, queued: 5)
         await writer.gate.open()
         #expect(try await first.value.accepted == 1)
-        await Self.until { writer.sizes.count == 2 }
+        try await Self.until(writer) { $0.count == 2 }
         await writer.gate.open()
         #expect(writer.sizes == [1, 5])
         // The empty batch is refused on its own; the four others are accepted.
@@ -83,12 +95,12 @@ struct PositionCommitsTests {
         let write: PositionCommits.Writer = { try await writer.write($0) }
         writer.failNext.withLockedValue { $0 = true }
         let first = Task { try await commits.submit(Self.job(1), write: write) }
-        await Self.until { writer.sizes == [1] }
+        try await Self.until(writer) { $0 == [1] }
         let second = Task { try await commits.submit(Self.job(2), write: write) }
-        await Self.until { commits.queued == 1 }
+        try await Self.until(commits, queued: 1)
         await writer.gate.open()
         await #expect(throws: WaybillError.self) { try await first.value }
-        await Self.until { writer.sizes.count == 2 }
+        try await Self.until(writer) { $0.count == 2 }
         await writer.gate.open()
         #expect(try await second.value.accepted == 2)
         let third = Task { try await commits.submit(Self.job(3), write: write) }
@@ -102,9 +114,9 @@ struct PositionCommitsTests {
         let writer = Writer()
         let write: PositionCommits.Writer = { try await writer.write($0) }
         let first = Task { try await commits.submit(Self.job(1), write: write) }
-        await Self.until { writer.sizes == [1] }
+        try await Self.until(writer) { $0 == [1] }
         let later = (1...5).map { n in Task { try await commits.submit(Self.job(n), write: write) } }
-        await Self.until { commits.queued == 5 }
+        try await Self.until(commits, queued: 5)
         for _ in 0..<4 { await writer.gate.open() }
         _ = try await first.value
         for task in later { _ = try await task.value }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 import Vapor
@@ -32,10 +33,13 @@ struct ReadCachesTests {
 
     @Test("A kept value lasts its freshness, then is read again")
     func valuesExpire() async throws {
-        let cache = FreshCache<Int, String>(freshness: .milliseconds(30), capacity: 10)
+        let clock = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        let cache = FreshCache<Int, String>(freshness: .milliseconds(30), capacity: 10, now: { clock.withLockedValue { $0 } })
         cache.keep("a", for: 1, readAt: cache.generation)
         #expect(cache.value(1) == "a")
-        try await Task.sleep(for: .milliseconds(80))
+        clock.withLockedValue { $0 = $0 + .milliseconds(29) }
+        #expect(cache.value(1) == "a", "still fresh just before its freshness ends")
+        clock.withLockedValue { $0 = $0 + .milliseconds(1) }
         #expect(cache.value(1) == nil)
     }
 

@@ -418,12 +418,19 @@ struct RoutePlanTests {
             #expect(try await server.send(.GET, "/dispatch-settings", token: cast.manager.access).json["replanDue"].bool == false)
             let fresh = try await order(server, cast, from: Self.place(-7, 0), to: Self.place(-8, -1))
             #expect(try await server.send(.GET, "/dispatch-settings", token: cast.manager.access).json["replanDue"].bool == true)
-            // The worker's loop picks it up within seconds.
-            let worker = Task { await AutoDispatch.run(server.app) }
-            defer { worker.cancel() }
-            try await eventually(within: 30) { try await server.status(of: fresh) == "assigned" }
-            worker.cancel()
-            await worker.value
+            // The worker's loop picks it up: the test hears the assignment on the order's live topic
+            // (published once it is committed) instead of asking again and again.
+            try await server.serving { port in
+                let watcher = try await server.live(port: port, token: cast.manager.access)
+                try await watcher.subscribe("order:\(fresh)")
+                let worker = Task { await AutoDispatch.run(server.app) }
+                defer { worker.cancel() }
+                try await watcher.next { $0["type"].string == "status" && $0["data"]["status"].string == "assigned" }
+                worker.cancel()
+                await worker.value
+                await watcher.close()
+            }
+            #expect(try await server.status(of: fresh) == "assigned")
             let after = try #require(try await Order.find(OrderID(uuidString: waiting)!, on: server.db))
             #expect(after.driverID?.uuidString == cast.driver.userID, "an order already given stays with its driver")
             // (A full re-plan would give both western orders to the driver now in the west.)

@@ -146,22 +146,22 @@ struct SQLiteReadersTests {
             let id = OrderID(uuidString: try await server.placeOrder(cast.customer.access))!
             let db = server.app.db
             let readers = try #require(SQLiteReaders.of(db as! any SQLDatabase))
-            func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+            @Sendable func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
             let before = size(readers.path)
+            let writer = NIOLockedValueBox<SQLiteWriter?>(nil)
             // Enough commits for a checkpoint, each adding a page or more to the log.
             for round in 0..<SQLiteWriter.commitsPerCheckpoint {
                 try await db.writeTransaction(server.app) { tx in
+                    writer.withLockedValue { $0 = $0 ?? (tx as? WriterDatabase)?.writer }
                     try await OrderEvent(orderID: id, type: "note", status: nil, actorID: nil,
                                          note: String(repeating: "\(round % 10)", count: 4_000)).create(on: tx)
                 }
             }
             #expect(size(readers.path + "-wal") > 0)
-            var grown = false
-            for _ in 0..<100 where !grown {
-                try await Task.sleep(for: .milliseconds(50))
-                grown = size(readers.path) > before + 100 * 4_000
-            }
-            #expect(grown, "the database file stayed at \(size(readers.path)) bytes (\(before) before)")
+            // The writer says when a background checkpoint has ended: the test waits for that.
+            let checkpoints = try #require(writer.withLockedValue { $0 }).checkpointsDone
+            let grown = try await checkpoints.wait(guard: .seconds(600)) { size(readers.path) > before + 100 * 4_000 ? true : nil }
+            #expect(grown == true, "the database file stayed at \(size(readers.path)) bytes (\(before) before)")
             #expect(try await OrderEvent.query(on: db).filter(\.$orderID == id).filter(\.$type == "note").count()
                     == SQLiteWriter.commitsPerCheckpoint)
         }
@@ -217,8 +217,12 @@ struct SQLiteReadersTests {
                             await log.add("committed")
                         }
                     }
-                    // Runs while the writers wait, because they wait without a thread.
-                    try await Task.sleep(for: .milliseconds(20))
+                    // Runs while the writers wait, because they wait without a thread: once each has
+                    // tried and been told the file is busy (the statistics signal every retry).
+                    let waiting = try await statistics.retriesChanged.wait(guard: .seconds(600)) {
+                        statistics.busyRetries >= writers.count ? true : nil
+                    }
+                    #expect(waiting == true)
                     await log.add("other work")
                     try holder.exec("COMMIT TRANSACTION")
                     try await group.waitForAll()
@@ -242,15 +246,18 @@ struct SQLiteReadersTests {
     private func queued(_ app: Application, count: Int, first: @escaping @Sendable (any SQLDatabase) async throws -> Void,
                         other: @escaping @Sendable (Int, any SQLDatabase) async throws -> Void) async -> [Result<Void, any Error>] {
         let holding = NIOLockedValueBox(false)
+        let held = ChangeSignal()
         return await withTaskGroup(of: (Int, Result<Void, any Error>).self) { group in
             group.addTask {
                 (0, await outcome { try await app.db.writeTransaction(app) { db in
                     holding.withLockedValue { $0 = true }
-                    while app.writeLock.waiting < count - 1 { try await Task.sleep(for: .milliseconds(2)) }
+                    held.signal()
+                    // The lock says when someone starts waiting for it.
+                    _ = try await app.writeLock.queueChanges.wait(guard: .seconds(600)) { app.writeLock.waiting >= count - 1 ? true : nil }
                     try await first(db as! any SQLDatabase)
                 } })
             }
-            while !holding.withLockedValue({ $0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+            _ = try? await held.wait(guard: .seconds(600)) { holding.withLockedValue { $0 } ? true : nil }
             for i in 1..<count {
                 group.addTask { (i, await outcome { try await app.db.writeTransaction(app) { db in try await other(i, db as! any SQLDatabase) } }) }
             }

@@ -14,13 +14,16 @@ import Vapor
         let app: Application
         let port: Int
         private let bodies = NIOLockedValueBox<[Data]>([])
+        /// Signalled at each export received.
+        let received = ChangeSignal()
 
         init() async throws {
             app = try await Application.make(.testing)
             app.middleware = .init()  // no request log lines
-            let bodies = self.bodies
+            let bodies = self.bodies, received = self.received
             app.on(.POST, "v1", "traces", body: .collect(maxSize: "16mb")) { req -> Response in
                 bodies.withLockedValue { $0.append(Data(buffer: req.body.data ?? ByteBuffer())) }
+                received.signal()
                 var headers = HTTPHeaders()
                 headers.contentType = .json
                 return Response(status: .ok, headers: headers, body: .init(string: "{}"))
@@ -86,27 +89,25 @@ import Vapor
             "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "waybill-under-test",
         ]) { _, new in new }
         let server = try Spawned(executable.path, ["serve", "--hostname", "127.0.0.1", "--port", "\(port)"], environment: environment)
-        // Its output is read to the end off the test's threads, so that the pipes never fill.
-        async let output = CLI.finish(server)
+        // Its output is read to the end off the test's threads, so that the pipes never fill; the
+        // test waits for the line that says it listens.
+        let said = OutputWatch()
+        said.watch(server.stdout)
+        async let output = CLI.finish(server, readingStdout: false)
         defer { kill(server.pid, SIGKILL) }  // whatever happens below (after a clean stop: nothing to kill)
 
         let client = HTTPClient.shared
         let base = "http://127.0.0.1:\(port)"
-        var up = false
-        for _ in 0..<300 where !up {
-            up = (try? await client.execute(HTTPClientRequest(url: base + "/health"), timeout: .seconds(2)).status) == .ok
-            if !up { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        guard up else {
+        guard try await said.until("Waybill is listening on \(base)") else {
             kill(server.pid, SIGKILL)
-            Issue.record("waybill serve did not start: \(await output)")
+            Issue.record("waybill serve did not start: \(said.output) \(await output)")
             return
         }
 
         // A caller's trace: the server's spans join it.
         let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
         // (swift-otel's JSON gives ids in base64, OTLP's protobuf mapping, rather than hex.)
-        func hex(_ id: Any?) -> String? {
+        @Sendable func hex(_ id: Any?) -> String? {
             guard let text = id as? String else { return nil }
             guard let bytes = Data(base64Encoded: text), text.count != 32, text.count != 16 else { return text.lowercased() }
             return bytes.map { String(format: "%02x", $0) }.joined()
@@ -121,14 +122,14 @@ import Vapor
         let requestID = answer.headers.first(name: "X-Request-Id")
         _ = try await client.execute(HTTPClientRequest(url: base + "/t/not-a-real-token-but-a-secret-one"), timeout: .seconds(10))
 
-        var spans: [[String: Any]] = []
-        for _ in 0..<100 {
-            spans = collector.spans.filter { hex($0["traceId"]) == traceID }
-            if spans.contains(where: { ($0["name"] as? String) == "POST /api/v1/auth/login" }),
-               spans.contains(where: { Self.attribute($0, "db.query.text") != nil }),
-               collector.spans.contains(where: { ($0["name"] as? String)?.hasPrefix("GET /t/") == true }) { break }
-            try await Task.sleep(for: .milliseconds(100))
+        // The collector signals each export it receives; the test looks again after each.
+        _ = try await collector.received.wait(guard: .seconds(60)) {
+            let ours = collector.spans.filter { hex($0["traceId"]) == traceID }
+            return ours.contains(where: { ($0["name"] as? String) == "POST /api/v1/auth/login" })
+                && ours.contains(where: { Self.attribute($0, "db.query.text") != nil })
+                && collector.spans.contains(where: { ($0["name"] as? String)?.hasPrefix("GET /t/") == true }) ? true : nil
         }
+        let spans = collector.spans.filter { hex($0["traceId"]) == traceID }
         let request = try #require(spans.first { ($0["name"] as? String) == "POST /api/v1/auth/login" }, "\(collector.raw.prefix(4000))")
         #expect(hex(request["parentSpanId"]) == "00f067aa0ba902b7", "the caller's span is the parent")
         #expect(Self.attribute(request, "http.response.status_code") as? String == "401")
@@ -149,7 +150,7 @@ import Vapor
 
         // Stopping flushes and ends cleanly.
         kill(server.pid, SIGTERM)
-        let said = await output
-        #expect(said.status == 0, "\(said)")
+        let ended = await output
+        #expect(ended.status == 0, "\(ended)")
     }
 }

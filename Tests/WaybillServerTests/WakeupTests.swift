@@ -17,7 +17,7 @@ struct WakeupTests {
     }
 
     @Test("A poke wakes the waiter, and a poke with nobody waiting is kept for the next wait")
-    func pokes() async {
+    func pokes() async throws {
         let wakeup = Wakeup()
         let clock = ContinuousClock()
         // Timeouts of ten minutes: a poke must end the wait long before. (In the full parallel run on
@@ -26,7 +26,8 @@ struct WakeupTests {
         let kept = await clock.measure { await wakeup.wait(timeout: .seconds(600)) }
         #expect(kept < .seconds(300))
         let waiting = Task { await clock.measure { await wakeup.wait(timeout: .seconds(600)) } }
-        try? await Task.sleep(for: .milliseconds(50))
+        // Poke once the task is known to wait (the wakeup says so), not after some time.
+        #expect(try await wakeup.waiterArrived.wait(guard: .seconds(600)) { wakeup.hasWaiter ? true : nil } == true)
         wakeup.poke()
         #expect(await waiting.value < .seconds(300))
     }

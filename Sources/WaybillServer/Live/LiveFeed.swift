@@ -35,7 +35,8 @@ final class LiveFeed: Sendable {
     /// announced by NOTIFY reaches subscribers once.
     private let recent = NIOLockedValueBox(RecentIDs())
     private let wakeup = Wakeup()
-    private let listening = NIOLockedValueBox(false)
+    /// Whether the PostgreSQL listener is attached, and who waits for it to be.
+    private let listening = NIOLockedValueBox<(attached: Bool, waiting: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
 
     init(hub: LiveHub, mode: Mode, db: @escaping @Sendable () -> any Database, writeLock: WriteLock, logger: Logger,
          metrics: WaybillMetrics? = nil) {
@@ -52,8 +53,37 @@ final class LiveFeed: Sendable {
         if case .sqlite = mode { wakeup.poke() }
     }
 
-    /// True once the PostgreSQL listener is attached (tests wait for it before publishing).
-    var isListening: Bool { listening.withLockedValue { $0 } }
+    /// True once the PostgreSQL listener is attached.
+    var isListening: Bool { listening.withLockedValue { $0.attached } }
+
+    /// Returns once the PostgreSQL listener is attached (tests wait for it before publishing); at once
+    /// when it is, on SQLite (no listener), or when the caller is cancelled.
+    func untilListening() async {
+        if case .sqlite = mode { return }
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = listening.withLockedValue { state -> Bool in
+                    if state.attached || Task.isCancelled { return true }
+                    state.waiting[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            listening.withLockedValue { $0.waiting.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    private func setListening(_ attached: Bool) {
+        let woken = listening.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.attached = attached
+            guard attached else { return [] }
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for continuation in woken { continuation.resume() }
+    }
 
     /// The newest event id this process has read (0 before the first).
     var newestID: Int64 { lastID.withLockedValue { $0 } }
@@ -122,7 +152,7 @@ final class LiveFeed: Sendable {
                 connectionID += 1
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: channel) { notifications in
-                    listening.withLockedValue { $0 = true }
+                    setListening(true)
                     delay = .milliseconds(200)
                     // Whatever committed while no connection listened.
                     try await self.readNew()
@@ -134,7 +164,7 @@ final class LiveFeed: Sendable {
                 if Task.isCancelled { break }
                 logger.warning("Live listener lost PostgreSQL, retrying in \(delay): \(String(describing: error))")
             }
-            listening.withLockedValue { $0 = false }
+            setListening(false)
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(10))
         }
@@ -161,10 +191,11 @@ final class LiveFeed: Sendable {
     private func deliver(_ rows: [LiveRow]) {
         let fresh = recent.withLockedValue { recent in rows.filter { recent.insert($0.id) } }
         guard !fresh.isEmpty else { return }
-        hub.deliver(fresh)
         // The wall clock, not the application's: lag is real time, also in tests that move the clock.
+        // Counted before the hand-over, so whoever has received an event can read its lag's count.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         metrics?.liveFanOut(lagMillis: fresh.map { now - $0.at })
+        hub.deliver(fresh)
     }
 
     static func rows(_ rows: [any SQLRow]) throws -> [LiveRow] {

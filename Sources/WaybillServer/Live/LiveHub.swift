@@ -25,6 +25,15 @@ final class LiveHub: Sendable {
     private let connections = NIOLockedValueBox<[ObjectIdentifier: LiveConnection]>([:])
     /// Open sockets in this process (`/metrics`).
     var connectionCount: Int { connections.withLockedValue { $0.count } }
+    /// Signalled whenever a connection is added or removed.
+    let connectionChanges = ChangeSignal()
+
+    /// Returns true once at most `count` sockets are open in this process (false after `guard`):
+    /// a closed connection is forgotten when its socket's close handler has run, a moment after the
+    /// client saw it close.
+    func untilConnections(atMost count: Int, guard timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await connectionChanges.wait(guard: timeout) { self.connectionCount <= count ? true : nil } ?? false
+    }
     let logger: Logger
     /// Sessions and accounts another process ended or changed are forgotten here too.
     let caches: ReadCaches
@@ -56,18 +65,21 @@ final class LiveHub: Sendable {
 
     /// Adds a connection if it stays within `limits` (checked and added under one lock).
     func add(_ connection: LiveConnection, _ limits: Limits? = nil) -> Bool {
-        connections.withLockedValue { connections in
+        let added = connections.withLockedValue { connections in
             if let limits, !Self.hasRoom(in: connections, account: connection.identity.userID, address: connection.clientAddress, limits) {
                 return false
             }
             connections[ObjectIdentifier(connection)] = connection
             return true
         }
+        if added { connectionChanges.signal() }
+        return added
     }
 
     func remove(_ connection: LiveConnection) {
         let key = ObjectIdentifier(connection)
         connections.withLockedValue { _ = $0.removeValue(forKey: key) }
+        connectionChanges.signal()
         let subscribed = connection.storedTopics
         topics.withLockedValue { topics in
             for topic in subscribed {

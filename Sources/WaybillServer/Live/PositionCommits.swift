@@ -56,6 +56,7 @@ final class PositionCommits: Sendable {
                 state.writing = true
                 return true
             }
+            queueChanges.signal()
             // A task of its own (it inherits the caller's clock and trace): the caller's request may
             // be answered while later groups are still being written.
             if start { Task { await self.drain(write) } }
@@ -64,6 +65,8 @@ final class PositionCommits: Sendable {
 
     /// Reports waiting for the next transaction.
     var queued: Int { state.withLockedValue { $0.queue.count } }
+    /// Signalled when a report joins the queue or a group leaves it (tests wait on it).
+    let queueChanges = ChangeSignal()
 
     /// (groups written, reports written) so far.
     var written: (groups: Int, reports: Int) { counts.withLockedValue { $0 } }
@@ -80,6 +83,7 @@ final class PositionCommits: Sendable {
                 return taken
             }
             guard !group.isEmpty else { return }
+            queueChanges.signal()
             do {
                 let results = try await write(group.map(\.job))
                 counts.withLockedValue { $0.groups += 1; $0.reports += group.count }

@@ -245,7 +245,12 @@ final class SQLiteStatistics: Sendable {
     private let retries = NIOLockedValueBox(0)
     /// Statements tried again because another connection held the lock they needed (`SQLiteBusy`).
     var busyRetries: Int { retries.withLockedValue { $0 } }
-    func retried() { retries.withLockedValue { $0 += 1 } }
+    func retried() {
+        retries.withLockedValue { $0 += 1 }
+        retriesChanged.signal()
+    }
+    /// Signalled at each retry (tests wait for writers to be waiting).
+    let retriesChanged = ChangeSignal()
     private let commitCount = NIOLockedValueBox(0)
     /// Commits of the writer's transactions (`SQLiteWriter`), each of one or more of them.
     var commits: Int { commitCount.withLockedValue { $0 } }

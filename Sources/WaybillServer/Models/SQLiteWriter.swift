@@ -74,7 +74,7 @@ final class SQLiteWriter: SQLiteStatements {
             return true
         }
         guard start else { return }
-        let path = path, checkpointer = checkpointer, checkpoints = checkpoints
+        let path = path, checkpointer = checkpointer, checkpoints = checkpoints, done = checkpointsDone
         NIOThreadPool.singleton.submit { _ in
             checkpointer.withLockedValue { state in
                 // On a thread of its own: SQLite may wait here for the lock it needs to open the log.
@@ -83,8 +83,12 @@ final class SQLiteWriter: SQLiteStatements {
                 try? state.handle?.checkpoint()
             }
             checkpoints.withLockedValue { $0.running = false }
+            done.signal()
         }
     }
+
+    /// Signalled when a background checkpoint has ended (tests wait for it).
+    let checkpointsDone = ChangeSignal()
 
     /// The transaction left open for the holders of the write lock queued behind the one that
     /// began it (group commit). Touched only by the lock's holder.

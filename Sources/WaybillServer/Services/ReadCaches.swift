@@ -24,15 +24,18 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var misses: UInt64 = 0
     }
     private let state = NIOLockedValueBox(State())
+    /// The monotonic clock freshness is counted on (tests move their own).
+    private let now: @Sendable () -> NIODeadline
 
-    init(freshness: TimeAmount, capacity: Int) {
+    init(freshness: TimeAmount, capacity: Int, now: @escaping @Sendable () -> NIODeadline = { .now() }) {
         self.freshness = freshness
         self.capacity = capacity
+        self.now = now
     }
 
     /// The value kept for `key`, if it is fresh.
     func value(_ key: Key) -> Value? {
-        let now = NIODeadline.now()
+        let now = self.now()
         return state.withLockedValue { state in
             guard let entry = state.entries[key] else {
                 state.misses &+= 1
@@ -59,11 +62,11 @@ final class FreshCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Keeps `value` unless something was forgotten since `generation` was read.
     func keep(_ value: Value, for key: Key, readAt generation: UInt64) {
         guard freshness > .zero else { return }
-        let expires = NIODeadline.now() + freshness
+        let expires = now() + freshness
         state.withLockedValue { state in
             guard state.generation == generation else { return }
             if state.entries.count >= capacity {
-                let now = NIODeadline.now()
+                let now = self.now()
                 state.entries = state.entries.filter { $0.value.expires > now }
                 if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
             }

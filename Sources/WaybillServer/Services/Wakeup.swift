@@ -12,6 +12,9 @@ final class Wakeup: Sendable {
         var generation = 0
     }
     private let state = NIOLockedValueBox(State())
+    /// Signalled when a waiter starts waiting (tests poke a waiter that is known to wait).
+    let waiterArrived = ChangeSignal()
+    var hasWaiter: Bool { state.withLockedValue { $0.waiter != nil } }
 
     /// Wakes the waiter now, or the next one to wait if nobody waits.
     func poke() {
@@ -44,6 +47,7 @@ final class Wakeup: Sendable {
                     continuation.resume()
                     return
                 }
+                waiterArrived.signal()
                 Task { [weak self] in
                     try? await Task.sleep(for: timeout)
                     self?.expire(generation)

@@ -199,9 +199,12 @@ final class WriteLock: Sendable {
                 state.waiters.append((continuation, joins))
                 return false
             }
-            if resumeNow { continuation.resume() }
+            if resumeNow { continuation.resume() } else { queueChanges.signal() }
         }
     }
+
+    /// Signalled when someone starts waiting for the lock (tests line up writers behind a holder).
+    let queueChanges = ChangeSignal()
 
     func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in

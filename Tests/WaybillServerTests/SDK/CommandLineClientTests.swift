@@ -62,7 +62,7 @@ struct CLI: Sendable {
     /// they left no thread for the server the child was waiting on, and the whole test process
     /// stalled until the server dropped the idle connection ten minutes later (the stall watchdog's
     /// backtrace of a full run showed `CLI.finish` in `read` on a `default-qos` thread).
-    static func finish(_ child: Spawned, readingStderr: Bool = true) async -> Result {
+    static func finish(_ child: Spawned, readingStderr: Bool = true, readingStdout: Bool = true) async -> Result {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let stderrDone = DispatchSemaphore(value: 0)
@@ -75,7 +75,7 @@ struct CLI: Sendable {
                 } else {
                     stderrDone.signal()
                 }
-                let stdout = child.stdout.readDataToEndOfFile()
+                let stdout = readingStdout ? child.stdout.readDataToEndOfFile() : Data()
                 stderrDone.wait()
                 let status = child.waitForExit()
                 continuation.resume(returning: Result(status: status, stdout: String(decoding: stdout, as: UTF8.self),
@@ -134,10 +134,11 @@ struct CommandLineClientTests {
 
                 // The customer follows the order live from another terminal.
                 let tracker = try ada.start(["track", id, "--json"])
-                let following = FollowingSignal()
-                tracker.stderr.readabilityHandler = { handle in following.read(handle.availableData) }
+                // `track` says "(following …)" on stderr once its live stream is open.
+                let following = OutputWatch()
+                following.watch(tracker.stderr)
                 let tracked = Task { await CLI.finish(tracker, readingStderr: false) }
-                try await eventually { following.isFollowing }
+                try #require(try await following.until("(following"), "waybill-client track never said it was following: \(following.output)")
 
                 // The manager assigns the order to the driver by email.
                 let drivers = try await boss.run("users", "--role", "driver", "--json")
@@ -322,9 +323,30 @@ extension CLI {
 }
 
 /// Watches `track`'s standard error for the line saying it is subscribed.
-final class FollowingSignal: @unchecked Sendable {
+/// What a spawned process writes, watched as it comes: a test waits for a line (woken by each chunk)
+/// instead of trying again and again. Install with `watch(_:)` on the process's stdout or stderr.
+final class OutputWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var text = ""
-    func read(_ data: Data) { lock.withLock { text += String(decoding: data, as: UTF8.self) } }
-    var isFollowing: Bool { lock.withLock { text.contains("(following") } }
+    private let arrivals = Arrivals()
+
+    func watch(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }  // the end: no more calls
+            self?.read(data)
+        }
+    }
+
+    func read(_ data: Data) {
+        lock.withLock { text += String(decoding: data, as: UTF8.self) }
+        arrivals.signal()
+    }
+
+    var output: String { lock.withLock { text } }
+
+    /// Waits until the output holds `needle` (false after `guard`: a process that never says it).
+    func until(_ needle: String, guard timeout: Duration = .seconds(120)) async throws -> Bool {
+        try await arrivals.wait(guard: timeout, until: { self.output.contains(needle) ? true : nil }) ?? false
+    }
 }

@@ -11,7 +11,23 @@ actor ChatRecorder {
     private var task: Task<Void, Never>?
 
     func start(_ stream: AsyncThrowingStream<ConversationEvent, any Error>) {
-        task = Task { do { for try await event in stream { self.events.append(event) } } catch {} }
+        task = Task {
+            do { for try await event in stream { self.append(event) } } catch {}
+            self.wake()
+        }
+    }
+
+    /// Who waits for the next event (`wait(for:)`), woken by it.
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    private func append(_ event: ConversationEvent) {
+        events.append(event)
+        wake()
+    }
+    private func wake() {
+        let woken = waiters
+        waiters = []
+        for waiter in woken { waiter.resume() }
     }
 
     func stop() { task?.cancel() }
@@ -25,8 +41,17 @@ actor ChatRecorder {
 
     var connections: Int { events.filter { $0 == .connected }.count }
 
+    /// Waits until `condition` holds, looking again after each event (the test's time limit bounds
+    /// the wait: its cancellation ends it).
     func wait(for what: String, _ condition: @Sendable (ChatRecorder) async -> Bool) async throws {
-        while !(await condition(self)) { try await Task.sleep(for: .milliseconds(20)) }
+        while !(await condition(self)) {
+            try Task.checkCancellation()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiters.append($0) }
+            } onCancel: {
+                Task { await self.wake() }
+            }
+        }
     }
 }
 

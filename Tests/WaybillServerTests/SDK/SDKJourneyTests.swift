@@ -107,7 +107,7 @@ struct SDKJourneyTests {
                 try await customer.signOut()
                 var iterator = events.makeAsyncIterator()
                 #expect(await iterator.next() == .ended(reason: "signed_out"))
-                try await eventually { await live.finished }
+                try await live.untilFinished()
                 let ended = try #require(await live.failure as? WaybillClient.WaybillError)
                 guard case .sessionEnded(let code) = ended else { Issue.record("the live stream ended with \(ended)"); return }
                 #expect(code == "signed_out")

@@ -82,18 +82,18 @@ struct SDKLiveTests {
                                    recordedAt: start + Int64(index) * 1000)
                 }
                 for point in points.prefix(5) { await uploader.record(point) }
-                try await eventually { await uploader.accepted == 5 }
+                try await uploader.until("5 accepted") { $0.accepted == 5 }
 
                 // The network goes away; the driver keeps moving.
                 await server.stopHTTP()
                 for point in points.dropFirst(5) { await uploader.record(point) }
                 await uploader.record(points[700])  // a repeat the device produced: left out
-                try await eventually { if case .waiting = await uploader.state { true } else { false } }
+                try await uploader.until("waiting to retry") { if case .waiting = $0.state { true } else { false } }
                 #expect(await uploader.pending.count == 1095)
 
                 // The network comes back; the uploader notices by itself on its next try.
                 try await server.startHTTP(port: port)
-                try await eventually { await uploader.pending.isEmpty }
+                try await uploader.until("nothing pending") { $0.pending == 0 }
                 #expect(await uploader.accepted == 1100)
                 #expect(await uploader.ignored == 0)
                 #expect(await uploader.rejected.isEmpty)
@@ -123,17 +123,17 @@ struct SDKLiveTests {
                     PositionReport(latitude: 47.3700 + Double(index) * 0.00005, longitude: 8.5400, accuracy: 5, recordedAt: start + Int64(index) * 1000)
                 }
                 for point in points.prefix(30) { await uploader.record(point) }
-                try await eventually { await uploader.accepted == 30 }
+                try await uploader.until("30 accepted") { $0.accepted == 30 }
                 // The server goes away and comes back: the uploader's connection is replaced.
                 await server.stopHTTP()
                 for point in points.dropFirst(30) { await uploader.record(point) }
                 try await server.startHTTP(port: port)
-                try await eventually { await uploader.pending.isEmpty }
+                try await uploader.until("nothing pending") { $0.pending == 0 }
                 #expect(await uploader.accepted == 60)
                 #expect(await uploader.ignored == 0)
                 // 500 km in a second: the server names the point, the uploader drops it.
                 await uploader.record(PositionReport(latitude: 52.5, longitude: 13.4, recordedAt: start + 61_000))
-                try await eventually { await uploader.rejected.count == 1 }
+                try await uploader.until("one rejected") { $0.rejected == 1 }
                 #expect(await uploader.pending.isEmpty)
 
                 let customer = server.sdk(port: port)

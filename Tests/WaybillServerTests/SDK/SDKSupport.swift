@@ -62,10 +62,22 @@ actor LiveRecorder {
         }
     }
 
-    private func append(_ update: LiveUpdate) { updates.append(update) }
+    /// Who waits for the next update (`wait(for:)`), woken by it: no looking again every few milliseconds.
+    fileprivate var waiters: [CheckedContinuation<Void, Never>] = []
+
+    private func append(_ update: LiveUpdate) {
+        updates.append(update)
+        wake()
+    }
     private func finish(_ error: (any Error)?) {
         failure = error
         finished = true
+        wake()
+    }
+    fileprivate func wake() {
+        let woken = waiters
+        waiters = []
+        for waiter in woken { waiter.resume() }
     }
 
     func stop() { task?.cancel() }
@@ -75,11 +87,31 @@ actor LiveRecorder {
     var connections: Int { updates.filter { $0 == .connected }.count }
     var disconnections: Int { updates.filter { if case .disconnected = $0 { true } else { false } }.count }
 
-    /// Waits until `condition` holds (the test's time limit bounds the wait).
+    /// Waits until `condition` holds, looking again after each update (the test's time limit bounds
+    /// the wait: its cancellation ends it).
     func wait(for what: String, _ condition: @Sendable (LiveRecorder) async -> Bool) async throws {
         while !(await condition(self)) {
             if finished { throw LiveRecorderEnded(what: what, failure: failure.map { String(describing: $0) }) }
-            try await Task.sleep(for: .milliseconds(20))
+            try Task.checkCancellation()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiters.append($0) }
+            } onCancel: {
+                Task { await self.wake() }
+            }
+        }
+    }
+}
+
+extension LiveRecorder {
+    /// Waits for the stream to end, woken by its end (the test's time limit bounds the wait).
+    func untilFinished() async throws {
+        while !finished {
+            try Task.checkCancellation()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiters.append($0) }
+            } onCancel: {
+                Task { await self.wake() }
+            }
         }
     }
 }
@@ -90,18 +122,17 @@ struct LiveRecorderEnded: Error, CustomStringConvertible {
     var description: String { "the live stream ended before \(what): \(failure ?? "finished")" }
 }
 
-/// Waits until `condition` holds, checking every 20 ms; fails after `seconds` (a hung test is the worst failure).
-func eventually(within seconds: Int = 60, _ condition: () async throws -> Bool,
-                sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !(try await condition()) {
-        guard ContinuousClock.now < deadline else { throw ConditionNeverHeld(seconds: seconds, sourceLocation: sourceLocation) }
-        try await Task.sleep(for: .milliseconds(20))
+extension PositionUploader {
+    /// Waits until the uploader's progress satisfies `condition`, woken by each change it reports
+    /// (`progressUpdates()`); the test's time limit bounds the wait.
+    func until(_ what: String, _ condition: @Sendable (Progress) -> Bool) async throws {
+        for await progress in progressUpdates() where condition(progress) { return }
+        throw UploaderNeverReached(what: what, last: progress)
     }
 }
 
-struct ConditionNeverHeld: Error, CustomStringConvertible {
-    var seconds: Int
-    var sourceLocation: SourceLocation
-    var description: String { "the condition waited for at \(sourceLocation) did not hold within \(seconds) s" }
+struct UploaderNeverReached: Error, CustomStringConvertible {
+    var what: String
+    var last: PositionUploader.Progress
+    var description: String { "the uploader never reached \(what) (last: \(last))" }
 }

@@ -20,11 +20,9 @@ extension TestServer {
             await app.server.shutdown()
         }
         do {
-            if case .postgres = database {
-                // LISTEN must be in place before the test publishes anything.
-                for _ in 0..<500 where !feed.isListening { try await Task.sleep(for: .milliseconds(10)) }
-                try #require(feed.isListening, "the PostgreSQL listener did not start")
-            }
+            // LISTEN must be in place before the test publishes anything (PostgreSQL); the feed says
+            // when it is. The test's own time limit guards against a listener that never starts.
+            await feed.untilListening()
             try await body(port)
         } catch {
             await stop()
@@ -65,10 +63,12 @@ extension TestServer {
     }
 }
 
-/// A live-channel client that records every message it receives.
+/// A live-channel client that records every message it receives. A test waiting for a message is
+/// woken by its arrival (`Arrivals`), not by looking again every few milliseconds.
 final class LiveTestClient: Sendable {
     let socket: WebSocket
     private let received = NIOLockedValueBox<[String]>([])
+    private let arrivals = Arrivals()
 
     private init(socket: WebSocket) { self.socket = socket }
 
@@ -79,7 +79,11 @@ final class LiveTestClient: Sendable {
             try await WebSocket.connect(scheme: "ws", host: "127.0.0.1", port: port, path: "/api/v1/live", query: "ticket=\(ticket)",
                                         headers: headers, on: group) { socket in
                 let client = LiveTestClient(socket: socket)
-                socket.onText { _, text in client.received.withLockedValue { $0.append(text) } }
+                socket.onText { _, text in
+                    client.received.withLockedValue { $0.append(text) }
+                    client.arrivals.signal()
+                }
+                socket.onClose.whenComplete { _ in client.arrivals.signal() }
                 upgraded.succeed(client)
             }.get()
         } catch {
@@ -106,15 +110,11 @@ final class LiveTestClient: Sendable {
         return try await next { ($0["type"].string == "subscribed" || $0["type"].string == "error") && $0["topic"].string == topic }
     }
 
-    /// Waits (up to `timeout`) for a message matching `predicate`. A minute: a message that arrives
-    /// ends the wait at once, and a full run on two cores can delay one by many seconds.
+    /// Waits for a message matching `predicate`, woken by each arrival. The minute is a guard against
+    /// a hang, not a wait: a message that arrives ends it at once.
     @discardableResult
-    func next(timeout: Duration = .seconds(60), _ predicate: (JSON) -> Bool) async throws -> JSON {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let hit = messages.first(where: predicate) { return hit }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    func next(timeout: Duration = .seconds(60), _ predicate: @Sendable (JSON) -> Bool) async throws -> JSON {
+        if let hit = try await arrivals.wait(guard: timeout, until: { self.messages.first(where: predicate) }) { return hit }
         Issue.record("no matching live message within \(timeout); got \(rawMessages)")
         throw TestSkipped()
     }
@@ -122,20 +122,30 @@ final class LiveTestClient: Sendable {
     /// Waits for the `n`-th event (1-based) of a type on a topic.
     @discardableResult
     func event(_ type: String, topic: String, count: Int = 1, timeout: Duration = .seconds(60)) async throws -> JSON {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let hits = events.filter { $0["type"].string == type && $0["topic"].string == topic }
-            if hits.count >= count { return hits[count - 1] }
-            try await Task.sleep(for: .milliseconds(10))
+        let found = try await arrivals.wait(guard: timeout) {
+            let hits = self.events.filter { $0["type"].string == type && $0["topic"].string == topic }
+            return hits.count >= count ? hits[count - 1] : nil
         }
+        if let found { return found }
         Issue.record("no \(type) #\(count) on \(topic) within \(timeout); got \(rawMessages)")
         throw TestSkipped()
     }
 
-    /// Waits a little to be sure nothing more arrives, then returns everything received.
-    func settle(_ duration: Duration = .milliseconds(300)) async throws -> [JSON] {
-        try await Task.sleep(for: duration)
-        return messages
+    /// Everything received once the server has sent all it had for this connection: a `ping` goes
+    /// after whatever the server wrote before it, so its `pong` closes the record. (The caller has
+    /// already waited for the last event it expects; this shows that nothing else came with it.)
+    func settle() async throws -> [JSON] {
+        let pongs = messages.filter { $0["type"].string == "pong" }.count
+        try await send(.ping)
+        _ = try await arrivals.wait(guard: .seconds(60)) {
+            self.messages.filter { $0["type"].string == "pong" }.count > pongs ? true : nil
+        }
+        var seen = 0
+        return messages.filter { message in
+            guard message["type"].string == "pong" else { return true }
+            seen += 1
+            return seen <= pongs
+        }
     }
 
     func close() async { try? await socket.close() }
@@ -143,3 +153,6 @@ final class LiveTestClient: Sendable {
     /// Forgets what was received so far (the next `next` looks at new messages only).
     func clear() { received.withLockedValue { $0.removeAll() } }
 }
+
+/// The tests wait on the server's own change signal type.
+typealias Arrivals = ChangeSignal
