@@ -9,17 +9,18 @@ import WaybillCore
 extension Orders {
     // MARK: Changing orders
 
-    /// Applies `action` through the state machine in one transaction: the caller must see the
-    /// order (else 404), have a capacity allowed to act (else 403) and find it in a status that
-    /// allows it (else 409 with the current status). The change lands only if nobody changed the
-    /// order since it was read (a version check), so of two managers assigning at once one wins.
-    /// `change` applies the action and returns the one `DomainEvent` it amounts to, which is
-    /// recorded in the same transaction (its subscribers tell people and the live channel).
+    /// Applies `action` in one transaction, as the shipment's one decision (`ShipmentRules.decide`)
+    /// answers it: the caller must see the order (else 404), have a capacity allowed to act (else 403)
+    /// and find it in a status that allows it (else 409 with the current status), a counter beside the
+    /// leg must be ready (409), and the hand-over must carry its proof (422). The change lands only if
+    /// nobody changed the order since it was read (a version check), so of two managers assigning at
+    /// once one wins. `change` applies the action to the order's own fields and returns the one
+    /// `DomainEvent` it amounts to, which is recorded in the same transaction (its subscribers tell
+    /// people and the live channel).
     ///
-    /// The action moves the shipment's current leg through its own state machine, records the
-    /// hand-over it amounts to (a pickup, a delivery) with `proof`, and the shipment's status (the
-    /// order's `status` column) becomes `ShipmentStatus.derive` of its legs. `receipt`, the step's
-    /// idempotency key (`once`), lands in the same transaction.
+    /// The decision's events are written here: each leg it moved, the hand-over it made with
+    /// `proof`, and the shipment's status (the order's `status` column), derived from the legs.
+    /// `receipt`, the step's idempotency key (`once`), lands in the same transaction.
     @discardableResult
     func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?, proof: HandOverProof = HandOverProof(),
                     receipt: StepReceipt? = nil,
@@ -30,76 +31,82 @@ extension Orders {
             guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
             let capacities: Set<OrderCapacity> = principal.map { orders.capacities(of: $0, for: order) } ?? [.system]
             if capacities.isEmpty { throw WaybillError.notFound }
-            switch OrderStateMachine.decide(action, from: order.status, as: capacities) {
-            case .forbidden:
-                throw WaybillError.forbidden
-            case .wrongStatus(let status):
-                throw WaybillError.invalidTransition(status, action)
-            case .allowed(let next):
-                try await Self.claim(order, action: action, on: db)
-                let awaitingPayment = order.paymentStatus == .awaiting
-                order.status = next
-                order.updatedAt = UnixTime.nowMillis
-                let event = try await change(order, db)
-                try await Self.moveLegs(of: order, action, by: principal, capacities: capacities, awaitingPayment: awaitingPayment,
-                                        proof: proof, on: db)
-                // The receiver's copy of their code lives only while the parcel is on its way.
-                if order.status != .inTransit { order.recipientCodeSealed = nil }
-                try await order.save(on: db)
-                try await receipt?.create(on: db)
-                try await events.record(event, on: db)
-            }
+            let orderID = try order.storedID
+            let legs = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).all()
+            guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(orderID) has no legs") }
+            let decision = try Self.decide(action, on: Self.shipment(order, legs), by: ShipmentActor(capacities), proof: proof.kinds)
+            try await Self.claim(order, action: action, on: db)
+            order.status = decision.next.status
+            order.updatedAt = UnixTime.nowMillis
+            let event = try await change(order, db)
+            try await Self.write(decision, of: order, legs: legs, by: principal, proof: proof, on: db)
+            // The receiver's copy of their code lives only while the parcel is on its way.
+            if order.status != .inTransit { order.recipientCodeSealed = nil }
+            try await order.save(on: db)
+            try await receipt?.create(on: db)
+            try await events.record(event, on: db)
             return order
         }
     }
 
-    /// Moves the leg the order action is for (`ShipmentRoute.actingLeg`: the carrier's leg, or for
-    /// cancelling the first unfinished one), records the hand-over with its proof, and derives the
-    /// shipment's status from its legs. A pickup from a counter ends the counter's leg too.
-    /// `awaitingPayment`: whether it awaited payment before the action.
-    static func moveLegs(of order: Order, _ action: OrderAction, by principal: Principal?, capacities: Set<OrderCapacity>,
-                         awaitingPayment: Bool, proof: HandOverProof, on db: any Database) async throws {
-        let orderID = try order.storedID
-        let legs = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).all()
-        guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(orderID) has no legs") }
-        let states = legs.map(\.state)
-        let index = action.legAction.flatMap { ShipmentRoute.actingLeg(for: $0, in: states) }
-            ?? legs.firstIndex { !$0.status.isFinal } ?? legs.count - 1
-        let leg = legs[index]
-        if let legAction = action.legAction {
-            if let wait = ShipmentRoute.counterWait(legAction, at: index, in: states) {
-                throw WaybillError.counterWait(wait)
-            }
-            let decision = ShipmentStatus.decide(legAction, leg: leg.state, awaitingPayment: awaitingPayment,
-                                                 as: Set(capacities.map(\.legCapacity)))
-            guard case .allowed(let status) = decision else {
-                throw WaybillError.invalidTransition(order.status, action)
-            }
-            leg.status = status
-            if legAction == .pickUp, let left = ShipmentRoute.counterLeft(byPickUpAt: index, in: states) {
-                legs[left].status = .handedOver
-                legs[left].updatedAt = order.updatedAt
-                try await legs[left].save(on: db)
-            }
-            // A cancelled shipment's later legs will not happen either.
-            if legAction == .cancel {
-                for later in legs[(index + 1)...] where !later.status.isFinal {
-                    later.status = .cancelled
-                    later.updatedAt = order.updatedAt
-                    try await later.save(on: db)
-                }
-            }
-            if let kind = HandOverPolicy.kind(of: legAction, legKind: leg.kind, index: index, count: legs.count) {
-                let missing = HandOverPolicy.required(kind, carriedBy: leg.kind, recipientCode: order.requireRecipientCode).subtracting(proof.kinds)
-                if let first = missing.map(\.rawValue).sorted().first { throw WaybillError.validation("proof", "missing_\(first)") }
-                let handOver = HandOver(orderID: orderID, legPosition: leg.position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
-                proof.apply(to: handOver)
-                try await handOver.create(on: db)
-            }
+    /// The shipment as its rules see it, from the order row and its legs.
+    static func shipment(_ order: Order, _ legs: [Leg]) throws -> ShipmentState {
+        ShipmentState(id: try order.storedID, awaitingPayment: order.paymentStatus == .awaiting,
+                 legs: legs.map { ShipmentState.Leg($0.kind, $0.status, assignee: $0.assigneeID, counter: $0.counterID) },
+                 requireRecipientCode: order.requireRecipientCode)
+    }
+
+    /// `ShipmentRules.decide` for an order action, its refusal as the API's error. Assigning names
+    /// its driver in `change` (the order's `driverID`), which `write` gives the fleet leg.
+    static func decide(_ action: OrderAction, on shipment: ShipmentState, by actor: ShipmentActor, proof: Set<ProofKind>) throws -> ShipmentDecision {
+        let someone = UserID(rawValue: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        let command: ShipmentCommand = switch action {
+        case .assign: .assign(driver: someone)
+        case .reassign: .reassign(driver: someone)
+        default: ShipmentCommand(action) ?? .cancel
         }
-        if leg.kind == .fleet { leg.assigneeID = order.driverID }
-        leg.updatedAt = order.updatedAt
-        try await leg.save(on: db)
+        switch ShipmentRules.decide(command, on: shipment, by: actor, proof: proof) {
+        case .success(let decision): return decision
+        case .failure(.notFound): throw WaybillError.notFound
+        case .failure(.forbidden): throw WaybillError.forbidden
+        case .failure(.wrongStatus(let status)): throw WaybillError.invalidTransition(status, action)
+        case .failure(.counterWait(let wait)): throw WaybillError.counterWait(wait)
+        case .failure(.missingProof(let kind)): throw WaybillError.validation("proof", "missing_\(kind.rawValue)")
+        case .failure(.desk): throw WaybillError.invalidTransition(shipment.status, action)
+        }
+    }
+
+    /// Writes what `decision` did: the legs it moved, the fleet leg's driver (the order's), the
+    /// hand-over it made with `proof`; and the order's status, derived from the legs.
+    static func write(_ decision: ShipmentDecision, of order: Order, legs: [Leg], by principal: Principal?, proof: HandOverProof,
+                      on db: any Database) async throws {
+        let orderID = try order.storedID
+        var touched = Set<Int>()
+        for case .legMoved(let index, _, let to) in decision.events {
+            legs[index].status = to
+            touched.insert(index)
+        }
+        // The leg the action was on: the first one it moved or assigned (a reassignment moves none;
+        // the counter a pickup leaves comes after the driver's leg).
+        let acting = decision.events.lazy.compactMap { event -> Int? in
+            switch event {
+            case .legMoved(let index, _, _), .assigned(let index, _, _): index
+            default: nil
+            }
+        }.first
+        if let acting, legs[acting].kind == .fleet, legs[acting].assigneeID != order.driverID {
+            legs[acting].assigneeID = order.driverID
+            touched.insert(acting)
+        }
+        for index in touched.sorted() {
+            legs[index].updatedAt = order.updatedAt
+            try await legs[index].save(on: db)
+        }
+        if let (kind, index) = decision.handOver {
+            let handOver = HandOver(orderID: orderID, legPosition: legs[index].position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
+            proof.apply(to: handOver)
+            try await handOver.create(on: db)
+        }
         order.status = ShipmentStatus.derive(awaitingPayment: order.paymentStatus == .awaiting, legs: legs.map(\.state))
     }
 

@@ -163,7 +163,7 @@ struct RoutePlans: WaybillService {
         let fixedOrders = Dictionary(fixed.values.map { ($0.stop.orderID, $0.stop.kind) }, uniquingKeysWith: { a, _ in a })
         let onDuty = Set(fleet.map(\.driverID))
         var unplanned: [RoutePlan.Unplanned] = []
-        var shipments: [Shipment] = [], jobs: [Job] = []
+        var shipments: [WaybillRouting.Shipment] = [], jobs: [Job] = []
         var byID: [UUID: Order] = [:]
         let service = Double(request.serviceMinutes * 60)
         // Booked timeslots are the stops' time windows.
@@ -226,7 +226,7 @@ struct RoutePlans: WaybillService {
             if let pick {
                 let pickup = Visit(location: points.count, service: service, window: pickupWindow)
                 points.append(GeoPoint(latitude: pick.latitude, longitude: pick.longitude))
-                shipments.append(Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
+                shipments.append(WaybillRouting.Shipment(id: id.uuidString, pickup: pickup, delivery: delivery, amount: amount, skills: skills, priority: priority))
             } else {
                 jobs.append(Job(id: id.uuidString, kind: .delivery, visit: delivery, amount: amount, skills: skills, priority: priority))
             }
