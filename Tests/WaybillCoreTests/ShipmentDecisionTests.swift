@@ -26,11 +26,7 @@ struct ShipmentDecisionTests {
     }
 
     static func command(_ action: OrderAction) -> ShipmentCommand {
-        switch action {
-        case .assign: .assign(driver: dora)
-        case .reassign: .reassign(driver: max)
-        default: ShipmentCommand(action)!
-        }
+        ShipmentCommand(action, driver: action == .reassign ? max : dora)
     }
 
     @Test("A shipment with one fleet leg decides as the order state machine did: every action, status and set of capacities")

@@ -82,18 +82,22 @@ public enum ShipmentCommand: Sendable, Hashable {
         }
     }
 
-    /// The command an order action is (assigning needs the driver: nil for those).
-    public init?(_ action: OrderAction) {
+    /// The command an order action is; assigning gives the leg to `driver`.
+    public init(_ action: OrderAction, driver: UserID) {
         switch action {
         case .confirmPayment: self = .confirmPayment
+        case .assign: self = .assign(driver: driver)
+        case .reassign: self = .reassign(driver: driver)
         case .accept: self = .accept
         case .pickup: self = .pickUp
         case .deliver: self = .deliver
         case .fail: self = .fail
         case .cancel: self = .cancel
-        case .assign, .reassign: return nil
         }
     }
+
+    /// A driver who stands for "anyone": what may be done does not depend on which driver.
+    public static let anyDriver = UserID(rawValue: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 }
 
 /// Who asks: in what capacities they stand to this shipment (worked out from the account and the
@@ -165,13 +169,8 @@ public enum ShipmentRules {
     /// for when it is done): the list the API's `availableActions`, the web pages' buttons and the
     /// live channel read. Assigning is listed when dispatch could give the carrying leg to anyone.
     public static func actions(on shipment: ShipmentState, for actor: ShipmentActor) -> [OrderAction] {
-        let anyone = UserID(rawValue: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        return OrderAction.allCases.filter { action in
-            let command: ShipmentCommand = switch action {
-            case .assign: .assign(driver: anyone)
-            case .reassign: .reassign(driver: anyone)
-            default: ShipmentCommand(action) ?? .cancel
-            }
+        OrderAction.allCases.filter { action in
+            let command = ShipmentCommand(action, driver: ShipmentCommand.anyDriver)
             if case .success = decide(command, on: shipment, by: actor, proof: [], checkingProof: false) { return true }
             return false
         }

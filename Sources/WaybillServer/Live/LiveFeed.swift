@@ -35,8 +35,9 @@ final class LiveFeed: Sendable {
     /// announced by NOTIFY reaches subscribers once.
     private let recent = NIOLockedValueBox(RecentIDs())
     private let wakeup = Wakeup()
-    /// Whether the PostgreSQL listener is attached, and who waits for it to be.
-    private let listening = NIOLockedValueBox<(attached: Bool, waiting: [UUID: CheckedContinuation<Void, Never>])>((false, [:]))
+    /// Whether the PostgreSQL listener is attached; signalled when that changes.
+    private let listening = NIOLockedValueBox(false)
+    private let listeningChanges = ChangeSignal()
 
     init(hub: LiveHub, mode: Mode, db: @escaping @Sendable () -> any Database, writeLock: WriteLock, logger: Logger,
          metrics: WaybillMetrics? = nil) {
@@ -54,35 +55,18 @@ final class LiveFeed: Sendable {
     }
 
     /// True once the PostgreSQL listener is attached.
-    var isListening: Bool { listening.withLockedValue { $0.attached } }
+    var isListening: Bool { listening.withLockedValue { $0 } }
 
     /// Returns once the PostgreSQL listener is attached (tests wait for it before publishing); at once
-    /// when it is, on SQLite (no listener), or when the caller is cancelled.
-    func untilListening() async {
+    /// when it is, or on SQLite, which has no listener. Throws when the caller is cancelled.
+    func untilListening() async throws {
         if case .sqlite = mode { return }
-        let id = UUID()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = listening.withLockedValue { state -> Bool in
-                    if state.attached || Task.isCancelled { return true }
-                    state.waiting[id] = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            listening.withLockedValue { $0.waiting.removeValue(forKey: id) }?.resume()
-        }
+        _ = try await listeningChanges.wait(guard: .seconds(600)) { self.isListening ? true : nil }
     }
 
     private func setListening(_ attached: Bool) {
-        let woken = listening.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            state.attached = attached
-            guard attached else { return [] }
-            defer { state.waiting = [:] }
-            return Array(state.waiting.values)
-        }
-        for continuation in woken { continuation.resume() }
+        listening.withLockedValue { $0 = attached }
+        listeningChanges.signal()
     }
 
     /// The newest event id this process has read (0 before the first).

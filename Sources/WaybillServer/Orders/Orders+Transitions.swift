@@ -59,13 +59,7 @@ extension Orders {
     /// `ShipmentRules.decide` for an order action, its refusal as the API's error. Assigning names
     /// its driver in `change` (the order's `driverID`), which `write` gives the fleet leg.
     static func decide(_ action: OrderAction, on shipment: ShipmentState, by actor: ShipmentActor, proof: Set<ProofKind>) throws -> ShipmentDecision {
-        let someone = UserID(rawValue: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        let command: ShipmentCommand = switch action {
-        case .assign: .assign(driver: someone)
-        case .reassign: .reassign(driver: someone)
-        default: ShipmentCommand(action) ?? .cancel
-        }
-        switch ShipmentRules.decide(command, on: shipment, by: actor, proof: proof) {
+        switch ShipmentRules.decide(ShipmentCommand(action, driver: ShipmentCommand.anyDriver), on: shipment, by: actor, proof: proof) {
         case .success(let decision): return decision
         case .failure(.notFound): throw WaybillError.notFound
         case .failure(.forbidden): throw WaybillError.forbidden

@@ -5,16 +5,15 @@ import NIOConcurrencyHelpers
 /// nobody polls. A guard ends a wait after its timeout, and cancelling the waiter ends it too.
 /// (The live hub's connections and the tests' waits use it.)
 final class ChangeSignal: Sendable {
-    private struct Waiter { let id: UUID; let continuation: CheckedContinuation<Void, Never> }
-    private let state = NIOLockedValueBox<(generation: Int, waiters: [Waiter])>((0, []))
+    private let state = NIOLockedValueBox<(generation: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
 
     func signal() {
-        let woken = state.withLockedValue { state -> [Waiter] in
+        let woken = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.generation += 1
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in woken { waiter.continuation.resume() }
+        for waiter in woken { waiter.resume() }
     }
 
     /// Returns `check()`'s first non-nil answer, or nil when `guard` passed first; throws
@@ -32,12 +31,11 @@ final class ChangeSignal: Sendable {
                 let generation = state.withLockedValue { $0.generation }
                 if let found = try check() { return found }
                 if ContinuousClock.now >= deadline { return nil }
-                let id = UUID()
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLockedValue { state -> Bool in
                         // Something arrived between the check and now: look again at once.
                         if state.generation != generation { return true }
-                        state.waiters.append(Waiter(id: id, continuation: continuation))
+                        state.waiters.append(continuation)
                         return false
                     }
                     if resumeNow { continuation.resume() }

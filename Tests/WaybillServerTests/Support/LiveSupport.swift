@@ -22,7 +22,8 @@ extension TestServer {
         do {
             // LISTEN must be in place before the test publishes anything (PostgreSQL); the feed says
             // when it is. The test's own time limit guards against a listener that never starts.
-            await feed.untilListening()
+            try await feed.untilListening()
+            try #require(feed.isListening, "the PostgreSQL listener did not start")
             try await body(port)
         } catch {
             await stop()
