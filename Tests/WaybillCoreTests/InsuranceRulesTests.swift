@@ -79,4 +79,28 @@ struct InsuranceRulesTests {
         #expect(ClaimPolicy.split(1_000, refundable: 2_100) == (1_000, 0))
         #expect(ClaimPolicy.split(1_000, refundable: -5) == (0, 1_000))
     }
+
+    @Test("What a viewer may do with a claim is what the decision allows them: every status, claimant, first approver and role")
+    func actionsAgreeWithDecide() {
+        for status in ClaimStatus.allCases {
+            for first in [nil, boss, ann] {
+                for (id, role) in [(ada, Role.customer), (boss, .manager), (ann, .manager), (ann, .driver)] {
+                    let caller = Caller(id: id, role: role)
+                    let actions = ClaimPolicy.actions(status: status, claimant: ada, firstApprover: status == .awaitingSecondApproval ? first : nil, by: caller)
+                    let proposed = status == .awaitingSecondApproval ? 60_000 : nil
+                    func allowed(_ decision: ClaimPolicy.Decision) -> Bool {
+                        guard caller.may(.decideClaims) else { return false }
+                        if case .success = ClaimPolicy.decide(decision, status: status, claimant: ada, claimed: 80_000, insured: 100_000,
+                                                              firstApprover: status == .awaitingSecondApproval ? first : nil, proposed: proposed,
+                                                              threshold: 50_000, by: id) { return true }
+                        return false
+                    }
+                    #expect(actions.contains(.approve) == allowed(.approve(amount: proposed ?? 10_000)), "\(status) \(String(describing: first)) \(role)")
+                    #expect(actions.contains(.decline) == allowed(.decline(reason: "Not covered")), "\(status) \(String(describing: first)) \(role)")
+                }
+            }
+        }
+        #expect(ClaimPolicy.shownProposal(status: .awaitingSecondApproval, proposed: 60_000) == 60_000)
+        #expect(ClaimPolicy.shownProposal(status: .approved, proposed: 60_000) == nil)
+    }
 }

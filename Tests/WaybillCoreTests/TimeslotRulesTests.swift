@@ -11,6 +11,14 @@ struct TimeslotRulesTests {
         return Int64(formatter.date(from: text)!.timeIntervalSince1970 * 1000)
     }
 
+    @Test("Live bookings are those that hold a seat, as the database's one-live-booking index says (pending, booked); the desk also shows those done")
+    func liveBookings() {
+        // Migrations/028_Timeslots.swift: `slot_bookings_live ... WHERE status IN ('pending', 'booked')`.
+        #expect(SlotBookingStatus.live.map(\.rawValue) == ["pending", "booked"])
+        #expect(SlotBookingStatus.atDesk == [.pending, .booked, .completed])
+        #expect(SlotBookingStatus.allCases.filter { !SlotBookingStatus.live.contains($0) }.allSatisfy { !$0.takesSeat })
+    }
+
     @Test("Local dates: parsed strictly, counted exactly, with the right weekday")
     func localDates() throws {
         #expect(LocalDate("2026-03-29")?.description == "2026-03-29")

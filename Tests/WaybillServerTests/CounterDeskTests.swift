@@ -134,6 +134,9 @@ struct CounterDeskTests {
             #expect(picked.status == .ok && picked.json["status"].string == "in_transit", "\(picked)")
             // The driver does not deliver into a counter: the counter checks the parcel in.
             #expect(try await server.deliver(order, token: cast.driver.access).status == .conflict)
+            // Nor is it offered to them: what the API lists is the shipment's rule (`ShipmentRules.actions`).
+            let driversView = try await server.send(.GET, "/orders/\(order)", token: cast.driver.access)
+            #expect(driversView.json["availableActions"].array.compactMap(\.string) == ["fail"], "\(driversView)")
             let arriving = try await server.send(.GET, "/counters/\(bern)/day", token: cast.otherCustomer.access)
             #expect(arriving.json["expected"].array.map { $0["stage"].string } == ["arriving"], "\(arriving)")
             let code = try await server.code(for: "bea@example.com")

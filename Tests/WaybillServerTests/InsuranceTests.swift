@@ -136,6 +136,20 @@ struct InsuranceTests {
             let again = try await server.send(.POST, "/claims/\(claim)/decision", json: approve, token: cast.manager.access)
             #expect(again.status == .forbidden && again.errorCode == "second_approver_required", "\(again)")
             let ann = try await Self.secondManager(server)
+            // What each may do now is one rule (`ClaimPolicy.actions`), which the API and the claim's page
+            // read: the first approver may still decline, never confirm; another staff member may do both.
+            #expect(first.json["availableActions"].array.compactMap(\.string) == ["decline"], "\(first)")
+            #expect(try await server.send(.GET, "/claims/\(claim)", token: ann.access).json["availableActions"].array.compactMap(\.string)
+                    == ["approve", "decline"])
+            #expect(try await server.send(.GET, "/claims/\(claim)", token: cast.customer.access).json["availableActions"].array.isEmpty)
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            let firstApproversPage = try await boss.get("/claims/\(claim)").html
+            #expect(!firstApproversPage.contains("value=\"approve\"") && firstApproversPage.contains("value=\"decline\""))
+            let annsBrowser = TestBrowser(server)
+            _ = try await annsBrowser.signIn("ann@courier.example")
+            let annsPage = try await annsBrowser.get("/claims/\(claim)").html
+            #expect(annsPage.contains("value=\"approve\"") && annsPage.contains("value=\"decline\""))
             let other = try await server.send(.POST, "/claims/\(claim)/decision", json: ["decision": "approve", "amount": 70_000], token: ann.access)
             #expect(other.status == .unprocessableEntity && other.json["error"]["fields"]["amount"].string == "differs_from_first_approval")
             // Fifteen minutes on, money decisions ask for the password again.

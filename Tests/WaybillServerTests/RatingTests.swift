@@ -53,11 +53,17 @@ struct RatingTests {
             let profile = try await server.send(.GET, "/users/\(cast.driver.userID)/ratings", token: cast.otherCustomer.access)
             #expect(profile.json["count"].int == 1 && profile.json["average"].exists == false && profile.json["items"].array.isEmpty, "\(profile)")
 
-            // Luca answers Ada's rating of him publicly, once; Ada cannot answer her own.
+            // Luca answers Ada's rating of him publicly, once; Ada cannot answer her own. The API says
+            // who may (`RatingPolicy.mayAnswer`), as the page offers it.
             let ratingID = try #require(aboutLuca["id"].string)
+            #expect(aboutLuca["mayAnswer"].bool == true)
+            let adasView = try await server.send(.GET, "/shipments/\(order)/ratings", token: cast.customer.access).json["ratings"].array
+            #expect(adasView.filter { $0["mayAnswer"].bool == true }.map { $0["rateeId"].string } == [cast.customer.userID],
+                    "Ada may answer Luca's rating of her, not her own of him")
             #expect(try await server.send(.POST, "/ratings/\(ratingID)/response", json: ["text": "Thank you!"], token: cast.customer.access).status == .forbidden)
             let answered = try await server.send(.POST, "/ratings/\(ratingID)/response", json: ["text": " Thank you! "], token: cast.driver.access)
             #expect(answered.status == .ok && answered.json["response"].string == "Thank you!")
+            #expect(answered.json["mayAnswer"].bool == false, "answered once")
             #expect(try await server.send(.POST, "/ratings/\(ratingID)/response", json: ["text": "Again"], token: cast.driver.access).status == .conflict)
             #expect(try await server.send(.POST, "/ratings/\(ratingID)/response", json: ["text": "Hi"], token: cast.otherCustomer.access).status == .notFound)
 
@@ -147,10 +153,15 @@ struct RatingTests {
             _ = try await luca.post("/orders/\(order)/ratings", ["stars": "4", "rateeId": cast.customer.userID, "tags[]": "well_packed"], from: "/orders/\(order)")
             let both = try await luca.get("/orders/\(order)")
             #expect(both.html.contains("Fast &lt;and&gt; kind") && both.html.contains("Bien emballé") && both.html.contains("★★★★★"), "\(both.html.suffix(3000))")
-            // Luca answers Ada's rating of him, once.
+            // Luca answers Ada's rating of him, once: the page offers the answer as the rule allows it.
             let ratingID = try #require(try await RatingRecord.query(on: server.db).filter(\.$rateeID == UserID(uuidString: cast.driver.userID)!).first()?.id)
+            let answerForm = "/ratings/\(ratingID.uuidString.lowercased())/response"
+            let adasPage = try await ada.get("/orders/\(order)").html.lowercased()
+            #expect(both.html.lowercased().contains(answerForm) && !adasPage.contains(answerForm))
             _ = try await luca.post("/orders/\(order)/ratings/\(ratingID.uuidString)/response", ["text": "Merci Ada !"], from: "/orders/\(order)")
             #expect(try await ada.get("/orders/\(order)").html.contains("Merci Ada !"))
+            let answeredPage = try await luca.get("/orders/\(order)").html.lowercased()
+            #expect(!answeredPage.contains(answerForm), "answered once: no form again")
             let missing = try await ada.post("/orders/\(order)/ratings", ["rateeId": cast.driver.userID], from: "/orders/\(order)")
             #expect(missing.status.code >= 400 && missing.status.code < 500)
         }

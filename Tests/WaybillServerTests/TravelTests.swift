@@ -307,6 +307,14 @@ struct TripRequestTests {
             // It is a shipment with one traveller leg, in the sender's Sent box.
             let s = try await server.send(.GET, "/shipments/\(shipment)", token: bob.access)
             #expect(s.json["legs"][0]["kind"].string == "traveller" && s.json["status"].string == "accepted", "\(s)")
+            // Dispatch may cancel it but never give it to a driver: the shipment's rules list no
+            // assignment for a traveller's leg, and the API and the page read that list.
+            let asDispatch = try await server.send(.GET, "/orders/\(shipment)", token: cast.manager.access)
+            #expect(asDispatch.json["availableActions"].array.compactMap(\.string) == ["cancel"], "\(asDispatch)")
+            let boss = TestBrowser(server)
+            _ = try await boss.signIn("boss@courier.example")
+            let page = try await boss.get("/orders/\(shipment)").html
+            #expect(!page.contains("name=\"reassign\""), "no assignment form on a traveller's shipment")
 
             // Pickup mails the receiver a code; a wrong code is refused and logged; the right one completes it.
             let picked = try await server.send(.POST, "/trip-requests/\(id)/pickup", token: ada.access)

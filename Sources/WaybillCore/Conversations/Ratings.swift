@@ -109,6 +109,12 @@ public enum RatingPolicy {
         return !hidden || caller.capabilities.contains(.admin)
     }
 
+    /// Whether `caller` may answer a rating now: the rated person, once it is published, once. The
+    /// rating's page offers the answer and the API says `mayAnswer` by this one rule.
+    public static func mayAnswer(ratee: UserID?, published: Bool, answered: Bool, by caller: UserID) -> Bool {
+        ratee == caller && published && !answered
+    }
+
     /// Days after completion during which the parties may rate (Airbnb's 14).
     public static let windowDays = 14
     public static let windowMillis: Int64 = Int64(windowDays) * 86_400_000

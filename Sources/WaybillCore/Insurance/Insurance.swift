@@ -137,6 +137,12 @@ public enum ClaimStatus: String, Sendable, Hashable, Codable, CaseIterable {
     public var isUndecided: Bool { self == .submitted || self == .awaitingSecondApproval }
 }
 
+/// What staff may do with an undecided claim.
+public enum ClaimAction: String, Sendable, Hashable, Codable, CaseIterable {
+    case approve
+    case decline
+}
+
 /// When a claim may be filed, and how staff decide it.
 public enum ClaimPolicy {
     /// A parcel still on its way this long after pickup counts as lost.
@@ -231,6 +237,21 @@ public enum ClaimPolicy {
             guard amount > 0, amount <= min(claimed, insured) else { return .failure(.amountOutOfRange) }
             return .success(amount > threshold ? .awaitingSecondApproval(amount: amount) : .approved(amount: amount))
         }
+    }
+
+    /// What `caller` may do with a claim now, the list the claim's page and the API's
+    /// `availableActions` read: staff who decide claims, on an undecided claim not their own. The
+    /// first approver of an amount above the threshold may still decline it, never confirm it
+    /// (`decide` refuses them: `sameApprover`).
+    public static func actions(status: ClaimStatus, claimant: UserID, firstApprover: UserID?, by caller: Caller) -> [ClaimAction] {
+        guard caller.may(.decideClaims), status.isUndecided, caller.id != claimant else { return [] }
+        if status == .awaitingSecondApproval, firstApprover == nil || firstApprover == caller.id { return [.decline] }
+        return [.approve, .decline]
+    }
+
+    /// The amount a first approver proposed, shown only while the claim waits for its second approval.
+    public static func shownProposal(status: ClaimStatus, proposed: Int?) -> Int? {
+        status == .awaitingSecondApproval ? proposed : nil
     }
 
     /// Whether `caller` may read a claim filed by `claimant`: its claimant, and staff who decide claims.

@@ -33,6 +33,10 @@ extension OrderStatus {
         }
     }
 
+    /// The order ended for whoever carried it (delivered, cancelled, or given up): its map stops
+    /// showing the driver (the web maps' script reads this list).
+    public var endsTheDrive: Bool { isFinal || self == .failed }
+
     /// The driver's part ended here: shown under "done today" on their day.
     public var endsDriversWork: Bool {
         switch self {

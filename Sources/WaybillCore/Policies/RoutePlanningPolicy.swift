@@ -2,7 +2,20 @@ import Foundation
 
 /// What route planning may do with each order, and what an order weighs in a van (issue
 /// "Auto-dispatch and route optimisation"). The planner in the server asks these; nothing else decides.
+/// Where a route plan stands: proposed to dispatch, applied (its orders given to their drivers), or
+/// superseded by a newer plan.
+public enum RoutePlanStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    case proposed, applied, superseded
+}
+
 public enum RoutePlanningPolicy {
+    /// Whether a plan may be applied: only the newest, while it is proposed (an older one was
+    /// planned on orders and drivers that have changed since). The Routes page offers Apply and the
+    /// service applies by this one rule.
+    public static func mayApply(_ status: RoutePlanStatus, isNewest: Bool) -> Bool {
+        isNewest && status == .proposed
+    }
+
     /// How an order enters a plan.
     public enum Role: String, Sendable, Hashable, Codable {
         /// Waiting for a driver (or planned but not yet accepted): any driver on duty may get it.

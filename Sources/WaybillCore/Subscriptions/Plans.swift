@@ -140,7 +140,23 @@ public struct PlanApplied: Sendable, Equatable, Codable {
     }
 }
 
+/// A plan's monthly invoice: paid, or its payment failed (a failed one may be paid later).
+public enum InvoiceStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    case paid
+    case failed
+}
+
 public enum SubscriptionPolicy {
+    /// The end of a subscription's grace, shown only while it is past due.
+    public static func graceEnds(_ status: SubscriptionStatus, at graceEndsAt: Int64?) -> Int64? {
+        status == .pastDue ? graceEndsAt : nil
+    }
+
+    /// The link to pay a subscription, offered only while its first payment is missing.
+    public static func checkoutLink(_ status: SubscriptionStatus, _ url: String?) -> String? {
+        status == .incomplete ? url : nil
+    }
+
     /// Days the benefit stays after a failed renewal, while the provider retries the payment.
     public static let defaultGraceDays = 7
     public static let graceDaysRange = 0...30

@@ -337,6 +337,11 @@ public enum SlotBookingStatus: String, Sendable, Hashable, Codable, CaseIterable
 
     /// Holds a seat.
     public var takesSeat: Bool { self == .pending || self == .booked }
+    /// The bookings still to come (they hold a seat): what the slot lists, the driver's day and the
+    /// order's page show, and what a cancelled shipment frees.
+    public static let live: [SlotBookingStatus] = allCases.filter(\.takesSeat)
+    /// What a counter's desk shows of a day's drop-offs: those to come, and those done already.
+    public static let atDesk: [SlotBookingStatus] = live + [.completed]
     /// Gives its seat back when reached from a status that held one (a visit done or failed keeps it).
     public var releasesSeat: Bool { self == .declined || self == .cancelled }
 }

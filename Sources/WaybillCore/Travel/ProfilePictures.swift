@@ -26,4 +26,7 @@ public enum ProfilePicturePolicy {
         if hidden { return viewer.id == owner || viewer.capabilities.contains(.admin) }
         return viewer.id == owner || viewer.may(.manageUsers) || viewer.may(.dispatch) || sharesSomething
     }
+
+    /// Who is shown whether someone's picture is hidden, and may hide it or show it again: moderators.
+    public static func maySeeModeration(by viewer: Caller) -> Bool { viewer.may(.moderate) }
 }

@@ -269,6 +269,11 @@ public enum TripPolicy {
         case booked
     }
 
+    /// Who sees what a traveller was paid for a request's shipment: the traveller, and dispatch.
+    public static func maySeePayouts(traveller: UserID, by caller: Caller) -> Bool {
+        caller.id == traveller || caller.may(.dispatch)
+    }
+
     /// Posting trips: travellers (a traveller profile gives the capability).
     public static func mayPost(_ caller: Caller) -> Bool { caller.capabilities.contains(.traveller) }
 

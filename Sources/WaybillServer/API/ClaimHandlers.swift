@@ -107,7 +107,7 @@ extension APIHandler {
             claimant: try view.claimant.map { try person($0, withEmail: true) },
             kind: try wire(c.kind), description: c.description, claimed: money(Money(c.claimedAmount, c.currency)),
             declaredValue: money(Money(view.order.declaredValue ?? 0, c.currency)), status: try wire(c.status),
-            proposed: amount(c.status == .awaitingSecondApproval ? c.proposedAmount : nil), firstApproverId: c.firstApproverID?.uuidString,
+            proposed: amount(ClaimPolicy.shownProposal(status: c.status, proposed: c.proposedAmount)), firstApproverId: c.firstApproverID?.uuidString,
             approved: amount(c.approvedAmount), decidedBy: c.decidedBy?.uuidString, decidedAt: c.decidedAt.map(date),
             declineReason: c.declineReason, refunded: c.refundID == nil ? nil : amount(c.refundedAmount), paidAt: c.paidAt.map(date),
             paymentNote: c.paymentNote, createdAt: date(c.createdAt),
@@ -115,6 +115,7 @@ extension APIHandler {
                 let photoID = try $0.storedID
                 return S.ClaimPhoto(id: photoID.uuidString, url: "/api/v1/claims/\(claimID.uuidString)/photos/\(photoID.uuidString)",
                                     contentType: $0.contentType, width: $0.width, height: $0.height)
-            })
+            },
+            availableActions: try view.actions.map { try wire($0) })
     }
 }

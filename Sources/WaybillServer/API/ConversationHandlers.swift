@@ -257,6 +257,6 @@ extension APIHandler {
             rateeName: v.rateeName, carrier: r.carrier, stars: r.stars, tags: r.tags, comment: r.comment,
             privateNote: v.showsPrivateNote ? r.privateNote : nil, status: try wire(r.status),
             mine: r.reviewerID == userID, createdAt: date(r.createdAt), windowClosesAt: date(r.windowClosesAt),
-            publishedAt: r.publishedAt.map(date), response: r.response, respondedAt: r.respondedAt.map(date))
+            publishedAt: r.publishedAt.map(date), response: r.response, respondedAt: r.respondedAt.map(date), mayAnswer: v.mayAnswer)
     }
 }

@@ -450,8 +450,7 @@ extension APIHandler {
                              at: date(event.at), actor: actor.map { person($0, withEmail: false, withLastName: details.staffLastNames || $0.personID == o.customerID) },
                              note: event.note)
             } : nil,
-            availableActions: try OrderStateMachine.availableActions(from: o.status, as: record.capacities)
-                .map { try wire($0, as: S.OrderAction.self) },
+            availableActions: try record.actions.map { try wire($0, as: S.OrderAction.self) },
             tracking: record.tracking.map { tracking in
                 S.OrderTracking(trackingUrl: tracking.trackingURL,
                                 driverPosition: tracking.position.map(position),

@@ -92,11 +92,11 @@ extension APIHandler {
             plan: plan(view.terms, id: r.planID, currency: r.currency, active: true, createdAt: r.createdAt),
             status: try wire(r.status),
             currentPeriodStart: r.periodStart.map(date), currentPeriodEnd: r.periodEnd.map(date),
-            cancelAtPeriodEnd: r.cancelAtPeriodEnd, graceEndsAt: r.status == .pastDue ? r.graceEndsAt.map(date) : nil,
+            cancelAtPeriodEnd: r.cancelAtPeriodEnd, graceEndsAt: SubscriptionPolicy.graceEnds(r.status, at: r.graceEndsAt).map(date),
             includedUsed: r.includedUsed, benefitApplies: view.benefitApplies, sandbox: r.sandbox,
-            checkoutUrl: r.status == .incomplete ? r.checkoutURL : nil,
-            invoices: view.invoices.map { S.SubscriptionInvoice(id: $0.id ?? "", amount: money(Money($0.amount, $0.currency)),
-                                                                 status: $0.status == "paid" ? .paid : .failed, at: date($0.at)) },
+            checkoutUrl: SubscriptionPolicy.checkoutLink(r.status, r.checkoutURL),
+            invoices: try view.invoices.map { S.SubscriptionInvoice(id: $0.id ?? "", amount: money(Money($0.amount, $0.currency)),
+                                                                 status: try wire($0.status), at: date($0.at)) },
             createdAt: date(r.createdAt))
     }
 }

@@ -53,6 +53,8 @@ struct RatingView: Sendable {
     var rateeName: String?
     /// The private note, for the rated person and staff.
     var showsPrivateNote: Bool
+    /// The viewer may answer it now (`RatingPolicy.mayAnswer`).
+    var mayAnswer = false
 }
 
 /// Ratings both ways (issue 17, item 5): after delivery, each party of a shipment rates the other
@@ -285,7 +287,8 @@ struct Ratings: WaybillService {
         return records.map { r in
             RatingView(record: r, reviewerName: people[r.reviewerID]?.firstName ?? "",
                        rateeName: r.rateeID.flatMap { people[$0]?.firstName },
-                       showsPrivateNote: r.reviewerID == userID || (r.status == .published && (r.rateeID == userID || staff)))
+                       showsPrivateNote: r.reviewerID == userID || (r.status == .published && (r.rateeID == userID || staff)),
+                       mayAnswer: RatingPolicy.mayAnswer(ratee: r.rateeID, published: r.status == .published, answered: r.response != nil, by: userID))
         }
     }
 }

@@ -290,13 +290,14 @@ struct OrderImports: WaybillService {
         // them, or a 409 and the file checked again).
         let plans = checked.plans
         var counted: [UserID: Int] = [:]
-        let orders = zip(check.rows, quotes).map { row, quote -> Order in
+        let orders = try zip(check.rows, quotes).map { row, quote -> Order in
             let plan = quote.plan == nil ? nil : plans[row.customer]
             let order = Order.new(row.order, quote: quote, customerID: row.customer, tariffVersion: checked.tariffVersion, sandbox: sandbox,
                                   subscription: plan?.subscription, at: now)
             if quote.plan?.included == true { counted[row.customer, default: 0] += 1 }
             order.externalReference = row.externalReference
             order.importID = record.id
+            ShipmentStore.place(order, legs: [try Leg.fleet(for: order)])
             return order
         }
         let included = counted

@@ -213,7 +213,7 @@ final class LiveRenderer {
     private func publicData() -> String? {
         switch payload {
         case .location(var location)?:
-            guard location.orderStatus == OrderStatus.inTransit.rawValue else { return nil }
+            guard let status = location.orderStatus.flatMap(OrderStatus.init(rawValue:)), PublicTrackingView.visible(in: status).position else { return nil }
             location.driverId = nil
             location.orderId = nil
             return try? LiveLog.encodeData(.location(location))

@@ -57,12 +57,14 @@ struct TrackingPage: RouteCollection {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let statusJSON = String(decoding: (try? encoder.encode(statuses)) ?? Data("{}".utf8), as: UTF8.self)
+        // The statuses in which the public sees the position: the rule's (`PublicTrackingView`), for the script.
+        let positionStatuses = OrderStatus.allCases.filter { PublicTrackingView.visible(in: $0).position }.map(\.rawValue).joined(separator: " ")
         let texts = [("eta-pickup", Text.pubEtaPickup), ("eta-dropoff", Text.pubEtaDropoff), ("position", Text.pubPosition),
                      ("live-on", Text.pubLiveOn), ("live-off", Text.pubLiveOff), ("reconnecting", Text.pubReconnecting),
                      ("withdrawn", Text.pubWithdrawn)]
             .map { " data-text-\($0.0)=\"\(h($0.1.in(lang)))\"" }.joined()
         return Self.html(status: .ok, lang: lang, title: Text.pubTitle.format(lang, [status]), body: """
-            <h1 id="status" data-token="\(h(token))" data-statuses="\(h(statusJSON))"\(texts)>\(h(status))</h1>
+            <h1 id="status" data-token="\(h(token))" data-statuses="\(h(statusJSON))" data-position-statuses="\(h(positionStatuses))"\(texts)>\(h(status))</h1>
             \(driver)
             \(eta)
             \(position)
@@ -111,6 +113,7 @@ struct TrackingPage: RouteCollection {
     const heading = document.getElementById("status");
     const token = heading?.dataset.token;
     const statusText = JSON.parse(heading?.dataset.statuses || "{}");
+    const positionStatuses = (heading?.dataset.positionStatuses || "").split(" ");
     const text = (name, ...args) => args.reduce((t, arg) => t.replace("%@", arg), heading?.dataset["text" + name] || "");
     const state = document.getElementById("live-state");
     let lastId = null, delay = 1000;
@@ -142,7 +145,7 @@ struct TrackingPage: RouteCollection {
         const item = document.createElement("li");
         item.textContent = iso(data.at) + " — " + (statusText[data.status] || data.status);
         document.getElementById("timeline").append(item);
-        if (data.status !== "in_transit") document.getElementById("position").hidden = true;
+        if (!positionStatuses.includes(data.status)) document.getElementById("position").hidden = true;
       } else if (event.type === "location") {
         const p = document.getElementById("position");
         p.hidden = false;

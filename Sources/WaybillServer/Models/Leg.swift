@@ -43,13 +43,17 @@ final class Leg: Model, @unchecked Sendable {
 
     var state: LegState { LegState(kind, status) }
 
-    /// The one leg of a courier order: a fleet driver from its pickup to its drop-off.
+    /// The leg as the shipment's rules see it.
+    var rule: ShipmentState.Leg { ShipmentState.Leg(kind, status, assignee: assigneeID, counter: counterID) }
+
+    /// The one leg of a new courier order: a fleet driver from its pickup to its drop-off, waiting
+    /// for dispatch.
     static func fleet(for order: Order) throws -> Leg {
         let leg = Leg()
         leg.orderID = try order.storedID
         leg.position = 0
         leg.kind = .fleet
-        leg.status = order.status.asFleetLeg.leg
+        leg.status = .open
         leg.from.address = order.pickup
         leg.to.address = order.dropoff
         leg.assigneeID = order.driverID
@@ -139,13 +143,16 @@ struct HandOverProof: Sendable {
     var codeChecked = false
     var qrCode: String?
     var carrierEvent: String?
+    /// At a counter's desk: the label's reference typed from the label in the staff's hands
+    /// (`CounterDesk.proof`: it stands for a scan).
+    var typedReference: String?
 
     var kinds: Set<ProofKind> {
         var kinds: Set<ProofKind> = []
         if signatureFileID != nil { kinds.insert(.signature) }
         if photoFileID != nil { kinds.insert(.photo) }
         if codeChecked { kinds.insert(.code) }
-        if qrCode != nil { kinds.insert(.qrScan) }
+        if qrCode != nil || typedReference != nil { kinds.insert(.qrScan) }
         if carrierEvent != nil { kinds.insert(.carrierEvent) }
         return kinds
     }
@@ -157,5 +164,6 @@ struct HandOverProof: Sendable {
         handOver.codeChecked = codeChecked
         handOver.qrCode = qrCode
         handOver.carrierEvent = carrierEvent
+        handOver.typedReference = typedReference
     }
 }

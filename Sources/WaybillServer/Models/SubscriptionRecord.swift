@@ -89,7 +89,7 @@ final class SubscriptionInvoiceRecord: Model, @unchecked Sendable {
     @Field(key: "subscription_id") var subscriptionID: UUID
     @Field(key: "amount") var amount: Int
     @Field(key: "currency") var currency: String
-    @Field(key: "status") var status: String  // paid, failed
+    @Field(key: "status") var status: InvoiceStatus
     @Field(key: "at") var at: Int64
 
     var properties: [any AnyProperty] { [$id, $subscriptionID, $amount, $currency, $status, $at] }

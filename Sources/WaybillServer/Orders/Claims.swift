@@ -163,6 +163,8 @@ struct Claims: WaybillService {
         let order: Order
         let photos: [OrderFile]
         let claimant: User?
+        /// What the viewer may do with it now (`ClaimPolicy.actions`).
+        var actions: [ClaimAction] = []
     }
 
     func claim(_ id: ClaimID, for principal: Principal) async throws -> View {
@@ -175,7 +177,9 @@ struct Claims: WaybillService {
         guard ClaimPolicy.maySee(claimant: claim.claimantID, by: principal.caller),
               let order = try await Order.find(claim.orderID, on: db) else { throw WaybillError.notFound }
         let photos = try await OrderFile.query(on: db).filter(\.$orderID == claim.orderID).filter(\.$kind == .claimPhoto).sort(\.$createdAt).all()
-        return View(claim: claim, order: order, photos: photos, claimant: try await User.find(claim.claimantID, on: db))
+        return View(claim: claim, order: order, photos: photos, claimant: try await User.find(claim.claimantID, on: db),
+                    actions: ClaimPolicy.actions(status: claim.status, claimant: claim.claimantID, firstApprover: claim.firstApproverID,
+                                                 by: principal.caller))
     }
 
     /// The claim of a shipment, if the caller may see it (the shipment's page shows it).
@@ -196,7 +200,11 @@ struct Claims: WaybillService {
         let people = Dictionary(try await User.query(on: db).filter(\.$id ~~ claims.map(\.claimantID)).all().map { (try $0.storedID, $0) },
                                 uniquingKeysWith: { a, _ in a })
         return claims.compactMap { claim in
-            ordersByID[claim.orderID].map { View(claim: claim, order: $0, photos: [], claimant: people[claim.claimantID]) }
+            ordersByID[claim.orderID].map {
+                View(claim: claim, order: $0, photos: [], claimant: people[claim.claimantID],
+                     actions: ClaimPolicy.actions(status: claim.status, claimant: claim.claimantID, firstApprover: claim.firstApproverID,
+                                                  by: principal.caller))
+            }
         }
     }
 

@@ -13,9 +13,10 @@ extension Orders {
               DispatchPolicy.mayCarry(assignee: driver.caller(id: driverID), disabled: driver.isBanned, assignedBy: principal.caller) else {
             throw WaybillError.validation("driverId", "not_an_active_driver")
         }
-        return try await transition(id, reassign ? .reassign : .assign, by: principal) { order, db in
-            let previous = order.driverID
-            order.driverID = driverID
+        return try await apply(reassign ? .reassign(driver: driverID) : .assign(driver: driverID), to: id, by: principal) { order, decision, db in
+            let previous = decision.events.lazy.compactMap { event -> UserID?? in
+                if case .assigned(_, _, let previous) = event { previous } else { nil }
+            }.first ?? nil
             order.failureReason = nil
             order.failureNote = nil
             try await OrderEvent(orderID: id, type: reassign ? "reassigned" : "assigned", status: .assigned,
@@ -29,13 +30,23 @@ extension Orders {
 extension Orders {
     /// The dispatch board: every order in one of its columns (`DispatchColumn`), oldest first, with
     /// the people its cards name. Dispatchers only.
-    func dispatchBoard(by principal: Principal) async throws -> (orders: [Order], people: [UserID: PersonRow]) {
+    /// Each card's actions are the shipment's rules (`actions`): a traveller's shipment is never
+    /// offered to a driver.
+    func dispatchBoard(by principal: Principal) async throws -> (orders: [Order], people: [UserID: PersonRow], actions: [OrderID: [OrderAction]]) {
         try principal.require(.dispatch)
         let open = try await Order.query(on: db).filter(\.$status ~~ DispatchColumn.allCases.flatMap(\.statuses)).sort(\.$createdAt).all()
         var ids = Set(open.map(\.customerID))
         for order in open { if let driver = order.driverID { ids.insert(driver) } }
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        return (open, try await Self.people(Array(ids), on: sql))
+        let legs = try await Self.legs(of: open.compactMap(\.id), on: sql)
+        var actions: [OrderID: [OrderAction]] = [:]
+        for order in open {
+            let id = try order.storedID
+            let shipment = ShipmentState(id: id, awaitingPayment: order.paymentStatus == .awaiting, legs: legs[id] ?? [],
+                                         requireRecipientCode: order.requireRecipientCode)
+            actions[id] = ShipmentRules.actions(on: shipment, for: ShipmentActor(capacities(of: principal, for: order)))
+        }
+        return (open, try await Self.people(Array(ids), on: sql), actions)
     }
 }
 

@@ -135,6 +135,8 @@ extension Orders {
         let order = Order.new(valid, quote: quote, customerID: principal.userID, tariffVersion: tariffRecord.id ?? 0,
                               sandbox: services.payments.isSandbox, subscription: quote.plan == nil ? nil : plan?.subscription)
         order.idempotencyKey = key
+        let route = try Leg.route(for: order, counters: valid.counters)
+        ShipmentStore.place(order, legs: route)
         // Timeslots chosen with the order: checked now, booked in its transaction below.
         let chosen = try await Timeslots(services: services, db: db, logger: logger).chosen(slots, for: order, counters: valid.counters)
 
@@ -199,7 +201,7 @@ extension Orders {
         // Answered from what was just written, not read back: a new order has its one event,
         // its customer and no files.
         let written = ReadCaches.KeptOrder(order: try OrderRow(order), events: [createdEvent],
-                                           people: [principal.userID: try PersonRow(customer)], files: [])
+                                           people: [principal.userID: try PersonRow(customer)], files: [], legs: route.map(\.rule))
         return try await created(order, record: record(of: written, capacities: [.owner]))
     }
 
@@ -223,8 +225,9 @@ extension Orders {
 }
 
 extension Order {
-    /// A new order as placing it makes it: priced by `quote`, waiting for its payment (online) or
-    /// for dispatch, with a fresh reference and tracking link. Not yet stored.
+    /// A new order as placing it makes it: priced by `quote`, with a fresh reference and tracking
+    /// link. Not yet stored, and without its status until `ShipmentStore.place` gives it its legs
+    /// (waiting for its payment online, or for dispatch).
     static func new(_ valid: ValidOrder, quote: Quote, customerID: UserID, tariffVersion: Int, sandbox: Bool,
                     subscription: UUID? = nil, at now: Int64 = UnixTime.nowMillis) -> Order {
         // A price of nothing (a plan's included delivery) has nothing to pay online.
@@ -233,7 +236,6 @@ extension Order {
         order.id = .generated()
         order.reference = Orders.newReference()
         order.customerID = customerID
-        order.status = payOnline ? .awaitingPayment : .pending
         order.version = 1
         order.createdAt = now
         order.updatedAt = now

@@ -56,9 +56,6 @@ extension Orders {
                                   codeChecked: current.requireRecipientCode, qrCode: qr)
         do {
             let delivered = try await transition(id, .deliver, by: principal, proof: proof, receipt: receipt) { order, db in
-                let now = UnixTime.nowMillis
-                order.signedBy = name
-                order.deliveredAt = now
                 try await signatureFile.create(on: db)
                 try await photoFile?.create(on: db)
                 try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
@@ -90,10 +87,7 @@ extension Orders {
             }
             throw error
         }
-        return try await transition(id, .deliver, by: principal, proof: HandOverProof(codeChecked: true)) { order, db in
-            let now = UnixTime.nowMillis
-            order.signedBy = name
-            order.deliveredAt = now
+        return try await transition(id, .deliver, by: principal, proof: HandOverProof(signedBy: name, codeChecked: true)) { order, db in
             try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").insert(on: db)
             try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
                                  note: "Receiver's code given").insert(on: db)

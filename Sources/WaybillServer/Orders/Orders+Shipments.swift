@@ -23,7 +23,7 @@ struct ShipmentRecord: Sendable {
 
     /// What the caller may do now: the order's actions, and confirming receipt once.
     var availableActions: [String] {
-        var actions = OrderStateMachine.availableActions(from: record.order.status, as: record.capacities).map(\.rawValue)
+        var actions = record.actions.map(\.rawValue)
         if Self.mayConfirmReceipt(record, confirmed: receiptConfirmed) { actions.append(OrderSideAction.confirmReceipt.rawValue) }
         return actions
     }

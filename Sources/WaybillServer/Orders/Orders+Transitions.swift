@@ -9,117 +9,58 @@ import WaybillCore
 extension Orders {
     // MARK: Changing orders
 
-    /// Applies `action` in one transaction, as the shipment's one decision (`ShipmentRules.decide`)
-    /// answers it: the caller must see the order (else 404), have a capacity allowed to act (else 403)
-    /// and find it in a status that allows it (else 409 with the current status), a counter beside the
-    /// leg must be ready (409), and the hand-over must carry its proof (422). The change lands only if
+    /// Applies `action` in one transaction through the shipment's one write path
+    /// (`ShipmentStore.apply`), as the shipment's one decision (`ShipmentRules.decide`) answers it:
+    /// the caller must see the order (else 404), have a capacity allowed to act (else 403) and find
+    /// it in a status that allows it (else 409 with the current status), a counter beside the leg
+    /// must be ready (409), and the hand-over must carry its proof (422). The change lands only if
     /// nobody changed the order since it was read (a version check), so of two managers assigning at
-    /// once one wins. `change` applies the action to the order's own fields and returns the one
-    /// `DomainEvent` it amounts to, which is recorded in the same transaction (its subscribers tell
-    /// people and the live channel).
-    ///
-    /// The decision's events are written here: each leg it moved, the hand-over it made with
-    /// `proof`, and the shipment's status (the order's `status` column), derived from the legs.
+    /// once one wins. `change` writes what the action means beyond the shipment's legs and status
+    /// (its timeline line, payment fields, mails) and returns the one `DomainEvent` it amounts to,
+    /// recorded in the same transaction (its subscribers tell people and the live channel).
     /// `receipt`, the step's idempotency key (`once`), lands in the same transaction.
     @discardableResult
     func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?, proof: HandOverProof = HandOverProof(),
                     receipt: StepReceipt? = nil,
                     change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
+        try await apply(ShipmentCommand(action, driver: ShipmentCommand.anyDriver), to: id, by: principal, proof: proof, receipt: receipt) { order, _, db in
+            try await change(order, db)
+        }
+    }
+
+    /// `transition` with the shipment's command itself (an assignment names its driver), the
+    /// decision given to `change`.
+    @discardableResult
+    func apply(_ command: ShipmentCommand, to id: OrderID, by principal: Principal?, proof: HandOverProof = HandOverProof(),
+               receipt: StepReceipt? = nil,
+               change: @escaping @Sendable (Order, ShipmentDecision, any Database) async throws -> DomainEvent) async throws -> Order {
         let orders = self
         let events = services.events
-        return try await transaction { db in
-            guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
-            let capacities: Set<OrderCapacity> = principal.map { orders.capacities(of: $0, for: order) } ?? [.system]
-            if capacities.isEmpty { throw WaybillError.notFound }
-            let orderID = try order.storedID
-            let legs = try await Leg.query(on: db).filter(\.$orderID == orderID).sort(\.$position).all()
-            guard !legs.isEmpty else { throw Abort(.internalServerError, reason: "shipment \(orderID) has no legs") }
-            let decision = try Self.decide(action, on: Self.shipment(order, legs), by: ShipmentActor(capacities), proof: proof.kinds)
-            try await Self.claim(order, action: action, on: db)
-            order.status = decision.next.status
-            order.updatedAt = UnixTime.nowMillis
-            let event = try await change(order, db)
-            try await Self.write(decision, of: order, legs: legs, by: principal, proof: proof, on: db)
-            // The receiver's copy of their code lives only while the parcel is on its way.
-            if order.status != .inTransit { order.recipientCodeSealed = nil }
-            try await order.save(on: db)
-            try await receipt?.create(on: db)
-            try await events.record(event, on: db)
-            return order
-        }
-    }
-
-    /// The shipment as its rules see it, from the order row and its legs.
-    static func shipment(_ order: Order, _ legs: [Leg]) throws -> ShipmentState {
-        ShipmentState(id: try order.storedID, awaitingPayment: order.paymentStatus == .awaiting,
-                 legs: legs.map { ShipmentState.Leg($0.kind, $0.status, assignee: $0.assigneeID, counter: $0.counterID) },
-                 requireRecipientCode: order.requireRecipientCode)
-    }
-
-    /// `ShipmentRules.decide` for an order action, its refusal as the API's error. Assigning names
-    /// its driver in `change` (the order's `driverID`), which `write` gives the fleet leg.
-    static func decide(_ action: OrderAction, on shipment: ShipmentState, by actor: ShipmentActor, proof: Set<ProofKind>) throws -> ShipmentDecision {
-        switch ShipmentRules.decide(ShipmentCommand(action, driver: ShipmentCommand.anyDriver), on: shipment, by: actor, proof: proof) {
-        case .success(let decision): return decision
-        case .failure(.notFound): throw WaybillError.notFound
-        case .failure(.forbidden): throw WaybillError.forbidden
-        case .failure(.wrongStatus(let status)): throw WaybillError.invalidTransition(status, action)
-        case .failure(.counterWait(let wait)): throw WaybillError.counterWait(wait)
-        case .failure(.missingProof(let kind)): throw WaybillError.validation("proof", "missing_\(kind.rawValue)")
-        case .failure(.desk): throw WaybillError.invalidTransition(shipment.status, action)
-        }
-    }
-
-    /// Writes what `decision` did: the legs it moved, the fleet leg's driver (the order's), the
-    /// hand-over it made with `proof`; and the order's status, derived from the legs.
-    static func write(_ decision: ShipmentDecision, of order: Order, legs: [Leg], by principal: Principal?, proof: HandOverProof,
-                      on db: any Database) async throws {
-        let orderID = try order.storedID
-        var touched = Set<Int>()
-        for case .legMoved(let index, _, let to) in decision.events {
-            legs[index].status = to
-            touched.insert(index)
-        }
-        // The leg the action was on: the first one it moved or assigned (a reassignment moves none;
-        // the counter a pickup leaves comes after the driver's leg).
-        let acting = decision.events.lazy.compactMap { event -> Int? in
-            switch event {
-            case .legMoved(let index, _, _), .assigned(let index, _, _): index
-            default: nil
+        do {
+            return try await transaction { db in
+                try await ShipmentStore.apply(command, to: id, by: principal?.userID, actor: { order in
+                    ShipmentActor(principal.map { orders.capacities(of: $0, for: order) } ?? [.system])
+                }, proof: proof, events: events, on: db) { order, decision, db in
+                    let event = try await change(order, decision, db)
+                    try await receipt?.create(on: db)
+                    return event
+                }
             }
-        }.first
-        if let acting, legs[acting].kind == .fleet, legs[acting].assigneeID != order.driverID {
-            legs[acting].assigneeID = order.driverID
-            touched.insert(acting)
+        } catch let refused as ShipmentStore.Refused {
+            throw Self.error(refused, command.orderAction ?? .pickup)
         }
-        for index in touched.sorted() {
-            legs[index].updatedAt = order.updatedAt
-            try await legs[index].save(on: db)
-        }
-        if let (kind, index) = decision.handOver {
-            let handOver = HandOver(orderID: orderID, legPosition: legs[index].position, kind: kind, actorID: principal?.userID, at: order.updatedAt)
-            proof.apply(to: handOver)
-            try await handOver.create(on: db)
-        }
-        order.status = ShipmentStatus.derive(awaitingPayment: order.paymentStatus == .awaiting, legs: legs.map(\.state))
     }
 
-    /// Compare-and-set on the version: fails with 409 if another change landed first.
-    static func claim(_ order: Order, action: OrderAction, on db: any Database) async throws {
-        guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        let orderID = try order.storedID
-        let rows = try await sql.update(Order.schema)
-            .set("version", to: SQLBind(order.version + 1))
-            .where("id", .equal, SQLBind(orderID))
-            .where("version", .equal, SQLBind(order.version))
-            .returning("id")
-            .all()
-        guard !rows.isEmpty else {
-            let now = try await Order.find(orderID, on: db)
-            throw WaybillError.invalidTransition(now?.status ?? order.status, action)
+    /// A refused command as the API's error.
+    static func error(_ refused: ShipmentStore.Refused, _ action: OrderAction) -> WaybillError {
+        switch refused.refusal {
+        case .notFound: WaybillError.notFound
+        case .forbidden: WaybillError.forbidden
+        case .wrongStatus(let status): WaybillError.invalidTransition(status, action)
+        case .counterWait(let wait): WaybillError.counterWait(wait)
+        case .missingProof(let kind): WaybillError.validation("proof", "missing_\(kind.rawValue)")
+        case .desk: WaybillError.invalidTransition(refused.status, action)
         }
-        WrittenChanges.note(order: order.id, caches: nil)  // in the transition's transaction
-        order.version += 1
     }
 
     func cancel(_ id: OrderID, reason: String, by principal: Principal) async throws -> Order {

@@ -54,6 +54,17 @@ struct OrderRecord: Sendable {
     var tracking: OrderTracking?
     /// The code to give at the hand-over: only for the receiver, while in transit (detail only).
     var recipientCode: String?
+    /// Its legs, as its rules see them.
+    var legs: [ShipmentState.Leg] = []
+
+    /// The shipment as its rules see it.
+    var shipment: ShipmentState {
+        ShipmentState(id: order.id, awaitingPayment: order.paymentStatus == .awaiting, legs: legs, requireRecipientCode: order.requireRecipientCode)
+    }
+
+    /// What the viewer may do now: the shipment's one list (`ShipmentRules.actions`), which the API,
+    /// the web pages and the driver's day all read.
+    var actions: [OrderAction] { ShipmentRules.actions(on: shipment, for: ShipmentActor(capacities)) }
 }
 
 /// The orders service: this file holds what every capability shares (seeing an order, lists);
@@ -132,7 +143,23 @@ struct Orders: WaybillService {
         let files = try await ListRows.outputs(sql.select().column(SQLLiteral.all).from(OrderFile.schema)
             .where("order_id", .equal, SQLBind(order.id)).where("kind", .notEqual, SQLBind(OrderFile.Kind.claimPhoto.rawValue))
             .orderBy("created_at"), sql: sql).map(OrderFile.init(reading:))
-        return .init(order: order, events: events, people: people, files: files)
+        let legs = try await Self.legs(of: [order.id], on: sql)[order.id] ?? []
+        return .init(order: order, events: events, people: people, files: files, legs: legs)
+    }
+
+    /// The legs of these shipments as their rules see them, in order, read at once.
+    static func legs(of ids: some Collection<OrderID>, on sql: any SQLDatabase) async throws -> [OrderID: [ShipmentState.Leg]] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await sql.select().columns("order_id", "kind", "status", "assignee_id", "counter_id").from(Leg.schema)
+            .where("order_id", .in, SQLBind.group(Array(ids))).orderBy("order_id").orderBy("position").all()
+        var legs: [OrderID: [ShipmentState.Leg]] = [:]
+        for row in rows {
+            let order = try row.decode(column: "order_id", as: OrderID.self)
+            legs[order, default: []].append(ShipmentState.Leg(
+                try row.decode(column: "kind", as: LegKind.self), try row.decode(column: "status", as: LegStatus.self),
+                assignee: try row.decode(column: "assignee_id", as: UserID?.self), counter: try row.decode(column: "counter_id", as: String?.self)))
+        }
+        return legs
     }
 
     /// The detail of an order read (or kept) for `principal`: 404 unless they may see it.
@@ -146,6 +173,7 @@ struct Orders: WaybillService {
         let order = kept.order, users = kept.people
         guard let customer = users[order.customerID] else { throw WaybillError.notFound }
         var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+        record.legs = kept.legs
         record.files = kept.files
         record.events = kept.events.map { ($0, $0.actorID.flatMap { users[$0] }) }
         try await complete(&record)
@@ -176,7 +204,9 @@ struct Orders: WaybillService {
             if let driver = order.driverID { ids.insert(driver) }
             let users = try await Self.people(ids, on: sql)
             guard let customer = users[order.customerID] else { throw WaybillError.notFound }
-            return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+            var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+            record.legs = try await Self.legs(of: [order.id], on: sql)[order.id] ?? []
+            return record
         }
         return try await record(of: read(order), capacities: capacities)
     }
@@ -212,7 +242,7 @@ struct Orders: WaybillService {
             if keeping { cache.keep(kept, for: key, readAt: generation) }
         }
         let page = Array(kept.orders.prefix(filter.limit))
-        let records = summaries(page, people: kept.people, for: principal)
+        let records = summaries(page, people: kept.people, legs: kept.legs, for: principal)
         let next = kept.orders.count > filter.limit ? page.last.map { Self.encodeCursor($0.createdAt, $0.id) } : nil
         return (records, next)
     }
@@ -234,13 +264,15 @@ struct Orders: WaybillService {
         }
         query.orderBy("created_at", .descending).orderBy("id", .descending).limit(filter.limit + 1)
         let orders = try await OrderRow.read(query, on: sql)
-        return .init(orders: orders, people: try await Self.people(of: orders.prefix(filter.limit), on: sql))
+        let page = orders.prefix(filter.limit)
+        return .init(orders: orders, people: try await Self.people(of: page, on: sql), legs: try await Self.legs(of: page.map(\.id), on: sql))
     }
 
     /// Orders the caller may see, as list entries: with their customer and driver, read at once.
     func summaries(_ orders: [OrderRow], for principal: Principal) async throws -> [OrderRecord] {
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
-        return summaries(orders, people: try await Self.people(of: orders, on: sql), for: principal)
+        return summaries(orders, people: try await Self.people(of: orders, on: sql), legs: try await Self.legs(of: orders.map(\.id), on: sql),
+                         for: principal)
     }
 
     /// The customers and drivers of `orders`, read at once.
@@ -250,14 +282,17 @@ struct Orders: WaybillService {
         return try await people(ids, on: sql)
     }
 
-    func summaries(_ orders: [OrderRow], people users: [UserID: PersonRow], for principal: Principal) -> [OrderRecord] {
+    func summaries(_ orders: [OrderRow], people users: [UserID: PersonRow], legs: [OrderID: [ShipmentState.Leg]],
+                   for principal: Principal) -> [OrderRecord] {
         // Worked out once for the page: the caller's capabilities were a tenth of a list's time when
         // asked for per order.
         let caller = principal.caller
         return orders.compactMap { order -> OrderRecord? in
             let capacities = OrderPolicy.capacities(of: caller, for: order.parties)
             guard OrderPolicy.allows(.see, status: order.status, as: capacities), let customer = users[order.customerID] else { return nil }
-            return OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+            var record = OrderRecord(order: order, customer: customer, driver: order.driverID.flatMap { users[$0] }, capacities: capacities)
+            record.legs = legs[order.id] ?? []
+            return record
         }
     }
 

@@ -408,8 +408,8 @@ struct Subscriptions: WaybillService {
         guard Money.isValidCurrency(currency), amount >= 0 else { return }
         try await orders.transaction { db in
             if let known = try await SubscriptionInvoiceRecord.find(id, on: db) {
-                if paid, known.status != "paid" {
-                    known.status = "paid"
+                if paid, known.status != .paid {
+                    known.status = .paid
                     known.at = UnixTime.nowMillis
                     try await known.save(on: db)
                 }
@@ -420,7 +420,7 @@ struct Subscriptions: WaybillService {
             row.subscriptionID = subscription
             row.amount = amount
             row.currency = currency
-            row.status = paid ? "paid" : "failed"
+            row.status = paid ? .paid : .failed
             row.at = UnixTime.nowMillis
             try await row.create(on: db)
         }

@@ -48,7 +48,7 @@ struct RoutePlan: Sendable, Codable, Equatable {
 }
 
 struct RoutePlanRecord: Sendable {
-    enum Status: String, Sendable, Codable { case proposed, applied, superseded }
+    typealias Status = RoutePlanStatus
     var id: UUID
     var version: Int
     var status: Status
@@ -431,7 +431,8 @@ struct RoutePlans: WaybillService {
     func apply(_ id: UUID, by principal: Principal) async throws -> RoutePlanApplication {
         try principal.require(.dispatch)
         var record = try await find(id, by: principal)
-        guard let newest = try await latest(by: principal), newest.id == id, record.status == .proposed else {
+        let newest = try await latest(by: principal)
+        guard RoutePlanningPolicy.mayApply(record.status, isNewest: newest?.id == id) else {
             throw WaybillError(.conflict, .planSuperseded, "This plan is not the newest, or it was applied already. Plan again.")
         }
         let orders = Orders(services: services, db: db, logger: logger)

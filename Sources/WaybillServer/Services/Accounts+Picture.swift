@@ -48,7 +48,19 @@ extension Accounts {
     /// not hidden it from them.
     func showsPicture(of owner: UserID, to me: Principal) async throws -> Bool {
         guard let picture = try await ProfilePicture.find(owner, on: db) else { return false }
-        return picture.hiddenAt == nil || owner == me.userID || me.caller.capabilities.contains(.admin)
+        return ProfilePicturePolicy.maySee(owner: owner, viewer: me.caller, sharesSomething: true, hidden: picture.hiddenAt != nil)
+    }
+
+    /// Whether the caller has a picture of their own.
+    func hasPicture(_ me: Principal) async throws -> Bool {
+        try await ProfilePicture.find(me.userID, on: db) != nil
+    }
+
+    /// Whether `owner`'s picture is hidden, for those who moderate (`ProfilePicturePolicy.maySeeModeration`);
+    /// nil for everyone else, and when there is no picture.
+    func pictureHidden(of owner: UserID, for me: Principal) async throws -> Bool? {
+        guard ProfilePicturePolicy.maySeeModeration(by: me.caller) else { return nil }
+        return try await ProfilePicture.find(owner, on: db).map { $0.hiddenAt != nil }
     }
 
     /// `owner`'s picture, if the caller may see it (else 404, as if there were none).

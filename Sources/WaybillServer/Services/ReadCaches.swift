@@ -150,6 +150,8 @@ final class ReadCaches: Sendable {
         /// One more than the page holds when there is a next page.
         let orders: [OrderRow]
         let people: [UserID: PersonRow]
+        /// The legs of its orders, as their rules see them (what each viewer may do is worked out from them).
+        let legs: [OrderID: [ShipmentState.Leg]]
     }
 
     /// Shared by every request that reads the order while it is kept: its history's and files'
@@ -159,6 +161,7 @@ final class ReadCaches: Sendable {
         let events: [OrderEvent]
         let people: [UserID: PersonRow]
         let files: [OrderFile]
+        let legs: [ShipmentState.Leg]
     }
 
     struct PrincipalRow: Sendable {

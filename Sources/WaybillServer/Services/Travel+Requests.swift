@@ -136,6 +136,14 @@ extension Travel {
         return RequestView(request: r, trip: trip, shipment: shipment)
     }
 
+    /// What the ledger says the traveller was paid for the request's shipment, for those who may see
+    /// it (`TripPolicy.maySeePayouts`: the traveller and dispatch); nil before any payout.
+    func paidOut(_ view: RequestView, for me: Principal) async throws -> Money? {
+        guard let shipment = view.request.shipmentID, TripPolicy.maySeePayouts(traveller: view.request.travellerID, by: me.caller) else { return nil }
+        let entries = try await LedgerRecord.query(on: db).filter(\.$shipmentID == shipment).filter(\.$kind == .payout).all()
+        return entries.isEmpty ? nil : Money(entries.reduce(0) { $0 + $1.amount }, view.request.currency)
+    }
+
     /// Requests the caller sent, or received on their trips (newest first, up to 100).
     func requests(received: Bool, trip: TripID? = nil, for me: Principal) async throws -> [RequestView] {
         try await sweep()
@@ -183,6 +191,8 @@ extension Travel {
         let index = try await areas()
         let from = index[AreaID(trip.fromAreaID)], to = index[AreaID(trip.toAreaID)]
         let order = Self.shipment(for: existing, trip: trip, from: from, to: to, sandbox: services.payments.isSandbox)
+        let leg = try Self.travellerLeg(for: order, trip: trip, from: from, to: to)
+        ShipmentStore.place(order, legs: [leg])
         let orderID = try order.storedID
         let checkout = try await services.payments.createCheckout(CheckoutRequest(
             orderID: orderID, reference: order.reference, price: order.price, method: existing.paymentMethod, customerEmail: sender.email,
@@ -202,7 +212,7 @@ extension Travel {
             trip.updatedAt = UnixTime.nowMillis
             try await trip.save(on: db)
             try await order.create(on: db)
-            try await Self.travellerLeg(for: order, trip: trip, from: from, to: to).create(on: db)
+            try await leg.create(on: db)
             try await OrderEvent(orderID: orderID, type: "created", status: order.status, actorID: me.userID,
                                  note: "Accepted by the traveller on their trip of \(trip.departureDate)").insert(on: db)
             if let name = r.photoName, let type = r.photoType {
@@ -339,7 +349,7 @@ extension Travel {
     }
 
     /// The shipment an accepted request becomes: the sender its customer, the traveller its
-    /// carrier, awaiting payment, the receiver's code required.
+    /// carrier, awaiting payment (its status is `ShipmentStore.place`'s), the receiver's code required.
     static func shipment(for r: TripRequestRecord, trip: TripRecord, from: Area?, to: Area?, sandbox: Bool) -> Order {
         let now = UnixTime.nowMillis
         let order = Order()
@@ -347,7 +357,6 @@ extension Travel {
         order.reference = Orders.newReference()
         order.customerID = r.senderID
         order.driverID = r.travellerID
-        order.status = .awaitingPayment
         order.version = 1
         order.createdAt = now
         order.updatedAt = now

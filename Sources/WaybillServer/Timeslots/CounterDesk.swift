@@ -113,23 +113,35 @@ struct CounterDesks: WaybillService {
         return (order, nil, typed)
     }
 
-    private func refusal(_ refusal: CounterDesk.Refusal, order: OrderID, step: String, by me: Principal) async throws -> WaybillError {
+    /// A refused desk step as the person's error; a scan of a parcel that is not for this counter,
+    /// or a second scan of one, is kept in the hand-over log.
+    private func refusal(_ refused: ShipmentStore.Refused, order: OrderID, step: String, by me: Principal) async throws -> WaybillError {
         let handovers = Handovers(services: services, db: db, logger: logger)
-        switch refusal {
-        case .notHere:
+        let delivery = step == HandOverKind.delivery.rawValue
+        switch refused.refusal {
+        case .desk(.notHere):
             try await handovers.record(order, step: step, .notAllowed, by: me)
             return WaybillError(.conflict, .notForThisCounter, ErrorCode.notForThisCounter.english)
-        case .alreadyDone:
+        case .desk(.alreadyDone):
             try await handovers.record(order, step: step, .replayed, by: me)
-            return WaybillError(.conflict, .invalidTransition, step == HandOverKind.delivery.rawValue
-                ? "This parcel was handed out already." : "This parcel is checked in already.")
-        case .notArrived:
-            return WaybillError(.conflict, .notAtCounter, step == HandOverKind.delivery.rawValue
+            return WaybillError(.conflict, .invalidTransition, delivery ? "This parcel was handed out already." : "This parcel is checked in already.")
+        case .desk(.notArrived):
+            return WaybillError(.conflict, .notAtCounter, delivery
                 ? "This parcel is not at the counter yet." : "The driver bringing this parcel has not picked it up yet.")
-        case .notPaid:
+        case .desk(.notPaid):
             return WaybillError(.conflict, .invalidTransition, "This shipment is not paid yet: it cannot be checked in.")
-        case .cancelled:
+        case .desk(.cancelled):
             return WaybillError(.conflict, .invalidTransition, "This shipment was cancelled.")
+        case .wrongStatus:
+            return WaybillError(.conflict, .invalidTransition, "This parcel changed meanwhile; scan it again.")
+        case .missingProof(let kind):
+            return WaybillError.validation("code", "missing_\(kind.rawValue)")
+        case .counterWait(let wait):
+            return WaybillError.counterWait(wait)
+        case .notFound:
+            return WaybillError.notFound
+        case .forbidden:
+            return WaybillError.forbidden
         }
     }
 
@@ -150,54 +162,30 @@ struct CounterDesks: WaybillService {
         let events = services.events
         let codes = services.codes
         let actor = me.userID
+        let here = counterID.rawValue.uuidString
+        let file = image.flatMap { image in name.map { Orders.fileRecord(of: id, kind: .counterPhoto, image: image, name: $0, by: actor) } }
+        let proof = HandOverProof(photoFileID: file?.id, qrCode: token, typedReference: typed)
         do {
-            let result: Result<Order, CounterDesk.Refusal> = try await db.writeTransaction(services) { db in
-                guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
-                let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
-                let checkIn: CounterDesk.CheckIn
-                switch CounterDesk.checkIn(legs: legs.map(\.state), counters: legs.map(\.counterID), here: counterID.rawValue.uuidString,
-                                           awaitingPayment: order.paymentStatus == .awaiting) {
-                case .failure(let refusal): return .failure(refusal)
-                case .success(let c): checkIn = c
+            return try await desk(order: id, at: counterID, step: step, by: me) {
+                try await db.writeTransaction(services) { db in
+                    try await ShipmentStore.apply(.checkIn(counter: here), to: id, by: actor, actor: { _ in ShipmentActor([], counters: [here]) },
+                                                  proof: proof, events: events, on: db) { order, decision, db in
+                        try await file?.create(on: db)
+                        try await OrderEvent(orderID: id, type: "counter_check_in", status: nil, actorID: actor, note: counter.name,
+                                             at: order.updatedAt).insert(on: db)
+                        // Collected here: the receiver learns where, with their code (sealed since the pickup).
+                        let collection = decision.handOver?.leg == decision.next.legs.count - 1
+                        if collection, let email = order.recipient.email,
+                           let sealed = order.recipientCodeSealed, let receiverCode = codes.unsealRecipientCode(sealed, orderID: id) {
+                            try await Outbox.enqueue(MailTemplates.readyAtCounter(to: MailAddress(name: order.recipient.name, address: email),
+                                                                                 reference: order.reference, counter: counter, code: receiverCode), on: db)
+                        }
+                        return .atCounter(order, counter: counter.name, collection: collection)
+                    }
                 }
-                let proof = CounterDesk.proof(scanned: token != nil, typedReference: typed != nil, receiverCode: false)
-                if let missing = HandOverPolicy.required(checkIn.handOver, carriedBy: .counter, recipientCode: false).subtracting(proof).first {
-                    throw WaybillError.validation("code", "missing_\(missing.rawValue)")
-                }
-                try await Orders.claim(order, action: .pickup, on: db)
-                let now = UnixTime.nowMillis
-                if let ends = checkIn.endsLeg {
-                    legs[ends].status = .handedOver
-                    legs[ends].updatedAt = now
-                    try await legs[ends].save(on: db)
-                }
-                let leg = legs[checkIn.counterLeg]
-                leg.status = .held
-                leg.updatedAt = now
-                try await leg.save(on: db)
-                let file = image.flatMap { image in name.map { Orders.fileRecord(of: id, kind: .counterPhoto, image: image, name: $0, by: actor) } }
-                try await file?.create(on: db)
-                let handOver = HandOver(orderID: id, legPosition: leg.position, kind: checkIn.handOver, actorID: actor, at: now)
-                handOver.qrCode = token
-                handOver.typedReference = typed
-                handOver.photoFileID = file?.id
-                try await handOver.create(on: db)
-                order.status = ShipmentStatus.derive(awaitingPayment: false, legs: legs.map(\.state))
-                order.updatedAt = now
-                try await order.save(on: db)
-                try await OrderEvent(orderID: id, type: "counter_check_in", status: nil, actorID: actor, note: counter.name, at: now).insert(on: db)
-                // Collected here: the receiver learns where, with their code (sealed since the pickup).
-                if leg.position == legs.count - 1, let email = order.recipient.email,
-                   let sealed = order.recipientCodeSealed, let receiverCode = codes.unsealRecipientCode(sealed, orderID: id) {
-                    try await Outbox.enqueue(MailTemplates.readyAtCounter(to: MailAddress(name: order.recipient.name, address: email),
-                                                                         reference: order.reference, counter: counter, code: receiverCode), on: db)
-                }
-                try await events.record(.atCounter(order, counter: counter.name, collection: leg.position == legs.count - 1), on: db)
-                return .success(order)
             }
-            // A refusal lets the photo go below, with every other failure.
-            return try await finish(result, order: id, at: counterID, step: step, by: me)
         } catch {
+            // A refusal lets the photo go, with every other failure.
             if let name { await store.delete(name) }
             throw error
         }
@@ -216,62 +204,43 @@ struct CounterDesks: WaybillService {
         var errors = FieldErrors()
         Validation.text(collector, field: "collectedBy", maxLength: Validation.maxNameLength, into: &errors)
         if !errors.isEmpty { throw WaybillError.validation(errors) }
+        let here = counterID.rawValue.uuidString
+        let actor = ShipmentActor([], counters: [here])
+        let proof = HandOverProof(signedBy: collector, codeChecked: true, qrCode: token, typedReference: typed)
+        // Asked before the receiver's code is tried, so a parcel that is not here spends none of its tries.
         let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
-        if case .failure(let refusal) = CounterDesk.handOut(legs: legs.map(\.state), counters: legs.map(\.counterID), here: counterID.rawValue.uuidString) {
-            throw try await self.refusal(refusal, order: id, step: step, by: me)
+        if case .failure(let refusal) = ShipmentRules.decide(.handOut(counter: here), on: try ShipmentStore.state(found, legs), by: actor,
+                                                             proof: proof.kinds) {
+            throw try await self.refusal(ShipmentStore.Refused(refusal: refusal, status: found.status), order: id, step: step, by: me)
         }
         let orders = Orders(services: services, db: db, logger: logger)
         try await orders.checkRecipientCode(HandOverCodePolicy.normalized(receiverCode) ?? receiverCode, order: found)
         let events = services.events
-        let actor = me.userID
-        let result: Result<Order, CounterDesk.Refusal> = try await db.writeTransaction(services) { db in
-            guard let order = try await Order.find(id, on: db) else { throw WaybillError.notFound }
-            let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
-            let index: Int
-            switch CounterDesk.handOut(legs: legs.map(\.state), counters: legs.map(\.counterID), here: counterID.rawValue.uuidString) {
-            case .failure(let refusal): return .failure(refusal)
-            case .success(let i): index = i
+        let person = me.userID
+        return try await desk(order: id, at: counterID, step: step, by: me) {
+            try await db.writeTransaction(services) { db in
+                try await ShipmentStore.apply(.handOut(counter: here), to: id, by: person, actor: { _ in actor },
+                                              proof: proof, events: events, on: db) { order, _, db in
+                    try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: person,
+                                         note: "Collected at \(counter.name) by \(collector)", at: order.updatedAt).insert(on: db)
+                    return .orderDelivered(order, signedBy: collector)
+                }
             }
-            let proof = CounterDesk.proof(scanned: token != nil, typedReference: typed != nil, receiverCode: true)
-            if let missing = HandOverPolicy.required(.delivery, carriedBy: .counter, recipientCode: true).subtracting(proof).first {
-                throw WaybillError.validation("code", "missing_\(missing.rawValue)")
-            }
-            try await Orders.claim(order, action: .deliver, on: db)
-            let now = UnixTime.nowMillis
-            legs[index].status = .handedOver
-            legs[index].updatedAt = now
-            try await legs[index].save(on: db)
-            let handOver = HandOver(orderID: id, legPosition: index, kind: .delivery, actorID: actor, at: now)
-            handOver.qrCode = token
-            handOver.typedReference = typed
-            handOver.codeChecked = true
-            handOver.signedBy = collector
-            try await handOver.create(on: db)
-            order.status = ShipmentStatus.derive(awaitingPayment: false, legs: legs.map(\.state))
-            order.signedBy = collector
-            order.deliveredAt = now
-            order.updatedAt = now
-            order.recipientCodeSealed = nil
-            try await order.save(on: db)
-            try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: actor,
-                                 note: "Collected at \(counter.name) by \(collector)", at: now).insert(on: db)
-            try await events.record(.orderDelivered(order, signedBy: collector), on: db)
-            return .success(order)
         }
-        return try await finish(result, order: id, at: counterID, step: step, by: me)
     }
 
-    /// After a desk's transaction: the scan kept as accepted and the parcel as the desk now sees it,
-    /// or the refusal (kept and logged when it is one) as the person's error.
-    private func finish(_ result: Result<Order, CounterDesk.Refusal>, order id: OrderID, at counterID: CounterID, step: String,
-                        by me: Principal) async throws -> CounterParcel {
-        switch result {
-        case .success(let order):
-            try await Handovers(services: services, db: db, logger: logger).record(id, step: step, .accepted, by: me)
-            return try await parcel(order, at: counterID)
-        case .failure(let refusal):
-            throw try await self.refusal(refusal, order: id, step: step, by: me)
+    /// A desk's step (its transaction, `step`): the scan kept as accepted and the parcel as the desk
+    /// now sees it, or the shipment's refusal (kept and logged when it is one) as the person's error.
+    private func desk(order id: OrderID, at counterID: CounterID, step: String, by me: Principal,
+                      _ body: () async throws -> Order) async throws -> CounterParcel {
+        let order: Order
+        do {
+            order = try await body()
+        } catch let refused as ShipmentStore.Refused {
+            throw try await refusal(refused, order: id, step: step, by: me)
         }
+        try await Handovers(services: services, db: db, logger: logger).record(id, step: step, .accepted, by: me)
+        return try await parcel(order, at: counterID)
     }
 
     /// One parcel as the desk sees it.
@@ -287,7 +256,7 @@ struct CounterDesks: WaybillService {
         let byOrder = Dictionary(grouping: legs, by: \.orderID)
         let checkIns = try await HandOver.query(on: db).filter(\.$orderID ~~ ids).filter(\.$kind ~~ [.counterDropOff, .legToLeg]).all()
         let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ ids).filter(\.$kind == .dropOff)
-            .filter(\.$status ~~ [.pending, .booked, .completed]).all()
+            .filter(\.$status ~~ SlotBookingStatus.atDesk).all()
         let slots = Dictionary(uniqueKeysWithValues: try await SlotRecord.query(on: db).filter(\.$id ~~ bookings.map(\.slotID)).all().map { (try $0.storedID, $0) })
         let here = counterID.rawValue.uuidString
         return try orders.compactMap { order in
@@ -318,7 +287,7 @@ struct CounterDesks: WaybillService {
         let templates = try await SlotTemplateRecord.query(on: db).filter(\.$counterID == counterID).all()
         let daySlots = try await SlotRecord.query(on: db).filter(\.$templateID ~~ templates.compactMap(\.id)).filter(\.$localDate == today.description).all()
         let dayBookings = try await SlotBookingRecord.query(on: db).filter(\.$slotID ~~ daySlots.compactMap(\.id))
-            .filter(\.$status ~~ [.pending, .booked, .completed]).all()
+            .filter(\.$status ~~ SlotBookingStatus.atDesk).all()
         let missing = Set(dayBookings.map(\.orderID)).subtracting(orders.compactMap(\.id))
         let done = missing.isEmpty ? [] : try await Order.query(on: db).filter(\.$id ~~ missing).all()
         let all = try await parcels(orders + done, at: counterID)

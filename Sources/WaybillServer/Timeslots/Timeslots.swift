@@ -368,7 +368,7 @@ struct Timeslots: WaybillService {
             // The booking, and whether it is new (false: the shipment had this slot already).
             let (booking, isNew) = try await db.writeTransaction(services) { db -> (SlotBookingRecord, Bool) in
                 let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind == kind)
-                    .filter(\.$status ~~ [.pending, .booked]).first()
+                    .filter(\.$status ~~ SlotBookingStatus.live).first()
                 if let live, live.slotID == slotID { return (live, false) }
                 if let live { try await Self.setStatus(live, .cancelled, by: userID, reason: nil, on: db) }
                 return (try await Self.bookWithin(order, slot: slot, template: template, by: userID, now: now, on: db), true)
@@ -511,7 +511,7 @@ struct Timeslots: WaybillService {
     /// (the driver's day, the board), per shipment, in slot order.
     static func live(for orders: [OrderID], on db: any Database) async throws -> [OrderID: [SlotBookingView]] {
         guard !orders.isEmpty else { return [:] }
-        let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ orders).filter(\.$status ~~ [.pending, .booked]).all()
+        let bookings = try await SlotBookingRecord.query(on: db).filter(\.$orderID ~~ orders).filter(\.$status ~~ SlotBookingStatus.live).all()
         return Dictionary(grouping: try await views(bookings, references: false, on: db), by: \.booking.orderID)
             .mapValues { $0.sorted { $0.slot.startsAt < $1.slot.startsAt } }
     }
@@ -580,7 +580,7 @@ struct Timeslots: WaybillService {
         default: return
         }
         let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind ~~ change.kinds)
-            .filter(\.$status ~~ [.pending, .booked]).all()
+            .filter(\.$status ~~ SlotBookingStatus.live).all()
         for booking in live {
             try await setStatus(booking, change.to, by: nil, reason: nil, on: db)
         }

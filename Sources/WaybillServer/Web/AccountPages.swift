@@ -167,7 +167,7 @@ struct AccountPages {
     func accountPage(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req)
         var page = AccountPage(me)
-        page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
+        page.hasPicture = try await Accounts(request: req).hasPicture(me)
         page.notice = req.query[String.self, at: "saved"] != nil ? ctx.t(.saved) : req.query[String.self, at: "password"] != nil ? ctx.t(.passwordChanged) : nil
         return try page.response(ctx)
     }

@@ -223,19 +223,23 @@ struct ClaimPage: PageView {
             "<figure><img src=\"\(WebRoutes.claimPhoto((claimID, try $0.storedID)))\" alt=\"\(h(ctx.t(.claim)))\" width=\"\($0.width)\" height=\"\($0.height)\" class=\"file claim_photo\" loading=\"lazy\"></figure>"
         }.joined()
         var decision = ""
-        if me.caller.may(.decideClaims), c.status.isUndecided, c.claimantID != me.userID {
+        // What the viewer may do is the claim's rule (`ClaimPolicy.actions`): its first approver may decline, not confirm.
+        if !view.actions.isEmpty {
             let form = Form(ctx: ctx, values: values.isEmpty ? ["amount": OrderPages.decimal(Money(c.proposedAmount ?? c.claimedAmount, c.currency))] : values,
                             errors: errors, idPrefix: "decide-")
             let second = c.status == .awaitingSecondApproval
-            decision = """
-                <section class="decision"><h2>\(h(second ? ctx.t(.claimConfirmApproval) : ctx.t(.claimApprove)))</h2>
-                \(form.summary(message: message, shown: ["amount", "reason"]))
+            let approval = view.actions.contains(.approve) ? """
                 <p class="hint">\(h(ctx.t(.claimSecondHint, Money(table.secondApprovalAbove, c.currency).description)))</p>
                 <form method="post" action="\(WebRoutes.claimDecision(claimID))" class="stack">\(form.hidden())
                 <input type="hidden" name="decision" value="approve"><input type="hidden" name="return" value="\(WebRoutes.claim(claimID))">
                 \(second ? "<input type=\"hidden\" name=\"amount\" value=\"\(h(OrderPages.decimal(Money(c.proposedAmount ?? 0, c.currency))))\"><p>\(h(ctx.t(.claimProposed, Money(c.proposedAmount ?? 0, c.currency).description)))</p>"
                     : form.field("amount", ctx.t(.claimApproveAmount, c.currency), attributes: "inputmode=\"decimal\""))
                 <button type="submit" class="primary">\(h(second ? ctx.t(.claimConfirmApproval) : ctx.t(.claimApprove)))</button></form>
+                """ : ""
+            decision = """
+                <section class="decision"><h2>\(h(view.actions.contains(.approve) ? (second ? ctx.t(.claimConfirmApproval) : ctx.t(.claimApprove)) : ctx.t(.claimDecline)))</h2>
+                \(form.summary(message: message, shown: ["amount", "reason"]))
+                \(approval)
                 <form method="post" action="\(WebRoutes.claimDecision(claimID))" class="stack">\(form.hidden())
                 <input type="hidden" name="decision" value="decline"><input type="hidden" name="return" value="\(WebRoutes.claim(claimID))">
                 \(form.field("reason", ctx.t(.claimDeclineWhy), attributes: "maxlength=\"\(ClaimPolicy.reasonLimit)\""))
@@ -254,7 +258,7 @@ struct ClaimPage: PageView {
             <dt>\(h(ctx.t(.claimKind)))</dt><dd>\(h(InsuranceCatalogue.kind(c.kind).in(ctx.lang)))</dd>
             <dt>\(h(ctx.t(.insuredValue)))</dt><dd>\(money(order.declaredValue))</dd>
             <dt>\(h(ctx.t(.claimClaimed)))</dt><dd>\(money(c.claimedAmount))</dd>
-            \(c.status == .awaitingSecondApproval ? "<dt>\(h(ctx.t(.claimApprovedAmount)))</dt><dd>\(h(ctx.t(.claimProposed, Money(c.proposedAmount ?? 0, c.currency).description)))</dd>" : "")
+            \(ClaimPolicy.shownProposal(status: c.status, proposed: c.proposedAmount).map { "<dt>\(h(ctx.t(.claimApprovedAmount)))</dt><dd>\(h(ctx.t(.claimProposed, Money($0, c.currency).description)))</dd>" } ?? "")
             \(c.approvedAmount.map { "<dt>\(h(ctx.t(.claimApprovedAmount)))</dt><dd data-approved>\(money($0))</dd>" } ?? "")
             \(c.refundID != nil ? "<dt>\(h(ctx.t(.claimRefunded, Money(c.refundedAmount ?? 0, c.currency).description)))</dt><dd>\(ctx.time(c.paidAt ?? c.updatedAt))</dd>" : "")
             \(c.declineReason.map { "<dt>\(h(ctx.t(.claimDeclineReason)))</dt><dd>\(h($0))</dd>" } ?? "")

@@ -263,9 +263,10 @@ struct DispatchBoardPage: PageView {
         let board = try await orders.dispatchBoard(by: me)
         var page = DispatchBoardPage(columns: try DispatchColumn.allCases.map { column in
             (column, try board.orders.filter { $0.status.dispatchColumn == column }.map { order in
-                let action = DispatchPolicy.assignAction(for: order.status)
+                // The card offers what the shipment's rules allow (a traveller's shipment: never a driver).
+                let mayAssign = board.actions[try order.storedID]?.contains(.assign) == true
                 return Card(order: order, customer: board.people[order.customerID], driver: order.driverID.flatMap { board.people[$0] },
-                            assign: try action == .assign ? AssignForm.load(order, reassign: false, by: me, fleet: fleet) : nil)
+                            assign: try mayAssign ? AssignForm.load(order, reassign: false, by: me, fleet: fleet) : nil)
             })
         })
         page.drivers = Tracking.ranked(fleet, pickup: nil)
@@ -458,9 +459,8 @@ struct PersonPage: PageView {
     static func load(_ id: UserID, _ req: Request, for me: Principal) async throws -> PersonPage {
         let accounts = Accounts(request: req)
         let user = try await accounts.user(id, for: me)
-        let picture = me.may(.moderate) ? try await ProfilePicture.find(id, on: req.db) : nil
         return PersonPage(user: user, me: me, restrictions: try await accounts.restrictions(of: id, for: me),
-                          pictureHidden: picture.map { $0.hiddenAt != nil },
+                          pictureHidden: try await accounts.pictureHidden(of: id, for: me),
                           notice: req.query[String.self, at: "saved"] != nil ? "saved" : nil)
     }
 

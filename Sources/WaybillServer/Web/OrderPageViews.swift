@@ -324,7 +324,7 @@ struct OrderPage: PageView {
         let record = try await Orders(request: req).detail(id, for: me)
         let order = record.order, caps = record.capacities
         let tracking = Tracking(request: req)
-        let actions = OrderStateMachine.availableActions(from: order.status, as: caps)
+        let actions = record.actions
         var page = OrderPage(
             record: record, details: PartyDetails.visible(to: caps), actions: actions,
             payURL: OrderPolicy.allows(.pay, status: order.status, as: caps) ? order.checkoutURL : nil,

@@ -204,7 +204,7 @@ struct PlanPage: PageView {
         let form = Form(ctx: ctx)
         var lines: [String] = []
         if let period = r.periodLine(ctx) { lines.append(period) }
-        if r.status == .pastDue, let grace = r.graceEndsAt {
+        if let grace = SubscriptionPolicy.graceEnds(r.status, at: r.graceEndsAt) {
             lines.append(h(ctx.t(.subGrace, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true)))
         }
         if view.terms.includedDeliveries > 0, r.status.isPaid {
@@ -212,7 +212,7 @@ struct PlanPage: PageView {
         }
         if r.sandbox { lines.append(h(ctx.t(.subSandbox))) }
         var actions = ""
-        if r.status == .incomplete, let url = r.checkoutURL {
+        if let url = SubscriptionPolicy.checkoutLink(r.status, r.checkoutURL) {
             actions = "<p><a class=\"button primary\" href=\"\(h(url))\">\(h(ctx.t(.subPay)))</a></p>"
         } else if case .success = SubscriptionPolicy.mayCancel(r.term) {
             actions = "<form method=\"post\" action=\"\(WebRoutes.planCancel())\">\(form.hidden())<button type=\"submit\">\(h(ctx.t(.subCancel)))</button></form>"
@@ -224,7 +224,7 @@ struct PlanPage: PageView {
         }
         let invoices = view.invoices.map { invoice -> String in
             "<tr><td>\(ctx.time(invoice.at, dateOnly: true))</td><td class=\"num\">\(h(Money(invoice.amount, invoice.currency).description))</td>"
-                + "<td>\(h(ctx.t(invoice.status == "paid" ? .invoicePaid : .invoiceFailed)))</td></tr>"
+                + "<td>\(h(ctx.t(invoice.status == .paid ? .invoicePaid : .invoiceFailed)))</td></tr>"
         }.joined()
         return """
             <section class="card" id="subscription" data-status="\(r.status.rawValue)" data-benefit="\(view.benefitApplies)">
@@ -315,7 +315,7 @@ struct AdminSubscribersPage: PageView {
         let rows = items.map { item -> String in
             let r = item.view.record, terms = item.view.terms
             var period = r.periodLine(ctx) ?? "—"
-            if r.status == .pastDue, let grace = r.graceEndsAt {
+            if let grace = SubscriptionPolicy.graceEnds(r.status, at: r.graceEndsAt) {
                 period += "<br>" + h(ctx.t(.subscribersGraceUntil, "{date}")).replacingOccurrences(of: "{date}", with: ctx.time(grace, dateOnly: true))
             }
             let used = terms.includedDeliveries > 0 ? "\(r.includedUsed) / \(terms.includedDeliveries)" : "—"

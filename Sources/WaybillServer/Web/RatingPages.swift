@@ -80,7 +80,7 @@ struct RatingPages {
             if view.showsPrivateNote, let note = r.privateNote { text += "<p class=\"hint\">\(h(ctx.t(.privateNoteShown))) \(h(note))</p>" }
             if r.status == .pending { text += "<p class=\"hint\">\(h(ctx.t(.ratingPending, ctx.time(r.windowClosesAt, dateOnly: true))))</p>" }
             if let response = r.response { text += "<p><em>\(h(ctx.t(.ratingAnswer, view.rateeName ?? "")))</em> \(h(response))</p>" }
-            else if r.status == .published, r.rateeID == me {
+            else if view.mayAnswer {
                 text += """
                     <form method="post" action="\(WebRoutes.ratingResponse((order, ratingID)))" class="stack">\(csrf)
                     <div class="field"><label for="answer-\(ratingID.uuidString.prefix(8))">\(h(ctx.t(.answerRating)))</label>

@@ -148,7 +148,8 @@ struct RoutePlanPage: PageView {
         }
         let source = plan.matrixSource.hasPrefix("OSRM") ? ctx.t(.planRoads)
             : plan.matrixSource.hasSuffix("(OSRM unavailable)") ? ctx.t(.planRoadsDown) : ctx.t(.planStraight)
-        let applyForm = record.status == .proposed ? """
+        // The page shows the newest plan.
+        let applyForm = RoutePlanningPolicy.mayApply(record.status, isNewest: true) ? """
             <form method="post" action="\(WebRoutes.routePlanApply(record.id))">\(csrf)<button type="submit" class="primary" id="apply-plan">\(h(ctx.t(.planApply)))</button></form>
             """ : ""
         let (markers, lines) = Self.drawn(plan)

@@ -47,7 +47,7 @@ struct TravelPages {
             _ = try await Accounts(request: req).setPicture(.init(bytes: Array(buffer: file.data), field: "photo"), by: me)
         } catch let error as WaybillError {
             var page = AccountPage(me)
-            page.hasPicture = try await ProfilePicture.find(me.userID, on: req.db) != nil
+            page.hasPicture = try await Accounts(request: req).hasPicture(me)
             page.message = error.fields?["photo"] == "not_square" ? ctx.t(.pictureNotSquare) : ctx.message(error)
             page.status = error.status
             return try page.response(ctx)
@@ -259,13 +259,8 @@ struct TravelPages {
     static func requestPage(_ view: Travel.RequestView, travel: Travel, me: Principal, ctx: WebContext, message: String? = nil,
                             status: HTTPResponseStatus = .ok) async throws -> Response {
         let people = try await APIHandler.requestPeople([view], travel: travel)
-        // What the ledger says the traveller was paid (theirs and staff's to see).
-        var paidOut: Money?
-        if let shipment = view.request.shipmentID, view.request.travellerID == me.userID || me.may(.dispatch) {
-            let entries = try await LedgerRecord.query(on: travel.db).filter(\.$shipmentID == shipment).filter(\.$kind == .payout).all()
-            if !entries.isEmpty { paidOut = Money(entries.reduce(0) { $0 + $1.amount }, view.request.currency) }
-        }
-        return try TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(), paidOut: paidOut,
+        return try TripRequestPage(view: view, me: me, people: people, index: try await travel.areas(),
+                                   paidOut: try await travel.paidOut(view, for: me),
                                message: message, status: status).response(ctx)
     }
 

@@ -31,6 +31,8 @@ struct WebMap {
             "center": [config.mapCenter.0, config.mapCenter.1], "zoom": markers.isEmpty ? 8 : 13,
             "markers": markers.map { ["id": $0.id, "lat": $0.latitude, "lng": $0.longitude, "label": $0.label, "kind": $0.kind] as [String: Any] },
             "trail": trail, "fleet": fleet,
+            // A status change to one of these takes the driver off an order's map (`OrderStatus.endsTheDrive`).
+            "ended": OrderStatus.allCases.filter(\.endsTheDrive).map(\.rawValue),
         ]
         data["order"] = orderID?.uuidString ?? NSNull()
         if !routes.isEmpty { data["routes"] = routes }

@@ -7,7 +7,6 @@
 
 const VENDOR = "/assets/vendor/leaflet/";
 const COLOURS = { pickup: "#1a7f37", dropoff: "#c62828", driver: "#0b5cad", pin: "#d35400", approx: "#7a7a7a" };
-const ENDED = new Set(["delivered", "cancelled", "failed"]);
 const maps = []; // { div, map, config, markers: Map<id, {layer, kind}>, trail }
 
 let leaflet = null;
@@ -203,7 +202,7 @@ function onLive(e) {
     if (!state.div.isConnected) continue;
     if (event.type === "location") onLocation(state, event);
     else if (event.type === "duty" && state.config.fleet === true && event.data?.onDuty === false) removeDrivers(state, event.data.driverId);
-    else if (event.type === "status" && concerns(state, event) && ENDED.has(event.data?.status)) removeDrivers(state, null);
+    else if (event.type === "status" && concerns(state, event) && (state.config.ended || []).includes(event.data?.status)) removeDrivers(state, null);
   }
 }
 
