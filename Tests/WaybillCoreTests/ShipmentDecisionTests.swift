@@ -56,7 +56,7 @@ struct ShipmentDecisionTests {
         #expect(cells == OrderStatus.allCases.count * OrderAction.allCases.count * Self.capacitySets.count)
     }
 
-    @Test("What a viewer may do now is exactly what the decision allows; for a fleet shipment, what the order machine listed")
+    @Test("What a viewer may do now is exactly what the decision allows; for a fleet shipment, what the order machine's table lists (which `actions` reads for them)")
     func actionsAreTheDecision() {
         for status in OrderStatus.allCases {
             let shipment = Self.fleet(status)
