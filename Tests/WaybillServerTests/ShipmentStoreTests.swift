@@ -17,12 +17,17 @@ struct ShipmentStoreTests {
 
     static let manager = ShipmentActor([.manager])
 
+    /// The cast of a delivery and a cash order its customer placed, waiting for dispatch.
+    static func placed(on server: TestServer) async throws -> (Cast, OrderID) {
+        let cast = try await server.cast()
+        return (cast, try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access))))
+    }
+
     @Test("Assigning writes the fleet leg's driver, the order's driver column, the status and the version, and records the event with the shipment as saved",
           arguments: TestDatabase.both)
     func assignWritesOnce(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            let cast = try await server.cast()
-            let id = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+            let (cast, id) = try await Self.placed(on: server)
             let driver = try #require(UserID(uuidString: cast.driver.userID))
             let events = DomainEvents()
             let heard = Heard()
@@ -51,8 +56,7 @@ struct ShipmentStoreTests {
           arguments: TestDatabase.available)
     func refusalWritesNothing(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            let cast = try await server.cast()
-            let id = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+            let (cast, id) = try await Self.placed(on: server)
             let before = try #require(try await Order.find(id, on: server.db))
             let ran = NIOLockedValueBox(false)
             let refused = await #expect(throws: ShipmentStore.Refused.self) {
@@ -85,8 +89,7 @@ struct ShipmentStoreTests {
           arguments: TestDatabase.both)
     func versionClaim(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            let cast = try await server.cast()
-            let id = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+            let (cast, id) = try await Self.placed(on: server)
             let first = try #require(UserID(uuidString: cast.driver.userID))
             let second = try #require(UserID(uuidString: cast.otherDriver.userID))
             let services = server.app.waybill
@@ -125,8 +128,7 @@ struct ShipmentStoreTests {
           arguments: TestDatabase.available)
     func deliveryFacts(db: TestDatabase) async throws {
         try await TestServer.run(db) { server in
-            let cast = try await server.cast()
-            let id = try #require(OrderID(uuidString: try await server.placeOrder(cast.customer.access)))
+            let (cast, id) = try await Self.placed(on: server)
             try await server.advance(id.uuidString, to: .inTransit, cast: cast)
             let order = try await server.db.writeTransaction(server.app.waybill) { db in
                 try await ShipmentStore.apply(.deliver, to: id, by: UserID(uuidString: cast.driver.userID), actor: { _ in ShipmentActor([.assignee]) },

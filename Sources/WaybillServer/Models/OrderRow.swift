@@ -21,6 +21,8 @@ protocol OrderColumns {
     var priceAmount: Int { get }
     var currency: String { get }
     var breakdownJSON: String { get }
+    var paymentStatus: Order.PaymentStatus { get }
+    var requireRecipientCode: Bool { get }
 }
 
 extension OrderColumns {

@@ -167,6 +167,11 @@ struct Claims: WaybillService {
         var actions: [ClaimAction] = []
     }
 
+    /// What `principal` may do with `claim` now (`ClaimPolicy.actions`).
+    static func actions(_ claim: ClaimRecord, for principal: Principal) -> [ClaimAction] {
+        ClaimPolicy.actions(status: claim.status, claimant: claim.claimantID, firstApprover: claim.firstApproverID, by: principal.caller)
+    }
+
     func claim(_ id: ClaimID, for principal: Principal) async throws -> View {
         guard let claim = try await ClaimRecord.find(id, on: db) else { throw WaybillError.notFound }
         return try await view(claim, for: principal)
@@ -178,8 +183,7 @@ struct Claims: WaybillService {
               let order = try await Order.find(claim.orderID, on: db) else { throw WaybillError.notFound }
         let photos = try await OrderFile.query(on: db).filter(\.$orderID == claim.orderID).filter(\.$kind == .claimPhoto).sort(\.$createdAt).all()
         return View(claim: claim, order: order, photos: photos, claimant: try await User.find(claim.claimantID, on: db),
-                    actions: ClaimPolicy.actions(status: claim.status, claimant: claim.claimantID, firstApprover: claim.firstApproverID,
-                                                 by: principal.caller))
+                    actions: Self.actions(claim, for: principal))
     }
 
     /// The claim of a shipment, if the caller may see it (the shipment's page shows it).
@@ -201,9 +205,7 @@ struct Claims: WaybillService {
                                 uniquingKeysWith: { a, _ in a })
         return claims.compactMap { claim in
             ordersByID[claim.orderID].map {
-                View(claim: claim, order: $0, photos: [], claimant: people[claim.claimantID],
-                     actions: ClaimPolicy.actions(status: claim.status, claimant: claim.claimantID, firstApprover: claim.firstApproverID,
-                                                  by: principal.caller))
+                View(claim: claim, order: $0, photos: [], claimant: people[claim.claimantID], actions: Self.actions(claim, for: principal))
             }
         }
     }

@@ -42,9 +42,8 @@ extension Orders {
         var actions: [OrderID: [OrderAction]] = [:]
         for order in open {
             let id = try order.storedID
-            let shipment = ShipmentState(id: id, awaitingPayment: order.paymentStatus == .awaiting, legs: legs[id] ?? [],
-                                         requireRecipientCode: order.requireRecipientCode)
-            actions[id] = ShipmentRules.actions(on: shipment, for: ShipmentActor(capacities(of: principal, for: order)))
+            actions[id] = ShipmentRules.actions(on: ShipmentStore.state(of: order, id: id, legs: legs[id] ?? []),
+                                                for: ShipmentActor(capacities(of: principal, for: order)))
         }
         return (open, try await Self.people(Array(ids), on: sql), actions)
     }

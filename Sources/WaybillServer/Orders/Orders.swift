@@ -58,9 +58,7 @@ struct OrderRecord: Sendable {
     var legs: [ShipmentState.Leg] = []
 
     /// The shipment as its rules see it.
-    var shipment: ShipmentState {
-        ShipmentState(id: order.id, awaitingPayment: order.paymentStatus == .awaiting, legs: legs, requireRecipientCode: order.requireRecipientCode)
-    }
+    var shipment: ShipmentState { ShipmentStore.state(of: order, id: order.id, legs: legs) }
 
     /// What the viewer may do now: the shipment's one list (`ShipmentRules.actions`), which the API,
     /// the web pages and the driver's day all read.

@@ -28,11 +28,10 @@ enum ShipmentStore {
         order.status = ShipmentStatus.derive(awaitingPayment: order.paymentStatus == .awaiting, legs: legs.map(\.state))
     }
 
-    /// The shipment as its rules see it, from the order row and its legs.
-    static func state(_ order: Order, _ legs: [Leg]) throws -> ShipmentState {
-        ShipmentState(id: try order.storedID, awaitingPayment: order.paymentStatus == .awaiting,
-                      legs: legs.map(\.rule),
-                      requireRecipientCode: order.requireRecipientCode)
+    /// The shipment `id` as its rules see it, from its order's columns and its legs (`Leg.rule`, or
+    /// as a list read them: `Orders.legs(of:)`).
+    static func state(of order: some OrderColumns, id: ShipmentID, legs: [ShipmentState.Leg]) -> ShipmentState {
+        ShipmentState(id: id, awaitingPayment: order.paymentStatus == .awaiting, legs: legs, requireRecipientCode: order.requireRecipientCode)
     }
 
     /// Applies `command` to shipment `id` in the caller's transaction `db`:
@@ -55,7 +54,7 @@ enum ShipmentStore {
         guard !legs.isEmpty else { throw ShipmentStoreFault.noLegs(id) }
         let before = order.status
         let decision: ShipmentDecision
-        switch ShipmentRules.decide(command, on: try state(order, legs), by: actor(order), proof: proof.kinds) {
+        switch ShipmentRules.decide(command, on: state(of: order, id: id, legs: legs.map(\.rule)), by: actor(order), proof: proof.kinds) {
         case .success(let d): decision = d
         case .failure(let refusal): throw Refused(refusal: refusal, status: before)
         }

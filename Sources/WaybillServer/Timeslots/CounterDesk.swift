@@ -209,7 +209,7 @@ struct CounterDesks: WaybillService {
         let proof = HandOverProof(signedBy: collector, codeChecked: true, qrCode: token, typedReference: typed)
         // Asked before the receiver's code is tried, so a parcel that is not here spends none of its tries.
         let legs = try await Leg.query(on: db).filter(\.$orderID == id).sort(\.$position).all()
-        if case .failure(let refusal) = ShipmentRules.decide(.handOut(counter: here), on: try ShipmentStore.state(found, legs), by: actor,
+        if case .failure(let refusal) = ShipmentRules.decide(.handOut(counter: here), on: ShipmentStore.state(of: found, id: id, legs: legs.map(\.rule)), by: actor,
                                                              proof: proof.kinds) {
             throw try await self.refusal(ShipmentStore.Refused(refusal: refusal, status: found.status), order: id, step: step, by: me)
         }

@@ -227,7 +227,7 @@ struct DriverDayPage: PageView {
         let day = try await orders.driverDay(for: me)
         return DriverDayPage(todo: day.todo.map { entry in
             // The card's one button: the assignee's next step, as the shipment's rules list it.
-            let actions = ShipmentRules.actions(on: entry.shipment, for: ShipmentActor([.assignee]))
+            let actions = entry.actions
             let next: Step? = actions.contains(.accept) ? .accept : actions.contains(.pickup) ? .pickUp : actions.contains(.deliver) ? .deliver : nil
             return (entry.order, next)
         }, done: day.done.map(\.order), onDuty: day.state?.onDuty ?? false, plannedArrival: day.plannedArrival, slots: day.slots)
