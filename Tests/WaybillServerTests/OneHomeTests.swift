@@ -326,20 +326,9 @@ struct DomainEventTests {
             server.app.waybill.events.subscribe("test") { event, _ in
                 if refuse.withLockedValue({ $0 }) { throw Refused() }
                 let name = switch event {
-                case .orderPlaced: "placed"
-                case .orderAssigned: "assigned"
-                case .orderAccepted: "accepted"
-                case .orderPickedUp: "picked_up"
-                case .orderDelivered: "delivered"
-                case .orderFailed: "failed"
-                case .orderCancelled: "cancelled"
-                case .checkoutExpired: "expired"
-                case .paymentRefunded: "refunded"
-                case .receiptConfirmed: "receipt_confirmed"
-                case .paidOut: "paid_out"
+                case .shipment(_, let fact): fact.name
                 case .parcelChanged: "parcel_changed"
                 case .ordersImported: "orders_imported"
-                case .atCounter: "at_counter"
                 case .tripRequestChanged(_, let change): "trip_request_\(change.rawValue)"
                 }
                 seen.withLockedValue { $0.append("\(name):\(event.order?.status.rawValue ?? "-")") }

@@ -31,7 +31,7 @@ struct ShipmentStoreTests {
             let driver = try #require(UserID(uuidString: cast.driver.userID))
             let events = DomainEvents()
             let heard = Heard()
-            events.subscribe("test") { event, _ in heard.events.withLockedValue { $0.append(("\(event)".prefix { $0 != "(" }.description, event.order?.status)) } }
+            events.subscribe("test") { event, _ in heard.events.withLockedValue { $0.append((event.fact?.name ?? "-", event.order?.status)) } }
             let before = try #require(try await Order.find(id, on: server.db))
 
             let order = try await server.db.writeTransaction(server.app.waybill) { db in
@@ -39,7 +39,7 @@ struct ShipmentStoreTests {
                                               events: events, on: db) { order, decision, _ in
                     #expect(decision.events.contains(.assigned(leg: 0, to: driver, previous: nil)))
                     #expect(order.status == .assigned, "the effect sees the status the decision derived")
-                    return .orderPlaced(order)
+                    return .placed
                 }
             }
             #expect(order.status == .assigned && order.driverID == driver && order.version == before.version + 1)
@@ -47,7 +47,7 @@ struct ShipmentStoreTests {
             #expect(stored.status == .assigned && stored.driverID == driver && stored.version == before.version + 1)
             let legs = try await Leg.query(on: server.db).filter(\.$orderID == id).all()
             #expect(legs.map(\.status) == [.assigned] && legs.map(\.assigneeID) == [driver])
-            #expect(heard.events.withLockedValue { $0.map(\.0) } == ["orderPlaced"])
+            #expect(heard.events.withLockedValue { $0.map(\.0) } == ["placed"])
             #expect(heard.events.withLockedValue { $0.map(\.1) } == [.assigned], "subscribers read the shipment as saved")
         }
     }

@@ -183,7 +183,7 @@ struct ParcelPoller {
             current.nextCheckAt = ParcelTracking.nextCheck(status: status, now: now, addedAt: current.createdAt, pulseMinutes: Self.pulseMinutes)
             current.updatedAt = now
             try await current.save(on: db)
-            if status != old { try await services.events.record(.parcelChanged(current, from: old, newEvents: newEvents), on: db) }
+            if status != old { try await services.events.record(.parcelChanged(try ParcelFacts(current), from: old, newEvents: newEvents), on: db) }
         }
         services.outbox.poke()
     }

@@ -313,11 +313,11 @@ struct Conversations: WaybillService {
 
     /// A shipment's parties: its customer, its driver, and the account it is addressed to once it
     /// would see it.
-    static func parties(of order: Order, on db: any Database) async throws -> [UserID: ConversationRole] {
+    static func parties(of order: some OrderColumns, on db: any Database) async throws -> [UserID: ConversationRole] {
         try parties(of: order, receivers: try await Notifier.receiver(of: order, on: db))
     }
 
-    static func parties(of order: Order, receivers: [User]) throws -> [UserID: ConversationRole] {
+    static func parties(of order: some OrderColumns, receivers: [User]) throws -> [UserID: ConversationRole] {
         var parties: [UserID: ConversationRole] = [order.customerID: .sender]
         if let driver = order.driverID, parties[driver] == nil { parties[driver] = .carrier }
         if OrderPolicy.allows(.see, status: order.status, as: [.receiver]) {
@@ -776,11 +776,12 @@ struct Conversations: WaybillService {
     /// A shipment's status changes appear in its conversation (if it has one), and a driver who lost
     /// the order leaves it.
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        guard event.changesStatus, let order = event.order, let orderID = order.id, let sql = db.tracedSQL else { return }
+        guard case .shipment(let order, let fact) = event, fact.changesStatus, let sql = db.tracedSQL else { return }
+        let orderID = order.id
         // Placed in this very transaction (its first version: placing it, or an import): nothing can
         // name it yet, neither a conversation nor a trip request. Two statements fewer under the
         // write lock for every order placed (docs/performance.md).
-        if case .orderPlaced = event, order.version == 1 { return }
+        if case .placed = fact, order.version == 1 { return }
         // Plain SQL: every status change asks, inside its transaction (docs/performance.md).
         let request = try await sql.raw("SELECT * FROM \"trip_requests\" WHERE \"shipment_id\" = \(bind: orderID) LIMIT 1").first()
             .map(TripRequestRecord.init(row:))
@@ -788,11 +789,11 @@ struct Conversations: WaybillService {
         guard let conversation = try await sql.raw("""
             SELECT * FROM "conversations" WHERE "subject_kind" = \(bind: subject.kind) AND "subject_id" = \(bind: subject.id) LIMIT 1
             """).first().map(ConversationRecord.init(row:)), let id = conversation.id else { return }
-        if case .orderAssigned(_, _, let previous?, _) = event, previous != order.driverID, let sql = db.tracedSQL {
+        if case .assigned(_, let previous?, _) = fact, previous != order.driverID {
             try await sql.delete(from: "conversation_members").where("conversation_id", .equal, SQLBind(id))
                 .where("user_id", .equal, SQLBind(previous)).run()
         }
-        if case .orderAssigned = event {} else if case .orderPlaced = event {} else {
+        if case .assigned = fact {} else if case .placed = fact {} else {
             let message = MessageRecord()
             message.id = .generated()
             message.conversationID = id

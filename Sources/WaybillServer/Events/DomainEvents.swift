@@ -3,57 +3,128 @@ import Foundation
 import NIOConcurrencyHelpers
 import WaybillCore
 
-/// What happened to an order, recorded once, in the transaction that did it. Whatever must follow
-/// (notifications with their mail and push, the live channel, and later statistics, webhooks,
+/// What happened, recorded once, in the transaction that did it. Whatever must follow
+/// (notifications with their mail and push, the live channel, the ledger, statistics, webhooks,
 /// auto-dispatch) subscribes here instead of being called from inside the change: a new feature adds
 /// a subscriber, not a line in every transition.
-enum DomainEvent: Sendable {
-    /// The order reached dispatch (placed and confirmed, or paid).
-    case orderPlaced(Order)
+///
+/// An event carries values, never a database model: the shipment as it was saved (`OrderRow`, read
+/// once when the event is recorded), the people by their names (`PersonRow`), a parcel's or a
+/// request's ids and facts. A subscriber that needs more reads it. `Equatable`, synthesized: a case
+/// that carried a Fluent model (a reference, not equatable) would not compile.
+enum DomainEvent: Sendable, Equatable {
+    /// Something happened to a shipment; `OrderRow` is the shipment as saved with it.
+    case shipment(OrderRow, ShipmentFact)
+    /// A parcel of another carrier changed status at its carrier (`parcel` holds the new one).
+    case parcelChanged(ParcelFacts, from: ParcelStatus, newEvents: [ParcelEvent])
+    /// A request for a place on a trip was sent, answered, withdrawn or expired (`request` holds the new status).
+    case tripRequestChanged(TripRequestFacts, TripRequestChange)
+    /// An import placed orders (each also recorded as `placed`): `perCustomer` counts them per account.
+    case ordersImported(importID: UUID, by: PersonRow, perCustomer: [UserID: Int])
+
+    /// The shipment it happened to, as saved (nil for a parcel of another carrier, a request, an import).
+    var order: OrderRow? {
+        if case .shipment(let order, _) = self { order } else { nil }
+    }
+
+    /// What happened to the shipment, if it is about one.
+    var fact: ShipmentFact? {
+        if case .shipment(_, let fact) = self { fact } else { nil }
+    }
+
+    /// Whether the shipment's status changed with this event (a refund does not change it).
+    var changesStatus: Bool { fact?.changesStatus ?? false }
+}
+
+/// What happened to a shipment: the command that landed, or the money that moved.
+enum ShipmentFact: Sendable, Equatable {
+    /// It reached dispatch (placed and confirmed, or paid).
+    case placed
     /// Given to `driver` by `actor`; `previousDriverID` had it before (a reassignment).
-    case orderAssigned(Order, driver: User, previousDriverID: UserID?, actor: UserID)
-    case orderAccepted(Order, driver: User)
+    case assigned(driver: PersonRow, previousDriverID: UserID?, actor: UserID)
+    case accepted(driver: PersonRow)
     /// Picked up; `cashCollected` for cash orders (minor units).
-    case orderPickedUp(Order, driver: User, cashCollected: Int?)
-    case orderDelivered(Order, signedBy: String)
-    case orderFailed(Order, driver: User, reason: FailureReason)
+    case pickedUp(driver: PersonRow, cashCollected: Int?)
+    case delivered(signedBy: String)
+    case failed(driver: PersonRow, reason: FailureReason)
     /// Cancelled by a person (`actor`) or by the server (nil).
-    case orderCancelled(Order, actor: UserID?, reason: String)
-    /// A checkout left unpaid expired; the order is cancelled without telling anyone.
-    case checkoutExpired(Order)
-    case paymentRefunded(Order)
+    case cancelled(actor: UserID?, reason: String)
+    /// A checkout left unpaid expired; the shipment is cancelled without telling anyone.
+    case checkoutExpired
+    case paymentRefunded
     /// The receiver (an account) confirmed the parcel reached them.
-    case receiptConfirmed(Order, receiver: User)
+    case receiptConfirmed(receiver: PersonRow)
     /// A counter checked the parcel in: dropped off by its sender, or brought by a driver for the
     /// receiver to collect there (`collection`).
-    case atCounter(Order, counter: String, collection: Bool)
+    case atCounter(counter: String, collection: Bool)
     /// Money went to someone who carried a leg (`entry.account`), through the payment provider.
-    case paidOut(Order, entry: LedgerEntry)
-    /// A parcel of another carrier changed status at its carrier (`parcel` holds the new one).
-    case parcelChanged(ParcelRecord, from: ParcelStatus, newEvents: [ParcelEvent])
-    /// A request for a place on a trip was sent, answered, withdrawn or expired (`request` holds the new status).
-    case tripRequestChanged(TripRequestRecord, TripRequestChange)
-    /// An import placed orders (each also recorded as `orderPlaced`): `perCustomer` counts them per account.
-    case ordersImported(importID: UUID, by: User, perCustomer: [UserID: Int])
+    case paidOut(LedgerEntry)
 
-    /// The order it happened to (nil for a parcel of another carrier).
-    var order: Order? {
+    /// Whether the shipment's status changed with it (a refund, a receipt, a payout, a counter's
+    /// check-in do not change it).
+    var changesStatus: Bool {
         switch self {
-        case .orderPlaced(let o), .orderAssigned(let o, _, _, _), .orderAccepted(let o, _), .orderPickedUp(let o, _, _),
-             .orderDelivered(let o, _), .orderFailed(let o, _, _), .orderCancelled(let o, _, _), .checkoutExpired(let o),
-             .paymentRefunded(let o), .receiptConfirmed(let o, _), .paidOut(let o, _), .atCounter(let o, _, _):
-            o
-        case .parcelChanged, .tripRequestChanged, .ordersImported:
-            nil
+        case .paymentRefunded, .receiptConfirmed, .paidOut, .atCounter: false
+        default: true
         }
     }
 
-    /// Whether the order's status changed with this event (a refund does not change it).
-    var changesStatus: Bool {
+    /// Its name in logs and tests (`assigned`, `picked_up`, …).
+    var name: String {
         switch self {
-        case .paymentRefunded, .receiptConfirmed, .paidOut, .parcelChanged, .tripRequestChanged, .ordersImported, .atCounter: false
-        default: true
+        case .placed: "placed"
+        case .assigned: "assigned"
+        case .accepted: "accepted"
+        case .pickedUp: "picked_up"
+        case .delivered: "delivered"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .checkoutExpired: "expired"
+        case .paymentRefunded: "refunded"
+        case .receiptConfirmed: "receipt_confirmed"
+        case .atCounter: "at_counter"
+        case .paidOut: "paid_out"
         }
+    }
+}
+
+/// A followed parcel as its news needs it: whose it is, what it is called, where it now stands.
+struct ParcelFacts: Sendable, Equatable {
+    var id: ParcelID
+    var ownerID: UserID
+    var number: String
+    var carrier: String
+    var name: String?
+    var status: ParcelStatus
+    var alerts: ParcelAlerts?
+
+    init(_ parcel: ParcelRecord) throws {
+        id = try parcel.storedID
+        ownerID = parcel.ownerID
+        number = parcel.number
+        carrier = parcel.carrier
+        name = parcel.name
+        status = parcel.status
+        alerts = parcel.alerts
+    }
+}
+
+/// A request for a place on a trip, by its ids and the status it now has.
+struct TripRequestFacts: Sendable, Equatable {
+    var id: TripRequestID
+    var tripID: TripID
+    var senderID: UserID
+    var travellerID: UserID
+    var shipmentID: ShipmentID?
+    var status: TripRequestStatus
+
+    init(_ request: TripRequestRecord) throws {
+        id = try request.storedID
+        tripID = request.tripID
+        senderID = request.senderID
+        travellerID = request.travellerID
+        shipmentID = request.shipmentID
+        status = request.status
     }
 }
 
@@ -106,39 +177,50 @@ extension DomainEvents {
 /// Who is told what, for each event: an in-app notification, a push and a mail (`Notifier`).
 enum NotificationSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        if case .parcelChanged(let parcel, let old, _) = event { return try await ParcelNews.tell(parcel, from: old, on: db) }
-        if case .ordersImported(_, let importer, let perCustomer) = event { return try await importNews(by: importer, perCustomer, on: db) }
-        guard let order = event.order else { return }
-        func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
         switch event {
-        case .orderPlaced where order.driverID != nil:
+        case .parcelChanged(let parcel, let old, _): return try await ParcelNews.tell(parcel, from: old, on: db)
+        case .ordersImported(_, let importer, let perCustomer): return try await importNews(by: importer, perCustomer, on: db)
+        case .tripRequestChanged: return  // told by the travel service with its own words
+        case .shipment(let order, let fact): try await tell(fact, of: order, on: db)
+        }
+    }
+
+    /// The account of a person an event names (they may have been removed since).
+    private static func account(_ person: PersonRow, on db: any Database) async throws -> [User] {
+        try await User.find(person.personID, on: db).map { [$0] } ?? []
+    }
+
+    private static func tell(_ fact: ShipmentFact, of order: OrderRow, on db: any Database) async throws {
+        func customer() async throws -> [User] { try await User.find(order.customerID, on: db).map { [$0] } ?? [] }
+        switch fact {
+        case .placed where order.driverID != nil:
             // A traveller's shipment, paid: its carrier was named when they accepted the request.
             if let travellerID = order.driverID, let traveller = try await User.find(travellerID, on: db) {
                 try await Notifier.notify([traveller], .orderAssigned, order: order,
                                           body: "The sender paid \(order.reference): pick the parcel up in \(order.pickup.city) and check it against their photo.",
                                           on: db)
             }
-        case .orderPlaced where order.importID != nil:
+        case .placed where order.importID != nil:
             break  // the import tells managers once (`ordersImported`)
-        case .orderPlaced:
+        case .placed:
             try await Notifier.notify(try await Notifier.managers(on: db), .orderPending, order: order,
                                       body: "A new \(order.service.rawValue) order \(order.reference) (\(order.price), \(order.paymentMethod.rawValue)) is waiting to be assigned.",
                                       on: db)
-        case .orderAssigned(_, let driver, let previous, let actor):
-            if let previous, previous != driver.id, previous != actor, let previousDriver = try await User.find(previous, on: db) {
+        case .assigned(let driver, let previous, let actor):
+            if let previous, previous != driver.personID, previous != actor, let previousDriver = try await User.find(previous, on: db) {
                 try await Notifier.notify([previousDriver], .orderUnassigned, order: order,
                                           body: "Order \(order.reference) has been given to another driver; you no longer need to pick it up.", on: db)
             }
-            if driver.id != actor {
-                try await Notifier.notify([driver], .orderAssigned, order: order,
+            if driver.personID != actor {
+                try await Notifier.notify(try await account(driver, on: db), .orderAssigned, order: order,
                                           body: "Pick up at \(order.pickup.singleLine) and deliver to \(order.dropoff.singleLine).",
                                           on: db)
             }
-        case .orderAccepted(_, let driver):
+        case .accepted(let driver):
             try await Notifier.notify(try await customer(), .orderAccepted, order: order,
                                       body: "\(driver.firstName) will pick up your parcel \(order.reference) at \(order.pickup.singleLine).",
                                       on: db)
-        case .orderPickedUp(_, let driver, let cash):
+        case .pickedUp(let driver, let cash):
             if let cash, cash != order.priceAmount {
                 try await Notifier.notify(try await Notifier.managers(on: db), .cashDiscrepancy, order: order,
                                           body: "\(driver.displayName) collected \(Money(cash, order.currency)) for \(order.reference); the price is \(order.price).",
@@ -152,14 +234,14 @@ enum NotificationSubscriber {
             try await Notifier.notify(try await Notifier.receiver(of: order, on: db).filter { $0.id != order.customerID }, .parcelComing,
                                       order: order, body: "\(sender?.firstName ?? "Someone") sent you a parcel (\(order.reference)); it is on its way to \(order.dropoff.singleLine).",
                                       on: db)
-        case .orderDelivered(_, let name):
+        case .delivered(let name):
             try await Notifier.notify(try await customer(), .orderDelivered, order: order,
                                       body: "Your parcel \(order.reference) was delivered and signed for by \(name).", on: db)
-        case .orderFailed(_, let driver, let reason):
+        case .failed(let driver, let reason):
             try await Notifier.notify(try await Notifier.managers(on: db), .orderFailed, order: order,
                                       body: "\(driver.displayName) could not deliver \(order.reference) (\(reason.rawValue)). Reassign or cancel it.",
                                       on: db)
-        case .orderCancelled(_, let actor, let reason):
+        case .cancelled(let actor, let reason):
             // Cancelled by the server (nobody to hear it from): nobody is told, as before events.
             guard let actor else { return }
             var people: [User] = []
@@ -171,14 +253,14 @@ enum NotificationSubscriber {
         case .paymentRefunded:
             try await Notifier.notify(try await customer(), .paymentRefunded, order: order,
                                       body: "\(order.price) for order \(order.reference) has been refunded to your \(order.paymentMethod.rawValue).", on: db)
-        case .paidOut(_, let entry):
+        case .paidOut(let entry):
             guard let account = entry.account, let person = try await User.find(account, on: db) else { return }
             try await Notifier.notify([person], .paidOut, order: order,
                                       body: "\(Money(entry.amount, entry.currency)) for carrying \(order.reference) is on its way to your account.", on: db)
-        case .receiptConfirmed(_, let receiver):
-            try await Notifier.notify(try await customer().filter { $0.id != receiver.id }, .receiptConfirmed, order: order,
+        case .receiptConfirmed(let receiver):
+            try await Notifier.notify(try await customer().filter { $0.id != receiver.personID }, .receiptConfirmed, order: order,
                                       body: "\(receiver.firstName) confirmed that your parcel \(order.reference) reached them.", on: db)
-        case .atCounter(_, let counter, let collection):
+        case .atCounter(let counter, let collection):
             if collection {
                 try await Notifier.notify(try await customer(), .atCounter, order: order,
                                           body: "Your parcel \(order.reference) arrived at \(counter), where its receiver collects it.", on: db)
@@ -190,8 +272,6 @@ enum NotificationSubscriber {
                 try await Notifier.notify(try await customer(), .atCounter, order: order,
                                           body: "\(counter) received your parcel \(order.reference); a driver takes it on from there.", on: db)
             }
-        case .parcelChanged, .tripRequestChanged, .ordersImported:
-            return // told above, or by the travel service with its own words
         }
     }
 }
@@ -202,13 +282,13 @@ enum TripRequestChange: String, Sendable { case created, accepted, declined, can
 extension NotificationSubscriber {
     /// One notice per import: to the managers (but the one who imported), and to each customer a
     /// dispatcher imported for. In-app and push only: the orders are on the board and in their lists.
-    static func importNews(by importer: User, _ perCustomer: [UserID: Int], on db: any Database) async throws {
+    static func importNews(by importer: PersonRow, _ perCustomer: [UserID: Int], on db: any Database) async throws {
         let total = perCustomer.values.reduce(0, +)
         guard total > 0 else { return }
-        let managers = try await Notifier.managers(on: db).filter { $0.personID != importer.id }
+        let managers = try await Notifier.managers(on: db).filter { $0.personID != importer.personID }
         try await Notifier.notify(managers, .ordersImported, order: nil, reference: String(total),
                                   body: "\(importer.displayName) imported \(total) deliveries; they are waiting to be assigned.", mail: false, on: db)
-        for (customerID, count) in perCustomer where customerID != importer.id {
+        for (customerID, count) in perCustomer where customerID != importer.personID {
             guard let customer = try await User.find(customerID, on: db) else { continue }
             try await Notifier.notify([customer], .ordersImported, order: nil, reference: String(count),
                                       body: "\(importer.displayName) placed \(count) deliveries for you from a file.", mail: false, on: db)

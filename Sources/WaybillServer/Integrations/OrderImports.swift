@@ -335,7 +335,7 @@ struct OrderImports: WaybillService {
                 try await chunk.map { OrderEvent(orderID: try $0.storedID, type: "created", status: $0.status, actorID: actor, note: "import") }.create(on: db)
             }
             for order in orders {
-                try await events.record(.orderPlaced(order), on: db)
+                try await events.record(.shipment(try OrderRow(order), .placed), on: db)
                 perCustomer[order.customerID, default: 0] += 1
             }
             try await sql.update(OrderImportRecord.schema)
@@ -343,7 +343,7 @@ struct OrderImports: WaybillService {
                 .set("committed_at", to: SQLBind(UnixTime.nowMillis))
                 .set("content", to: SQLLiteral.null)
                 .where("id", .equal, SQLBind(importID)).run()
-            try await events.record(.ordersImported(importID: importID, by: importer, perCustomer: perCustomer), on: db)
+            try await events.record(.ordersImported(importID: importID, by: try PersonRow(importer), perCustomer: perCustomer), on: db)
             return true
         }
         services.outbox.poke()

@@ -276,17 +276,20 @@ struct Webhooks: WaybillService {
 
     static func webhookEvent(for event: DomainEvent) -> WebhookEvent? {
         switch event {
-        case .orderPlaced: .shipmentPlaced
-        case .orderAssigned: .shipmentAssigned
-        case .orderAccepted: .shipmentAccepted
-        case .orderPickedUp: .shipmentPickedUp
-        case .orderDelivered: .shipmentDelivered
-        case .orderFailed: .shipmentFailed
-        case .orderCancelled, .checkoutExpired: .shipmentCancelled
-        case .paymentRefunded: .paymentRefunded
-        case .receiptConfirmed: .shipmentReceiptConfirmed
-        case .atCounter: .shipmentAtCounter
-        case .paidOut: .payoutSent
+        case .shipment(_, let fact):
+            switch fact {
+            case .placed: .shipmentPlaced
+            case .assigned: .shipmentAssigned
+            case .accepted: .shipmentAccepted
+            case .pickedUp: .shipmentPickedUp
+            case .delivered: .shipmentDelivered
+            case .failed: .shipmentFailed
+            case .cancelled, .checkoutExpired: .shipmentCancelled
+            case .paymentRefunded: .paymentRefunded
+            case .receiptConfirmed: .shipmentReceiptConfirmed
+            case .atCounter: .shipmentAtCounter
+            case .paidOut: .payoutSent
+            }
         case .parcelChanged: .parcelUpdated
         case .ordersImported: nil  // each order placed is its own shipment.placed
         case .tripRequestChanged(_, let change):
@@ -304,33 +307,35 @@ struct Webhooks: WaybillService {
     private static func payload(of event: DomainEvent, type: WebhookEvent, eventID: UUID, for owner: User, scope: WebhookScope,
                                 services: WaybillServices, on db: any Database) async throws -> (subject: String, payload: String)? {
         let caller = try owner.caller
-        if let order = event.order {
+        if case .shipment(let order, let fact) = event {
             let capacities = OrderPolicy.capacities(of: caller, for: order.parties)
             var payee = false
-            if case .paidOut(_, let entry) = event { payee = entry.account == owner.id }
+            if case .paidOut(let entry) = fact { payee = entry.account == owner.id }
             // Seen as its owner sees it: someone with no part in the shipment hears nothing.
             guard !capacities.isEmpty,
                   WebhookPolicy.receivesShipment(scope, event: type, ownerCapacities: capacities, ownerIsPayee: payee) else { return nil }
             let record = try await Orders(services: services, db: db, logger: Logger(label: "waybill.webhooks"))
                 .load(order, capacities: capacities, full: true)
             var data = ShipmentData(shipment: try APIHandler.order(record))
-            switch event {
-            case .paidOut(_, let entry): data.payout = .init(amount: APIHandler.money(Money(entry.amount, entry.currency)))
-            case .orderCancelled(_, _, let reason): data.reason = reason
+            switch fact {
+            case .paidOut(let entry): data.payout = .init(amount: APIHandler.money(Money(entry.amount, entry.currency)))
+            case .cancelled(_, let reason): data.reason = reason
             case .checkoutExpired: data.reason = "checkout_expired"
             default: break
             }
-            return ("shipment:\(try order.storedID.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+            return ("shipment:\(order.id.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
         }
         switch event {
-        case .parcelChanged(let parcel, let old, let newEvents):
-            guard WebhookPolicy.receivesPersonal(scope), parcel.ownerID == owner.id else { return nil }
+        case .parcelChanged(let facts, let old, let newEvents):
+            guard WebhookPolicy.receivesPersonal(scope), facts.ownerID == owner.id,
+                  let parcel = try await ParcelRecord.find(facts.id, on: db) else { return nil }
             let view = ParcelView(record: parcel, relation: .owner, alerts: parcel.alerts)
             let data = ParcelData(parcel: try APIHandler.parcel(view, candidates: false), previousStatus: old.rawValue,
                                   newEvents: try newEvents.map(APIHandler.parcelEvent))
-            return ("parcel:\(try parcel.storedID.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
-        case .tripRequestChanged(let request, _):
-            guard WebhookPolicy.receivesPersonal(scope), request.senderID == owner.id || request.travellerID == owner.id else { return nil }
+            return ("parcel:\(facts.id.uuidString.lowercased())", try envelope(id: eventID, type: type, data: data))
+        case .tripRequestChanged(let facts, _):
+            guard WebhookPolicy.receivesPersonal(scope), facts.senderID == owner.id || facts.travellerID == owner.id,
+                  let request = try await TripRequestRecord.find(facts.id, on: db) else { return nil }
             guard let trip = try await TripRecord.find(request.tripID, on: db) else { return nil }
             let shipment = try await request.shipmentID.asyncMap { try await Order.find($0, on: db) } ?? nil
             let travel = Travel(services: services, db: db, logger: Logger(label: "waybill.webhooks"))

@@ -354,8 +354,8 @@ struct Tracking: WaybillService {
 
     /// Tells the order's watchers and the dispatch board about a new status, in the transaction
     /// that made it; when the driver sets off towards a stop, with an ETA from their position.
-    static func publishStatus(_ order: Order, speedKmh: Double, on db: any Database) async throws {
-        let id = try order.storedID
+    static func publishStatus(_ order: some OrderColumns, speedKmh: Double, on db: any Database) async throws {
+        let id = try order.orderID
         let now = UnixTime.nowMillis
         try await LiveLog.publish(.status(LiveStatus(orderId: id, reference: order.reference, status: order.status.rawValue,
                                                      driverId: order.driverID, at: now)),

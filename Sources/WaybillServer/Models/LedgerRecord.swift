@@ -46,18 +46,19 @@ extension LedgerEntryKind: TextColumn {}
 /// 007). Both say the same (`LedgerRecordingTests`).
 enum LedgerRecorder {
     /// An entry of `order`'s money, from or to its customer.
-    private static func entry(_ kind: LedgerEntryKind, _ amount: Int, of order: Order, at: Int64, reference: String? = nil) -> LedgerEntry {
-        LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: order.id, account: order.customerID, at: at, reference: reference)
+    private static func entry(_ kind: LedgerEntryKind, _ amount: Int, of order: some OrderColumns, at: Int64, reference: String? = nil) -> LedgerEntry {
+        LedgerEntry(kind: kind, amount: amount, currency: order.currency, shipment: try? order.orderID, account: order.customerID, at: at,
+                    reference: reference)
     }
 
     static func entries(for event: DomainEvent) -> [LedgerEntry] {
-        guard let order = event.order else { return [] }
+        guard case .shipment(let order, let fact) = event else { return [] }
         func entry(_ kind: LedgerEntryKind, _ amount: Int, at: Int64, reference: String? = nil) -> LedgerEntry {
             Self.entry(kind, amount, of: order, at: at, reference: reference)
         }
         guard order.priceAmount > 0 else { return [] }
-        switch event {
-        case .orderPlaced:
+        switch fact {
+        case .placed:
             // Paid through the checkout, or billed on the month's statement; cash waits for the pickup.
             // An insured order's premium is recorded with it: the part of the payment that insures.
             if order.paymentStatus == .paid {
@@ -68,38 +69,37 @@ enum LedgerRecorder {
                 return [entry(.invoiceLine, order.priceAmount, at: order.createdAt)] + premium(of: order, at: order.createdAt) + points(of: order, at: order.createdAt)
             }
             return []
-        case .orderPickedUp(_, _, let cash):
+        case .pickedUp(_, let cash):
             guard let cash, cash > 0 else { return [] }
             return [entry(.cashCollected, cash, at: order.updatedAt)] + premium(of: order, at: order.updatedAt) + points(of: order, at: order.updatedAt)
         case .paymentRefunded:
             let at = order.refundedAt ?? UnixTime.nowMillis
             return [entry(.refund, order.priceAmount, at: at, reference: order.refundID)] + pointsBack(of: order, at: at)
-        case .orderCancelled:
+        case .cancelled:
             // A cancelled order is on no statement: its invoice line is credited back.
             return order.paymentMethod == .invoice
                 ? [entry(.refund, order.priceAmount, at: order.updatedAt, reference: "credit")] + pointsBack(of: order, at: order.updatedAt) : []
-        case .paidOut(_, let entry):
+        case .paidOut(let entry):
             return [entry]
-        case .orderAssigned, .orderAccepted, .orderDelivered, .orderFailed, .checkoutExpired, .receiptConfirmed, .parcelChanged, .tripRequestChanged,
-             .ordersImported, .atCounter:
+        case .assigned, .accepted, .delivered, .failed, .checkoutExpired, .receiptConfirmed, .atCounter:
             return []
         }
     }
 
     /// The insurance premium of an insured order, as the payment that includes it is recorded.
-    private static func premium(of order: Order, at: Int64) -> [LedgerEntry] {
+    private static func premium(of order: OrderRow, at: Int64) -> [LedgerEntry] {
         guard let premium = order.insurancePremium, premium > 0 else { return [] }
         return [entry(.insurancePremium, premium, of: order, at: at)]
     }
 
     /// The loyalty points spent on an order, as the payment of the rest is recorded.
-    private static func points(of order: Order, at: Int64) -> [LedgerEntry] {
+    private static func points(of order: OrderRow, at: Int64) -> [LedgerEntry] {
         guard let discount = order.pointsDiscount, discount > 0 else { return [] }
         return [entry(.pointsRedeemed, discount, of: order, at: at)]
     }
 
     /// The points given back with a refund or a credit (`Loyalty` restores them to the account).
-    private static func pointsBack(of order: Order, at: Int64) -> [LedgerEntry] {
+    private static func pointsBack(of order: OrderRow, at: Int64) -> [LedgerEntry] {
         guard let discount = order.pointsDiscount, discount > 0 else { return [] }
         return [entry(.refund, discount, of: order, at: at, reference: "points")]
     }

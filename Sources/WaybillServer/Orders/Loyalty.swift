@@ -166,8 +166,8 @@ struct Loyalty: WaybillService {
     }
 
     /// The entry `order` already has of `kind`, if any.
-    private static func entry(_ kind: LoyaltyEntryKind, of order: Order, on db: any Database) async throws -> LoyaltyEntryRecord? {
-        guard let id = order.id else { return nil }
+    private static func entry(_ kind: LoyaltyEntryKind, of order: some OrderColumns, on db: any Database) async throws -> LoyaltyEntryRecord? {
+        guard let id = try? order.orderID else { return nil }
         return try await LoyaltyEntryRecord.query(on: db).filter(\.$orderID == id).filter(\.$kind == kind).first()
     }
 
@@ -175,8 +175,9 @@ struct Loyalty: WaybillService {
     /// delivery earns by the rules in force; a cancellation or a refund gives back the points spent
     /// on it; a refund after delivery takes back what the delivery earned (what is left of it).
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        switch event {
-        case .orderDelivered(let order, _):
+        guard case .shipment(let order, let fact) = event else { return }
+        switch fact {
+        case .delivered:
             guard order.paymentStatus != .refunded, order.paymentStatus != .refundPending,
                   try await entry(.earned, of: order, on: db) == nil else { return }
             let rules = try await currentRules(on: db).rules
@@ -185,9 +186,9 @@ struct Loyalty: WaybillService {
             let now = UnixTime.nowMillis
             try await LoyaltyEntryRecord(account: order.customerID, LoyaltyEntry(
                 kind: .earned, points: points, at: now, expiresAt: rules.expiry(ofPointsEarnedAt: now), order: order.id)).create(on: db)
-        case .orderCancelled(let order, _, _), .checkoutExpired(let order):
+        case .cancelled, .checkoutExpired:
             try await giveBack(order, on: db)
-        case .paymentRefunded(let order):
+        case .paymentRefunded:
             try await giveBack(order, on: db)
             guard let earned = try await entry(.earned, of: order, on: db), try await entry(.revoked, of: order, on: db) == nil else { return }
             try await lockAccount(order.customerID, on: db)
@@ -203,7 +204,7 @@ struct Loyalty: WaybillService {
     }
 
     /// Gives back the points spent on `order`, once, with the expiry the oldest of them had.
-    private static func giveBack(_ order: Order, on db: any Database) async throws {
+    private static func giveBack(_ order: OrderRow, on db: any Database) async throws {
         guard let spent = try await entry(.redeemed, of: order, on: db), try await entry(.restored, of: order, on: db) == nil else { return }
         try await LoyaltyEntryRecord(account: order.customerID, LoyaltyEntry(
             kind: .restored, points: spent.points, at: UnixTime.nowMillis, expiresAt: spent.expiresAt, order: order.id)).create(on: db)

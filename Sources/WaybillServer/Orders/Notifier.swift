@@ -62,30 +62,31 @@ enum Notifier {
     }
 
     /// The account a shipment is addressed to, if someone has verified the recipient's email.
-    static func receiver(of order: Order, on db: any Database) async throws -> [User] {
-        guard let email = order.recipientColumns.email else { return [] }
+    static func receiver(of order: some OrderColumns, on db: any Database) async throws -> [User] {
+        guard let email = order.recipient.email else { return [] }
         return try await User.query(on: db).filter(\.$email == email).filter(\.$emailVerifiedAt != nil).all()
     }
 
     /// In the app always; by push and mail unless the person turned them off (`push`, `mail`).
-    static func notify(_ users: [any NotifiedPerson], _ kind: Kind, order: Order?, reference: String? = nil, body: String, push: Bool = true,
-                       mail: Bool = true, on db: any Database) async throws {
+    static func notify(_ users: [any NotifiedPerson], _ kind: Kind, order: (any OrderColumns)?, reference: String? = nil, body: String,
+                       push: Bool = true, mail: Bool = true, on db: any Database) async throws {
         let title = kind.title(reference ?? order?.reference ?? "")
+        let orderID = try order?.orderID
         var seen = Set<UserID>()
         for user in users where !user.isBanned {
             let id = try user.personID
             guard seen.insert(id).inserted else { continue }
-            let notification = Notification(userID: id, orderID: order?.id, kind: kind.rawValue, title: title.en, body: body)
+            let notification = Notification(userID: id, orderID: orderID, kind: kind.rawValue, title: title.en, body: body)
             try await notification.insert(on: db)
             let notificationID = try notification.storedID
             try await LiveLog.publish(.notification(LiveNotification(
-                id: notificationID, kind: kind.rawValue, title: title.en, body: body, orderId: order?.id,
+                id: notificationID, kind: kind.rawValue, title: title.en, body: body, orderId: orderID,
                 createdAt: notification.createdAt)), to: [LiveLog.userTopic(id)], on: db)
             if push { try await PushDelivery.enqueue(userID: id, title: title.en, body: body,
-                                           data: ["kind": kind.rawValue, "orderId": order?.id?.uuidString ?? "", "notificationId": notificationID.uuidString,
+                                           data: ["kind": kind.rawValue, "orderId": orderID?.uuidString ?? "", "notificationId": notificationID.uuidString,
                                                   // The web app's page it is about: the service worker opens it when the notification is tapped.
-                                                  "path": order?.id.map { WebRoutes.order($0) } ?? WebRoutes.notifications()],
-                                           collapseKey: (order?.id?.uuidString ?? notificationID.uuidString), on: db) }
+                                                  "path": orderID.map { WebRoutes.order($0) } ?? WebRoutes.notifications()],
+                                           collapseKey: (orderID?.uuidString ?? notificationID.uuidString), on: db) }
             guard mail else { continue }
             try await Outbox.enqueue(MailMessage(
                 to: MailAddress(name: user.displayName, address: user.email),

@@ -22,7 +22,7 @@ extension Orders {
             try await OrderEvent(orderID: id, type: reassign ? "reassigned" : "assigned", status: .assigned,
                                  // The timeline is read by the customer too, who knows the driver by first name.
                                  actorID: principal.userID, note: driver.firstName).insert(on: db)
-            return .orderAssigned(order, driver: driver, previousDriverID: previous, actor: principal.userID)
+            return .assigned(driver: try PersonRow(driver), previousDriverID: previous, actor: principal.userID)
         }
     }
 }

@@ -37,7 +37,7 @@ extension Orders {
         try await once(idempotencyKey, id, .accept, by: principal) { receipt in
             try await transition(id, .accept, by: principal, receipt: receipt) { order, db in
                 try await OrderEvent(orderID: id, type: "accepted", status: .accepted, actorID: principal.userID).insert(on: db)
-                return .orderAccepted(order, driver: principal.user)
+                return .accepted(driver: try principal.person)
             }
         }
     }
@@ -83,7 +83,7 @@ extension Orders {
                                                                     reference: order.reference, code: code), on: db)
                 try await OrderEvent(orderID: id, type: "recipient_code_sent", status: nil, actorID: nil).insert(on: db)
             }
-            return .orderPickedUp(order, driver: principal.user, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
+            return .pickedUp(driver: try principal.person, cashCollected: order.paymentMethod == .cash ? cashCollected?.amount : nil)
         }
         }
         return order
@@ -97,7 +97,7 @@ extension Orders {
                 order.failureNote = (note?.isEmpty ?? true) ? nil : note
                 try await OrderEvent(orderID: id, type: "failed", status: .failed, actorID: principal.userID,
                                      note: [reason.rawValue, order.failureNote].compactMap { $0 }.joined(separator: ": ")).insert(on: db)
-                return .orderFailed(order, driver: principal.user, reason: reason)
+                return .failed(driver: try principal.person, reason: reason)
             }
         }
     }

@@ -181,7 +181,7 @@ extension Orders {
                     }
                     try await event.insert(on: db)
                     if order.status == .pending {
-                        try await events.record(.orderPlaced(order), on: db)
+                        try await events.record(.shipment(try OrderRow(order), .placed), on: db)
                     }
                 }
                 break

@@ -34,7 +34,7 @@ extension Orders {
                 order.cancellationReason = "Checkout expired without payment"
                 order.paymentStatus = .void
                 try await OrderEvent(orderID: orderID, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).insert(on: db)
-                return .checkoutExpired(order)
+                return .checkoutExpired
             }
             return
         }
@@ -67,7 +67,7 @@ extension Orders {
                 order.paymentIntentID = state.paymentIntent
                 try await OrderEvent(orderID: orderID, type: "payment_confirmed", status: .pending, actorID: nil,
                                      note: order.sandbox ? "Sandbox payment (test, no money moved)" : nil).insert(on: db)
-                return .orderPlaced(order)
+                return .placed
             }
         } catch let error as WaybillError where error.code == .invalidTransition {
             return  // a concurrent confirmation won; the order is confirmed either way
@@ -125,7 +125,7 @@ extension Orders {
             order.paymentStatus = .refunded
             order.refundID = refundID
             order.refundedAt = now
-            try await events.record(.paymentRefunded(order), on: db)
+            try await events.record(.shipment(try OrderRow(order), .paymentRefunded), on: db)
         }
     }
 }
@@ -280,7 +280,7 @@ extension Orders {
             }
             guard let order = try await Order.find(shipmentID, on: db) else { throw WaybillError.notFound }
             // The ledger subscriber writes the entry; the person paid is told.
-            try await events.record(.paidOut(order, entry: entry), on: db)
+            try await events.record(.shipment(try OrderRow(order), .paidOut(entry)), on: db)
             return entry
         }
     }

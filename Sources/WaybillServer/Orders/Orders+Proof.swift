@@ -60,7 +60,7 @@ extension Orders {
                 try await photoFile?.create(on: db)
                 try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
                                      note: "Signed by \(name)").insert(on: db)
-                return .orderDelivered(order, signedBy: name)
+                return .delivered(signedBy: name)
             }
             if qr != nil { try await Handovers(services: services, db: db, logger: logger).record(id, step: HandOverKind.delivery.rawValue, .accepted, by: principal) }
             return delivered
@@ -91,7 +91,7 @@ extension Orders {
             try await OrderEvent(orderID: id, type: "code_tried", status: nil, actorID: principal.userID, note: "accepted").insert(on: db)
             try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: principal.userID,
                                  note: "Receiver's code given").insert(on: db)
-            return .orderDelivered(order, signedBy: name)
+            return .delivered(signedBy: name)
         }
     }
 
@@ -319,7 +319,7 @@ extension Orders {
                 HandOverProof(photoFileID: file?.id, qrCode: qr).apply(to: handOver)
                 try await handOver.create(on: db)
                 try await OrderEvent(orderID: id, type: "receipt_confirmed", status: nil, actorID: principal.userID).insert(on: db)
-                try await events.record(.receiptConfirmed(order, receiver: principal.user), on: db)
+                try await events.record(.shipment(try OrderRow(order), .receiptConfirmed(receiver: try principal.person)), on: db)
                 return order
             }
         } catch {

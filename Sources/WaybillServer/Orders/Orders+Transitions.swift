@@ -16,13 +16,13 @@ extension Orders {
     /// must be ready (409), and the hand-over must carry its proof (422). The change lands only if
     /// nobody changed the order since it was read (a version check), so of two managers assigning at
     /// once one wins. `change` writes what the action means beyond the shipment's legs and status
-    /// (its timeline line, payment fields, mails) and returns the one `DomainEvent` it amounts to,
-    /// recorded in the same transaction (its subscribers tell people and the live channel).
+    /// (its timeline line, payment fields, mails) and returns what happened (`ShipmentFact`), recorded
+    /// as one domain event in the same transaction (its subscribers tell people and the live channel).
     /// `receipt`, the step's idempotency key (`once`), lands in the same transaction.
     @discardableResult
     func transition(_ id: OrderID, _ action: OrderAction, by principal: Principal?, proof: HandOverProof = HandOverProof(),
                     receipt: StepReceipt? = nil,
-                    change: @escaping @Sendable (Order, any Database) async throws -> DomainEvent) async throws -> Order {
+                    change: @escaping @Sendable (Order, any Database) async throws -> ShipmentFact) async throws -> Order {
         try await apply(ShipmentCommand(action, driver: ShipmentCommand.anyDriver), to: id, by: principal, proof: proof, receipt: receipt) { order, _, db in
             try await change(order, db)
         }
@@ -33,7 +33,7 @@ extension Orders {
     @discardableResult
     func apply(_ command: ShipmentCommand, to id: OrderID, by principal: Principal?, proof: HandOverProof = HandOverProof(),
                receipt: StepReceipt? = nil,
-               change: @escaping @Sendable (Order, ShipmentDecision, any Database) async throws -> DomainEvent) async throws -> Order {
+               change: @escaping @Sendable (Order, ShipmentDecision, any Database) async throws -> ShipmentFact) async throws -> Order {
         let orders = self
         let events = services.events
         do {
@@ -93,7 +93,7 @@ extension Orders {
             if order.paymentStatus == .refundPending {
                 try await Outbox.enqueueJob(kind: Outbox.refundKind, payload: id.uuidString, on: db)
             }
-            return .orderCancelled(order, actor: principal?.userID, reason: reason)
+            return .cancelled(actor: principal?.userID, reason: reason)
         }
         if order.paymentStatus == .refundPending {
             // Try at once so the answer usually shows the refund; the outbox retries if this fails.

@@ -527,7 +527,7 @@ struct Subscriptions: WaybillService {
 
     /// A cancelled order gives its included delivery back, if it was counted in the current period.
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        guard case .orderCancelled(let order, _, _) = event, order.planIncluded == true, let id = order.planSubscriptionID,
+        guard case .shipment(let order, .cancelled) = event, order.planIncluded == true, let id = order.planSubscriptionID,
               let sql = db.tracedSQL else { return }
         try await sql.update(SubscriptionRecord.schema)
             .set(SQLIdentifier("included_used"), to: SQLBinaryExpression(SQLIdentifier("included_used"), .subtract, SQLLiteral.numeric("1")))

@@ -19,6 +19,9 @@ struct Principal: Sendable {
         userID = try user.storedID
     }
 
+    /// The caller as an event names them (a value).
+    var person: PersonRow { get throws { try PersonRow(user) } }
+
     /// The caller as WaybillCore's policies know them.
     var caller: Caller { user.caller(id: userID) }
 

@@ -142,7 +142,7 @@ extension Accounts {
             r.reason = "Withdrawn by the platform"
             r.updatedAt = now
             try await r.save(on: db)
-            try await events.record(.tripRequestChanged(r, .cancelled), on: db)
+            try await events.record(.tripRequestChanged(try TripRequestFacts(r), .cancelled), on: db)
             let other = r.senderID == id ? r.travellerID : r.senderID
             try await Travel.notify(other, .tripRequestCancelled, body: "A request you were part of was withdrawn by the platform.", on: db)
         }

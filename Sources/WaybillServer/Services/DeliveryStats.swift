@@ -51,12 +51,12 @@ enum DeliveryStatsSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
         switch event {
         case .parcelChanged(let parcel, let old, _) where parcel.status == .delivered && old != .delivered:
-            let parcelID = try parcel.storedID
+            let parcelID = parcel.id
             let events = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcelID).all().map(\.event)
             guard let sample = DeliverySample.from(carrier: parcel.carrier, events: events) else { return }
             try await DeliverySampleRecord.record(sample, subject: parcelID.rawValue, kind: "parcel", owner: parcel.ownerID, on: db)
-        case .orderDelivered(let order, _):
-            let orderID = try order.storedID
+        case .shipment(let order, .delivered):
+            let orderID = order.id
             let events = try await OrderEvent.query(on: db).filter(\.$orderID == orderID).sort(\.$at).all()
             let delivered = events.last { $0.status == .delivered }?.at ?? UnixTime.nowMillis
             // The first scan of Waybill's own fleet: the pickup.

@@ -155,9 +155,9 @@ extension Parcels {
 /// Tells the owner of a parcel and the people it is shared with about a change of status, each
 /// by their own settings (`ParcelAlerts.tells`): in the app, and by push and mail unless turned off.
 enum ParcelNews {
-    static func tell(_ parcel: ParcelRecord, from old: ParcelStatus, on db: any Database) async throws {
+    static func tell(_ parcel: ParcelFacts, from old: ParcelStatus, on db: any Database) async throws {
         var audience: [(user: UserID, alerts: ParcelAlerts?)] = [(parcel.ownerID, parcel.alerts)]
-        audience += try await ParcelShares(db: db).of(parcel: try parcel.storedID).map { ($0.user, $0.alerts) }
+        audience += try await ParcelShares(db: db).of(parcel: parcel.id).map { ($0.user, $0.alerts) }
         let title = parcel.name ?? parcel.number
         let body = "\(title) (\(parcel.number)) is now \(parcel.status.rawValue.replacingOccurrences(of: "_", with: " "))."
         for (userID, alerts) in audience {

@@ -77,7 +77,7 @@ extension Travel {
             r.createdAt = now
             r.updatedAt = now
             try await r.create(on: db)
-            try await services.events.record(.tripRequestChanged(r, .created), on: db)
+            try await services.events.record(.tripRequestChanged(try TripRequestFacts(r), .created), on: db)
             try await Self.notify(r.travellerID, .tripRequested,
                                   body: "\(me.user.firstName) asks you to carry \(Self.grams(r.grams)) (\(r.category)) on your trip of \(trip.departureDate), for \(Money(r.travellerShare, r.currency)).",
                                   on: db)
@@ -176,9 +176,8 @@ extension Travel {
                                "Set up your payouts (\(me.user.payoutStatus.rawValue) now) before accepting paid parcels: the sender pays when you accept.")
         }
         if !accept {
-            return try await transition(id, .reject, roles: roles) { r, _, db in
+            return try await transition(id, .reject, roles: roles, announcing: .declined) { r, _, db in
                 r.reason = reason?.isEmpty == false ? reason : nil
-                try await services.events.record(.tripRequestChanged(r, .declined), on: db)
                 try await Self.notify(r.senderID, .tripRequestRejected,
                                       body: "Your request was declined\(r.reason.map { ": \($0)" } ?? ""). Other trips may still take your parcel.", on: db)
             }
@@ -201,7 +200,7 @@ extension Travel {
         order.checkoutSessionID = checkout.id
         order.checkoutURL = checkout.url
         let payMinutes = services.config.tripRequestPayMinutes
-        return try await transition(id, .accept, roles: roles) { r, trip, db in
+        return try await transition(id, .accept, roles: roles, announcing: .accepted) { r, trip, db in
             guard trip.status(at: UnixTime.nowMillis) == .open else { throw Self.refusal(.tripNotOpen(trip.status(at: UnixTime.nowMillis))) }
             // Two accepts cannot oversell: the trip's row is held, and the room is checked again here.
             guard trip.capacityGrams - trip.bookedGrams >= r.grams, trip.capacityParcels - trip.bookedParcels >= 1 else {
@@ -231,7 +230,6 @@ extension Travel {
             }
             r.shipmentID = order.id
             r.payBy = TripRequestDeadlines.payBy(acceptedAt: UnixTime.nowMillis, minutes: payMinutes, departsUntil: trip.departsUntil)
-            try await services.events.record(.tripRequestChanged(r, .accepted), on: db)
             try await Self.notify(r.senderID, .tripRequestAccepted, order: order,
                                   body: "\(me.user.firstName) will carry your parcel on \(trip.departureDate). Pay \(order.price) to confirm.", on: db)
         }
@@ -250,9 +248,8 @@ extension Travel {
             return try await request(id, for: me)
         }
         let roles = TripRequestMachine.roles(of: me.userID, sender: r.senderID, traveller: r.travellerID)
-        return try await transition(id, .cancel, roles: roles) { r, _, db in
+        return try await transition(id, .cancel, roles: roles, announcing: .cancelled) { r, _, db in
             r.reason = reason
-            try await services.events.record(.tripRequestChanged(r, .cancelled), on: db)
             try await Self.notify(r.travellerID, .tripRequestCancelled, body: "A sender withdrew their request for your trip.", on: db)
         }
     }
@@ -267,8 +264,7 @@ extension Travel {
         let now = UnixTime.nowMillis
         let overdue = try await TripRequestRecord.query(on: db).filter(\.$status == .requested).filter(\.$answerBy <= now).limit(limit).all()
         for r in overdue {
-            _ = try? await transition(try r.storedID, .expire, roles: [.system]) { r, _, db in
-                try await services.events.record(.tripRequestChanged(r, .expired), on: db)
+            _ = try? await transition(try r.storedID, .expire, roles: [.system], announcing: .expired) { r, _, db in
                 try await Self.notify(r.senderID, .tripRequestExpired, body: "Your request got no answer in time. Other trips may still take your parcel.", on: db)
             }
         }
@@ -289,7 +285,7 @@ extension Travel {
                 order.cancellationReason = "Not paid in time"
                 order.paymentStatus = .void
                 try await OrderEvent(orderID: shipment, type: "cancelled", status: .cancelled, actorID: nil, note: order.cancellationReason).insert(on: db)
-                return .checkoutExpired(order)
+                return .checkoutExpired
             } } catch { logger.warning("LAPSE \(error)") }
         }
     }
@@ -316,7 +312,7 @@ extension Travel {
     // MARK: helpers
 
     /// Moves the request through `TripRequestMachine` under the trip's lock, with `change` in the same transaction.
-    private func transition(_ id: TripRequestID, _ action: TripRequestAction, roles: Set<TripRequestRole>,
+    private func transition(_ id: TripRequestID, _ action: TripRequestAction, roles: Set<TripRequestRole>, announcing news: TripRequestChange,
                             change: @escaping @Sendable (TripRequestRecord, TripRecord, any Database) async throws -> Void) async throws -> RequestView {
         try await transaction { db in
             guard let tripID = try await TripRequestRecord.find(id, on: db)?.tripID else { throw WaybillError.notFound }
@@ -342,6 +338,7 @@ extension Travel {
                     .where("id", .equal, SQLBind(id)).where("status", .equal, SQLBind(before.rawValue)).returning("id").all()
                 guard !rows.isEmpty else { throw WaybillError(.conflict, .invalidTransition, "This request changed meanwhile; reload it.") }
                 try await r.save(on: db)
+                try await services.events.record(.tripRequestChanged(try TripRequestFacts(r), news), on: db)
                 let shipment = try await r.shipmentID.asyncMap { try await Order.find($0, on: db) } ?? nil
                 return RequestView(request: r, trip: trip, shipment: shipment)
             }
@@ -425,11 +422,12 @@ extension Travel {
 /// is too and its room goes back to the trip; when it is delivered, the traveller is paid.
 enum TripRequestSubscriber {
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        switch event {
-        case .orderCancelled(let order, _, _), .checkoutExpired(let order):
+        guard case .shipment(let order, let fact) = event else { return }
+        switch fact {
+        case .cancelled, .checkoutExpired:
             guard let sql = db.tracedSQL else { return }
-            let orderID = try order.storedID
-            let next: TripRequestStatus = if case .checkoutExpired = event { .lapsed } else { .cancelled }
+            let orderID = order.id
+            let next: TripRequestStatus = if case .checkoutExpired = fact { .lapsed } else { .cancelled }
             let rows = try await sql.update(TripRequestRecord.schema)
                 .set("status", to: SQLBind(next.rawValue)).set("updated_at", to: SQLBind(UnixTime.nowMillis))
                 .where("shipment_id", .equal, SQLBind(orderID)).where("status", .equal, SQLBind(TripRequestStatus.accepted.rawValue))
@@ -441,8 +439,8 @@ enum TripRequestSubscriber {
                     updated_at = \(bind: UnixTime.nowMillis) WHERE id = \(bind: trip)
                     """).run()
             }
-        case .orderDelivered(let order, _):
-            let orderID = try order.storedID
+        case .delivered:
+            let orderID = order.id
             if try await TripRequestRecord.query(on: db).filter(\.$shipmentID == orderID).first() != nil {
                 try await Outbox.enqueueJob(kind: Outbox.travellerPayoutKind, payload: orderID.uuidString, on: db)
             }

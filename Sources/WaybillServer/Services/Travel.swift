@@ -283,7 +283,7 @@ struct Travel: WaybillService {
                 r.reason = "The traveller cancelled the trip"
                 r.updatedAt = UnixTime.nowMillis
                 try await r.save(on: db)
-                try await services.events.record(.tripRequestChanged(r, .cancelled), on: db)
+                try await services.events.record(.tripRequestChanged(try TripRequestFacts(r), .cancelled), on: db)
                 try await Self.notify(r.senderID, .tripRequestCancelled, body: "The traveller cancelled the trip your request was for.", on: db)
             }
             return record

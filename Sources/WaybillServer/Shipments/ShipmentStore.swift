@@ -18,9 +18,10 @@ enum ShipmentStore {
     }
 
     /// What the caller writes with an allowed command (its timeline line, a payment's fields, a
-    /// mail), given the shipment as the decision left it; the domain event it returns is recorded
-    /// last, after the shipment is saved, so its subscribers read the shipment as it now is.
-    typealias Effect = @Sendable (Order, ShipmentDecision, any Database) async throws -> DomainEvent?
+    /// mail), given the shipment as the decision left it; what it returns is what happened. It is
+    /// recorded last, as a domain event with the shipment as saved (a value), so its subscribers
+    /// read the shipment as it now is.
+    typealias Effect = @Sendable (Order, ShipmentDecision, any Database) async throws -> ShipmentFact?
 
     /// A new shipment, not yet stored, with its legs: its status is what the legs and its payment
     /// say (waiting for the payment, or for whoever acts first).
@@ -71,12 +72,12 @@ enum ShipmentStore {
         }
         if decision.handOver?.kind == .delivery { order.signedBy = proof.signedBy }
         if order.status == .delivered, before != .delivered { order.deliveredAt = now }
-        let event = try await effect(order, decision, db)
+        let fact = try await effect(order, decision, db)
         try await write(decision, legs: legs, by: person, proof: proof, at: now, on: db)
         // The receiver's copy of their code lives only while the parcel is on its way.
         if order.status != .inTransit { order.recipientCodeSealed = nil }
         try await order.save(on: db)
-        if let event { try await events.record(event, on: db) }
+        if let fact { try await events.record(.shipment(try OrderRow(order), fact), on: db) }
         return order
     }
 

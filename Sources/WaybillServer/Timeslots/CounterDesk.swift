@@ -180,7 +180,7 @@ struct CounterDesks: WaybillService {
                             try await Outbox.enqueue(MailTemplates.readyAtCounter(to: MailAddress(name: order.recipient.name, address: email),
                                                                                  reference: order.reference, counter: counter, code: receiverCode), on: db)
                         }
-                        return .atCounter(order, counter: counter.name, collection: collection)
+                        return .atCounter(counter: counter.name, collection: collection)
                     }
                 }
             }
@@ -223,7 +223,7 @@ struct CounterDesks: WaybillService {
                                               proof: proof, events: events, on: db) { order, _, db in
                     try await OrderEvent(orderID: id, type: "delivered", status: .delivered, actorID: person,
                                          note: "Collected at \(counter.name) by \(collector)", at: order.updatedAt).insert(on: db)
-                    return .orderDelivered(order, signedBy: collector)
+                    return .delivered(signedBy: collector)
                 }
             }
         }

@@ -570,13 +570,14 @@ struct Timeslots: WaybillService {
 
     /// A cancelled shipment frees its seats; a pickup or delivery done completes its booking.
     static func handle(_ event: DomainEvent, on db: any Database) async throws {
-        guard let order = event.order, let orderID = order.id else { return }
+        guard case .shipment(let order, let fact) = event else { return }
+        let orderID = order.id
         let change: (kinds: [SlotKind], to: SlotBookingStatus)
-        switch event {
-        case .orderCancelled, .checkoutExpired: change = ([.pickup, .delivery, .dropOff], .cancelled)
-        case .orderPickedUp: change = ([.pickup], .completed)
-        case .atCounter(_, _, let collection) where !collection: change = ([.dropOff], .completed)
-        case .orderDelivered: change = ([.delivery], .completed)
+        switch fact {
+        case .cancelled, .checkoutExpired: change = ([.pickup, .delivery, .dropOff], .cancelled)
+        case .pickedUp: change = ([.pickup], .completed)
+        case .atCounter(_, let collection) where !collection: change = ([.dropOff], .completed)
+        case .delivered: change = ([.delivery], .completed)
         default: return
         }
         let live = try await SlotBookingRecord.query(on: db).filter(\.$orderID == orderID).filter(\.$kind ~~ change.kinds)
