@@ -12,6 +12,21 @@ public enum Identifiers {
     public enum Notification {}
     public enum Device {}
     public enum Claim {}
+    public enum RefreshToken {}
+    public enum OneTimeCode {}
+    public enum OutboxMessage {}
+    public enum StepReceipt {}
+    public enum LoyaltyEntry {}
+    public enum Plan {}
+    public enum Subscription {}
+    public enum Report {}
+    public enum Shop {}
+    public enum OrderImport {}
+    public enum APIKey {}
+    public enum WebhookEndpoint {}
+    public enum WebhookDelivery {}
+    public enum WebhookEvent {}
+    public enum RoutePlan {}
 }
 
 public typealias UserID = Tagged<Identifiers.User, UUID>
@@ -21,6 +36,31 @@ public typealias FileID = Tagged<Identifiers.OrderFile, UUID>
 public typealias NotificationID = Tagged<Identifiers.Notification, UUID>
 public typealias DeviceID = Tagged<Identifiers.Device, UUID>
 public typealias ClaimID = Tagged<Identifiers.Claim, UUID>
+/// A refresh token's row (its value is stored only as a hash).
+public typealias RefreshTokenID = Tagged<Identifiers.RefreshToken, UUID>
+public typealias OneTimeCodeID = Tagged<Identifiers.OneTimeCode, UUID>
+/// A mail, push or job waiting in the outbox.
+public typealias OutboxMessageID = Tagged<Identifiers.OutboxMessage, UUID>
+/// A driver's step remembered by its idempotency key.
+public typealias StepReceiptID = Tagged<Identifiers.StepReceipt, UUID>
+public typealias LoyaltyEntryID = Tagged<Identifiers.LoyaltyEntry, UUID>
+/// A subscription plan on offer.
+public typealias PlanID = Tagged<Identifiers.Plan, UUID>
+/// A customer's subscription to a plan.
+public typealias SubscriptionID = Tagged<Identifiers.Subscription, UUID>
+/// A report of a message or a person in the moderation queue.
+public typealias ReportID = Tagged<Identifiers.Report, UUID>
+/// A shop connected to send its orders' tracking numbers.
+public typealias ShopID = Tagged<Identifiers.Shop, UUID>
+/// A file of orders imported (checked, then committed).
+public typealias OrderImportID = Tagged<Identifiers.OrderImport, UUID>
+public typealias APIKeyID = Tagged<Identifiers.APIKey, UUID>
+public typealias WebhookEndpointID = Tagged<Identifiers.WebhookEndpoint, UUID>
+public typealias WebhookDeliveryID = Tagged<Identifiers.WebhookDelivery, UUID>
+/// One event as webhooks send it: every endpoint's delivery of it shares this id.
+public typealias WebhookEventID = Tagged<Identifiers.WebhookEvent, UUID>
+/// A plan of the day's routes.
+public typealias RoutePlanID = Tagged<Identifiers.RoutePlan, UUID>
 
 extension Tagged where RawValue == UUID {
     /// A new random id.

@@ -24,7 +24,7 @@ struct APIKeyTests {
             let reader = try await Self.make(server, token: cast.customer.access, scopes: ["shipments:read"])
             #expect(reader.key.hasPrefix("wb_live_") && reader.key.count == 51)
             // Only the hash is kept.
-            let stored = try #require(try await APIKeyRecord.find(UUID(uuidString: reader.id)!, on: server.db))
+            let stored = try #require(try await APIKeyRecord.find(.init(uuidString: reader.id)!, on: server.db))
             #expect(stored.tokenHash != reader.key && !stored.tokenHash.contains("wb_live_") && stored.hint == String(reader.key.prefix(12)))
 
             let id = try await server.placeOrder(cast.customer.access)

@@ -150,7 +150,7 @@ struct AuthorizationMatrixTests {
     /// A pending report by customer B about customer A (its id in `parcel`).
     static func pendingReport(_ w: World) async throws -> Target {
         let report = ReportRecord()
-        report.id = UUID()
+        report.id = .generated()
         report.reporterID = UserID(uuidString: w.cast.otherCustomer.userID)!
         report.reportedUserID = UserID(uuidString: w.cast.customer.userID)!
         report.reason = .spam
@@ -860,8 +860,8 @@ struct AuthorizationMatrixTests {
             "exportCSV": { w, _, p in
                 _ = try await Exports(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).export(.shipments, from: nil, to: nil, by: p) },
             "uploadOrderImport": { w, _, p in _ = try await imports(w).upload(importFile, fileName: "m.csv", by: p) },
-            "getOrderImport": { w, x, p in _ = try await imports(w).find(UUID(uuidString: x.parcel)!, by: p) },
-            "commitOrderImport": { w, x, p in _ = try await imports(w).commit(UUID(uuidString: x.parcel)!, by: p) },
+            "getOrderImport": { w, x, p in _ = try await imports(w).find(.init(uuidString: x.parcel)!, by: p) },
+            "commitOrderImport": { w, x, p in _ = try await imports(w).commit(.init(uuidString: x.parcel)!, by: p) },
             "bulkOrderAction": { w, x, p in _ = try await orders(w).bulk(.cancel(reason: "matrix"), [id(x.order)], by: p) },
             "getShipmentRatings": { w, x, p in _ = try await rates(w).shipmentRatings(id(x.order), for: p) },
             "rateShipment": { w, x, p in _ = try await rates(w).rate(shipment: id(x.order), ratee: nil, RatingDraft(stars: 5), by: p) },
@@ -905,18 +905,18 @@ struct AuthorizationMatrixTests {
             "reportInConversation": { w, x, p in
                 _ = try await chats(w).report(message: id(x.code), person: nil, in: id(x.parcel), reason: .spam, note: nil, by: p) },
             "listReports": { w, _, p in _ = try await accounts(w).reports(status: nil, for: p) },
-            "decideReport": { w, x, p in _ = try await accounts(w).decide(report: UUID(uuidString: x.parcel)!, status: .reviewed, note: nil, by: p) },
+            "decideReport": { w, x, p in _ = try await accounts(w).decide(report: .init(uuidString: x.parcel)!, status: .reviewed, note: nil, by: p) },
             "listAuditLog": { w, _, p in _ = try await accounts(w).auditLog(AuditSearch(), for: p) },
             "getInsuranceTable": { w, _, p in _ = try await claims(w).table(for: p) },
             "putInsuranceTable": { w, _, p in _ = try await claims(w).replaceTable(InsuranceTable.initial, by: p) },
             "getLoyalty": { w, _, p in _ = try await points(w).account(for: p) },
             "listPlans": { w, _, p in _ = try await plans(w).plans(all: false, for: p) },
             "createPlan": { w, _, p in _ = try await plans(w).createPlan(pro, active: true, by: p) },
-            "updatePlan": { w, x, p in _ = try await plans(w).updatePlan(UUID(uuidString: x.code)!, pro, active: true, by: p) },
+            "updatePlan": { w, x, p in _ = try await plans(w).updatePlan(.init(uuidString: x.code)!, pro, active: true, by: p) },
             // The handler answers 404 for none; the service says none.
             "listSubscribers": { w, _, p in _ = try await plans(w).subscribers(plan: nil, status: nil, cursor: nil, limit: 50, for: p) },
             "getSubscription": { w, _, p in if try await plans(w).current(for: p) == nil { throw WaybillError.notFound } },
-            "subscribe": { w, x, p in _ = try await plans(w).subscribe(to: UUID(uuidString: x.code)!, by: p) },
+            "subscribe": { w, x, p in _ = try await plans(w).subscribe(to: .init(uuidString: x.code)!, by: p) },
             "cancelSubscription": { w, _, p in _ = try await plans(w).cancel(by: p) },
             "resumeSubscription": { w, _, p in _ = try await plans(w).resume(by: p) },
             "getLoyaltyRules": { w, _, p in _ = try await points(w).rules(for: p) },
@@ -926,7 +926,7 @@ struct AuthorizationMatrixTests {
             "getClaim": { w, x, p in _ = try await claims(w).claim(id(x.code), for: p) },
             "getClaimPhoto": { w, x, p in _ = try await claims(w).photo(id(x.code), file: id(x.file), for: p) },
             "decideClaim": { w, x, p in _ = try await claims(w).decide(id(x.code), .decline(reason: "matrix"), by: p) },
-            "moderateContent": { w, x, p in _ = try await accounts(w).setHidden(.trip, UUID(uuidString: x.trip)!, hide: true, reason: "matrix", by: p) },
+            "moderateContent": { w, x, p in _ = try await accounts(w).setHidden(.trip(.init(uuidString: x.trip)!), hide: true, reason: "matrix", by: p) },
             "exportAuditLog": { w, _, p in _ = try await accounts(w).auditExport(AuditSearch(), for: p) },
             "reportRating": { w, x, p in _ = try await rates(w).report(id(x.code), reason: .other, note: nil, by: p) },
             "sendImageMessage": { w, x, p in
@@ -937,8 +937,8 @@ struct AuthorizationMatrixTests {
             "exportOperationsStatistics": { w, _, p in _ = try await stats(w).report(from: nil, to: nil, period: .month, by: p) },
             "createRoutePlan": { w, _, p in _ = try await routePlans(w).plan(RoutePlanRequest(seconds: 0.2), by: p) },
             "getLatestRoutePlan": { w, _, p in _ = try await routePlans(w).latest(by: p) },
-            "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(UUID(uuidString: x.parcel)!, by: p) },
-            "applyRoutePlan": { w, x, p in _ = try await routePlans(w).apply(UUID(uuidString: x.parcel)!, by: p) },
+            "getRoutePlan": { w, x, p in _ = try await routePlans(w).find(.init(uuidString: x.parcel)!, by: p) },
+            "applyRoutePlan": { w, x, p in _ = try await routePlans(w).apply(.init(uuidString: x.parcel)!, by: p) },
             "getDriverRoute": { w, _, p in _ = try await routePlans(w).driverRoute(for: p) },
             "getDispatchSettings": { w, _, p in _ = try await AutoDispatch(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).settings(by: p) },
             "setDispatchSettings": { w, _, p in
@@ -948,19 +948,19 @@ struct AuthorizationMatrixTests {
                 _ = try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger)
                     .create(name: "Matrix", scopes: ["parcels:read"], expiresInDays: nil, by: p) },
             "revokeAPIKey": { w, x, p in
-                try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).revoke(UUID(uuidString: x.parcel)!, by: p) },
+                try await APIKeys(services: w.server.app.waybill, db: w.server.db, logger: w.server.app.logger).revoke(.init(uuidString: x.parcel)!, by: p) },
             "createWebhookEndpoint": { w, _, p in
                 _ = try await webhooks(w).create(.init(url: "https://hooks.example.com/m", events: ["shipment.placed"]), by: p) },
-            "getWebhookEndpoint": { w, x, p in _ = try await webhooks(w).endpoint(UUID(uuidString: x.parcel)!, for: p) },
-            "updateWebhookEndpoint": { w, x, p in _ = try await webhooks(w).update(UUID(uuidString: x.parcel)!, .init(description: "Shop"), by: p) },
-            "deleteWebhookEndpoint": { w, x, p in try await webhooks(w).delete(UUID(uuidString: x.parcel)!, by: p) },
-            "rotateWebhookSecret": { w, x, p in _ = try await webhooks(w).rotateSecret(UUID(uuidString: x.parcel)!, by: p) },
-            "pingWebhookEndpoint": { w, x, p in _ = try await webhooks(w).ping(UUID(uuidString: x.parcel)!, by: p) },
-            "listWebhookDeliveries": { w, x, p in _ = try await webhooks(w).deliveries(UUID(uuidString: x.parcel)!, for: p) },
+            "getWebhookEndpoint": { w, x, p in _ = try await webhooks(w).endpoint(.init(uuidString: x.parcel)!, for: p) },
+            "updateWebhookEndpoint": { w, x, p in _ = try await webhooks(w).update(.init(uuidString: x.parcel)!, .init(description: "Shop"), by: p) },
+            "deleteWebhookEndpoint": { w, x, p in try await webhooks(w).delete(.init(uuidString: x.parcel)!, by: p) },
+            "rotateWebhookSecret": { w, x, p in _ = try await webhooks(w).rotateSecret(.init(uuidString: x.parcel)!, by: p) },
+            "pingWebhookEndpoint": { w, x, p in _ = try await webhooks(w).ping(.init(uuidString: x.parcel)!, by: p) },
+            "listWebhookDeliveries": { w, x, p in _ = try await webhooks(w).deliveries(.init(uuidString: x.parcel)!, for: p) },
             "redeliverWebhook": { w, x, p in
-                _ = try await webhooks(w).redeliver(UUID(uuidString: x.parcel)!, delivery: UUID(uuidString: x.code)!, by: p) },
+                _ = try await webhooks(w).redeliver(.init(uuidString: x.parcel)!, delivery: .init(uuidString: x.code)!, by: p) },
             "connectShop": { w, _, p in _ = try await shops(w).connect(platform: .woocommerce, name: "Matrix shop", secret: nil, by: p) },
-            "disconnectShop": { w, x, p in try await shops(w).remove(UUID(uuidString: x.parcel)!, by: p) },
+            "disconnectShop": { w, x, p in try await shops(w).remove(.init(uuidString: x.parcel)!, by: p) },
             "listTracked": { w, _, p in _ = try await parcels(w).tracked(for: p, filter: .all) },
             "shareParcel": { w, x, p in _ = try await parcels(w).share(id(x.parcel), with: "boss@courier.example", by: p) },
             "unshareParcel": { w, x, p in try await parcels(w).unshare(id(x.parcel), user: UserID(UUID()), by: p) },

@@ -262,7 +262,7 @@ struct OrderImportTests {
             try await server.clock.run {
                 try await OrderImports(services: server.app.waybill, db: server.db, logger: server.app.logger).deleteExpiredFiles()
             }
-            let record = try #require(try await OrderImportRecord.find(UUID(uuidString: id)!, on: server.db))
+            let record = try #require(try await OrderImportRecord.find(.init(uuidString: id)!, on: server.db))
             #expect(record.content == nil && record.validCount == 2, "the file is gone, its summary stays")
             #expect(try await Order.query(on: server.db).count() == 0)
         }

@@ -212,12 +212,12 @@ struct OrderRowTests {
         order.deliveredAt = 1_800_000_200_000
         order.recipientCodeSealed = "sealed"
         order.externalReference = "SHOP-" + mark
-        order.importID = UUID(uuidString: "9F0C2E5A-2B7D-4C1E-8E8A-1D2C3B4A5F60")
+        order.importID = .init(uuidString: "9F0C2E5A-2B7D-4C1E-8E8A-1D2C3B4A5F60")
         order.declaredValue = 50_000
         order.insurancePremium = 250
         order.pointsRedeemed = 100
         order.pointsDiscount = 100
-        order.planSubscriptionID = UUID(uuidString: "1A2B3C4D-5E6F-4A0B-9C8D-7E6F5A4B3C2D")
+        order.planSubscriptionID = .init(uuidString: "1A2B3C4D-5E6F-4A0B-9C8D-7E6F5A4B3C2D")
         order.planIncluded = false
         order.planDiscount = 120
         order.planName = "Pro"

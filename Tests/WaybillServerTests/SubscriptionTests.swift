@@ -229,7 +229,7 @@ struct SubscriptionTests {
             #expect(try await Self.webhook(server, "evt_late", "checkout.session.completed", stripe.sessionObject(firstSession)).status == .ok)
             let mine = try await server.send(.GET, "/subscription", token: cast.customer.access)
             #expect(mine.json["id"].string == first.json["id"].string && mine.json["status"].string == "active", "\(mine)")
-            #expect(try await SubscriptionRecord.find(UUID(uuidString: second.json["id"].string!)!, on: server.db)?.status == .canceled)
+            #expect(try await SubscriptionRecord.find(.init(uuidString: second.json["id"].string!)!, on: server.db)?.status == .canceled)
         }
     }
 

@@ -218,6 +218,44 @@ public enum ModeratedContent: String, Sendable, Hashable, Codable, CaseIterable 
     }
 }
 
+/// One piece of content the administration may hide, by its typed id.
+public enum ModeratedItem: Sendable, Hashable {
+    case trip(TripID)
+    case message(MessageID)
+    case review(RatingID)
+    /// A person's profile picture.
+    case picture(UserID)
+
+    /// The item a path or a form names: its kind, and the id as written there.
+    public init(_ kind: ModeratedContent, id: UUID) {
+        switch kind {
+        case .trip: self = .trip(TripID(rawValue: id))
+        case .message: self = .message(MessageID(rawValue: id))
+        case .review: self = .review(RatingID(rawValue: id))
+        case .picture: self = .picture(UserID(rawValue: id))
+        }
+    }
+
+    public var kind: ModeratedContent {
+        switch self {
+        case .trip: .trip
+        case .message: .message
+        case .review: .review
+        case .picture: .picture
+        }
+    }
+
+    /// The id as a path, an audit line and the API write it.
+    public var uuid: UUID {
+        switch self {
+        case .trip(let id): id.rawValue
+        case .message(let id): id.rawValue
+        case .review(let id): id.rawValue
+        case .picture(let id): id.rawValue
+        }
+    }
+}
+
 public enum ContentModeration {
     public static let maxReasonLength = 500
 

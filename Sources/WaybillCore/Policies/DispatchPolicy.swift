@@ -90,8 +90,8 @@ public enum PaymentOptions {
 public enum DriverDayPolicy {
     /// With an applied route plan: the orders in the order of their first stop still ahead in it (its
     /// `plannedOrder`, one id per stop), then those the plan does not have, as they were.
-    public static func followingPlan<T>(_ items: [T], plannedOrder: [UUID], id: (T) -> UUID) -> [T] {
-        var rank: [UUID: Int] = [:]
+    public static func followingPlan<T>(_ items: [T], plannedOrder: [OrderID], id: (T) -> OrderID) -> [T] {
+        var rank: [OrderID: Int] = [:]
         for (i, order) in plannedOrder.enumerated() where rank[order] == nil { rank[order] = i }
         return items.enumerated().sorted { a, b in
             let ra = rank[id(a.element)] ?? .max, rb = rank[id(b.element)] ?? .max

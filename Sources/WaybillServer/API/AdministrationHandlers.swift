@@ -61,9 +61,9 @@ extension APIHandler {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         guard let kind = ModeratedContent(rawValue: input.path.kind.rawValue) else { throw WaybillError.notFound }
-        let id = try Self.plainID(input.path.id, "id")
-        let done = try await accounts.setHidden(kind, id, hide: body.hidden, reason: body.reason, by: me)
-        return .ok(.init(body: .json(.init(kind: try wire(done.kind), id: done.id.uuidString, hidden: done.hidden,
+        let id: UUID = try Self.plainID(input.path.id, "id")
+        let done = try await accounts.setHidden(ModeratedItem(kind, id: id), hide: body.hidden, reason: body.reason, by: me)
+        return .ok(.init(body: .json(.init(kind: try wire(done.item.kind), id: done.item.uuid.uuidString, hidden: done.hidden,
                                            authorId: done.author?.uuidString))))
     }
 }

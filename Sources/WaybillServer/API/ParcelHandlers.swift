@@ -121,14 +121,14 @@ extension APIHandler {
 
     func disconnectShop(_ input: Operations.DisconnectShop.Input) async throws -> Operations.DisconnectShop.Output {
         let me = try await principal()
-        guard let id = UUID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
+        guard let id = ShopID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
         try await Shops(request: try request).remove(id, by: me)
         return .noContent(.init())
     }
 
     func shopWebhook(_ input: Operations.ShopWebhook.Input) async throws -> Operations.ShopWebhook.Output {
         let req = try request
-        guard let id = UUID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
+        guard let id = ShopID(uuidString: input.path.shopId) else { throw WaybillError.invalidParameter("shopId") }
         if case .urlEncodedForm = input.body {
             // WooCommerce's ping when the webhook is saved: nothing to do, but it must hear 200.
             guard try await ShopRecord.find(id, on: req.db) != nil else { throw WaybillError.notFound }

@@ -22,7 +22,7 @@ extension APIHandler {
 
     func updatePlan(_ input: Operations.UpdatePlan.Input) async throws -> Operations.UpdatePlan.Output {
         let me = try await principal()
-        guard let id = UUID(uuidString: input.path.planId) else { throw WaybillError.invalidParameter("planId") }
+        guard let id = PlanID(uuidString: input.path.planId) else { throw WaybillError.invalidParameter("planId") }
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
         let plan = try await subscriptions.updatePlan(id, Self.terms(body), active: body.active ?? true, by: me)
         return .ok(.init(body: .json(try Self.plan(plan))))
@@ -39,7 +39,7 @@ extension APIHandler {
     func subscribe(_ input: Operations.Subscribe.Input) async throws -> Operations.Subscribe.Output {
         let me = try await principal()
         guard case .json(let body) = input.body else { throw WaybillError.unsupportedBody }
-        guard let planID = UUID(uuidString: body.planId) else { throw WaybillError.validation("planId", "invalid") }
+        guard let planID = PlanID(uuidString: body.planId) else { throw WaybillError.validation("planId", "invalid") }
         return .created(.init(body: .json(try Self.subscription(try await subscriptions.subscribe(to: planID, by: me)))))
     }
 
@@ -54,8 +54,8 @@ extension APIHandler {
     func listSubscribers(_ input: Operations.ListSubscribers.Input) async throws -> Operations.ListSubscribers.Output {
         let me = try await principal()
         let q = input.query
-        let plan = try q.planId.map { raw -> UUID in
-            guard let id = UUID(uuidString: raw) else { throw WaybillError.invalidParameter("planId") }
+        let plan = try q.planId.map { raw -> PlanID in
+            guard let id = PlanID(uuidString: raw) else { throw WaybillError.invalidParameter("planId") }
             return id
         }
         let status = q.status.flatMap { SubscriptionStatus(rawValue: $0.rawValue) }
@@ -80,7 +80,7 @@ extension APIHandler {
         plan(p.terms, id: try p.storedID, currency: p.currency, active: p.active, createdAt: p.createdAt)
     }
 
-    static func plan(_ t: PlanTerms, id: UUID, currency: String, active: Bool, createdAt: Int64) -> S.Plan {
+    static func plan(_ t: PlanTerms, id: PlanID, currency: String, active: Bool, createdAt: Int64) -> S.Plan {
         S.Plan(id: id.uuidString, name: t.name, monthlyPrice: money(Money(t.monthlyPrice, currency)), includedDeliveries: t.includedDeliveries,
                discountPercent: t.discountPercent, expressIncluded: t.expressIncluded, active: active, createdAt: date(createdAt))
     }

@@ -77,6 +77,11 @@ extension APIHandler {
         return id
     }
 
+    /// A typed id from the path (`endpointId`, `planId`, …), 400 naming `name` when it is not one.
+    static func plainID<Tag>(_ text: String, _ name: String) throws -> Tagged<Tag, UUID> {
+        Tagged(rawValue: try plainID(text, name) as UUID)
+    }
+
     static func webhookEndpoint(_ e: WebhookEndpointRecord, secret: String?) throws -> S.WebhookEndpoint {
         S.WebhookEndpoint(id: try e.storedID.uuidString, url: e.url, events: e.events.compactMap { S.WebhookEventType(rawValue: $0.rawValue) },
                           scope: try wire(e.scope), description: e.about, enabled: e.enabled,

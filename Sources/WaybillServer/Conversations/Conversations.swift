@@ -69,7 +69,7 @@ final class MessageRecord: Model, @unchecked Sendable {
 final class ReportRecord: Model, @unchecked Sendable {
     static let schema = "reports"
 
-    @ID(custom: "id", generatedBy: .user) var id: UUID?
+    @ID(custom: "id", generatedBy: .user) var id: ReportID?
     @Field(key: "reporter_id") var reporterID: UserID
     @Field(key: "reported_user_id") var reportedUserID: UserID
     @OptionalField(key: "message_id") var messageID: MessageID?
@@ -100,7 +100,7 @@ extension ReportRecord {
         let cleanNote = note?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let cleanNote, cleanNote.count > 2000 { throw WaybillError.validation("note", "too_long") }
         if let wait = services.reportLimiter.take(reporter.uuidString) { throw WaybillError.tooManyRequests(retryAfter: wait) }
-        id = Randomness.uuid()
+        id = .generated()
         reporterID = reporter
         self.reason = reason
         self.note = cleanNote?.isEmpty == false ? cleanNote : nil

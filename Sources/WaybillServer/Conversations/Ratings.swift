@@ -124,7 +124,7 @@ struct Ratings: WaybillService {
             guard directions.count == 1 else { throw WaybillError.validation("rateeId", "required") }
             chosen = directions[0]
         }
-        return try await store(subject: ("shipment", id.rawValue), direction: chosen.0, ratee: .person(chosen.1), draft, closesAt: closesAt, by: me)
+        return try await store(subject: .shipment(id), direction: chosen.0, ratee: .person(chosen.1), draft, closesAt: closesAt, by: me)
     }
 
     // MARK: outside carriers
@@ -134,7 +134,7 @@ struct Ratings: WaybillService {
         let record = try await Parcels(services: services, db: db, logger: logger).parcel(id, for: me)
         guard record.ownerID == me.userID else { throw WaybillError.forbidden }
         let closesAt = try windowCloses(record.status == .delivered ? record.updatedAt : nil)
-        return try await store(subject: ("parcel", id.rawValue), direction: .personToCarrierCompany, ratee: .carrier(record.carrier), draft,
+        return try await store(subject: .parcel(id), direction: .personToCarrierCompany, ratee: .carrier(record.carrier), draft,
                                closesAt: closesAt, by: me)
     }
 
@@ -146,14 +146,14 @@ struct Ratings: WaybillService {
         }
     }
 
-    private func store(subject: (kind: String, id: UUID), direction: RatingDirection, ratee: Ratee, _ draft: RatingDraft, closesAt: Int64,
+    private func store(subject: DeliverySubject, direction: RatingDirection, ratee: Ratee, _ draft: RatingDraft, closesAt: Int64,
                        by me: Principal) async throws -> RatingView {
         let errors = draft.validate(direction: direction)
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
         let record = RatingRecord()
         record.id = .generated()
         record.subjectKind = subject.kind
-        record.subjectID = subject.id
+        record.subjectID = subject.uuid
         record.direction = direction
         record.reviewerID = me.userID
         record.rateeKey = ratee.key
@@ -170,7 +170,7 @@ struct Ratings: WaybillService {
         record.windowClosesAt = closesAt
         do {
             try await db.writeTransaction(services) { db in
-                if try await RatingRecord.query(on: db).filter(\.$subjectKind == subject.kind).filter(\.$subjectID == subject.id)
+                if try await RatingRecord.query(on: db).filter(\.$subjectKind == subject.kind).filter(\.$subjectID == subject.uuid)
                     .filter(\.$reviewerID == record.reviewerID).filter(\.$rateeKey == record.rateeKey).first() != nil {
                     throw WaybillError(.conflict, .conflict, "You have rated this already.")
                 }
@@ -178,7 +178,7 @@ struct Ratings: WaybillService {
                 // Its counterpart: the other side's rating of this reviewer on the same subject.
                 var counterpart: RatingRecord?
                 if let other = direction.counterpart, let rateeID = record.rateeID {
-                    counterpart = try await RatingRecord.query(on: db).filter(\.$subjectKind == subject.kind).filter(\.$subjectID == subject.id)
+                    counterpart = try await RatingRecord.query(on: db).filter(\.$subjectKind == subject.kind).filter(\.$subjectID == subject.uuid)
                         .filter(\.$direction == other).filter(\.$reviewerID == rateeID).filter(\.$rateeKey == Ratee.person(me.userID).key).first()
                 }
                 if RatingPolicy.publishesAtOnce(direction, counterpartIn: counterpart != nil) {

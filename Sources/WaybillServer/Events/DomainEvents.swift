@@ -20,7 +20,7 @@ enum DomainEvent: Sendable, Equatable {
     /// A request for a place on a trip was sent, answered, withdrawn or expired (`request` holds the new status).
     case tripRequestChanged(TripRequestFacts, TripRequestChange)
     /// An import placed orders (each also recorded as `placed`): `perCustomer` counts them per account.
-    case ordersImported(importID: UUID, by: PersonRow, perCustomer: [UserID: Int])
+    case ordersImported(importID: OrderImportID, by: PersonRow, perCustomer: [UserID: Int])
 
     /// The shipment it happened to, as saved (nil for a parcel of another carrier, a request, an import).
     var order: OrderRow? {

@@ -7,7 +7,7 @@ import WaybillCore
 final class APIKeyRecord: Model, @unchecked Sendable {
     static let schema = "api_keys"
 
-    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @ID(custom: .id, generatedBy: .user) var id: APIKeyID?
     @Field(key: "owner_id") var ownerID: UserID
     @Field(key: "name") var name: String
     /// The key's first characters (`wb_live_ab12…`), to tell keys apart; never enough to use one.
@@ -48,7 +48,7 @@ struct APIKeys: WaybillService {
         var generator = Randomness.generator
         let token = APIKeyPolicy.prefix + Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
         let key = APIKeyRecord()
-        key.id = Randomness.uuid()
+        key.id = .generated()
         key.ownerID = me.userID
         key.name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         key.hint = String(token.prefix(APIKeyPolicy.prefix.count + 4))
@@ -71,7 +71,7 @@ struct APIKeys: WaybillService {
     }
 
     /// Revoking only ever reduces what is possible: a suspended account may too.
-    func revoke(_ id: UUID, by me: Principal) async throws {
+    func revoke(_ id: APIKeyID, by me: Principal) async throws {
         guard me.keyScopes == nil else { throw WaybillError(.forbidden, .forbidden, "API keys are revoked by a person signed in.") }
         guard let key = try await APIKeyRecord.find(id, on: db), APIKeyPolicy.maySee(owner: key.ownerID, by: me.caller) else { throw WaybillError.notFound }
         guard key.revokedAt == nil else { return }
@@ -100,6 +100,6 @@ struct APIKeys: WaybillService {
                 try await APIKeyRecord.query(on: db).filter(\.$id == keyID).set(\.$lastUsedAt, to: now).update()
             }
         }
-        return try Principal(user: user, sessionID: SignInID(keyID), keyScopes: key.scopes)
+        return try Principal(user: user, sessionID: SignInID(rawValue: keyID.rawValue)  /* a key signs in as its own session */, keyScopes: key.scopes)
     }
 }

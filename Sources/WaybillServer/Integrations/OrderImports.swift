@@ -10,7 +10,7 @@ final class OrderImportRecord: Model, @unchecked Sendable {
 
     enum Status: String, Codable, Sendable { case ready, rejected, committed }
 
-    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @ID(custom: .id, generatedBy: .user) var id: OrderImportID?
     @Field(key: "owner_id") var ownerID: UserID
     @Field(key: "file_name") var fileName: String
     @Field(key: "format") var format: String
@@ -86,7 +86,7 @@ struct OrderImports: WaybillService {
                                retryAfter: Int(clamping: wait))
         }
         let record = OrderImportRecord()
-        record.id = Randomness.uuid()
+        record.id = .generated()
         record.ownerID = me.userID
         record.fileName = Self.cleanFileName(fileName)
         record.format = XLSX.looksLikeWorkbook(bytes) ? "xlsx" : "csv"
@@ -239,7 +239,7 @@ struct OrderImports: WaybillService {
 
     // MARK: Seeing
 
-    func find(_ id: UUID, by me: Principal) async throws -> OrderImportRecord {
+    func find(_ id: OrderImportID, by me: Principal) async throws -> OrderImportRecord {
         _ = try importer(me)
         guard let record = try await OrderImportRecord.find(id, on: db), record.ownerID == me.userID else { throw WaybillError.notFound }
         return record
@@ -255,7 +255,7 @@ struct OrderImports: WaybillService {
     /// Places every valid row of a ready import, in one transaction, checking the file again first
     /// (a customer, a reference or the tariff may have changed since the upload). Confirming twice,
     /// or from two tabs at once, places the rows once.
-    func commit(_ id: UUID, by me: Principal) async throws -> OrderImportRecord {
+    func commit(_ id: OrderImportID, by me: Principal) async throws -> OrderImportRecord {
         let importer = try importer(me)
         let record = try await find(id, by: me)
         if record.status == .committed { return record }

@@ -74,8 +74,8 @@ final class WebhookWorker: Sendable {
             .limit(limit)
             .all()
         guard !due.isEmpty else { return 0 }
-        var byEndpoint: [UUID: [WebhookDeliveryRecord]] = [:]
-        var endpointOrder: [UUID] = []
+        var byEndpoint: [WebhookEndpointID: [WebhookDeliveryRecord]] = [:]
+        var endpointOrder: [WebhookEndpointID] = []
         for delivery in due {
             if byEndpoint[delivery.endpointID] == nil { endpointOrder.append(delivery.endpointID) }
             byEndpoint[delivery.endpointID, default: []].append(delivery)
@@ -100,7 +100,7 @@ final class WebhookWorker: Sendable {
         }
     }
 
-    private func process(endpoint id: UUID, _ deliveries: [WebhookDeliveryRecord], on db: any Database) async throws -> Int {
+    private func process(endpoint id: WebhookEndpointID, _ deliveries: [WebhookDeliveryRecord], on db: any Database) async throws -> Int {
         guard let endpoint = try await WebhookEndpointRecord.find(id, on: db) else { return 0 }
         var delivered = 0
         for delivery in deliveries {
@@ -191,7 +191,7 @@ final class WebhookWorker: Sendable {
         return outcome
     }
 
-    private func post(_ delivery: WebhookDeliveryRecord, id deliveryID: UUID, secret: String, url: String, with client: HTTPClient,
+    private func post(_ delivery: WebhookDeliveryRecord, id deliveryID: WebhookDeliveryID, secret: String, url: String, with client: HTTPClient,
                       elapsed: () -> Int) async -> Outcome {
         let body = Array(delivery.payload.utf8)
         var request = HTTPClientRequest(url: url)

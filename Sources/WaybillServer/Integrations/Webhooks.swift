@@ -10,7 +10,7 @@ import WaybillCore
 final class WebhookEndpointRecord: Model, @unchecked Sendable {
     static let schema = "webhook_endpoints"
 
-    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @ID(custom: .id, generatedBy: .user) var id: WebhookEndpointID?
     @Field(key: "owner_id") var ownerID: UserID
     @Field(key: "scope") var scope: WebhookScope
     @Field(key: "url") var url: String
@@ -46,10 +46,10 @@ final class WebhookDeliveryRecord: Model, @unchecked Sendable {
 
     enum Status: String, Codable, Sendable, CaseIterable { case pending, delivered, failed }
 
-    @ID(custom: .id, generatedBy: .user) var id: UUID?
-    @Field(key: "endpoint_id") var endpointID: UUID
+    @ID(custom: .id, generatedBy: .user) var id: WebhookDeliveryID?
+    @Field(key: "endpoint_id") var endpointID: WebhookEndpointID
     /// The event's id: the same in every delivery of it (a redelivery too), for receivers to keep one.
-    @Field(key: "event_id") var eventID: UUID
+    @Field(key: "event_id") var eventID: WebhookEventID
     @Field(key: "event_type") var eventType: String
     /// `shipment:<id>`, `parcel:<id>`…: deliveries about one subject reach an endpoint in order.
     @Field(key: "subject") var subject: String
@@ -77,7 +77,7 @@ final class WebhookAttemptRecord: Model, @unchecked Sendable {
     static let schema = "webhook_attempts"
 
     @ID(custom: .id, generatedBy: .database) var id: Int64?
-    @Field(key: "delivery_id") var deliveryID: UUID
+    @Field(key: "delivery_id") var deliveryID: WebhookDeliveryID
     @Field(key: "at") var at: Int64
     @OptionalField(key: "status_code") var statusCode: Int?
     @Field(key: "duration_ms") var durationMillis: Int
@@ -110,7 +110,7 @@ struct Webhooks: WaybillService {
                                             allowInsecure: services.config.webhooksAllowPrivate)
         guard errors.isEmpty else { throw WaybillError.validation(errors) }
         let endpoint = WebhookEndpointRecord()
-        endpoint.id = Randomness.uuid()
+        endpoint.id = .generated()
         endpoint.ownerID = me.userID
         endpoint.scope = draft.scope
         endpoint.url = draft.url
@@ -135,7 +135,7 @@ struct Webhooks: WaybillService {
     }
 
     /// The caller's endpoint, or 404 (nobody learns which ids exist).
-    func endpoint(_ id: UUID, for me: Principal) async throws -> WebhookEndpointRecord {
+    func endpoint(_ id: WebhookEndpointID, for me: Principal) async throws -> WebhookEndpointRecord {
         guard let endpoint = try await WebhookEndpointRecord.find(id, on: db), WebhookPolicy.maySee(owner: endpoint.ownerID, by: me.caller) else {
             throw WaybillError.notFound
         }
@@ -149,7 +149,7 @@ struct Webhooks: WaybillService {
         var enabled: Bool?
     }
 
-    func update(_ id: UUID, _ change: Change, by me: Principal) async throws -> WebhookEndpointRecord {
+    func update(_ id: WebhookEndpointID, _ change: Change, by me: Principal) async throws -> WebhookEndpointRecord {
         let endpoint = try await endpoint(id, for: me)
         // Turning an endpoint off, or deleting it, only reduces what is sent: allowed to anyone who owns it.
         if change.url != nil || change.events != nil || change.enabled == true { try check(endpoint.scope, me) }
@@ -169,7 +169,7 @@ struct Webhooks: WaybillService {
     }
 
     /// A new signing secret; the old one stops at once.
-    func rotateSecret(_ id: UUID, by me: Principal) async throws -> (WebhookEndpointRecord, String) {
+    func rotateSecret(_ id: WebhookEndpointID, by me: Principal) async throws -> (WebhookEndpointRecord, String) {
         let endpoint = try await endpoint(id, for: me)
         try check(endpoint.scope, me)
         let secret = Self.newSecret()
@@ -178,13 +178,13 @@ struct Webhooks: WaybillService {
         return (endpoint, secret)
     }
 
-    func delete(_ id: UUID, by me: Principal) async throws {
+    func delete(_ id: WebhookEndpointID, by me: Principal) async throws {
         let endpoint = try await endpoint(id, for: me)
         try await db.writeTransaction(services) { db in try await endpoint.delete(on: db) }
     }
 
     /// The delivery log: newest first, with every attempt.
-    func deliveries(_ id: UUID, for me: Principal, limit: Int = 50, before: Int64? = nil)
+    func deliveries(_ id: WebhookEndpointID, for me: Principal, limit: Int = 50, before: Int64? = nil)
         async throws -> [(WebhookDeliveryRecord, [WebhookAttemptRecord])] {
         let endpoint = try await endpoint(id, for: me)
         let endpointID = try endpoint.storedID
@@ -199,7 +199,7 @@ struct Webhooks: WaybillService {
     }
 
     /// Sends a delivery's event again, now, as a new delivery of the same event (same event id).
-    func redeliver(_ id: UUID, delivery deliveryID: UUID, by me: Principal) async throws -> WebhookDeliveryRecord {
+    func redeliver(_ id: WebhookEndpointID, delivery deliveryID: WebhookDeliveryID, by me: Principal) async throws -> WebhookDeliveryRecord {
         let endpoint = try await endpoint(id, for: me)
         try check(endpoint.scope, me)
         guard endpoint.enabled else {
@@ -217,12 +217,12 @@ struct Webhooks: WaybillService {
     }
 
     /// A `ping` event, to see that the endpoint answers and checks signatures.
-    func ping(_ id: UUID, by me: Principal) async throws -> WebhookDeliveryRecord {
+    func ping(_ id: WebhookEndpointID, by me: Principal) async throws -> WebhookDeliveryRecord {
         let endpoint = try await endpoint(id, for: me)
         try check(endpoint.scope, me)
         guard endpoint.enabled else { throw WaybillError(.conflict, .conflict, "This endpoint is disabled: enable it first.") }
         try limitManual(me)
-        let eventID = Randomness.uuid(), endpointID = try endpoint.storedID
+        let eventID = WebhookEventID.generated(), endpointID = try endpoint.storedID
         let payload = try Self.envelope(id: eventID, type: .ping, data: PingData(endpointId: endpointID.uuidString.lowercased()))
         let delivery = Self.delivery(endpoint: endpointID, eventID: eventID, type: WebhookEvent.ping.rawValue,
                                      subject: "endpoint:\(endpointID.uuidString.lowercased())", payload: payload)
@@ -248,7 +248,7 @@ struct Webhooks: WaybillService {
         guard !endpoints.isEmpty else { return }
         let owners = Dictionary(uniqueKeysWithValues: try await User.query(on: db).filter(\.$id ~~ Array(Set(endpoints.map(\.ownerID)))).all()
             .map { (try $0.storedID, $0) })
-        let eventID = Randomness.uuid()
+        let eventID = WebhookEventID.generated()
         // One owner's endpoints of one scope share the payload (one load of the shipment, not one per endpoint).
         var payloads: [String: (subject: String, payload: String)?] = [:]
         for endpoint in endpoints {
@@ -304,7 +304,7 @@ struct Webhooks: WaybillService {
     }
 
     /// The event as `owner` may see it through an endpoint of `scope`, or nil if it is not theirs to hear.
-    private static func payload(of event: DomainEvent, type: WebhookEvent, eventID: UUID, for owner: User, scope: WebhookScope,
+    private static func payload(of event: DomainEvent, type: WebhookEvent, eventID: WebhookEventID, for owner: User, scope: WebhookScope,
                                 services: WaybillServices, on db: any Database) async throws -> (subject: String, payload: String)? {
         let caller = try owner.caller
         if case .shipment(let order, let fact) = event {
@@ -376,7 +376,7 @@ struct Webhooks: WaybillService {
         var data: Data
     }
 
-    static func envelope<D: Encodable>(id: UUID, type: WebhookEvent, data: D) throws -> String {
+    static func envelope<D: Encodable>(id: WebhookEventID, type: WebhookEvent, data: D) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let dates = LenientISO8601DateTranscoder()
@@ -401,9 +401,9 @@ struct Webhooks: WaybillService {
         return UnixTime.nowMillis * 1000 + n
     }
 
-    static func delivery(endpoint: UUID, eventID: UUID, type: String, subject: String, payload: String) -> WebhookDeliveryRecord {
+    static func delivery(endpoint: WebhookEndpointID, eventID: WebhookEventID, type: String, subject: String, payload: String) -> WebhookDeliveryRecord {
         let delivery = WebhookDeliveryRecord()
-        delivery.id = Randomness.uuid()
+        delivery.id = .generated()
         delivery.endpointID = endpoint
         delivery.eventID = eventID
         delivery.eventType = type

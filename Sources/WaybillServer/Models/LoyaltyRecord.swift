@@ -32,7 +32,7 @@ extension LoyaltyEntryKind: TextColumn {}
 final class LoyaltyEntryRecord: Model, @unchecked Sendable {
     static let schema = "loyalty_entries"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: LoyaltyEntryID?
     @Field(key: "account_id") var accountID: UserID
     @Field(key: "kind") var kind: LoyaltyEntryKind
     @Field(key: "points") var points: Int
@@ -44,7 +44,7 @@ final class LoyaltyEntryRecord: Model, @unchecked Sendable {
 
     init() {}
     init(account: UserID, _ entry: LoyaltyEntry) {
-        self.id = UUID()
+        self.id = .generated()
         self.accountID = account
         self.kind = entry.kind
         self.points = entry.points

@@ -64,7 +64,7 @@ final class Order: Model, OrderColumns, @unchecked Sendable {
     /// given the same file twice places each delivery once.
     @OptionalField(key: "external_reference") var externalReference: String?
     /// The import that placed it (nil: placed one at a time).
-    @OptionalField(key: "import_id") var importID: UUID?
+    @OptionalField(key: "import_id") var importID: OrderImportID?
     /// The secret the parcel's label carries in its QR code (`/h/{token}`): scanned at each hand-over
     /// as proof the parcel is in hand. Only those who handle the parcel print it.
     @OptionalField(key: "handover_token") var handoverToken: String?
@@ -78,7 +78,7 @@ final class Order: Model, OrderColumns, @unchecked Sendable {
     @OptionalField(key: "points_discount") var pointsDiscount: Int?
     /// The subscription whose plan priced it, whether it was one of the plan's included
     /// deliveries, and what the plan took off the price.
-    @OptionalField(key: "plan_subscription_id") var planSubscriptionID: UUID?
+    @OptionalField(key: "plan_subscription_id") var planSubscriptionID: SubscriptionID?
     @OptionalField(key: "plan_included") var planIncluded: Bool?
     @OptionalField(key: "plan_discount") var planDiscount: Int?
     @OptionalField(key: "plan_name") var planName: String?

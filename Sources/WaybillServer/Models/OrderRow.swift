@@ -84,13 +84,13 @@ struct OrderRow: OrderColumns, Sendable, Equatable {
     var trackingToken: String?
     var recipientCodeSealed: String?
     var externalReference: String?
-    var importID: UUID?
+    var importID: OrderImportID?
     var handoverToken: String?
     var declaredValue: Int?
     var insurancePremium: Int?
     var pointsRedeemed: Int?
     var pointsDiscount: Int?
-    var planSubscriptionID: UUID?
+    var planSubscriptionID: SubscriptionID?
     var planIncluded: Bool?
     var planDiscount: Int?
     var planName: String?
@@ -165,13 +165,13 @@ struct OrderRow: OrderColumns, Sendable, Equatable {
         trackingToken = try r.optional { try $0.string() }
         recipientCodeSealed = try r.optional { try $0.string() }
         externalReference = try r.optional { try $0.string() }
-        importID = try r.optional { try $0.uuid() }
+        importID = try r.optional { try $0.id() }
         handoverToken = try r.optional { try $0.string() }
         declaredValue = try r.optional { try $0.int() }
         insurancePremium = try r.optional { try $0.int() }
         pointsRedeemed = try r.optional { try $0.int() }
         pointsDiscount = try r.optional { try $0.int() }
-        planSubscriptionID = try r.optional { try $0.uuid() }
+        planSubscriptionID = try r.optional { try $0.id() }
         planIncluded = try r.optional { try $0.bool() }
         planDiscount = try r.optional { try $0.int() }
         planName = try r.optional { try $0.string() }

@@ -7,7 +7,7 @@ import WaybillCore
 final class StepReceipt: Model, @unchecked Sendable {
     static let schema = "step_receipts"
 
-    @ID(custom: "id", generatedBy: .user) var id: UUID?
+    @ID(custom: "id", generatedBy: .user) var id: StepReceiptID?
     @Field(key: "user_id") var userID: UserID
     @Field(key: "idempotency_key") var idempotencyKey: String
     @Field(key: "order_id") var orderID: OrderID
@@ -19,7 +19,7 @@ final class StepReceipt: Model, @unchecked Sendable {
     init() {}
 
     init(userID: UserID, idempotencyKey: String, orderID: OrderID, action: OrderAction) {
-        self.id = UUID()
+        self.id = .generated()
         self.userID = userID
         self.idempotencyKey = idempotencyKey
         self.orderID = orderID

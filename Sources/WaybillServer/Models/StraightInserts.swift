@@ -10,6 +10,7 @@ enum StoredValue {
     static func integer(_ value: Int?) -> SQLiteData { value.map { .integer($0) } ?? .null }
     static func integer(_ value: Int64?) -> SQLiteData { value.map { .integer(Int($0)) } ?? .null }
     static func uuid(_ value: UUID?) -> SQLiteData { value.map { .text($0.uuidString) } ?? .null }
+    static func uuid<Tag>(_ value: Tagged<Tag, UUID>?) -> SQLiteData { uuid(value?.rawValue) }
     static func flag(_ value: Bool?) -> SQLiteData { value.map { .integer($0 ? 1 : 0) } ?? .null }
     /// A `Date` as SQLiteNIO binds it: seconds since 1970, as a real.
     static func date(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
@@ -38,8 +39,8 @@ extension OrderRow {
                    text(paymentIntentID), integer(paidAt), text(refundID), integer(refundedAt), integer(cashCollected), text(idempotencyKey),
                    flag(requireRecipientCode), text(recipientCodeHash), .integer(recipientCodeAttempts), text(failureReason?.rawValue),
                    text(failureNote), text(cancellationReason), text(signedBy), integer(deliveredAt), text(trackingToken),
-                   text(recipientCodeSealed), text(externalReference), uuid(importID), text(handoverToken), integer(declaredValue),
-                   integer(insurancePremium), integer(pointsRedeemed), integer(pointsDiscount), uuid(planSubscriptionID), flag(planIncluded),
+                   text(recipientCodeSealed), text(externalReference), uuid(importID?.rawValue), text(handoverToken), integer(declaredValue),
+                   integer(insurancePremium), integer(pointsRedeemed), integer(pointsDiscount), uuid(planSubscriptionID?.rawValue), flag(planIncluded),
                    integer(planDiscount), text(planName)]
         return values
     }
@@ -105,7 +106,7 @@ extension OutboxMessage {
     /// writer as one insert.
     func insert(on db: any Database) async throws {
         guard let writer = db as? WriterDatabase else { return try await create(on: db) }
-        if id == nil { id = Randomness.uuid() }
+        if id == nil { id = .generated() }
         if createdAt == nil { createdAt = Date() }
         try writer.insert(into: Self.schema, columns: Self.insertColumns, values: sqliteValues)
         $id.exists = true

@@ -6,7 +6,7 @@ import WaybillCore
 final class PlanRecord: Model, @unchecked Sendable {
     static let schema = "plans"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: PlanID?
     @Field(key: "name") var name: String
     @Field(key: "monthly_price") var monthlyPrice: Int
     @Field(key: "currency") var currency: String
@@ -44,9 +44,9 @@ extension SubscriptionStatus: TextColumn {}
 final class SubscriptionRecord: Model, @unchecked Sendable {
     static let schema = "subscriptions"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: SubscriptionID?
     @Field(key: "account_id") var accountID: UserID
-    @Field(key: "plan_id") var planID: UUID
+    @Field(key: "plan_id") var planID: PlanID
     /// The plan's terms when subscribed (JSON `PlanTerms`).
     @Field(key: "terms") var termsJSON: String
     @Field(key: "currency") var currency: String
@@ -86,7 +86,7 @@ final class SubscriptionInvoiceRecord: Model, @unchecked Sendable {
     static let schema = "subscription_invoices"
 
     @ID(custom: "id", generatedBy: .user) var id: String?
-    @Field(key: "subscription_id") var subscriptionID: UUID
+    @Field(key: "subscription_id") var subscriptionID: SubscriptionID
     @Field(key: "amount") var amount: Int
     @Field(key: "currency") var currency: String
     @Field(key: "status") var status: InvoiceStatus
@@ -103,7 +103,7 @@ final class SandboxSubscription: Model, @unchecked Sendable {
 
     @ID(custom: "id", generatedBy: .user) var id: String?
     @Field(key: "checkout_id") var checkoutID: String
-    @Field(key: "subscription_id") var subscriptionID: UUID
+    @Field(key: "subscription_id") var subscriptionID: SubscriptionID
     @Field(key: "amount") var amount: Int
     @Field(key: "currency") var currency: String
     /// open (checkout not paid), active, past_due, canceled, expired (checkout abandoned).

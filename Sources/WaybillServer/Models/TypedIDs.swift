@@ -46,3 +46,26 @@ extension Tagged: @retroactive PostgresDecodable where RawValue: PostgresDecodab
 /// A typed id column, which `RowOutput` reads as the UUID it is.
 protocol UUIDColumn { init(rawValue: UUID) }
 extension Tagged: UUIDColumn where RawValue == UUID {}
+
+/// What a delivery sample or a rating is about: one of Waybill's shipments or a followed parcel of
+/// another carrier. Stored as its kind and its id (`subject_kind`/`kind`, `subject_id`).
+enum DeliverySubject: Sendable, Hashable {
+    case shipment(OrderID)
+    case parcel(ParcelID)
+
+    /// The kind as stored: `shipment` or `parcel`.
+    var kind: String {
+        switch self {
+        case .shipment: "shipment"
+        case .parcel: "parcel"
+        }
+    }
+
+    /// The id as stored.
+    var uuid: UUID {
+        switch self {
+        case .shipment(let id): id.rawValue
+        case .parcel(let id): id.rawValue
+        }
+    }
+}

@@ -136,7 +136,7 @@ final class Session: Model, @unchecked Sendable {
 final class RefreshToken: Model, @unchecked Sendable {
     static let schema = "refresh_tokens"
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: RefreshTokenID?
     @Parent(key: "session_id") var session: Session
     @Field(key: "token_hash") var tokenHash: String
     @Field(key: "expires_at") var expiresAt: Date
@@ -163,7 +163,7 @@ final class OneTimeCode: Model, @unchecked Sendable {
         case passwordReset = "password_reset"
     }
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: OneTimeCodeID?
     @Parent(key: "user_id") var user: User
     @Field(key: "purpose") var purpose: Purpose
     @Field(key: "code_hash") var codeHash: String
@@ -214,7 +214,7 @@ final class OutboxMessage: Model, @unchecked Sendable {
 
     enum Status: String, Codable, Sendable { case pending, sent, dead }
 
-    @ID(key: .id) var id: UUID?
+    @ID(custom: .id, generatedBy: .random) var id: OutboxMessageID?
     @Field(key: "kind") var kind: String
     /// JSON. Cleared once sent, so delivered codes do not linger in the database.
     @OptionalField(key: "payload") var payload: String?

@@ -9,7 +9,7 @@ struct DriverDay: Sendable {
     var todo: [OrderRecord]
     var done: [OrderRecord]
     /// Per order, when the applied route plan has the driver at its next stop (Unix milliseconds).
-    var plannedArrival: [UUID: Int64] = [:]
+    var plannedArrival: [OrderID: Int64] = [:]
     /// Per order, its booked (or waiting) timeslots, in time order.
     var slots: [OrderID: [SlotBookingView]] = [:]
 }
@@ -26,9 +26,9 @@ extension Orders {
             .sort(\.$updatedAt, .descending).all()
         // The applied plan's order, where there is one; its arrival at each order's next stop.
         let stops = try await RoutePlans(services: services, db: db, logger: logger).driverRoute(for: principal)
-        var arrival: [UUID: Int64] = [:]
+        var arrival: [OrderID: Int64] = [:]
         for stop in stops where arrival[stop.orderID] == nil { arrival[stop.orderID] = stop.arrival }
-        let sorted = try DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt).map { (order: $0, id: try $0.storedID.rawValue) }
+        let sorted = try DriverDayPolicy.sorted(open, status: \.status, createdAt: \.createdAt).map { (order: $0, id: try $0.storedID) }
         let ordered = DriverDayPolicy.followingPlan(sorted, plannedOrder: stops.map(\.orderID), id: \.id).map(\.order)
         return DriverDay(state: try await DriverState.find(principal.userID, on: db),
                          todo: try await summaries(ordered.map(OrderRow.init), for: principal),

@@ -229,7 +229,7 @@ extension Order {
     /// link. Not yet stored, and without its status until `ShipmentStore.place` gives it its legs
     /// (waiting for its payment online, or for dispatch).
     static func new(_ valid: ValidOrder, quote: Quote, customerID: UserID, tariffVersion: Int, sandbox: Bool,
-                    subscription: UUID? = nil, at now: Int64 = UnixTime.nowMillis) -> Order {
+                    subscription: SubscriptionID? = nil, at now: Int64 = UnixTime.nowMillis) -> Order {
         // A price of nothing (a plan's included delivery) has nothing to pay online.
         let payOnline = valid.paymentMethod.isOnline && quote.price.amount > 0
         let order = Order()

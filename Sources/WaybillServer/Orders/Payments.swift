@@ -57,7 +57,7 @@ struct ConnectedAccountState: Sendable, Equatable {
 /// A monthly subscription to a plan, to be paid on the provider's checkout page.
 struct SubscriptionCheckoutRequest: Sendable {
     /// Waybill's subscription (the provider's subscription carries it in its metadata).
-    var subscriptionID: UUID
+    var subscriptionID: SubscriptionID
     var accountID: UserID
     var planName: String
     var monthlyPrice: Money

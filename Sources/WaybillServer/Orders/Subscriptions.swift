@@ -37,7 +37,7 @@ struct Subscriptions: WaybillService {
         let currency = try await orders.currentTariff().tariff.currency
         return try await orders.transaction { db in
             let plan = PlanRecord()
-            plan.id = UUID()
+            plan.id = .generated()
             plan.terms = clean
             plan.currency = currency
             plan.active = active
@@ -52,7 +52,7 @@ struct Subscriptions: WaybillService {
     }
 
     /// New terms apply to new subscribers; those subscribed keep the terms they paid for.
-    func updatePlan(_ id: UUID, _ terms: PlanTerms, active: Bool, by principal: Principal) async throws -> PlanRecord {
+    func updatePlan(_ id: PlanID, _ terms: PlanTerms, active: Bool, by principal: Principal) async throws -> PlanRecord {
         try principal.require(.managePlans)
         let clean = try terms.validated().orValidationError()
         return try await orders.transaction { db in
@@ -83,7 +83,7 @@ struct Subscriptions: WaybillService {
 
     /// Who subscribes to which plan, newest first, paged on (created, id): by default those paid
     /// for (active or past due), or those of one `status`; optionally one plan's. Without invoices.
-    func subscribers(plan: UUID?, status: SubscriptionStatus?, cursor: String?, limit: Int,
+    func subscribers(plan: PlanID?, status: SubscriptionStatus?, cursor: String?, limit: Int,
                      for principal: Principal) async throws -> (items: [Subscriber], nextCursor: String?) {
         try principal.require(.managePlans)
         guard (1...100).contains(limit) else { throw WaybillError.invalidParameter("limit") }
@@ -91,11 +91,11 @@ struct Subscriptions: WaybillService {
         if let plan { query.filter(\.$planID == plan) }
         if let status { query.filter(\.$status == status) } else { query.filter(\.$status ~~ SubscriptionStatus.paid) }
         if let cursor {
-            guard let (at, id): (Int64, Tagged<SubscriptionRecord, UUID>) = Orders.decodeCursor(cursor) else {
+            guard let (at, id): (Int64, SubscriptionID) = Orders.decodeCursor(cursor) else {
                 throw WaybillError.invalidParameter("cursor")
             }
             query.group(.or) { older in
-                older.filter(\.$createdAt < at).group(.and) { same in same.filter(\.$createdAt == at).filter(\.$id < id.rawValue) }
+                older.filter(\.$createdAt < at).group(.and) { same in same.filter(\.$createdAt == at).filter(\.$id < id) }
             }
         }
         let rows = try await query.sort(\.$createdAt, .descending).sort(\.$id, .descending).limit(limit + 1).all()
@@ -108,19 +108,19 @@ struct Subscriptions: WaybillService {
             return Subscriber(view: View(record: record, terms: try record.terms, invoices: [], benefitApplies: record.term.benefitApplies(at: now)),
                               account: account)
         }
-        let next = try rows.count > limit ? page.last.map { Orders.encodeCursor($0.createdAt, Tagged<SubscriptionRecord, UUID>(try $0.storedID)) } : nil
+        let next = try rows.count > limit ? page.last.map { Orders.encodeCursor($0.createdAt, try $0.storedID) } : nil
         return (items, next)
     }
 
     /// How many subscriptions each plan has paid for now (active or past due), for the admins' page.
-    func subscriberCounts(for principal: Principal) async throws -> [UUID: Int] {
+    func subscriberCounts(for principal: Principal) async throws -> [PlanID: Int] {
         try principal.require(.managePlans)
         guard let sql = db.tracedSQL else { throw Abort(.internalServerError) }
         let rows = try await sql.select().column("plan_id").column(SQLFunction("count", args: SQLLiteral.all), as: "n")
             .from(SubscriptionRecord.schema).where("status", .in, SQLBind.group(SubscriptionStatus.paid.map(\.rawValue)))
             .groupBy("plan_id").all()
-        var counts: [UUID: Int] = [:]
-        for row in rows { counts[try row.decode(column: "plan_id", as: UUID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
+        var counts: [PlanID: Int] = [:]
+        for row in rows { counts[try row.decode(column: "plan_id", as: PlanID.self)] = Int(try row.decode(column: "n", as: Int64.self)) }
         return counts
     }
 
@@ -171,7 +171,7 @@ struct Subscriptions: WaybillService {
     /// Subscribes the caller to a plan: a checkout with the provider first (nothing is stored if it
     /// fails), then the subscription, `incomplete` until the provider says it is paid. An unpaid
     /// earlier request is replaced.
-    func subscribe(to planID: UUID, by principal: Principal) async throws -> View {
+    func subscribe(to planID: PlanID, by principal: Principal) async throws -> View {
         try principal.require(.placeOrders)
         guard let plan = try await PlanRecord.find(planID, on: db) else { throw WaybillError.notFound }
         let current = try await SubscriptionRecord.query(on: db).filter(\.$accountID == principal.userID)
@@ -183,7 +183,7 @@ struct Subscriptions: WaybillService {
         }) {
             throw WaybillError(.tooManyRequests, .rateLimited, "Too many subscription requests; try again later.", retryAfter: Int(clamping: wait))
         }
-        let id = UUID()
+        let id = SubscriptionID.generated()
         let terms = plan.terms
         let checkout = try await services.payments.createSubscriptionCheckout(SubscriptionCheckoutRequest(
             subscriptionID: id, accountID: principal.userID, planName: terms.name, monthlyPrice: Money(terms.monthlyPrice, plan.currency),
@@ -277,7 +277,7 @@ struct Subscriptions: WaybillService {
     }
 
     /// Ends an account's unpaid requests (`incomplete`): `only` one of them, or all `except` one.
-    private static func endUnpaid(account: UserID, only: UUID? = nil, except: UUID? = nil, at now: Int64, on db: any Database) async throws {
+    private static func endUnpaid(account: UserID, only: SubscriptionID? = nil, except: SubscriptionID? = nil, at now: Int64, on db: any Database) async throws {
         guard let sql = db.tracedSQL else { return }
         var update = sql.update(SubscriptionRecord.schema).set("status", to: SQLBind(SubscriptionStatus.canceled.rawValue))
             .set("updated_at", to: SQLBind(now))
@@ -295,7 +295,7 @@ struct Subscriptions: WaybillService {
 
     /// Keeps the provider's view of a subscription: its status, period and renewal. A new period
     /// counts the included deliveries from zero; a failure starts the grace, a payment ends it.
-    private func apply(_ state: ProviderSubscription, to id: UUID, failedAt: Int64? = nil) async throws {
+    private func apply(_ state: ProviderSubscription, to id: SubscriptionID, failedAt: Int64? = nil) async throws {
         let graceDays = services.config.subscriptionGraceDays
         try await orders.transaction { db in
             guard let record = try await SubscriptionRecord.find(id, on: db), let sql = db.tracedSQL else { return }
@@ -375,7 +375,7 @@ struct Subscriptions: WaybillService {
     /// The subscription a provider's id names, linking it on the way if only the reference was known.
     private func record(provider: String, reference: String?) async throws -> SubscriptionRecord? {
         if let known = try await SubscriptionRecord.query(on: db).filter(\.$providerID == provider).first() { return known }
-        guard let reference = reference.flatMap(UUID.init(uuidString:)) else {
+        guard let reference = reference.flatMap(SubscriptionID.init(uuidString:)) else {
             logger.info("Stripe subscription \(provider) is not one of ours")
             return nil
         }
@@ -404,7 +404,7 @@ struct Subscriptions: WaybillService {
     }
 
     /// Keeps an invoice once; a failed one that is later paid becomes paid.
-    func store(invoice id: String, amount: Int, currency: String, paid: Bool, for subscription: UUID) async throws {
+    func store(invoice id: String, amount: Int, currency: String, paid: Bool, for subscription: SubscriptionID) async throws {
         guard Money.isValidCurrency(currency), amount >= 0 else { return }
         try await orders.transaction { db in
             if let known = try await SubscriptionInvoiceRecord.find(id, on: db) {
@@ -449,7 +449,7 @@ struct Subscriptions: WaybillService {
     private static let paidQuery = "SELECT * FROM \"\(SubscriptionRecord.schema)\" WHERE \"status\" IN ("
         + SubscriptionStatus.paid.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ") AND \"account_id\" = "
 
-    typealias Benefit = (subscription: UUID, periodStart: Int64?, benefit: PlanBenefit)
+    typealias Benefit = (subscription: SubscriptionID, periodStart: Int64?, benefit: PlanBenefit)
 
     /// `kept`: a price quote may take the subscription's row kept for a second (`ReadCaches.plans`);
     /// an order reads it afresh. Either way what is read is kept for the next quote, and what the row
@@ -510,7 +510,7 @@ struct Subscriptions: WaybillService {
     /// Takes one of the plan's included deliveries in the order's transaction: 409
     /// `included_deliveries_used` when a parallel order took the last one first.
     /// An import takes `count` at once, all or none.
-    static func useIncluded(_ subscription: UUID, of account: UserID, count: Int = 1, limit: Int, periodStart: Int64?,
+    static func useIncluded(_ subscription: SubscriptionID, of account: UserID, count: Int = 1, limit: Int, periodStart: Int64?,
                             on db: any Database) async throws {
         guard let sql = db.tracedSQL else { return }
         var update = sql.update(SubscriptionRecord.schema)

@@ -11,7 +11,7 @@ import WaybillRouting
 struct RoutePlan: Sendable, Codable, Equatable {
     struct Stop: Sendable, Codable, Equatable {
         enum Kind: String, Sendable, Codable { case pickup, delivery }
-        var orderID: UUID
+        var orderID: OrderID
         var reference: String
         var kind: Kind
         var latitude: Double
@@ -22,7 +22,7 @@ struct RoutePlan: Sendable, Codable, Equatable {
     }
 
     struct Route: Sendable, Codable, Equatable {
-        var driverID: UUID
+        var driverID: UserID
         var driverName: String
         var start: GeoPoint?
         var stops: [Stop]
@@ -31,7 +31,7 @@ struct RoutePlan: Sendable, Codable, Equatable {
     }
 
     struct Unplanned: Sendable, Codable, Equatable {
-        var orderID: UUID
+        var orderID: OrderID
         var reference: String
         var reason: RoutePlanningPolicy.Unplanned
     }
@@ -39,7 +39,7 @@ struct RoutePlan: Sendable, Codable, Equatable {
     var routes: [Route]
     var unplanned: [Unplanned]
     /// Each planned order's version when planned: applying skips an order changed since.
-    var orderVersions: [UUID: Int]
+    var orderVersions: [OrderID: Int]
     var matrixSource: String
     var distanceMeters: Double
     var searchSeconds: Double
@@ -49,10 +49,10 @@ struct RoutePlan: Sendable, Codable, Equatable {
 
 struct RoutePlanRecord: Sendable {
     typealias Status = RoutePlanStatus
-    var id: UUID
+    var id: RoutePlanID
     var version: Int
     var status: Status
-    var createdBy: UUID
+    var createdBy: UserID
     var createdAt: Int64
     var appliedAt: Int64?
     var plan: RoutePlan
@@ -84,10 +84,10 @@ struct RoutePlanRequest: Sendable {
 /// The outcome of applying a plan, per order.
 struct RoutePlanApplication: Sendable {
     struct Result: Sendable {
-        var orderID: UUID
+        var orderID: OrderID
         var reference: String
         enum Outcome: String, Sendable { case assigned, reassigned, unchanged, skipped }
-        var driverID: UUID
+        var driverID: UserID
         /// skipped: with the error.
         var outcome: Outcome
         var error: WaybillError?
@@ -130,9 +130,9 @@ struct RoutePlans: WaybillService {
         // The applied plan, read once: who it gave each order to (an order's driver since then by hand is
         // an override), and the stop each driver is on the way to.
         let applied = try await appliedStops()
-        var plannedDriver: [UUID: UserID] = [:]
-        for (driver, stops) in applied { for stop in stops { plannedDriver[stop.orderID] = UserID(rawValue: driver) } }
-        let underWay = Self.underWayStops(applied, orders: Dictionary(uniqueKeysWithValues: try orders.map { (try $0.storedID.rawValue, $0) }))
+        var plannedDriver: [OrderID: UserID] = [:]
+        for (driver, stops) in applied { for stop in stops { plannedDriver[stop.orderID] = driver } }
+        let underWay = Self.underWayStops(applied, orders: Dictionary(uniqueKeysWithValues: try orders.map { (try $0.storedID, $0) }))
         let fleet = try await Tracking(services: services, db: db, logger: logger).fleet(nearOrder: nil, by: principal)
             .filter { $0.state?.onDuty == true
                 && DispatchPolicy.mayCarry(assignee: $0.driver.caller(id: $0.driverID), disabled: $0.driver.isBanned, assignedBy: principal.caller) }
@@ -152,7 +152,7 @@ struct RoutePlans: WaybillService {
                 start = points.count
                 points.append(GeoPoint(latitude: p.latitude, longitude: p.longitude))
             }
-            if let stop = underWay[entry.driverID.rawValue] {
+            if let stop = underWay[entry.driverID] {
                 fixed[vehicles.count] = (stop, start, points.count)
                 points.append(GeoPoint(latitude: stop.latitude, longitude: stop.longitude))
             }
@@ -164,22 +164,22 @@ struct RoutePlans: WaybillService {
         let onDuty = Set(fleet.map(\.driverID))
         var unplanned: [RoutePlan.Unplanned] = []
         var shipments: [WaybillRouting.Shipment] = [], jobs: [Job] = []
-        var byID: [UUID: Order] = [:]
+        var byID: [OrderID: Order] = [:]
         let service = Double(request.serviceMinutes * 60)
         // Booked timeslots are the stops' time windows.
         let slots = try await Timeslots.live(for: orders.compactMap(\.id), on: db)
         // Parcels their senders drop at a counter: whether the counter holds each yet.
         let dropOffCounters = Dictionary(try await Leg.query(on: db).filter(\.$orderID ~~ orders.compactMap(\.id)).filter(\.$position == 0)
             .filter(\.$kind == .counter).all().map { ($0.orderID, $0.status == .held) }, uniquingKeysWith: { a, _ in a })
-        var withSlot: Set<UUID> = []
+        var withSlot: Set<OrderID> = []
         /// The stop's window from its booked slot (`.always` without one); nil when the slot ended.
         func window(_ order: OrderID, _ kind: SlotKind) -> TimeWindow? {
             guard let booking = slots[order]?.first(where: { $0.booking.kind == kind && $0.booking.status == .booked }) else { return .always }
-            withSlot.insert(order.rawValue)
+            withSlot.insert(order)
             return RoutePlanningPolicy.window(slotStart: booking.slot.startsAt, slotEnd: booking.slot.endsAt, now: now).map { TimeWindow(start: $0.start, end: $0.end) }
         }
         for order in orders {
-            let orderID = try order.storedID, id = orderID.rawValue
+            let orderID = try order.storedID, id = orderID
             byID[id] = order
             // Every status read (`plannedStatuses`) has a role.
             guard var role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: !request.keepAssignments && order.driverID != nil
@@ -233,7 +233,7 @@ struct RoutePlans: WaybillService {
         }
 
         var routes: [RoutePlan.Route] = []
-        var versions: [UUID: Int] = [:]
+        var versions: [OrderID: Int] = [:]
         var matrixSource = "none"
         var distance = 0.0, seconds = 0.0, iterations = 0
         if !(jobs.isEmpty && shipments.isEmpty && fixed.isEmpty) {
@@ -273,7 +273,7 @@ struct RoutePlans: WaybillService {
             for route in solution.routes {
                 let vehicle = problem.vehicles[route.vehicleIndex]
                 let stops = route.stops.compactMap { stop -> RoutePlan.Stop? in
-                    guard let id = UUID(uuidString: stop.id), let order = byID[id] else { return nil }
+                    guard let id = OrderID(uuidString: stop.id), let order = byID[id] else { return nil }
                     versions[id] = order.version
                     let place = points[stop.location]
                     return RoutePlan.Stop(orderID: id, reference: order.reference, kind: stop.kind == .pickup ? .pickup : .delivery,
@@ -281,7 +281,7 @@ struct RoutePlans: WaybillService {
                                           arrival: now + Int64(stop.serviceStart * 1000), departure: now + Int64(stop.departure * 1000))
                 }
                 let driver = drivers[route.vehicleIndex]
-                var planned = RoutePlan.Route(driverID: driver.id.rawValue, driverName: driver.name,
+                var planned = RoutePlan.Route(driverID: driver.id, driverName: driver.name,
                                               start: vehicle.start.map { points[$0] }, stops: stops,
                                               distanceMeters: route.distance, durationSeconds: route.duration)
                 if let f = fixed[route.vehicleIndex] { placeFirst(f, in: &planned) }
@@ -289,13 +289,13 @@ struct RoutePlans: WaybillService {
             }
             // A driver whose only stop is the one under way.
             for (v, f) in fixed where !solution.routes.contains(where: { $0.vehicleIndex == v }) {
-                var planned = RoutePlan.Route(driverID: drivers[v].id.rawValue, driverName: drivers[v].name,
+                var planned = RoutePlan.Route(driverID: drivers[v].id, driverName: drivers[v].name,
                                               start: nil, stops: [], distanceMeters: 0, durationSeconds: 0)
                 placeFirst(f, in: &planned)
                 routes.append(planned)
             }
             for out in solution.unassigned {
-                guard let id = UUID(uuidString: out.id), let order = byID[id] else { continue }
+                guard let id = OrderID(uuidString: out.id), let order = byID[id] else { continue }
                 let reason: RoutePlanningPolicy.Unplanned = switch out.reason {
                 case .noVehicleWithSkills: .driverOffDuty
                 case .capacity: .tooLarge
@@ -306,8 +306,8 @@ struct RoutePlans: WaybillService {
             }
         }
         // Drivers on duty with nothing to do are in the plan too, with an empty route.
-        for entry in fleet where !routes.contains(where: { $0.driverID == entry.driverID.rawValue }) {
-            routes.append(RoutePlan.Route(driverID: entry.driverID.rawValue, driverName: entry.driver.displayName,
+        for entry in fleet where !routes.contains(where: { $0.driverID == entry.driverID }) {
+            routes.append(RoutePlan.Route(driverID: entry.driverID, driverName: entry.driver.displayName,
                                           start: entry.state?.position.map { GeoPoint(latitude: $0.latitude, longitude: $0.longitude) },
                                           stops: [], distanceMeters: 0, durationSeconds: 0))
         }
@@ -322,7 +322,7 @@ struct RoutePlans: WaybillService {
 
     /// The applied plan's stops, per driver in their order (one driver's only, when given), from the stop
     /// rows: the plan's JSON is not read.
-    private func appliedStops(driver: UUID? = nil) async throws -> [UUID: [RoutePlan.Stop]] {
+    private func appliedStops(driver: UserID? = nil) async throws -> [UserID: [RoutePlan.Stop]] {
         let select = "SELECT s.driver_id, s.order_id, s.kind, s.reference, s.latitude, s.longitude, s.arrival, s.departure "
             + "FROM route_plan_stops s JOIN route_plans p ON p.id = s.plan_id WHERE p.status = 'applied'"
         let rows = if let driver {
@@ -330,29 +330,29 @@ struct RoutePlans: WaybillService {
         } else {
             try await sql.raw("\(unsafeRaw: select) ORDER BY s.driver_id, s.seq").all()
         }
-        var result: [UUID: [RoutePlan.Stop]] = [:]
+        var result: [UserID: [RoutePlan.Stop]] = [:]
         for row in rows {
-            let stop = RoutePlan.Stop(orderID: try row.decode(column: "order_id", as: UUID.self), reference: try row.decode(column: "reference", as: String.self),
+            let stop = RoutePlan.Stop(orderID: try row.decode(column: "order_id", as: OrderID.self), reference: try row.decode(column: "reference", as: String.self),
                                       kind: try row.decode(column: "kind", as: String.self) == "pickup" ? .pickup : .delivery,
                                       latitude: try row.decode(column: "latitude", as: Double.self), longitude: try row.decode(column: "longitude", as: Double.self),
                                       arrival: try row.decode(column: "arrival", as: Int64.self), departure: try row.decode(column: "departure", as: Int64.self))
-            result[try row.decode(column: "driver_id", as: UUID.self), default: []].append(stop)
+            result[try row.decode(column: "driver_id", as: UserID.self), default: []].append(stop)
         }
         return result
     }
 
     /// The driver's first stop of `stops` still ahead (`RoutePlanningPolicy.stopIsAhead`), given the orders now.
-    private static func firstAhead(_ stops: [RoutePlan.Stop], driver: UUID, orders: [UUID: Order]) -> RoutePlan.Stop? {
+    private static func firstAhead(_ stops: [RoutePlan.Stop], driver: UserID, orders: [OrderID: Order]) -> RoutePlan.Stop? {
         stops.first { stop in
-            guard let order = orders[stop.orderID], order.driverID?.rawValue == driver else { return false }
+            guard let order = orders[stop.orderID], order.driverID == driver else { return false }
             return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)
         }
     }
 
     /// Per driver, the stop they are on their way to (`RoutePlanningPolicy.isUnderWay`): their first stop
     /// still ahead in the applied plan, if they have started on it.
-    private static func underWayStops(_ applied: [UUID: [RoutePlan.Stop]], orders: [UUID: Order]) -> [UUID: RoutePlan.Stop] {
-        var result: [UUID: RoutePlan.Stop] = [:]
+    private static func underWayStops(_ applied: [UserID: [RoutePlan.Stop]], orders: [OrderID: Order]) -> [UserID: RoutePlan.Stop] {
+        var result: [UserID: RoutePlan.Stop] = [:]
         for (driver, stops) in applied {
             if let stop = firstAhead(stops, driver: driver, orders: orders), let order = orders[stop.orderID],
                RoutePlanningPolicy.isUnderWay(stop.kind == .pickup ? .pickup : .delivery, status: order.status) {
@@ -363,7 +363,7 @@ struct RoutePlans: WaybillService {
     }
 
     private func store(_ plan: RoutePlan, by principal: Principal) async throws -> RoutePlanRecord {
-        let id = UUID()
+        let id = RoutePlanID.generated()
         let json = Order.json(plan)
         let now = UnixTime.nowMillis
         let by = principal.userID
@@ -386,7 +386,7 @@ struct RoutePlans: WaybillService {
                                 """).run()
                         }
                     }
-                    return RoutePlanRecord(id: id, version: version, status: .proposed, createdBy: by.rawValue, createdAt: now, appliedAt: nil, plan: plan)
+                    return RoutePlanRecord(id: id, version: version, status: .proposed, createdBy: by, createdAt: now, appliedAt: nil, plan: plan)
                 }
             } catch let error as any DatabaseError where error.isConstraintFailure && attempt < 2 {
                 continue  // Two managers planned at the same moment: the next version number.
@@ -402,9 +402,9 @@ struct RoutePlans: WaybillService {
     private func record(_ row: any SQLRow) throws -> RoutePlanRecord {
         let json = try row.decode(column: "plan", as: String.self)
         return RoutePlanRecord(
-            id: try row.decode(column: "id", as: UUID.self), version: try row.decode(column: "version", as: Int.self),
+            id: try row.decode(column: "id", as: RoutePlanID.self), version: try row.decode(column: "version", as: Int.self),
             status: RoutePlanRecord.Status(rawValue: try row.decode(column: "status", as: String.self)) ?? .superseded,
-            createdBy: try row.decode(column: "created_by", as: UUID.self), createdAt: try row.decode(column: "created_at", as: Int64.self),
+            createdBy: try row.decode(column: "created_by", as: UserID.self), createdAt: try row.decode(column: "created_at", as: Int64.self),
             appliedAt: try row.decodeNil(column: "applied_at") ? nil : try row.decode(column: "applied_at", as: Int64.self),
             plan: try Order.decoder.decode(RoutePlan.self, from: Data(json.utf8)))
     }
@@ -415,7 +415,7 @@ struct RoutePlans: WaybillService {
         return try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans ORDER BY version DESC LIMIT 1").first().map(record)
     }
 
-    func find(_ id: UUID, by principal: Principal) async throws -> RoutePlanRecord {
+    func find(_ id: RoutePlanID, by principal: Principal) async throws -> RoutePlanRecord {
         try principal.require(.dispatch)
         guard let row = try await sql.raw("SELECT \(unsafeRaw: Self.columns) FROM route_plans WHERE id = \(bind: id)").first() else {
             throw WaybillError.notFound
@@ -428,7 +428,7 @@ struct RoutePlans: WaybillService {
     /// Gives each planned order to its driver (assign, or reassign an order a plan gave someone else),
     /// each through the state machine in its own transaction; orders changed since planning are skipped.
     /// Only the newest plan, once.
-    func apply(_ id: UUID, by principal: Principal) async throws -> RoutePlanApplication {
+    func apply(_ id: RoutePlanID, by principal: Principal) async throws -> RoutePlanApplication {
         try principal.require(.dispatch)
         var record = try await find(id, by: principal)
         let newest = try await latest(by: principal)
@@ -438,19 +438,19 @@ struct RoutePlans: WaybillService {
         let orders = Orders(services: services, db: db, logger: logger)
         var results: [RoutePlanApplication.Result] = []
         for route in record.plan.routes {
-            var seen = Set<UUID>()
+            var seen = Set<OrderID>()
             for stop in route.stops where seen.insert(stop.orderID).inserted {
-                let orderID = OrderID(rawValue: stop.orderID)
+                let orderID = stop.orderID
                 var result = RoutePlanApplication.Result(orderID: stop.orderID, reference: stop.reference, driverID: route.driverID, outcome: .unchanged)
                 do {
                     guard let order = try await Order.find(orderID, on: db) else { throw WaybillError.notFound }
                     guard order.version == record.plan.orderVersions[stop.orderID] else {
                         throw WaybillError(.conflict, .conflict, "The order changed after the plan was made.")
                     }
-                    if order.driverID?.rawValue != route.driverID {
+                    if order.driverID != route.driverID {
                         let action = DispatchPolicy.assignAction(for: order.status)
                         guard let action else { throw WaybillError.invalidTransition(order.status, .assign) }
-                        _ = try await orders.assign(orderID, to: UserID(rawValue: route.driverID), reassign: action == .reassign, by: principal)
+                        _ = try await orders.assign(orderID, to: route.driverID, reassign: action == .reassign, by: principal)
                         result.outcome = action == .reassign ? .reassigned : .assigned
                     }
                 } catch let error as WaybillError {
@@ -476,10 +476,10 @@ struct RoutePlans: WaybillService {
     /// The caller's stops in the applied plan still to do, in order, with the planned arrival.
     func driverRoute(for principal: Principal) async throws -> [RoutePlan.Stop] {
         try principal.require(.drive)
-        let me = principal.userID.rawValue
+        let me = principal.userID
         guard let stops = try await appliedStops(driver: me)[me], !stops.isEmpty else { return [] }
-        let ids = Array(Set(stops.map { OrderID(rawValue: $0.orderID) }))
-        let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { (try $0.storedID.rawValue, $0) })
+        let ids = Array(Set(stops.map(\.orderID)))
+        let current = Dictionary(uniqueKeysWithValues: try await Order.query(on: db).filter(\.$id ~~ ids).all().map { (try $0.storedID, $0) })
         return stops.filter { stop in
             guard let order = current[stop.orderID], order.driverID == principal.userID else { return false }
             return RoutePlanningPolicy.stopIsAhead(stop.kind == .pickup ? .pickup : .delivery, status: order.status)

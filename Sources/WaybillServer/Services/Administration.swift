@@ -84,7 +84,7 @@ extension Accounts {
 
     /// Moves a report out of the queue (`ReportDecisionRule`), with an optional note, in one
     /// transaction with its audit line. Nobody decides a report about themself or filed by themself.
-    func decide(report id: UUID, status wanted: ReportStatus, note: String?, by actor: Principal) async throws -> ReportRecord {
+    func decide(report id: ReportID, status wanted: ReportStatus, note: String?, by actor: Principal) async throws -> ReportRecord {
         try await requireModerator(actor)
         let note = note?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let note, note.count > ReportDecisionRule.maxNoteLength { throw WaybillError.validation("note", "too_long") }
@@ -190,7 +190,7 @@ struct ReportView: Sendable {
     var excerpt: String?
     /// The reported message or review: what the moderators may hide (nil for a report of a person),
     /// and whether it is hidden now.
-    var content: (kind: ModeratedContent, id: UUID, hidden: Bool)?
+    var content: (item: ModeratedItem, hidden: Bool)?
 }
 
 extension Accounts {
@@ -207,10 +207,10 @@ extension Accounts {
         let hidden = Dictionary(try messages.map { (try $0.storedID.rawValue, $0.hiddenAt != nil) } + ratings.map { (try $0.storedID.rawValue, $0.hiddenAt != nil) },
                                 uniquingKeysWith: { a, _ in a })
         return reports.map { r in
-            let content: (ModeratedContent, UUID)? = r.messageID.map { (.message, $0.rawValue) } ?? r.ratingID.map { (.review, $0.rawValue) }
+            let content: ModeratedItem? = r.messageID.map { .message($0) } ?? r.ratingID.map { .review($0) }
             return ReportView(report: r, reporter: byID[r.reporterID], reported: byID[r.reportedUserID],
                               excerpt: (r.messageID?.rawValue ?? r.ratingID?.rawValue).flatMap { texts[$0] },
-                              content: content.flatMap { c in hidden[c.1].map { (c.0, c.1, $0) } })
+                              content: content.flatMap { item in hidden[item.uuid].map { (item, $0) } })
         }
     }
 
@@ -227,8 +227,7 @@ extension Accounts {
 
 /// What a hide or a restore did.
 struct ModerationOutcome: Sendable {
-    var kind: ModeratedContent
-    var id: UUID
+    var item: ModeratedItem
     var hidden: Bool
     /// Whose content it is.
     var author: UserID?
@@ -238,7 +237,7 @@ extension Accounts {
     /// Hides content from everyone but its author and the administration, or shows it again
     /// (`ModeratedContent`), with its audit line, in one transaction. Hiding needs a reason, which
     /// the author is shown; hiding what is hidden (or restoring what is shown) is 409.
-    func setHidden(_ kind: ModeratedContent, _ id: UUID, hide: Bool, reason raw: String?, by actor: Principal) async throws -> ModerationOutcome {
+    func setHidden(_ item: ModeratedItem, hide: Bool, reason raw: String?, by actor: Principal) async throws -> ModerationOutcome {
         try await requireModerator(actor)
         let reason = try ContentModeration.reason(raw, hiding: hide).orValidationError()
         let actorID = actor.userID
@@ -251,15 +250,15 @@ extension Accounts {
                 }
             }
             var author: UserID?
-            switch kind {
-            case .trip:
-                guard let trip = try await TripRecord.find(TripID(rawValue: id), on: db) else { throw WaybillError.notFound }
+            switch item {
+            case .trip(let id):
+                guard let trip = try await TripRecord.find(id, on: db) else { throw WaybillError.notFound }
                 try check(trip.hiddenAt)
                 (trip.hiddenAt, trip.hiddenReason, trip.updatedAt) = (stamp, note, now)
                 try await trip.save(on: db)
                 author = trip.travellerID
-            case .message:
-                guard let message = try await MessageRecord.find(MessageID(rawValue: id), on: db), message.kind != .system else { throw WaybillError.notFound }
+            case .message(let id):
+                guard let message = try await MessageRecord.find(id, on: db), message.kind != .system else { throw WaybillError.notFound }
                 try check(message.hiddenAt)
                 (message.hiddenAt, message.hiddenReason) = (stamp, note)
                 try await message.save(on: db)
@@ -272,8 +271,8 @@ extension Accounts {
                     try await Conversations.announce(Conversations.view(message, access: access, sender: sender, references: [:]),
                                                      in: message.conversationID, from: nil, preview: nil, on: db)
                 }
-            case .review:
-                guard let rating = try await RatingRecord.find(RatingID(rawValue: id), on: db) else { throw WaybillError.notFound }
+            case .review(let id):
+                guard let rating = try await RatingRecord.find(id, on: db) else { throw WaybillError.notFound }
                 try check(rating.hiddenAt)
                 (rating.hiddenAt, rating.hiddenReason) = (stamp, note)
                 try await rating.save(on: db)
@@ -282,17 +281,17 @@ extension Accounts {
                 if rating.status == .published, let sql = db.tracedSQL {
                     try await Ratings.count(rating, sign: hide ? -1 : 1, on: sql)
                 }
-            case .picture:
-                guard let picture = try await ProfilePicture.find(UserID(rawValue: id), on: db) else { throw WaybillError.notFound }
+            case .picture(let id):
+                guard let picture = try await ProfilePicture.find(id, on: db) else { throw WaybillError.notFound }
                 try check(picture.hiddenAt)
                 (picture.hiddenAt, picture.hiddenReason) = (stamp, note)
                 try await picture.save(on: db)
-                author = UserID(rawValue: id)
+                author = id
             }
-            try await AuditLog.record(hide ? .contentHidden : .contentRestored, by: actorID, target: kind.auditTarget, id.uuidString,
+            try await AuditLog.record(hide ? .contentHidden : .contentRestored, by: actorID, target: item.kind.auditTarget, item.uuid.uuidString,
                                       before: ["hidden": String(!hide)], after: ["hidden": String(hide), "author": author?.uuidString],
                                       reason: reason, on: db)
-            return ModerationOutcome(kind: kind, id: id, hidden: hide, author: author)
+            return ModerationOutcome(item: item, hidden: hide, author: author)
         }
     }
 }

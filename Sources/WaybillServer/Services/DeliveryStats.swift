@@ -30,11 +30,11 @@ final class DeliverySampleRecord: Model, @unchecked Sendable {
     }
 
     /// Records it once (a parcel delivered twice at its carrier counts once).
-    static func record(_ sample: DeliverySample, subject: UUID, kind: String, owner: UserID, on db: any Database) async throws {
-        guard try await DeliverySampleRecord.find(subject, on: db) == nil else { return }
+    static func record(_ sample: DeliverySample, subject: DeliverySubject, owner: UserID, on db: any Database) async throws {
+        guard try await DeliverySampleRecord.find(subject.uuid, on: db) == nil else { return }
         let row = DeliverySampleRecord()
-        row.id = subject
-        row.kind = kind
+        row.id = subject.uuid
+        row.kind = subject.kind
         row.ownerID = owner
         row.carrier = sample.carrier
         row.origin = sample.origin
@@ -54,7 +54,7 @@ enum DeliveryStatsSubscriber {
             let parcelID = parcel.id
             let events = try await ParcelEventRecord.query(on: db).filter(\.$parcelID == parcelID).all().map(\.event)
             guard let sample = DeliverySample.from(carrier: parcel.carrier, events: events) else { return }
-            try await DeliverySampleRecord.record(sample, subject: parcelID.rawValue, kind: "parcel", owner: parcel.ownerID, on: db)
+            try await DeliverySampleRecord.record(sample, subject: .parcel(parcelID), owner: parcel.ownerID, on: db)
         case .shipment(let order, .delivered):
             let orderID = order.id
             let events = try await OrderEvent.query(on: db).filter(\.$orderID == orderID).sort(\.$at).all()
@@ -63,7 +63,7 @@ enum DeliveryStatsSubscriber {
             guard let pickedUp = events.first(where: { $0.status == .inTransit })?.at, pickedUp <= delivered else { return }
             let sample = DeliverySample(carrier: "waybill", origin: order.pickup.country, destination: order.dropoff.country,
                                         firstScanAt: pickedUp, deliveredAt: delivered, firstAttempt: !events.contains { $0.status == .failed })
-            try await DeliverySampleRecord.record(sample, subject: orderID.rawValue, kind: "shipment", owner: order.customerID, on: db)
+            try await DeliverySampleRecord.record(sample, subject: .shipment(orderID), owner: order.customerID, on: db)
         default:
             break
         }

@@ -8,7 +8,7 @@ import WaybillCore
 final class ShopRecord: Model, @unchecked Sendable {
     static let schema = "shops"
 
-    @ID(custom: .id, generatedBy: .user) var id: UUID?
+    @ID(custom: .id, generatedBy: .user) var id: ShopID?
     @Field(key: "owner_id") var ownerID: UserID
     @Field(key: "platform") var platform: ShopPlatform
     @Field(key: "name") var name: String
@@ -50,7 +50,7 @@ struct Shops: WaybillService {
         var generator = Randomness.generator
         let secret = given ?? "wbshop_" + Data((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
         let shop = ShopRecord()
-        let id = UUID()
+        let id = ShopID.generated()
         shop.id = id
         shop.ownerID = me.userID
         shop.platform = platform
@@ -74,14 +74,14 @@ struct Shops: WaybillService {
         try await ShopRecord.query(on: db).filter(\.$ownerID == me.userID).sort(\.$createdAt).all()
     }
 
-    func remove(_ id: UUID, by me: Principal) async throws {
+    func remove(_ id: ShopID, by me: Principal) async throws {
         guard let shop = try await ShopRecord.find(id, on: db), ShopPolicy.maySee(owner: shop.ownerID, by: me.caller) else { throw WaybillError.notFound }
         try await db.writeTransaction(services) { db in try await shop.delete(on: db) }
     }
 
     /// One webhook delivery: 404 for an unknown shop, 401 for a wrong signature, else the numbers
     /// followed (0 for a delivery already handled, or one without tracking numbers).
-    func receive(_ id: UUID, body: [UInt8], signature: String?, deliveryID: String?) async throws -> Int {
+    func receive(_ id: ShopID, body: [UInt8], signature: String?, deliveryID: String?) async throws -> Int {
         if let wait = services.shopWebhookLimiter.take(id.uuidString) { throw WaybillError.tooManyRequests(retryAfter: wait) }
         guard let shop = try await ShopRecord.find(id, on: db),
               let secret = services.codes.unsealSecret(shop.secretSealed, context: "shop|\(id.uuidString)") else { throw WaybillError.notFound }

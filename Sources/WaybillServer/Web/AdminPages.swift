@@ -5,8 +5,8 @@ import WaybillCore
 extension WebRoutes {
     static let confirmPassword = WebPath("/confirm-password")
     static let admin = WebPath("/admin")
-    static let decideReport = WebPath<UUID>("/admin/reports/:id") { [$0.uuidString.lowercased()] }
-    static let moderateContent = WebPath<(ModeratedContent, UUID)>("/admin/content/:kind/:id") { [$0.0.rawValue, $0.1.uuidString.lowercased()] }
+    static let decideReport = WebPath<ReportID>("/admin/reports/:id") { [$0.uuidString.lowercased()] }
+    static let moderateContent = WebPath<ModeratedItem>("/admin/content/:kind/:id") { [$0.kind.rawValue, $0.uuid.uuidString.lowercased()] }
     static let audit = WebPath("/admin/audit")
     static let auditExport = WebPath("/admin/audit.csv")
 }
@@ -70,7 +70,7 @@ struct AdminPages {
 
     func decide(_ req: Request) async throws -> Response {
         let (_, me) = try WebAuth.require(req, .moderate)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: ReportID = try WebRoutes.id(req)
         let form = try AccountPages.form(req)
         guard let status = ReportStatus(rawValue: form["status"] ?? "") else { throw WaybillError.validation("status", "required") }
         _ = try await Accounts(request: req).decide(report: id, status: status, note: form["note"], by: me)
@@ -83,15 +83,15 @@ struct AdminPages {
         guard let kind = req.parameters.get("kind").flatMap(ModeratedContent.init(rawValue:)),
               let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
         let form = try AccountPages.form(req)
-        _ = try await Accounts(request: req).setHidden(kind, id, hide: form["hidden"] == "true", reason: form["reason"], by: me)
+        _ = try await Accounts(request: req).setHidden(ModeratedItem(kind, id: id), hide: form["hidden"] == "true", reason: form["reason"], by: me)
         return req.redirect(to: Self.next(form["return"]), redirectType: .normal)
     }
 
     /// The form that hides content (with its reason) or shows it again.
-    static func moderationForm(_ ctx: WebContext, _ kind: ModeratedContent, _ id: UUID, hidden: Bool, back: String) -> String {
-        let field = "hide-\(kind.rawValue)-\(id.uuidString.lowercased())"
+    static func moderationForm(_ ctx: WebContext, _ item: ModeratedItem, hidden: Bool, back: String) -> String {
+        let field = "hide-\(item.kind.rawValue)-\(item.uuid.uuidString.lowercased())"
         return """
-            <form method="post" action="\(WebRoutes.moderateContent((kind, id)))" class="stack">\(Form(ctx: ctx).hidden())
+            <form method="post" action="\(WebRoutes.moderateContent(item))" class="stack">\(Form(ctx: ctx).hidden())
             <input type="hidden" name="return" value="\(h(back))"><input type="hidden" name="hidden" value="\(!hidden)">
             \(hidden ? "" : "<div class=\"field\"><label for=\"\(field)\">\(h(ctx.t(.hideReason)))</label><input id=\"\(field)\" name=\"reason\" maxlength=\"500\" required></div>")
             <button type="submit" class="\(hidden ? "secondary" : "danger")">\(h(ctx.t(hidden ? .restoreContent : .hideContent)))</button></form>
@@ -184,7 +184,7 @@ struct ReportsPage: PageView {
                 <p>\(h(ctx.t(.reportAbout))): \(h(view.reported?.displayName ?? "—")) <a href="\(WebRoutes.user(r.reportedUserID))">\(h(ctx.t(.openPerson)))</a></p>
                 \(view.excerpt.map { "<blockquote>\(h($0))</blockquote>" } ?? "")
                 <p class="hint">\(h(ctx.t(.reportedBy, view.reporter?.displayName ?? "—")))\(r.note.map { ": " + h($0) } ?? "")</p>
-                \(decided)\(form)\(view.content.map { AdminPages.moderationForm(ctx, $0.kind, $0.id, hidden: $0.hidden, back: back) } ?? "")</li>
+                \(decided)\(form)\(view.content.map { AdminPages.moderationForm(ctx, $0.item, hidden: $0.hidden, back: back) } ?? "")</li>
                 """
         }.joined()
         return WebPage(title: ctx.t(.administration), body: """

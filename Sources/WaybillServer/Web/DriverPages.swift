@@ -219,7 +219,7 @@ struct DriverDayPage: PageView {
     var todo: [(order: OrderRow, next: Step?)]
     var done: [OrderRow]
     var onDuty: Bool
-    var plannedArrival: [UUID: Int64] = [:]
+    var plannedArrival: [OrderID: Int64] = [:]
     var slots: [OrderID: [SlotBookingView]] = [:]
     var now: Int64 = UnixTime.nowMillis
 
@@ -254,10 +254,10 @@ struct DriverDayPage: PageView {
                 <p><span class="label">\(h(ctx.t(.pickup)))</span> \(ctx.address(pickup))</p>
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(ctx.address(dropoff))</p>
                 <p><span class="label">\(h(ctx.t(.recipient)))</span> \(h(recipient.name))\(recipient.phone.map { " · <a href=\"tel:\(h($0))\">\(h($0))</a>" } ?? "")</p>
-                \(plannedArrival[order.id.rawValue].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
+                \(plannedArrival[order.id].map { "<p class=\"planned\" data-planned>\(h(ctx.t(.plannedAt, ctx.clock($0))))</p>" } ?? "")\(cash)
                 \(TimeslotPages.windows(ctx, slots[order.id] ?? [], arrival: { kind in
                     // The plan's arrival is at the order's next stop: it speaks for that stop's slot only.
-                    (kind == .pickup) == (order.status.nextStop != .dropoff) ? plannedArrival[order.id.rawValue] : nil
+                    (kind == .pickup) == (order.status.nextStop != .dropoff) ? plannedArrival[order.id] : nil
                 }, now: now))
                 <p class="actions">\(WebMap.directionsLink(next, label: ctx.t(.directions)))\(buttons)</p>
                 </li>

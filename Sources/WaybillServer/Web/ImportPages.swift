@@ -4,8 +4,8 @@ import WaybillCore
 
 extension WebRoutes {
     static let imports = WebPath("/imports")
-    static let importFile = WebPath<UUID>("/imports/:id") { [$0.uuidString] }
-    static let importCommit = WebPath<UUID>("/imports/:id/commit") { [$0.uuidString] }
+    static let importFile = WebPath<OrderImportID>("/imports/:id") { [$0.uuidString] }
+    static let importCommit = WebPath<OrderImportID>("/imports/:id/commit") { [$0.uuidString] }
     static let bulk = WebPath("/dispatch/bulk")
     static let labels = WebPath("/dispatch/labels")
     static let export = WebPath<ExportKind>("/exports/:kind") { [$0.rawValue] }
@@ -82,13 +82,13 @@ struct ImportPages {
 
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: OrderImportID = try WebRoutes.id(req)
         return try ImportPage(record: try await OrderImports(request: req).find(id, by: me)).response(ctx)
     }
 
     func commit(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: OrderImportID = try WebRoutes.id(req)
         let imports = OrderImports(request: req)
         do {
             _ = try await imports.commit(id, by: me)

@@ -41,7 +41,7 @@ struct IntegrationPages {
 
     func revokeKey(_ req: Request) async throws -> Response {
         let (_, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: APIKeyID = try WebRoutes.id(req)
         try await APIKeys(request: req).revoke(id, by: me)
         return req.redirect(to: WebRoutes.webhooks(), redirectType: .normal)
     }
@@ -72,7 +72,7 @@ struct IntegrationPages {
 
     func show(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: WebhookEndpointID = try WebRoutes.id(req)
         let notice: Text? = switch req.query[String.self, at: "done"] {
         case "ping": .webhookPinged
         case "redeliver": .webhookRedelivered
@@ -81,7 +81,7 @@ struct IntegrationPages {
         return try await Self.endpointPage(req, ctx, me, id, secret: nil, notice: notice)
     }
 
-    static func endpointPage(_ req: Request, _ ctx: WebContext, _ me: Principal, _ id: UUID, secret: String?, notice: Text?) async throws -> Response {
+    static func endpointPage(_ req: Request, _ ctx: WebContext, _ me: Principal, _ id: WebhookEndpointID, secret: String?, notice: Text?) async throws -> Response {
         let webhooks = Webhooks(request: req)
         let endpoint = try await webhooks.endpoint(id, for: me)
         let log = try await webhooks.deliveries(id, for: me, limit: 50)
@@ -90,7 +90,7 @@ struct IntegrationPages {
 
     func act(_ req: Request) async throws -> Response {
         let (ctx, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: WebhookEndpointID = try WebRoutes.id(req)
         let webhooks = Webhooks(request: req)
         switch req.parameters.get("action") {
         case "ping":
@@ -112,8 +112,7 @@ struct IntegrationPages {
 
     func redeliver(_ req: Request) async throws -> Response {
         let (_, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)),
-              let delivery = req.parameters.get("delivery").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: WebhookEndpointID = try WebRoutes.id(req), delivery: WebhookDeliveryID = try WebRoutes.id(req, "delivery")
         _ = try await Webhooks(request: req).redeliver(id, delivery: delivery, by: me)
         return req.redirect(to: WebRoutes.webhook(id, query: "done=redeliver"), redirectType: .normal)
     }
@@ -121,11 +120,11 @@ struct IntegrationPages {
 
 extension WebRoutes {
     static let webhooks = WebPath("/webhooks")
-    static let webhook = WebPath<UUID>("/webhooks/:id") { [$0.uuidString] }
-    static let webhookAction = WebPath<(UUID, String)>("/webhooks/:id/:action") { [$0.0.uuidString, $0.1] }
+    static let webhook = WebPath<WebhookEndpointID>("/webhooks/:id") { [$0.uuidString] }
+    static let webhookAction = WebPath<(WebhookEndpointID, String)>("/webhooks/:id/:action") { [$0.0.uuidString, $0.1] }
     static let apiKeys = WebPath("/api-keys")
-    static let apiKeyRevoke = WebPath<UUID>("/api-keys/:id/revoke") { [$0.uuidString] }
-    static let webhookRedeliver = WebPath<(UUID, UUID)>("/webhooks/:id/deliveries/:delivery/redeliver") { [$0.0.uuidString, $0.1.uuidString] }
+    static let apiKeyRevoke = WebPath<APIKeyID>("/api-keys/:id/revoke") { [$0.uuidString] }
+    static let webhookRedeliver = WebPath<(WebhookEndpointID, WebhookDeliveryID)>("/webhooks/:id/deliveries/:delivery/redeliver") { [$0.0.uuidString, $0.1.uuidString] }
 }
 
 extension WebContext {

@@ -250,7 +250,7 @@ struct DispatchBoardPage: PageView {
     var notice: String?
     var noticeIsError = false
     /// Orders the newest route plan left out, with the reason.
-    var unplanned: [UUID: RoutePlanningPolicy.Unplanned] = [:]
+    var unplanned: [OrderID: RoutePlanningPolicy.Unplanned] = [:]
     /// The cards' booked timeslots, and the newest plan's arrival at each order's pickup and delivery.
     var slots: [OrderID: [SlotBookingView]] = [:]
     var arrivals: [String: Int64] = [:]
@@ -293,7 +293,7 @@ struct DispatchBoardPage: PageView {
                 <p><span class="label">\(h(ctx.t(.dropoff)))</span> \(dropoff)</p>
                 \(card.driver.map { "<p><span class=\"label\">\(h(ctx.t(.driver)))</span> \(h($0.displayName))</p>" } ?? "")
                 \(TimeslotPages.windows(ctx, slots[id] ?? [], arrival: { arrivals["\(id.uuidString)/\($0 == .pickup ? "pickup" : "delivery")"] }, now: now))
-                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[id.rawValue].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
+                \(order.failureReason.map { "<p class=\"error\">\(h(ctx.failure($0)))</p>" } ?? "")\(unplanned[id].map { "<p class=\"unplanned\" data-unplanned-reason=\"\($0.rawValue)\"><span class=\"label\">\(h(ctx.t(.planUnplanned)))</span> \(h(ctx.t(Text.unplanned($0))))</p>" } ?? "")
                 \(try card.assign?.render(ctx) ?? "")
                 </li>
                 """
@@ -498,7 +498,7 @@ struct PersonPage: PageView {
             \(pictureHidden.map { hidden in """
             <h2>\(h(ctx.t(.profilePicture)))</h2>
             <p><img class="avatar" src="\(WebRoutes.picture(id))" alt="" width="96" height="96"></p>
-            \(AdminPages.moderationForm(ctx, .picture, id.rawValue, hidden: hidden, back: WebRoutes.user(id)))
+            \(AdminPages.moderationForm(ctx, .picture(id), hidden: hidden, back: WebRoutes.user(id)))
             """ } ?? "")
             <h2>\(h(ctx.t(.restrictions)))</h2>
             \(history.isEmpty ? "<p>\(h(ctx.t(.noRestrictions)))</p>" : """

@@ -91,7 +91,7 @@ struct ParcelPages {
 
     func removeShop(_ req: Request) async throws -> Response {
         let (_, me) = try TravelPages.signedIn(req)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: ShopID = try WebRoutes.id(req)
         try await Shops(request: req).remove(id, by: me)
         return req.redirect(to: WebRoutes.parcels(), redirectType: .normal)
     }
@@ -219,7 +219,7 @@ extension WebRoutes {
     static let parcelAlerts = WebPath("/parcel-alerts")
     static let parcelsFromText = WebPath("/parcels/from-text")
     static let shops = WebPath("/shops")
-    static let shopRemove = WebPath<UUID>("/shops/:id/remove") { [$0.uuidString] }
+    static let shopRemove = WebPath<ShopID>("/shops/:id/remove") { [$0.uuidString] }
     static let carrierStatistics = WebPath("/carrier-statistics")
 }
 

@@ -10,7 +10,7 @@ extension WebRoutes {
     static let planResume = WebPath("/plan/resume")
     /// The admins' plans.
     static let adminPlans = WebPath("/admin/plans")
-    static let adminPlan = WebPath<UUID>("/admin/plans/:id") { [$0.uuidString] }
+    static let adminPlan = WebPath<PlanID>("/admin/plans/:id") { [$0.uuidString] }
     /// Who subscribes (`?plan=`, `?status=`, `?cursor=`).
     static let adminSubscribers = WebPath("/admin/plans/subscribers")
 }
@@ -46,7 +46,7 @@ struct PlanPages {
     func subscribe(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .placeOrders)
         let form = try AccountPages.form(req)
-        guard let planID = form["planId"].flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        guard let planID = form["planId"].flatMap(PlanID.init(uuidString:)) else { throw WaybillError.notFound }
         do {
             let view = try await Subscriptions(request: req).subscribe(to: planID, by: me)
             guard let url = view.record.checkoutURL else { return req.redirect(to: WebRoutes.planPage(), redirectType: .normal) }
@@ -82,7 +82,7 @@ struct PlanPages {
     }
 
     private func adminPage(_ req: Request, _ ctx: WebContext, _ me: Principal, saved: Bool = false, values: [String: String] = [:],
-                           errors: [String: String] = [:], editing: UUID? = nil, message: String? = nil,
+                           errors: [String: String] = [:], editing: PlanID? = nil, message: String? = nil,
                            status: HTTPResponseStatus = .ok) async throws -> Response {
         let subscriptions = Subscriptions(request: req)
         let plans = try await subscriptions.plans(all: true, for: me)
@@ -95,7 +95,7 @@ struct PlanPages {
     func adminSubscribers(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .managePlans)
         let planText = req.query[String.self, at: "plan"] ?? "", statusText = req.query[String.self, at: "status"] ?? ""
-        let plan = planText.isEmpty ? nil : try UUID(uuidString: planText) ?? { throw WaybillError.invalidParameter("plan") }()
+        let plan = planText.isEmpty ? nil : try PlanID(uuidString: planText) ?? { throw WaybillError.invalidParameter("plan") }()
         let status = statusText.isEmpty ? nil : try SubscriptionStatus(rawValue: statusText) ?? { throw WaybillError.invalidParameter("status") }()
         let subscriptions = Subscriptions(request: req)
         let page = try await subscriptions.subscribers(plan: plan, status: status, cursor: req.query[String.self, at: "cursor"], limit: 50, for: me)
@@ -109,11 +109,11 @@ struct PlanPages {
     }
 
     func adminUpdate(_ req: Request) async throws -> Response {
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: PlanID = try WebRoutes.id(req)
         return try await save(req, id: id)
     }
 
-    private func save(_ req: Request, id: UUID?) async throws -> Response {
+    private func save(_ req: Request, id: PlanID?) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .managePlans)
         let form = try AccountPages.form(req)
         // What does not read as a number goes as -1, which the terms refuse field by field.
@@ -245,11 +245,11 @@ struct PlanPage: PageView {
 struct AdminPlansPage: PageView {
     var plans: [PlanRecord]
     /// Paid subscriptions per plan.
-    var subscribers: [UUID: Int] = [:]
+    var subscribers: [PlanID: Int] = [:]
     var currency: String
     var values: [String: String]
     var errors: [String: String]
-    var editing: UUID?
+    var editing: PlanID?
     var message: String?
     var saved: Bool
     var status: HTTPResponseStatus

@@ -4,7 +4,7 @@ import WaybillCore
 
 extension WebRoutes {
     static let routePlans = WebPath("/dispatch/routes")
-    static let routePlanApply = WebPath<UUID>("/dispatch/routes/:id/apply") { [$0.uuidString] }
+    static let routePlanApply = WebPath<RoutePlanID>("/dispatch/routes/:id/apply") { [$0.uuidString] }
     static let autoDispatch = WebPath("/dispatch/auto")
 }
 
@@ -64,7 +64,7 @@ struct RoutePages {
 
     func apply(_ req: Request) async throws -> Response {
         let (ctx, me) = try WebAuth.require(req, .dispatch)
-        guard let id = req.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw WaybillError.notFound }
+        let id: RoutePlanID = try WebRoutes.id(req)
         let plans = RoutePlans(request: req)
         do {
             let results = try await plans.apply(id, by: me).results
@@ -157,7 +157,7 @@ struct RoutePlanPage: PageView {
         for route in plan.routes {
             let stops = route.stops.map { stop -> String in
                 """
-                    <li data-stop="\(stop.orderID.uuidString.lowercased())/\(stop.kind.rawValue)"><time datetime="\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(stop.arrival) / 1000)))">\(h(ctx.clock(stop.arrival)))</time> \(h(ctx.t(stop.kind == .pickup ? .planPickUp : .planDeliver))) <a href="\(WebRoutes.order(OrderID(rawValue: stop.orderID)))">\(h(stop.reference))</a></li>
+                    <li data-stop="\(stop.orderID.uuidString.lowercased())/\(stop.kind.rawValue)"><time datetime="\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(stop.arrival) / 1000)))">\(h(ctx.clock(stop.arrival)))</time> \(h(ctx.t(stop.kind == .pickup ? .planPickUp : .planDeliver))) <a href="\(WebRoutes.order(stop.orderID))">\(h(stop.reference))</a></li>
                     """
             }.joined()
             sections += """
@@ -168,7 +168,7 @@ struct RoutePlanPage: PageView {
                 """
         }
         let unplanned = plan.unplanned.map { u in
-            "<tr data-unplanned=\"\(u.orderID.uuidString.lowercased())\" data-reason=\"\(u.reason.rawValue)\"><td><a href=\"\(WebRoutes.order(OrderID(rawValue: u.orderID)))\">\(h(u.reference))</a></td><td>\(h(ctx.t(Text.unplanned(u.reason))))</td></tr>"
+            "<tr data-unplanned=\"\(u.orderID.uuidString.lowercased())\" data-reason=\"\(u.reason.rawValue)\"><td><a href=\"\(WebRoutes.order(u.orderID))\">\(h(u.reference))</a></td><td>\(h(ctx.t(Text.unplanned(u.reason))))</td></tr>"
         }.joined()
         let map = WebMap(id: "route-map", label: ctx.t(.planMap), markers: markers, routes: lines)
         return WebPage(title: ctx.t(.routes), body: """

@@ -536,7 +536,7 @@ struct TripPage: PageView {
             """
         // The administration hides a trip from searches (or shows it again).
         if !mine, ctx.principal?.may(.moderate) == true {
-            body += AdminPages.moderationForm(ctx, .trip, tripID.rawValue, hidden: trip.hiddenAt != nil, back: WebRoutes.trip(tripID))
+            body += AdminPages.moderationForm(ctx, .trip(tripID), hidden: trip.hiddenAt != nil, back: WebRoutes.trip(tripID))
         }
         if mine {
             let list = try requests.map { v -> String in
