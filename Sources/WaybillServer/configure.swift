@@ -81,6 +81,7 @@ func configure(_ app: Application, config: WaybillConfig, mailer: (any Mailer)?,
     app.migrations.add(CreateSubscriptions())        // subscription plans, subscriptions, their invoices, what plans took off orders
     app.migrations.add(AddPublicCarrierBudget())     // anonymous carrier lookups' own share of each carrier's daily budget
     app.migrations.add(VetExistingCompanies())       // invoice and imports need a vetted company: those already invoiced keep it
+    app.migrations.add(VersionTheTravelTariff())     // the travel tariff kept by version, like the tariff, insurance and loyalty
 
     // services
     guard let specURL = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),

@@ -3,30 +3,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import WaybillCore
 
-/// A version of the insurance premium table (the newest is in force), like the tariff's.
-final class InsuranceTableRecord: Model, @unchecked Sendable {
-    static let schema = "insurance_tables"
-
-    @ID(custom: "version", generatedBy: .user) var id: Int?
-    @Field(key: "data") var data: String
-    @OptionalField(key: "created_by") var createdBy: UserID?
-    @Field(key: "created_at") var createdAt: Int64
-
-    var properties: [any AnyProperty] { [$id, $data, $createdBy, $createdAt] }
-
-    init() {}
-    init(version: Int, table: InsuranceTable, createdBy: UserID?) {
-        self.id = version
-        self.data = Order.json(table)
-        self.createdBy = createdBy
-        self.createdAt = UnixTime.nowMillis
-    }
-
-    var table: InsuranceTable {
-        get throws { try Order.decoder.decode(InsuranceTable.self, from: Data(data.utf8)) }
-    }
-}
-
 extension ClaimKind: TextColumn {}
 extension ClaimStatus: TextColumn {}
 

@@ -2,30 +2,6 @@ import Fluent
 import Foundation
 import WaybillCore
 
-/// A version of the loyalty rules (the newest is in force), like the tariff's.
-final class LoyaltyRulesRecord: Model, @unchecked Sendable {
-    static let schema = "loyalty_rules"
-
-    @ID(custom: "version", generatedBy: .user) var id: Int?
-    @Field(key: "data") var data: String
-    @OptionalField(key: "created_by") var createdBy: UserID?
-    @Field(key: "created_at") var createdAt: Int64
-
-    var properties: [any AnyProperty] { [$id, $data, $createdBy, $createdAt] }
-
-    init() {}
-    init(version: Int, rules: LoyaltyRules, createdBy: UserID?) {
-        self.id = version
-        self.data = Order.json(rules)
-        self.createdBy = createdBy
-        self.createdAt = UnixTime.nowMillis
-    }
-
-    var rules: LoyaltyRules {
-        get throws { try Order.decoder.decode(LoyaltyRules.self, from: Data(data.utf8)) }
-    }
-}
-
 extension LoyaltyEntryKind: TextColumn {}
 
 /// One line of an account's points history (`LoyaltyEntry`). Never changed or deleted.

@@ -222,42 +222,6 @@ final class Notification: Model, @unchecked Sendable {
     }
 }
 
-/// The company's tariff; the highest version is in force. Rows are never changed.
-final class TariffRecord: Model, @unchecked Sendable {
-    static let schema = "tariffs"
-
-    @ID(custom: "version", generatedBy: .user) var id: Int?
-    @Field(key: "data") var data: String
-    @OptionalField(key: "created_by") var createdBy: UserID?
-    @Field(key: "created_at") var createdAt: Int64
-
-    /// Listed so Fluent does not find them by reflection on every save and read.
-    var properties: [any AnyProperty] { [$id, $data, $createdBy, $createdAt] }
-
-    init() {}
-    init(version: Int, tariff: Tariff, createdBy: UserID?) {
-        self.id = version
-        self.data = Order.json(tariff)
-        self.createdBy = createdBy
-        self.createdAt = UnixTime.nowMillis
-    }
-
-    /// Decoded once per distinct text: every quote and order reads the current tariff.
-    var tariff: Tariff {
-        get throws {
-            if let known = Self.decoded.withLockedValue({ $0[data] }) { return known }
-            let tariff = try Order.decoder.decode(Tariff.self, from: Data(data.utf8))
-            Self.decoded.withLockedValue { cache in
-                if cache.count >= 64 { cache.removeAll() }  // versions are few; bounded all the same
-                cache[data] = tariff
-            }
-            return tariff
-        }
-    }
-
-    private static let decoded = NIOLockedValueBox<[String: Tariff]>([:])
-}
-
 /// A checkout on the sandbox payment page (used when no Stripe keys are configured).
 final class SandboxCheckout: Model, @unchecked Sendable {
     static let schema = "sandbox_checkouts"

@@ -55,20 +55,6 @@ extension JSONEncoder {
     }
 }
 
-/// The admin's travel price table (one row).
-final class TravelTariffRecord: Model, @unchecked Sendable {
-    static let schema = "travel_tariff"
-
-    @ID(custom: "id", generatedBy: .user) var id: Int?
-    @Field(key: "document") var document: String
-    @OptionalField(key: "updated_by") var updatedBy: UserID?
-    @Field(key: "updated_at") var updatedAt: Int64
-
-    var properties: [any AnyProperty] { [$id, $document, $updatedBy, $updatedAt] }
-
-    init() {}
-}
-
 /// A trip a traveller posted (`WaybillCore.TripDraft`, `Trip`).
 final class TripRecord: Model, @unchecked Sendable {
     static let schema = "trips"

@@ -28,7 +28,7 @@ struct Claims: WaybillService {
     // MARK: The premium table
 
     func currentTable(on db: (any Database)? = nil) async throws -> InsuranceTableRecord {
-        guard let record = try await InsuranceTableRecord.query(on: db ?? self.db).sort(\.$id, .descending).first() else {
+        guard let record = try await InsuranceTableRecord.current(on: db ?? self.db) else {
             throw WaybillError(.serviceUnavailable, .noTariff, "No insurance table is set.")
         }
         return record
@@ -47,12 +47,10 @@ struct Claims: WaybillService {
         guard clean.currency == currency else { throw WaybillError.validation("currency", "differs_from_tariff") }
         do {
             return try await transaction { db in
-                let current = try await InsuranceTableRecord.query(on: db).sort(\.$id, .descending).first()
-                let record = InsuranceTableRecord(version: (current?.id ?? 0) + 1, table: clean, createdBy: principal.userID)
-                try await record.create(on: db)
+                let (record, current) = try await InsuranceTableRecord.replace(with: clean, by: principal.userID, on: db)
                 try await AuditLog.record(.insuranceChanged, by: principal.userID, target: .tariff, "insurance",
-                                          before: current.map { ["version": String($0.id ?? 0), "table": $0.data] },
-                                          after: ["version": String(record.id ?? 0), "table": record.data], on: db)
+                                          before: current.map { ["version": String($0.version), "table": $0.data] },
+                                          after: ["version": String(record.version), "table": record.data], on: db)
                 return record
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {

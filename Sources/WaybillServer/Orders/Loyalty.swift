@@ -24,7 +24,7 @@ struct Loyalty: WaybillService {
     // MARK: Rules
 
     static func currentRules(on db: any Database) async throws -> LoyaltyRulesRecord {
-        guard let record = try await LoyaltyRulesRecord.query(on: db).sort(\.$id, .descending).first() else {
+        guard let record = try await LoyaltyRulesRecord.current(on: db) else {
             throw WaybillError(.serviceUnavailable, .noTariff, "No loyalty rules are set.")
         }
         return record
@@ -42,12 +42,10 @@ struct Loyalty: WaybillService {
         let currency = try await orders.currentTariff().tariff.currency
         do {
             let record = try await orders.transaction { db in
-                let current = try await LoyaltyRulesRecord.query(on: db).sort(\.$id, .descending).first()
-                let record = LoyaltyRulesRecord(version: (current?.id ?? 0) + 1, rules: clean, createdBy: principal.userID)
-                try await record.create(on: db)
+                let (record, current) = try await LoyaltyRulesRecord.replace(with: clean, by: principal.userID, on: db)
                 try await AuditLog.record(.loyaltyChanged, by: principal.userID, target: .tariff, "loyalty",
-                                          before: current.map { ["version": String($0.id ?? 0), "rules": $0.data] },
-                                          after: ["version": String(record.id ?? 0), "rules": record.data], on: db)
+                                          before: current.map { ["version": String($0.version), "rules": $0.data] },
+                                          after: ["version": String(record.version), "rules": record.data], on: db)
                 return record
             }
             return (record, currency)

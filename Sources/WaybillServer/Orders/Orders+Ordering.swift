@@ -38,11 +38,9 @@ extension Orders {
             // commit too, but a read between the two would keep the old one).
             defer { services.caches.tariff.forgetAll() }
             return try await transaction { db in
-                let current = try await TariffRecord.query(on: db).sort(\.$id, .descending).first()
-                let record = TariffRecord(version: (current?.id ?? 0) + 1, tariff: clean, createdBy: principal.userID)
-                try await record.create(on: db)
+                let (record, current) = try await TariffRecord.replace(with: clean, by: principal.userID, on: db)
                 try await AuditLog.record(.tariffChanged, by: principal.userID, target: .tariff, "courier",
-                                          before: ["version": current?.id.map(String.init)], after: ["version": String(record.id ?? 0)], on: db)
+                                          before: ["version": current.map { String($0.version) }], after: ["version": String(record.version)], on: db)
                 return record
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {

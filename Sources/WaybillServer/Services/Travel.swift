@@ -146,8 +146,8 @@ struct Travel: WaybillService {
     func tariff() async throws -> TravelTariff { try await Self.tariff(on: db) }
 
     static func tariff(on db: any Database) async throws -> TravelTariff {
-        guard let record = try await TravelTariffRecord.find(1, on: db) else { return .standard }
-        return (try? JSONDecoder().decode(TravelTariff.self, from: Data(record.document.utf8))) ?? .standard
+        guard let record = try await TravelTariffRecord.current(on: db) else { return .standard }
+        return (try? record.content) ?? .standard
     }
 
     func setTariff(_ tariff: TravelTariff, by me: Principal) async throws -> TravelTariff {
@@ -157,16 +157,15 @@ struct Travel: WaybillService {
         case .success(let t): clean = t
         case .failure(let e): throw WaybillError.validation(e.errors)
         }
-        let document = String(decoding: try JSONEncoder.sorted.encode(clean), as: UTF8.self)
-        try await transaction { db in
-            let existing = try await TravelTariffRecord.find(1, on: db)
-            let record = existing ?? { let r = TravelTariffRecord(); r.id = 1; return r }()
-            try await AuditLog.record(.travelTariffChanged, by: me.userID, target: .tariff, "travel",
-                                      before: ["document": existing?.document], after: ["document": document], on: db)
-            record.document = document
-            record.updatedBy = me.userID
-            record.updatedAt = UnixTime.nowMillis
-            try await record.save(on: db)
+        do {
+            try await transaction { db in
+                let (record, current) = try await TravelTariffRecord.replace(with: clean, by: me.userID, on: db)
+                try await AuditLog.record(.travelTariffChanged, by: me.userID, target: .tariff, "travel",
+                                          before: ["version": current.map { String($0.version) }, "document": current?.data],
+                                          after: ["version": String(record.version), "document": record.data], on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError(.conflict, .conflict, "Another admin changed the travel tariff at the same moment; reload it and try again.")
         }
         return clean
     }
