@@ -82,10 +82,13 @@ extension WaybillSession {
         try await call { try await $0.getParcel(path: .init(parcelId: id.uuidString.lowercased())).ok.body.json }
     }
 
-    /// Renames, annotates (an empty string clears) or corrects the carrier (pinned).
-    public func updateParcel(_ id: ParcelID, name: String? = nil, notes: String? = nil, carrier: String? = nil) async throws(WaybillError) -> FollowedParcel {
+    /// Renames, annotates (an empty string clears), corrects the carrier (pinned) or the tracking
+    /// number (another parcel at the carrier: its carrier suggested again, its old events gone).
+    public func updateParcel(_ id: ParcelID, number: String? = nil, name: String? = nil, notes: String? = nil,
+                             carrier: String? = nil) async throws(WaybillError) -> FollowedParcel {
         try await call {
-            try await $0.updateParcel(path: .init(parcelId: id.uuidString.lowercased()), body: .json(.init(carrier: carrier, name: name, notes: notes))).ok.body.json
+            try await $0.updateParcel(path: .init(parcelId: id.uuidString.lowercased()),
+                                      body: .json(.init(number: number, carrier: carrier, name: name, notes: notes))).ok.body.json
         }
     }
 

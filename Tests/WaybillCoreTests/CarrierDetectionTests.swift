@@ -45,6 +45,11 @@ struct CarrierDetectionTests {
         #expect(swiss.first?.carrier == "swiss_post" && swiss.first?.reason == .patternOnly && swiss.first?.number == "990012345612345678")
         #expect(Self.detection.candidates(for: "6A12345678901").first?.format == "colissimo")
         #expect(Self.detection.candidates(for: "1Z 999 AA1 01 2345 6784").first?.trackingURL?.contains("1Z999AA10123456784") == true)
+        // An S10 item links to its post's page (the S10 format has none of its own).
+        let s10 = Self.detection.candidates(for: "RB123456785CH").first
+        #expect(s10?.trackingURL?.hasPrefix("https://service.post.ch/") == true && s10?.trackingURL?.contains("RB123456785CH") == true, "\(String(describing: s10))")
+        #expect(Self.detection.trackingURL(format: "s10", number: "RB123456785CH", carrier: "swiss_post")?.contains("RB123456785CH") == true)
+        #expect(Self.detection.trackingURL(format: "s10", number: "RB123456785CH") == nil, "no post named, no page guessed")
     }
 
     @Test("The check-digit algorithms, each on a known number and one digit off")

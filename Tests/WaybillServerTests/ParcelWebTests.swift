@@ -28,6 +28,14 @@ struct ParcelWebTests {
             #expect(corrected.location == path)
             let now = try await ada.get(path)
             #expect(now.html.contains("data-carrier=\"dhl\"") && now.html.contains("chosen by you"))
+            // A typo in the number: corrected in place, its carrier suggested again.
+            #expect(now.html.contains("Wrong number? Correct it") && now.html.contains("name=\"number\" value=\"LX123456785FR\""))
+            let renumbered = try await ada.post(path + "/number", ["number": "RB 123 456 785 CH"], from: path)
+            #expect(renumbered.location == path, "\(renumbered.status) \(renumbered.html.prefix(600))")
+            let fixed = try await ada.get(path)
+            #expect(fixed.html.contains("RB123456785CH") && fixed.html.contains("data-carrier=\"swiss_post\""))
+            let wrong = try await ada.post(path + "/number", ["number": "!!"], from: path)
+            #expect(wrong.status == .unprocessableEntity && wrong.html.contains("alert error"))
             // No adapter on this server: said plainly.
             let asked = try await ada.post(path + "/refresh", [:], from: path)
             #expect(asked.status == .conflict && asked.html.contains("alert error"))

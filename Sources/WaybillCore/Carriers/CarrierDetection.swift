@@ -128,6 +128,9 @@ public struct CarrierDetection: @unchecked Sendable {
     public let carrierNames: [String: String]
     /// Each format's tracking page template, by format id.
     private let trackingPages: [String: String]
+    /// Each carrier's tracking page template (its first format's), by carrier code: an S10 item's
+    /// page is its post's (`swiss_post` for …CH).
+    private let carrierPages: [String: String]
 
     /// The shipped table (`Resources/carrier-formats.json`). A table that does not load is a
     /// broken build, caught by the tests, never a request's problem: the server reads it once at
@@ -184,13 +187,22 @@ public struct CarrierDetection: @unchecked Sendable {
         for entry in posts { if let code = entry.carrier, names[code] == nil { names[code] = entry.courier ?? code } }
         carrierNames = names
         var pages: [String: String] = [:]
-        for format in table.carriers.flatMap(\.formats) { if let url = format.trackingUrl { pages[format.id] = url } }
+        var byCarrier: [String: String] = [:]
+        for carrier in table.carriers {
+            for format in carrier.formats {
+                guard let url = format.trackingUrl else { continue }
+                pages[format.id] = url
+                if byCarrier[carrier.code] == nil { byCarrier[carrier.code] = url }
+            }
+        }
         trackingPages = pages
+        carrierPages = byCarrier
     }
 
-    /// The carrier's page for `number` in `format`, without matching anything again.
-    public func trackingURL(format: String?, number: String) -> String? {
-        format.flatMap { trackingPages[$0] }?.replacingOccurrences(of: "%s", with: number)
+    /// The carrier's page for `number` in `format`, without matching anything again; for a format
+    /// without a page of its own (S10), the page of its `carrier` (the post of the item's country).
+    public func trackingURL(format: String?, number: String, carrier: String? = nil) -> String? {
+        (format.flatMap { trackingPages[$0] } ?? carrier.flatMap { carrierPages[$0] })?.replacingOccurrences(of: "%s", with: number)
     }
 
     /// The number as carriers read it: capitals, without spaces or dots (Swiss Post prints
@@ -244,7 +256,7 @@ public struct CarrierDetection: @unchecked Sendable {
             number: number, carrier: post?.carrier ?? c.carrier.code, carrierName: post?.courier ?? c.carrier.name,
             format: c.format.id, formatName: c.format.name, table: c.carrier.code, reason: reason,
             confidence: (confidence * 100).rounded() / 100,
-            trackingURL: trackingURL(format: c.format.id, number: number),
+            trackingURL: trackingURL(format: c.format.id, number: number, carrier: post?.carrier),
             country: c.carrier.code == "s10" ? group("CountryCode") : nil)
     }
 

@@ -192,7 +192,7 @@ extension APIHandler {
         let detection = CarrierDetection.standard
         return .ok(.init(body: .json(try S.SharedParcel(
             number: r.number, carrier: r.carrier, carrierName: detection.carrierNames[r.carrier] ?? r.carrier, name: r.name,
-            status: wire(r.status), trackingUrl: detection.trackingURL(format: r.format, number: r.number),
+            status: wire(r.status), trackingUrl: detection.trackingURL(format: r.format, number: r.number, carrier: r.carrier),
             estimatedDelivery: r.estimatedDelivery.map(Self.date), events: events.map(Self.parcelEvent)))))
     }
 
@@ -243,7 +243,7 @@ extension APIHandler {
         var alerts: ParcelAlerts?? = nil
         if let asked = body.alerts { alerts = .some(asked == ._default ? nil : ParcelAlerts(rawValue: asked.rawValue)) }
         let parcels = Parcels(request: try request)
-        _ = try await parcels.update(id, name: body.name, notes: body.notes, carrier: body.carrier, alerts: alerts, by: me)
+        _ = try await parcels.update(id, number: body.number, name: body.name, notes: body.notes, carrier: body.carrier, alerts: alerts, by: me)
         return .ok(.init(body: .json(try Self.parcel(try await parcels.view(id, for: me), candidates: true))))
     }
 
@@ -266,7 +266,7 @@ extension APIHandler {
                         sharedWith: owner && !view.sharedWith.isEmpty ? view.sharedWith.map { .init(userId: $0.id.uuidString, name: $0.name) } : nil,
                         shareUrl: owner ? view.shareURL : nil,
                         status: wire(r.status),
-                        trackingUrl: detection.trackingURL(format: r.format, number: r.number),
+                        trackingUrl: detection.trackingURL(format: r.format, number: r.number, carrier: r.carrier),
                         candidates: candidates ? detection.candidates(for: r.number).prefix(100).map(candidate) : nil,
                         events: events?.map(parcelEvent),
                         estimatedDelivery: r.estimatedDelivery.map(date), lastCheckedAt: r.lastCheckedAt.map(date),

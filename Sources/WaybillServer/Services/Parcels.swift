@@ -121,29 +121,54 @@ struct Parcels: WaybillService {
                           shareURL: record.shareToken.map { services.config.publicURL + WebRoutes.sharedParcel($0) })
     }
 
-    /// Renames, annotates, or corrects the carrier (then pinned). nil leaves a field as it is; an
-    /// empty name or notes clears it. `alerts` (".some(nil)": back to the account's setting) is the
-    /// caller's own: the owner's on the parcel, a person it is shared with on their share.
-    func update(_ id: ParcelID, name: String?, notes: String?, carrier: String?, alerts: ParcelAlerts?? = nil, by me: Principal) async throws -> ParcelRecord {
-        let onlyAlerts = name == nil && notes == nil && carrier == nil
+    /// Renames, annotates, corrects the carrier (then pinned) or the tracking number. nil leaves a
+    /// field as it is; an empty name or notes clears it. A corrected number is another parcel at
+    /// the carrier: its carrier is suggested again (unless one is given with it), the old number's
+    /// events and status go, and the carrier is asked at once; a number the owner already follows
+    /// is 409. `alerts` (".some(nil)": back to the account's setting) is the caller's own: the
+    /// owner's on the parcel, a person it is shared with on their share.
+    func update(_ id: ParcelID, number: String? = nil, name: String?, notes: String?, carrier: String?, alerts: ParcelAlerts?? = nil,
+                by me: Principal) async throws -> ParcelRecord {
+        let onlyAlerts = number == nil && name == nil && notes == nil && carrier == nil
         let (record, relation, _) = try await access(id, for: me, to: onlyAlerts ? .setAlerts : .change)
         if relation == .shared {
             if let alerts { try await db.writeTransaction(services) { db in try await ParcelShares(db: db).setAlerts(alerts, parcel: id, user: me.userID) } }
             return record
         }
         if let alerts { record.alerts = alerts }
-        let draft = ParcelDraft(number: record.number, carrier: carrier ?? record.carrier, name: name ?? record.name, notes: notes ?? record.notes)
+        // A new number has its carrier suggested again, unless one comes with it.
+        let renumbered = number != nil && number != record.number
+        let draft = ParcelDraft(number: number ?? record.number, carrier: carrier ?? (renumbered ? nil : record.carrier),
+                                name: name ?? record.name, notes: notes ?? record.notes)
         let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
-        if carrier != nil {
+        let now = UnixTime.nowMillis
+        let corrected = accepted.number != record.number
+        if carrier != nil || corrected {
             record.carrier = accepted.carrier
             record.format = accepted.format
-            record.pinned = true
+            record.pinned = accepted.pinned
+        }
+        if corrected {
+            // Another parcel at the carrier: nothing of the old number's history is its.
+            record.number = accepted.number
+            record.status = .pending
+            record.estimatedDelivery = nil
+            record.checkFailures = 0
+            record.lastCheckedAt = nil
+            record.nextCheckAt = now
         }
         // The draft's validation trims, and turns an empty name or notes into none.
         record.name = accepted.name
         record.notes = accepted.notes
-        record.updatedAt = UnixTime.nowMillis
-        try await db.writeTransaction(services) { db in try await record.save(on: db) }
+        record.updatedAt = now
+        do {
+            try await db.writeTransaction(services) { db in
+                if corrected { try await ParcelEventRecord.query(on: db).filter(\.$parcelID == id).delete() }
+                try await record.save(on: db)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw WaybillError(.conflict, .conflict, "You already follow \(accepted.number).", fields: ["number": "duplicate"])
+        }
         return record
     }
 

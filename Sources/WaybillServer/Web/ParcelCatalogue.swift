@@ -69,6 +69,9 @@ extension Text {
     static let noParcelEvents = Text("Nothing from the carrier yet.", "Rien du transporteur pour l’instant.")
     static let noParcels = Text("You follow no parcel yet.", "Vous ne suivez encore aucun colis.")
     static let notThisCarrier = Text("Not this carrier?", "Pas ce transporteur ?")
+    static let wrongNumber = Text("Wrong number? Correct it", "Mauvais numéro ? Corrigez-le")
+    static let correctNumber = Text("Save the number", "Enregistrer le numéro")
+    static let numberCorrected = Text("Number corrected: the carrier is asked again.", "Numéro corrigé : le transporteur est interrogé à nouveau.")
     static let parcelAdded = Text("Followed. The carrier is asked every two hours.", "Suivi. Le transporteur est interrogé toutes les deux heures.")
     static let parcelEvents = Text("At the carrier", "Chez le transporteur")
     static let parcelName = Text("A name for it", "Un nom pour ce colis")
@@ -139,6 +142,7 @@ enum ParcelCatalogue {
         .statsCount, .statsMedian, .statsP90, .statsFirstAttempt, .statsMine, .statsNone, .statsDays, .parcelMap, .approximatePlaces,
         .pasteConfirmation, .pasteHint, .pasteFollow, .pasteFollowed, .pasteAlready, .errNoTrackingNumber,
         .shopsTitle, .shopConnect, .shopPlatform, .shopName, .shopSecretOptional, .shopSecretHint, .shopConnected, .shopWebhookURL,
-        .shopSecret, .shopHowShopify, .shopHowWoo, .shopNumbers, .shopDisconnect, .forwardTo,
+        .shopSecret, .shopHowShopify, .shopHowWoo, .shopNumbers, .shopDisconnect, .forwardTo, .wrongNumber, .correctNumber,
+        .numberCorrected,
     ]
 }

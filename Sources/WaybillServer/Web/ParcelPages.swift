@@ -183,6 +183,7 @@ struct ParcelPages {
             switch req.parameters.get("action") {
             case "refresh": _ = try await parcels.refresh(id, by: me)
             case "carrier": _ = try await parcels.update(id, name: nil, notes: nil, carrier: form["carrier"] ?? "", by: me)
+            case "number": _ = try await parcels.update(id, number: form["number"] ?? "", name: nil, notes: nil, carrier: nil, by: me)
             case "rename": _ = try await parcels.update(id, name: form["name"] ?? "", notes: form["notes"] ?? "", carrier: nil, by: me)
             case "alerts":
                 let chosen = form["alerts"] ?? ""
@@ -448,6 +449,13 @@ struct ParcelPage: PageView {
             \(others.map { c in "<form method=\"post\" action=\"\(WebRoutes.parcelAction((id, "carrier")))\" class=\"inline\">\(csrf)<input type=\"hidden\" name=\"carrier\" value=\"\(h(c.carrier))\"><button type=\"submit\">\(h(c.carrierName)) — \(h(c.formatName))</button></form> " }.joined())
             </details>
             """
+        let renumber = !owner ? "" : """
+            <details><summary>\(h(ctx.t(.wrongNumber)))</summary>
+            <form method="post" action="\(WebRoutes.parcelAction((id, "number")))" class="stack">\(csrf)
+            <div class="field"><label for="parcel-number">\(h(ctx.t(.trackingNumber)))</label><input id="parcel-number" name="number" value="\(h(p.number))" maxlength="100" required autocomplete="off" autocapitalize="characters" spellcheck="false"></div>
+            <button type="submit">\(h(ctx.t(.correctNumber)))</button></form>
+            </details>
+            """
         return WebPage(title: p.name ?? p.number, body: """
             <h1>\(h(p.name ?? p.number))</h1>
             \(notice.map { "<div class=\"alert ok\" role=\"status\">\(h($0))</div>" } ?? "")
@@ -459,8 +467,9 @@ struct ParcelPage: PageView {
             \(p.estimatedDelivery.map { "<dt>\(h(ctx.t(.expectedOn)))</dt><dd>\(ctx.time($0, dateOnly: true))</dd>" } ?? "")
             \(p.lastCheckedAt.map { "<dt>\(h(ctx.t(.lastChecked)))</dt><dd>\(ctx.time($0))</dd>" } ?? "")
             </dl>
-            \(CarrierDetection.standard.trackingURL(format: p.format, number: p.number).map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
+            \(CarrierDetection.standard.trackingURL(format: p.format, number: p.number, carrier: p.carrier).map { "<p><a href=\"\(h($0))\" rel=\"noopener noreferrer\" target=\"_blank\">\(h(ctx.t(.atTheCarrier)))</a></p>" } ?? "")
             \(correct)
+            \(renumber)
             <h2>\(h(ctx.t(.parcelEvents)))</h2>
             \(Self.map(ctx, events))
             \(Self.timeline(ctx, events))
