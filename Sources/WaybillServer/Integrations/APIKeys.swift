@@ -100,6 +100,7 @@ struct APIKeys: WaybillService {
                 try await APIKeyRecord.query(on: db).filter(\.$id == keyID).set(\.$lastUsedAt, to: now).update()
             }
         }
-        return try Principal(user: user, sessionID: SignInID(rawValue: keyID.rawValue)  /* a key signs in as its own session */, keyScopes: key.scopes)
+        // A key is its own sign-in: the session the principal names is the key's id.
+        return try Principal(user: user, sessionID: SignInID(rawValue: keyID.rawValue), keyScopes: key.scopes)
     }
 }
