@@ -9,30 +9,36 @@ protocol DocumentKind: Sendable {
     associatedtype Content: Codable & Sendable
     /// Its table: `version` (the key), `data`, `created_by`, `created_at`.
     static var schema: String { get }
+    /// Its versions' contents decoded so far, by their text (`VersionedDocument.content`).
+    static var decoded: NIOLockedValueBox<[String: Content]> { get }
 }
 
 /// The company's tariff (`Tariff`).
 enum TariffDocument: DocumentKind {
     typealias Content = Tariff
     static let schema = "tariffs"
+    static let decoded = NIOLockedValueBox<[String: Tariff]>([:])
 }
 
 /// The insurance premium table (`InsuranceTable`).
 enum InsuranceTableDocument: DocumentKind {
     typealias Content = InsuranceTable
     static let schema = "insurance_tables"
+    static let decoded = NIOLockedValueBox<[String: InsuranceTable]>([:])
 }
 
 /// The loyalty rules (`LoyaltyRules`).
 enum LoyaltyRulesDocument: DocumentKind {
     typealias Content = LoyaltyRules
     static let schema = "loyalty_rules"
+    static let decoded = NIOLockedValueBox<[String: LoyaltyRules]>([:])
 }
 
 /// The price table for travellers' trips (`TravelTariff`).
 enum TravelTariffDocument: DocumentKind {
     typealias Content = TravelTariff
     static let schema = "travel_tariffs"
+    static let decoded = NIOLockedValueBox<[String: TravelTariff]>([:])
 }
 
 /// One version of a document the staff edit (the tariff, the insurance table, the loyalty rules,
@@ -64,20 +70,14 @@ final class VersionedDocument<Kind: DocumentKind>: Model, @unchecked Sendable {
     /// What it holds, decoded once per distinct text: every quote reads the current tariff.
     var content: Kind.Content {
         get throws {
-            if let known = Self.decoded.withLockedValue({ $0[data] }) { return known }
+            if let known = Kind.decoded.withLockedValue({ $0[data] }) { return known }
             let content = try Order.decoder.decode(Kind.Content.self, from: Data(data.utf8))
-            Self.decoded.withLockedValue { cache in
+            Kind.decoded.withLockedValue { cache in
                 if cache.count >= 64 { cache.removeAll() }  // versions are few; bounded all the same
                 cache[data] = content
             }
             return content
         }
-    }
-
-    /// Decoded contents by their text, per kind (a static stored property of a generic class is
-    /// one per specialization, which Swift does not have: keyed by the kind instead).
-    private static var decoded: NIOLockedValueBox<[String: Kind.Content]> {
-        DocumentCaches.shared.box(for: Kind.self)
     }
 
     /// The version in force: the newest, or nil before the first.
@@ -111,19 +111,4 @@ extension VersionedDocument where Kind == InsuranceTableDocument {
 
 extension VersionedDocument where Kind == LoyaltyRulesDocument {
     var rules: LoyaltyRules { get throws { try content } }
-}
-
-/// The decoded contents of each kind of document (`VersionedDocument.content`).
-final class DocumentCaches: Sendable {
-    static let shared = DocumentCaches()
-    private let boxes = NIOLockedValueBox<[ObjectIdentifier: any Sendable]>([:])
-
-    func box<Kind: DocumentKind>(for kind: Kind.Type) -> NIOLockedValueBox<[String: Kind.Content]> {
-        boxes.withLockedValue { boxes in
-            if let known = boxes[ObjectIdentifier(kind)] as? NIOLockedValueBox<[String: Kind.Content]> { return known }
-            let made = NIOLockedValueBox<[String: Kind.Content]>([:])
-            boxes[ObjectIdentifier(kind)] = made
-            return made
-        }
-    }
 }

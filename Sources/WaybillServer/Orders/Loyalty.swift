@@ -164,9 +164,8 @@ struct Loyalty: WaybillService {
     }
 
     /// The entry `order` already has of `kind`, if any.
-    private static func entry(_ kind: LoyaltyEntryKind, of order: some OrderColumns, on db: any Database) async throws -> LoyaltyEntryRecord? {
-        guard let id = try? order.orderID else { return nil }
-        return try await LoyaltyEntryRecord.query(on: db).filter(\.$orderID == id).filter(\.$kind == kind).first()
+    private static func entry(_ kind: LoyaltyEntryKind, of order: OrderRow, on db: any Database) async throws -> LoyaltyEntryRecord? {
+        try await LoyaltyEntryRecord.query(on: db).filter(\.$orderID == order.id).filter(\.$kind == kind).first()
     }
 
     /// What a shipment's life does to its sender's points, in the transaction of the change: a

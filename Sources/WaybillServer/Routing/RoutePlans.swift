@@ -179,7 +179,7 @@ struct RoutePlans: WaybillService {
             return RoutePlanningPolicy.window(slotStart: booking.slot.startsAt, slotEnd: booking.slot.endsAt, now: now).map { TimeWindow(start: $0.start, end: $0.end) }
         }
         for order in orders {
-            let orderID = try order.storedID, id = orderID
+            let id = try order.storedID
             byID[id] = order
             // Every status read (`plannedStatuses`) has a role.
             guard var role = RoutePlanningPolicy.role(of: order.status, assignedByPlan: !request.keepAssignments && order.driverID != nil
@@ -196,15 +196,15 @@ struct RoutePlans: WaybillService {
             guard let drop = order.dropoff.coordinate else { out(.noCoordinates); continue }
             // A timeslot booked on a later day keeps the order for that day's plan.
             let remaining: Set<SlotKind> = role == .onBoard ? [.delivery] : [.pickup, .delivery]
-            if slots[orderID]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
+            if slots[id]?.contains(where: { remaining.contains($0.booking.kind) && $0.booking.status == .booked && $0.slot.startsAt >= shiftEnd }) == true {
                 out(.slotLater); continue
             }
-            guard let deliveryWindow = window(orderID, .delivery), var pickupWindow = role == .onBoard ? Optional(TimeWindow.always) : window(orderID, .pickup) else {
+            guard let deliveryWindow = window(id, .delivery), var pickupWindow = role == .onBoard ? Optional(TimeWindow.always) : window(id, .pickup) else {
                 out(.slotMissed); continue
             }
             // A parcel dropped at a counter: collected once it is there.
-            if role != .onBoard, let held = dropOffCounters[orderID] {
-                let dropOff = slots[orderID]?.first { $0.booking.kind == .dropOff && $0.booking.status == .booked }?.slot.endsAt
+            if role != .onBoard, let held = dropOffCounters[id] {
+                let dropOff = slots[id]?.first { $0.booking.kind == .dropOff && $0.booking.status == .booked }?.slot.endsAt
                 switch RoutePlanningPolicy.counterPickup(held: held, dropOffSlotEnd: dropOff, now: now) {
                 case .now: break
                 case .from(let end) where end >= shiftEnd: out(.slotLater); continue

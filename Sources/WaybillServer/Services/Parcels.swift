@@ -136,13 +136,12 @@ struct Parcels: WaybillService {
             return record
         }
         if let alerts { record.alerts = alerts }
-        // A new number has its carrier suggested again, unless one comes with it.
-        let renumbered = number != nil && number != record.number
-        let draft = ParcelDraft(number: number ?? record.number, carrier: carrier ?? (renumbered ? nil : record.carrier),
+        // A new number (as carriers read it) has its carrier suggested again, unless one comes with it.
+        let corrected = number.map { CarrierDetection.normalized($0) != record.number } ?? false
+        let draft = ParcelDraft(number: number ?? record.number, carrier: carrier ?? (corrected ? nil : record.carrier),
                                 name: name ?? record.name, notes: notes ?? record.notes)
         let accepted = try draft.validated(detection: CarrierDetection.standard).orValidationError()
         let now = UnixTime.nowMillis
-        let corrected = accepted.number != record.number
         if carrier != nil || corrected {
             record.carrier = accepted.carrier
             record.format = accepted.format
